@@ -1,0 +1,402 @@
+"""Load patterns/ (taxonomy, signatures, Xid table) into frozen dataclasses that validate themselves.
+
+Every problem carries its file and line. `load_catalogue(..., collect_errors=True)` returns the catalogue
+and the full list of problems so that `k3logs signatures check` can report them all in one run.
+"""
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+from .errors import CatalogueError, SourceLocation
+from .resources import data_dir
+from .schema import PHASES, ROLES
+
+ID_RE = re.compile(r"^[a-z0-9][a-z0-9.-]*[a-z0-9]$")
+FORBIDDEN_PREFILTER_CHARS = set('"\\<>&')
+SCOPES = ("node", "rank", "bundle")
+TABLES = ("xid",)
+XID_BLAMES = ("hardware", "driver", "application", "consequence", "informational")
+SEVERITIES = ("critical", "error", "warning", "info")
+
+SIGNATURE_KEYS = {
+    "id", "category", "title", "role", "prefilter", "regex", "sources", "phase", "phase_category",
+    "explains", "scope", "table", "priority", "explanation", "remediation", "references", "samples",
+}
+REQUIRED_KEYS = ("id", "category", "title", "role", "prefilter", "regex", "samples")
+
+
+@dataclass(frozen=True)
+class Issue:
+    """One problem found in the catalogue."""
+
+    severity: str  # error | warning
+    code: str
+    message: str
+    location: SourceLocation
+
+    def __str__(self) -> str:
+        return f"{self.location}: {self.severity}: {self.message} [{self.code}]"
+
+
+@dataclass(frozen=True)
+class Sample:
+    line: str
+    fields: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Signature:
+    id: str
+    category: str
+    title: str
+    role: str
+    prefilter: tuple[str, ...]
+    regex: str
+    sources: tuple[str, ...] = ()
+    phase: tuple[str, ...] = ()
+    phase_category: tuple[tuple[str, str], ...] = ()
+    explains: tuple[str, ...] = ()
+    scope: str = "node"
+    table: str | None = None
+    priority: int = 50
+    explanation: str = ""
+    remediation: tuple[str, ...] = ()
+    references: tuple[str, ...] = ()
+    match: tuple[Sample, ...] = ()
+    no_match: tuple[str, ...] = ()
+    location: SourceLocation = field(default=SourceLocation("<memory>"), compare=False)
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        return tuple(re.findall(r"\(\?P<(\w+)>", self.regex))
+
+    def category_for_phase(self, phase: str | None) -> str:
+        return dict(self.phase_category).get(phase or "", self.category)
+
+
+@dataclass(frozen=True)
+class Category:
+    id: str
+    group: str
+    triage: int
+    title: str
+
+
+@dataclass(frozen=True)
+class XidEntry:
+    code: int
+    name: str
+    meaning: str
+    blame: str
+    severity: str
+    action: str
+
+    @property
+    def role(self) -> str:
+        return {"hardware": "cause", "driver": "cause", "consequence": "symptom"}.get(self.blame, "context")
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    signatures: tuple[Signature, ...]
+    categories: dict[str, Category]
+    xid: dict[int, XidEntry]
+    dirs: tuple[Path, ...] = ()
+
+    def by_id(self, sig_id: str) -> Signature:
+        return next(s for s in self.signatures if s.id == sig_id)
+
+
+# --------------------------------------------------------------------------------------------
+# locating things in TOML text (tomllib gives no positions)
+# --------------------------------------------------------------------------------------------
+def _table_starts(text: str, header: str) -> list[int]:
+    """1-based line numbers of every `[[header]]` line, in order."""
+    pat = re.compile(r"^\s*\[\[\s*" + re.escape(header) + r"\s*\]\]\s*(#.*)?$")
+    return [i + 1 for i, ln in enumerate(text.splitlines()) if pat.match(ln)]
+
+
+def _key_line(text: str, start: int, end: int | None, key: str) -> int:
+    lines = text.splitlines()
+    pat = re.compile(r"^\s*" + re.escape(key) + r"\s*=")
+    for i in range(start - 1, min(end or len(lines), len(lines))):
+        if pat.match(lines[i]):
+            return i + 1
+    return start
+
+
+def _toml_error_line(err: tomllib.TOMLDecodeError) -> int | None:
+    m = re.search(r"line (\d+)", str(err))
+    return int(m.group(1)) if m else None
+
+
+def _read_toml(path: Path, issues: list[Issue]) -> tuple[dict, str] | None:
+    try:
+        text = path.read_text(encoding="utf-8")
+        return tomllib.loads(text), text
+    except tomllib.TOMLDecodeError as e:
+        issues.append(Issue("error", "toml", f"not valid TOML: {e}", SourceLocation(str(path), _toml_error_line(e))))
+    except (OSError, UnicodeDecodeError) as e:
+        issues.append(Issue("error", "io", f"cannot read: {e}", SourceLocation(str(path))))
+    return None
+
+
+def regex_error(pattern: str) -> str | None:
+    """The Rust regex engine's complaint about `pattern`, or None if it compiles."""
+    try:
+        pl.Series([""], dtype=pl.String).str.contains(pattern)
+    except Exception as e:  # polars raises ComputeError with the engine's message
+        return str(e).splitlines()[0][:300]
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# taxonomy and Xid table
+# --------------------------------------------------------------------------------------------
+def _load_categories(path: Path, issues: list[Issue]) -> dict[str, Category]:
+    got = _read_toml(path, issues)
+    if not got:
+        return {}
+    data, text = got
+    starts = _table_starts(text, "category")
+    out: dict[str, Category] = {}
+    for i, d in enumerate(data.get("category", [])):
+        loc = SourceLocation(str(path), starts[i] if i < len(starts) else None)
+        try:
+            cat = Category(id=str(d["id"]), group=str(d["group"]), triage=int(d["triage"]), title=str(d["title"]))
+        except (KeyError, TypeError, ValueError) as e:
+            issues.append(Issue("error", "category", f"category needs id, group, triage and title ({e})", loc))
+            continue
+        if cat.id in out:
+            issues.append(Issue("error", "duplicate-category", f"category {cat.id!r} defined twice", loc))
+        out[cat.id] = cat
+    return out
+
+
+def _load_xid(path: Path, issues: list[Issue]) -> dict[int, XidEntry]:
+    if not path.exists():
+        return {}
+    got = _read_toml(path, issues)
+    if not got:
+        return {}
+    data, text = got
+    starts = _table_starts(text, "xid")
+    out: dict[int, XidEntry] = {}
+    for i, d in enumerate(data.get("xid", [])):
+        loc = SourceLocation(str(path), starts[i] if i < len(starts) else None)
+        try:
+            e = XidEntry(code=int(d["code"]), name=str(d["name"]), meaning=str(d["meaning"]),
+                         blame=str(d["blame"]), severity=str(d["severity"]), action=str(d["action"]))
+        except (KeyError, TypeError, ValueError) as err:
+            issues.append(Issue("error", "xid", f"Xid entry needs code, name, meaning, blame, severity, action ({err})", loc))
+            continue
+        if e.blame not in XID_BLAMES:
+            issues.append(Issue("error", "xid", f"Xid {e.code}: blame {e.blame!r} is not one of {XID_BLAMES}", loc))
+        if e.severity not in SEVERITIES:
+            issues.append(Issue("error", "xid", f"Xid {e.code}: severity {e.severity!r} is not one of {SEVERITIES}", loc))
+        if e.code in out:
+            issues.append(Issue("error", "xid", f"Xid {e.code} listed twice", loc))
+        out[e.code] = e
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# signatures
+# --------------------------------------------------------------------------------------------
+def _str_list(v, what: str, problems: list[str]) -> tuple[str, ...]:
+    if v is None:
+        return ()
+    if isinstance(v, str):
+        return (v,)
+    if isinstance(v, list) and all(isinstance(x, str) for x in v):
+        return tuple(v)
+    problems.append(f"{what} must be a list of strings")
+    return ()
+
+
+def _samples(v, problems: list[str]) -> tuple[tuple[Sample, ...], tuple[str, ...]]:
+    if not isinstance(v, dict):
+        problems.append("samples must be a table with `match` and `no_match`")
+        return (), ()
+    unknown = set(v) - {"match", "no_match"}
+    if unknown:
+        problems.append(f"samples has unknown keys {sorted(unknown)}")
+    matches: list[Sample] = []
+    for item in v.get("match", []) or []:
+        if isinstance(item, str):
+            matches.append(Sample(item))
+        elif isinstance(item, dict) and isinstance(item.get("line"), str):
+            fields = item.get("fields", {}) or {}
+            if not isinstance(fields, dict):
+                problems.append("samples.match fields must be a table")
+                fields = {}
+            matches.append(Sample(item["line"], tuple(sorted((str(k), str(x)) for k, x in fields.items()))))
+        else:
+            problems.append("samples.match entries are strings or {line = ..., fields = {...}}")
+    no_match = _str_list(v.get("no_match", []), "samples.no_match", problems)
+    return tuple(matches), no_match
+
+
+def signature_from_dict(d: dict, location: SourceLocation, text: str = "", end: int | None = None
+                        ) -> tuple[Signature | None, list[Issue]]:
+    """Build one Signature, or None with the issues that prevent it."""
+    issues: list[Issue] = []
+
+    def problem(msg: str, key: str | None = None, code: str = "schema", severity: str = "error") -> None:
+        line = _key_line(text, location.line, end, key) if (key and text and location.line) else location.line
+        issues.append(Issue(severity, code, msg, SourceLocation(location.path, line)))
+
+    sid = d.get("id", "?")
+    for k in sorted(set(d) - SIGNATURE_KEYS):
+        problem(f"signature {sid!r}: unknown key {k!r}", k)
+    for k in REQUIRED_KEYS:
+        if k not in d:
+            problem(f"signature {sid!r}: missing required key {k!r}")
+    if any(i.severity == "error" and "missing" in i.message for i in issues):
+        return None, issues
+
+    plist: list[str] = []
+    prefilter = _str_list(d.get("prefilter"), "prefilter", plist)
+    sources = _str_list(d.get("sources"), "sources", plist)
+    phase = _str_list(d.get("phase"), "phase", plist)
+    explains = _str_list(d.get("explains"), "explains", plist)
+    remediation = _str_list(d.get("remediation"), "remediation", plist)
+    references = _str_list(d.get("references"), "references", plist)
+    matches, no_match = _samples(d.get("samples"), plist)
+    for p in plist:
+        problem(f"signature {sid!r}: {p}")
+
+    if not isinstance(sid, str) or not ID_RE.match(sid):
+        problem(f"signature id {sid!r} must be lower-case kebab-case", "id")
+    role = d.get("role")
+    if role not in ROLES:
+        problem(f"signature {sid!r}: role {role!r} is not one of {ROLES}", "role")
+    scope = d.get("scope", "node")
+    if scope not in SCOPES:
+        problem(f"signature {sid!r}: scope {scope!r} is not one of {SCOPES}", "scope")
+    table = d.get("table")
+    if table is not None and table not in TABLES:
+        problem(f"signature {sid!r}: table {table!r} is not one of {TABLES}", "table")
+    for ph in phase:
+        if ph not in PHASES:
+            problem(f"signature {sid!r}: phase {ph!r} is not one of {PHASES}", "phase")
+    pc = d.get("phase_category", {}) or {}
+    if not isinstance(pc, dict) or any(k not in PHASES for k in pc):
+        problem(f"signature {sid!r}: phase_category keys must be phases {PHASES}", "phase_category")
+        pc = {}
+    if not prefilter:
+        problem(f"signature {sid!r}: prefilter needs at least one literal", "prefilter")
+    for lit in prefilter:
+        if not lit.strip():
+            problem(f"signature {sid!r}: empty prefilter literal", "prefilter")
+        if FORBIDDEN_PREFILTER_CHARS & set(lit):
+            problem(f"signature {sid!r}: prefilter {lit!r} contains a character that container JSON escapes "
+                    f"(one of \" \\ < > &)", "prefilter")
+    regex = d.get("regex")
+    if not isinstance(regex, str) or not regex:
+        problem(f"signature {sid!r}: regex must be a non-empty string", "regex")
+        regex = ""
+    else:
+        err = regex_error(regex)
+        if err:
+            problem(f"signature {sid!r}: regex does not compile in the Rust engine: {err}", "regex", "regex")
+    if role == "cause":
+        if not d.get("explanation"):
+            problem(f"signature {sid!r}: a cause needs an explanation", "explanation")
+        if not remediation and table is None:
+            problem(f"signature {sid!r}: a cause needs remediation steps", "remediation")
+    if not matches:
+        problem(f"signature {sid!r}: needs at least one samples.match line", "samples")
+    for s in matches:
+        if prefilter and not any(lit in s.line for lit in prefilter):
+            problem(f"signature {sid!r}: sample {s.line[:80]!r} contains none of the prefilter literals",
+                    "samples", "prefilter-coverage")
+    try:
+        priority = int(d.get("priority", 50))
+    except (TypeError, ValueError):
+        problem(f"signature {sid!r}: priority must be an integer", "priority")
+        priority = 50
+    if any(i.severity == "error" for i in issues):
+        return None, issues
+    sig = Signature(
+        id=sid, category=str(d["category"]), title=str(d["title"]), role=role, prefilter=prefilter, regex=regex,
+        sources=sources, phase=phase, phase_category=tuple(sorted((str(k), str(v)) for k, v in pc.items())),
+        explains=explains, scope=scope, table=table, priority=priority,
+        explanation=str(d.get("explanation", "")).strip(), remediation=remediation, references=references,
+        match=matches, no_match=no_match, location=location,
+    )
+    return sig, issues
+
+
+def _load_signature_file(path: Path, issues: list[Issue]) -> list[Signature]:
+    got = _read_toml(path, issues)
+    if not got:
+        return []
+    data, text = got
+    for k in sorted(set(data) - {"signature"}):
+        issues.append(Issue("error", "schema", f"unknown top-level key {k!r} (expected [[signature]] tables)",
+                            SourceLocation(str(path), _key_line(text, 1, None, k))))
+    starts = _table_starts(text, "signature")
+    out = []
+    for i, d in enumerate(data.get("signature", [])):
+        start = starts[i] if i < len(starts) else None
+        end = starts[i + 1] if i + 1 < len(starts) else None
+        sig, found = signature_from_dict(d, SourceLocation(str(path), start), text, end)
+        issues.extend(found)
+        if sig:
+            out.append(sig)
+    return out
+
+
+def pattern_dirs(extra: list[Path] | tuple[Path, ...] = ()) -> tuple[Path, ...]:
+    return (data_dir("patterns"), *[Path(p) for p in extra])
+
+
+def load_catalogue(extra_dirs: list[Path] | tuple[Path, ...] = (), collect_errors: bool = False):
+    """Load the built-in patterns plus `extra_dirs`; later folders override signatures with the same id.
+
+    Raises CatalogueError on any error unless `collect_errors`, in which case it returns
+    `(catalogue, issues)`.
+    """
+    issues: list[Issue] = []
+    dirs = pattern_dirs(extra_dirs)
+    for d in dirs:
+        if not d.is_dir():
+            issues.append(Issue("error", "io", "patterns folder does not exist", SourceLocation(str(d))))
+    categories = _load_categories(dirs[0] / "taxonomy.toml", issues)
+    xid = _load_xid(dirs[0] / "xid.toml", issues)
+    by_id: dict[str, Signature] = {}
+    for d in dirs:
+        seen_here: dict[str, Signature] = {}
+        sig_dir = d / "signatures" if (d / "signatures").is_dir() else d
+        for path in sorted(sig_dir.glob("*.toml")):
+            if path.name in ("taxonomy.toml", "xid.toml", "formats.toml", "landmarks.toml", "facts.toml"):
+                continue
+            for sig in _load_signature_file(path, issues):
+                if sig.id in seen_here:
+                    issues.append(Issue("error", "duplicate-id",
+                                        f"signature id {sig.id!r} also defined at {seen_here[sig.id].location}",
+                                        sig.location))
+                seen_here[sig.id] = sig
+                by_id[sig.id] = sig  # a later folder replaces a built-in signature
+    signatures = tuple(sorted(by_id.values(), key=lambda s: s.id))
+    for sig in signatures:
+        for cat in (sig.category, *dict(sig.phase_category).values(), *sig.explains):
+            if categories and cat not in categories:
+                issues.append(Issue("error", "taxonomy", f"signature {sig.id!r}: unknown category {cat!r}",
+                                    sig.location))
+        if sig.table == "xid" and "xid" not in sig.fields:
+            issues.append(Issue("error", "table", f"signature {sig.id!r}: table xid needs a named group (?P<xid>...)",
+                                sig.location))
+    cat = Catalogue(signatures=signatures, categories=categories, xid=xid, dirs=dirs)
+    if collect_errors:
+        return cat, issues
+    errors = [i for i in issues if i.severity == "error"]
+    if errors:
+        raise CatalogueError(f"{len(errors)} problem(s) in the patterns; first: {errors[0]}", errors)
+    return cat

@@ -1,0 +1,92 @@
+"""The one event schema every source is parsed into, and the small vocabularies around it."""
+from __future__ import annotations
+
+import pyarrow as pa
+import polars as pl
+
+# Column names, declared once.
+FILE, LINE, LINE_END, SUB = "file", "line", "line_end", "sub"
+SOURCE, WRAPPER, STREAM = "source", "wrapper", "stream"
+NODE, RANK, GPU, PID, PROCESS, HOST, IP = "node", "rank", "gpu", "pid", "process", "host", "ip"
+LEVEL, TS, TS_QUALITY, UPTIME = "level", "ts", "ts_quality", "uptime"
+LOCATION, MESSAGE = "location", "message"
+EXC_TYPES, EXC_MESSAGES, EXC_LINES = "exc_types", "exc_messages", "exc_lines"
+TRUNCATED = "truncated"
+
+UTC_US = pl.Datetime("us", "UTC")
+
+EVENT_SCHEMA: dict[str, pl.DataType] = {
+    FILE: pl.String,          # path inside the bundle (report-contract.md)
+    LINE: pl.Int64,           # first physical line of the event, 1-based, newline-counted
+    LINE_END: pl.Int64,       # last physical line of the event (== line unless folded)
+    SUB: pl.Int8,             # 0, or 1.. for text glued onto the same physical line after a tqdm state
+    SOURCE: pl.String,        # application format after peeling wrappers: vllm, nccl, torch, kernel, ...
+    WRAPPER: pl.String,       # container/collector wrapper that was peeled: docker_json, cri, journald, ...
+    STREAM: pl.String,        # stdout / stderr when the wrapper says
+    NODE: pl.String,
+    RANK: pl.Int32,           # global rank in the default process group
+    GPU: pl.Int32,            # CUDA device index as the process sees it (NCCL [dev])
+    PID: pl.Int64,
+    PROCESS: pl.String,       # process name: Worker_TP3, EngineCore_DP0, APIServer, kernel comm, ...
+    HOST: pl.String,          # host name written in the line itself (NCCL, journald, torchelastic)
+    IP: pl.String,            # Ray's ip= of the emitting actor
+    LEVEL: pl.String,         # DEBUG INFO WARNING ERROR CRITICAL (normalised)
+    TS: UTC_US,               # aligned UTC time
+    TS_QUALITY: pl.String,    # exact | inferred | relative | none
+    UPTIME: pl.Float64,       # kernel seconds since boot, when the line carries them
+    LOCATION: pl.String,      # logger file:line (vllm [core.py:708], NCCL misc/socket.cc:484)
+    MESSAGE: pl.String,       # the text after every prefix; for a folded traceback its first exception
+    EXC_TYPES: pl.List(pl.String),     # folded traceback: exception type of each link, first (innermost cause) first
+    EXC_MESSAGES: pl.List(pl.String),
+    EXC_LINES: pl.List(pl.Int64),      # the physical line stating each link
+    TRUNCATED: pl.Boolean,    # the physical line was longer than the limit and was cut
+}
+
+TS_QUALITIES = ("exact", "inferred", "relative", "none")
+
+PHASES = (
+    "startup", "device_init", "distributed_init", "model_load",
+    "kv_cache_init", "cudagraph_capture", "serving", "shutdown",
+)
+
+ROLES = ("cause", "symptom", "context")
+
+
+def empty_events() -> pl.DataFrame:
+    return pl.DataFrame(schema=EVENT_SCHEMA)
+
+
+def conform(df: pl.DataFrame) -> pl.DataFrame:
+    """Return `df` with exactly EVENT_SCHEMA's columns, in order; missing ones are null."""
+    cols = []
+    for name, dtype in EVENT_SCHEMA.items():
+        if name in df.columns:
+            cols.append(pl.col(name).cast(dtype))
+        else:
+            cols.append(pl.lit(None, dtype=dtype).alias(name))
+    return df.select(cols)
+
+
+def arrow_schema() -> pa.Schema:
+    return empty_events().to_arrow().schema
+
+# What `sniff` can say a bundle file is (after any container wrapper is peeled).
+# Log kinds go through the line parser into events; dump kinds are read whole for environment facts.
+LOG_KINDS = (
+    "vllm",         # vLLM server / engine / worker output (may also carry NCCL, torch, tracebacks)
+    "nccl",         # NCCL debug output, e.g. an NCCL_DEBUG_FILE per rank
+    "torch",        # torchrun / torchelastic / c10d output without vLLM lines
+    "kernel",       # dmesg (raw, -T, iso), journalctl -k, syslog / kern.log
+    "journal",      # journald / syslog of services other than the kernel (kubelet, systemd units)
+    "ray",          # Ray driver / raylet / worker logs
+    "k8s_events",   # kubectl get events
+    "log",          # other timestamped or free-form log text
+)
+DUMP_KINDS = (
+    "nvidia_smi", "nvidia_smi_q", "nvidia_topo", "nvidia_smi_csv",
+    "env", "launch_cmd", "pip_freeze", "collect_env",
+    "docker_inspect", "pod_spec", "k8s_describe", "prometheus",
+    "lsmod", "ibstat", "uptime", "ip_addr", "ps", "model_config", "json", "manifest",
+)
+OTHER_KINDS = ("text", "binary", "empty")
+WRAPPERS = ("none", "docker_json", "cri", "rfc3339", "journald", "compose", "kubectl_prefix")
