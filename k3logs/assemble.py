@@ -1,0 +1,237 @@
+"""Turn an Analysis into the Report: the verdict and its evidence, symptoms by category and rank, the
+timeline around the failure, environment facts and checks, missing evidence, remediation in the
+operators' triage order, and the recovery ladder."""
+from __future__ import annotations
+
+from collections import defaultdict
+
+import polars as pl
+
+from .checks import evidence_missing, run_checks
+from .decide import Finding
+from .pipeline import Analysis
+from .report import (BundleSummary, CheckOut, Environment, FileEntry, FirstCausal, NodeSummary, Origin, Report,
+                     RootCause, Rung, Skipped, Symptom, TimelineEntry, iso)
+
+TIMELINE_BEFORE = 8
+TIMELINE_AFTER = 24
+LADDER = (
+    "every node's service starts",
+    "one basic request completes",
+    "a repeated long prefix shows cache reuse",
+    "concurrent requests show no new OOM",
+    "sustained multi-node requests show no NCCL / RDMA / all-to-all errors",
+)
+FACT_KEYS = ("driver_version", "driver_cuda", "cuda_runtime", "torch_version", "torch_cuda_build", "vllm_version",
+             "nccl_version", "image", "image_digest", "gpu_model", "gpu_count", "interconnect", "model",
+             "tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size", "max_model_len",
+             "prefix_caching", "all2all_backend", "ucx_tls", "nccl_dmabuf_enable", "nvidia_peermem_loaded",
+             "shm_size", "launch_command")
+
+
+def _facts_dict(facts) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for key in FACT_KEYS:
+        vals = []
+        for f in facts:
+            if f.name == key and f.value not in vals:
+                vals.append(f.value)
+        if vals:
+            out[key] = vals[0] if len(vals) == 1 else " | ".join(sorted(vals))
+    return out
+
+
+def _triage(cat, category: str | None) -> int:
+    c = cat.categories.get(category or "")
+    return c.triage if c else 99
+
+
+def _symptoms(findings: list[Finding], root: Finding | None) -> list[Symptom]:
+    groups: dict[tuple, list[Finding]] = defaultdict(list)
+    for f in findings:
+        if f is root or f.role == "context":
+            continue
+        if f.role == "cause" and f.explained_by is None:
+            continue
+        groups[(f.category, f.node, f.rank)].append(f)
+    out = []
+    for (cat, node, rank), fs in groups.items():
+        first = sorted(fs, key=lambda f: (f.ts is None, f.ts.timestamp() if f.ts else 0, f.file, f.line))[0]
+        out.append(Symptom(cat, first.file, first.line, node, rank, len(fs), first.title, iso(first.ts)))
+    return sorted(out, key=lambda s: (s.timestamp is None, s.timestamp or "", s.category, s.node or "",
+                                      -1 if s.rank is None else s.rank, s.file, s.line))
+
+
+def _timeline(a: Analysis, root: Finding | None) -> list[TimelineEntry]:
+    fs = [f for f in a.decision.findings if f.role != "context" or f is root]
+    fs = sorted(fs, key=lambda f: (f.ts is None, f.ts.timestamp() if f.ts else 0, f.file, f.line))
+    if root is not None and root in fs:
+        i = fs.index(root)
+        fs = fs[max(0, i - TIMELINE_BEFORE): i + TIMELINE_AFTER]
+    else:
+        fs = fs[:TIMELINE_AFTER]
+    # per node and rank, only the first of each category in the window
+    seen, out = set(), []
+    for f in fs:
+        key = (f.category, f.node, f.rank)
+        if key in seen and f is not root:
+            continue
+        seen.add(key)
+        role = "cause" if f is root else ("symptom" if f.role == "cause" else f.role)
+        out.append(TimelineEntry(iso(f.ts), f.ts_quality, f.node, f.rank, role, f.category, f.file, f.line,
+                                 f.text[:240]))
+    return out
+
+
+def _nodes(a: Analysis) -> list[NodeSummary]:
+    ev = a.events
+    out = []
+    stats = ev.filter(pl.col("node").is_not_null()).group_by("node").agg(
+        pl.col("rank").drop_nulls().unique().sort().alias("ranks"), pl.col("file").n_unique().alias("files"),
+        pl.col("ts").min().alias("first"), pl.col("ts").max().alias("last")).sort("node")
+    for r in stats.iter_rows(named=True):
+        nc = a.clock.nodes.get(r["node"])
+        out.append(NodeSummary(r["node"], [int(x) for x in r["ranks"]], r["files"], iso(r["first"]), iso(r["last"]),
+                               nc.offset_s if nc else None, nc.applied if nc else False,
+                               nc.boot_time if nc else None))
+    return out
+
+
+def _ladder(a: Analysis, root: Finding | None) -> list[Rung]:
+    ev = a.events
+    t = pl.col("text")
+
+    def first(expr) -> str | None:
+        hit = ev.filter(expr).select("file", "line").head(1)
+        return f"{hit['file'][0]}:{hit['line'][0]}" if hit.height else None
+
+    nodes = [n for n in a.attribution.nodes]
+    started = ev.filter(t.str.contains("Application startup complete|Graph capturing finished|init engine \\(profile"))
+    started_nodes = set(started["node"].drop_nulls().to_list())
+    cats = {f.category for f in a.decision.findings if f.role == "cause"}
+    failed_start = root is not None and root.phase not in (None, "serving", "shutdown")
+    rungs = []
+    if failed_start:
+        s1 = ("failed", f"{root.file}:{root.line}")
+    elif started.height and (not nodes or len(started_nodes) >= 1):
+        s1 = ("passed", first(t.str.contains("Application startup complete|Graph capturing finished")))
+    else:
+        s1 = ("no evidence", None)
+    rungs.append(s1)
+    ok_req = first(t.str.contains(r'"POST /v1/\S+ HTTP/[\d.]+" 200'))
+    rungs.append(("passed", ok_req) if ok_req else ("failed", None) if failed_start else ("no evidence", None))
+    hit = ev.filter(t.str.contains(r"Prefix cache hit rate: (?:[1-9]\d*\.?\d*|0\.\d*[1-9])"))
+    rungs.append(("passed", f"{hit['file'][0]}:{hit['line'][0]}") if hit.height else ("no evidence", None))
+    busy = first(t.str.contains(r"Running: (?:[2-9]|\d{2,}) reqs"))
+    if "oom.inference" in cats:
+        rungs.append(("failed", f"{root.file}:{root.line}" if root else None))
+    else:
+        rungs.append(("passed", busy) if busy else ("no evidence", None))
+    comm_fail = [f for f in a.decision.findings if f.role == "cause" and f.category.startswith("nccl.")]
+    if comm_fail and (root is None or root.phase == "serving"):
+        rungs.append(("failed", f"{comm_fail[0].file}:{comm_fail[0].line}"))
+    elif len(nodes) >= 2 and busy and not failed_start:
+        rungs.append(("passed", busy))
+    else:
+        rungs.append(("no evidence", None))
+    return [Rung(i + 1, LADDER[i], s, e) for i, (s, e) in enumerate(rungs)]
+
+
+def _remediation(a: Analysis, root: Finding | None, checks) -> list[str]:
+    cat = a.catalogue
+    steps: list[tuple[int, int, str]] = []
+    if root is not None and root.sig:
+        sig = cat.by_id(root.sig)
+        rem = list(sig.remediation)
+        if sig.table == "xid" and root.fields.get("xid"):
+            entry = cat.xid.get(int(root.fields["xid"]))
+            if entry:
+                rem = [entry.action] + rem
+        steps += [(_triage(cat, root.category), i, s) for i, s in enumerate(rem)]
+    for c in checks:
+        if c.status == "fail":
+            steps += [(_triage(cat, c.category), 100 + i, s) for i, s in enumerate(c.remediation)]
+    seen, out = set(), []
+    for _, _, s in sorted(steps, key=lambda x: (x[0], x[1])):
+        if s not in seen:
+            seen.add(s)
+            out.append(s)
+    return out
+
+
+def _explanation(a: Analysis, root: Finding | None) -> tuple[str, str]:
+    d = a.decision
+    if root is None:
+        return "No cause, symptom or unexplained exception was found in the bundle.", ""
+    base = ""
+    if root.sig:
+        sig = a.catalogue.by_id(root.sig)
+        base = sig.explanation
+        if sig.table == "xid" and root.fields.get("xid"):
+            entry = a.catalogue.xid.get(int(root.fields["xid"]))
+            if entry:
+                base = f"Xid {entry.code} ({entry.name}): {entry.meaning}. " + base
+    idx = d.findings.index(root) if root in d.findings else -1
+    explained = [f for f in d.findings if f.explained_by == idx and idx >= 0]
+    symptoms = [f for f in d.findings if f.role == "symptom"]
+    why = d.reason[0].upper() + d.reason[1:] + "."
+    if explained:
+        cats = sorted({f.category for f in explained})
+        why += f" It explains {len(explained)} later event(s) ({', '.join(cats)}) in its scope."
+    if symptoms:
+        later = [s for s in symptoms if s.ts and root.ts and s.ts >= root.ts]
+        why += (f" {len(symptoms)} symptom line(s) ({', '.join(sorted({s.category for s in symptoms})[:6])}) are "
+                f"consequences{' and come after it' if later else ''}; they are not causes.")
+    if d.template:
+        why += f" The same error template was seen on {d.repeats} node/rank(s)."
+    return (base.strip() or root.title or root.category), why
+
+
+def make_report(a: Analysis, display_path: str) -> Report:
+    d = a.decision
+    root = d.root
+    ing = a.ingested
+    b = a.bundle
+    kinds = {f.kind for f in ing.files}
+    has_tb = a.events["exc_types"].is_not_null().any() if a.events.height else False
+    checks = run_checks(a.facts)
+    missing = evidence_missing(a.facts, kinds, bool(has_tb))
+    skipped = [Skipped(b.display(s.file), s.reason) for s in b.skipped]
+    skipped += [Skipped(b.display(f.file), f"{f.kind}: {f.reason}") for f in ing.files if f.kind in ("binary",)]
+    skipped += [Skipped(b.display(f.file), f"{f.truncated} line(s) longer than the limit were truncated")
+                for f in ing.files if f.truncated]
+    summary = BundleSummary(display_path, len(ing.files), sum(f.bytes for f in ing.files),
+                            sum(f.lines for f in ing.files), sorted(skipped, key=lambda s: (s.file, s.reason)))
+    explanation, why = _explanation(a, root)
+    if root is None:
+        rc = RootCause("none", None, "No incident found", d.confidence, explanation, [])
+        first, origin, phase = None, Origin(), _last_phase(a)
+    else:
+        title = root.title or root.category
+        rc = RootCause(root.category, root.sig, title, d.confidence, explanation, _remediation(a, root, checks))
+        first = FirstCausal(root.file, root.line, [root.span[0], max(root.span[1], root.line)], iso(root.ts), root.text)
+        origin, phase = Origin(root.node, root.rank), root.phase or _sig_phase(a, root)
+    other = {"template": d.template, "repeats": d.repeats} if d.template else None
+    files = [FileEntry(b.display(f.file), f.kind, f.reason, f.lines, f.bytes,
+                       a.attribution.file_node.get(b.display(f.file))) for f in ing.files]
+    clock = {"reference_node": a.clock.reference_node, "year_source": a.clock.year_source}
+    return Report(
+        bundle=summary, healthy=d.healthy, root_cause=rc, first_causal=first, origin=origin, phase=phase,
+        symptoms=_symptoms(d.findings, root),
+        environment=Environment(_facts_dict(a.facts),
+                                [CheckOut(c.id, c.status, c.evidence, c.detail) for c in checks]),
+        evidence_missing=missing, why_not_symptom=why, timeline=_timeline(a, root), nodes=_nodes(a),
+        recovery_ladder=_ladder(a, root), load_at_failure=d.load, other=other,
+        sniffed=sorted(files, key=lambda f: f.file), clock=clock)
+
+
+def _last_phase(a: Analysis) -> str | None:
+    ph = a.events["phase"].drop_nulls() if "phase" in a.events.columns else None
+    return ph[-1] if ph is not None and len(ph) else None
+
+
+def _sig_phase(a: Analysis, root: Finding) -> str | None:
+    if root.sig:
+        sig = a.catalogue.by_id(root.sig)
+        return sig.phase[0] if sig.phase else None
+    return None

@@ -1,0 +1,250 @@
+"""Attach a node, a global rank and a GPU to every event (log-formats.md 11).
+
+Node: the host a line names (NCCL, torchelastic, journald), a Ray `ip=` resolved through the lines that
+tie an IP to a host, else the node of the file (its per-node folder, or the one host its own lines name),
+else the bundle's only node. Rank: `[rankN]:`, then one (node, pid) -> rank map built from every file
+(vLLM 'rank R in world size W is assigned as ...', NCCL 'rank R nranks W' lines of world-sized
+communicators, torchelastic blocks, NCCL_DEBUG_FILE names), then the worker's name when the layout makes
+it unambiguous. Kernel lines about a GPU (Xid, 'fallen off the bus') get the rank that owns that PCI
+address (NCCL busId), and the GPU index from nvidia-smi's bus ids."""
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+import polars as pl
+
+ASSIGNED = r"rank (?P<r>\d+) in world size (?P<w>\d+) is assigned as DP rank (?P<dp>\d+), PP rank (?P<pp>\d+), (?:PCP rank \d+, )?TP rank (?P<tp>\d+)"
+WORLD_LINE = r"world_size=(?P<w>\d+) rank=(?P<r>\d+) local_rank=\d+ distributed_init_method="
+NCCL_INIT = r"comm 0x[0-9a-f]+ rank (?P<r>\d+) nranks (?P<w>\d+) cudaDev (?P<dev>\d+)(?: nvmlDev \d+)? busId (?P<bus>[0-9a-f]+)"
+NCCL_COMM = r"comm 0x[0-9a-f]+ rank (?P<r>\d+) nRanks (?P<w>\d+) nNodes"
+NCCL_BOOT = r"Bootstrap ?: Using (?:\[\d+\])?[\w.-]+:(?P<ip>\d+\.\d+\.\d+\.\d+)<"
+TP_SIZE = r"tensor_parallel_size['\"]?[=:] ?(?P<tp>\d+)"
+PP_SIZE = r"pipeline_parallel_size['\"]?[=:] ?(?P<pp>\d+)"
+PCI = r"(?:PCI:)?(?P<dom>[0-9a-fA-F]{4,8}):(?P<bus>[0-9a-fA-F]{2}):(?P<dev>[0-9a-fA-F]{2})"
+WORKER_NAME = re.compile(r"^(?:Worker|VllmWorker)(?:_DP(?P<dp>\d+))?(?:_PP(?P<pp>\d+))?(?:_TP(?P<tp>\d+))?(?:_EP\d+)?"
+                         r"(?: rank=(?P<rank>\d+)| TP(?P<tp2>\d+))?$")
+NODE_FILE_NAME = re.compile(r"rank[-_]?(\d+)", re.I)
+NOT_NODE_DIRS = {"pods", "pod", "containers", "container", "logs", "log", "nccl", "metrics", "model", "models",
+                 "kernel", "dmesg", "config", "configs", "k8s", "kubernetes", "events", "env", "ray", "vllm",
+                 "node", "nodes", "bundle", "var", "tmp", "proc", "sys", "etc", "requests", "captures"}
+
+
+def bus_key(dom: str | None, bus: str, dev: str) -> str:
+    """PCI address normalised to dddd:bb:dd (log-formats.md 11.4)."""
+    return f"{(dom or '0000')[-4:].lower()}:{bus.lower()}:{dev.lower()}"
+
+
+def nccl_bus(busid: str) -> str:
+    h = busid.lower().rjust(9, "0")
+    return f"{h[0:4]}:{h[4:6]}:{h[6:8]}"
+
+
+def short_host(h: str | None) -> str | None:
+    if not h:
+        return None
+    h = h.strip()
+    if re.fullmatch(r"[\d.]+|[0-9a-fA-F:]+", h):
+        return h
+    return h.split(".", 1)[0] or None
+
+
+@dataclass
+class Attribution:
+    """What attribution learnt about the bundle (also reported)."""
+
+    nodes: list[str] = field(default_factory=list)
+    folder_node: dict[str, str] = field(default_factory=dict)
+    file_node: dict[str, str] = field(default_factory=dict)
+    ip_node: dict[str, str] = field(default_factory=dict)
+    pid_rank: dict[tuple[str | None, int], int] = field(default_factory=dict)
+    pid_gpu: dict[tuple[str | None, int], int] = field(default_factory=dict)
+    bus_rank: dict[tuple[str | None, str], int] = field(default_factory=dict)
+    bus_gpu: dict[tuple[str | None, str], int] = field(default_factory=dict)
+    world_size: int | None = None
+    tp_size: int | None = None
+    pp_size: int | None = None
+
+
+def _top_dir(path: str) -> str | None:
+    return path.split("/", 1)[0] if "/" in path else None
+
+
+def _node_folders(files: list[str], file_hosts: dict[str, str], known_hosts: set[str]) -> dict[str, str]:
+    """Which top-level folders are per-node folders, and the node each stands for."""
+    dirs = sorted({d for f in files if (d := _top_dir(f))})
+    out: dict[str, str] = {}
+    for d in dirs:
+        hosts = Counter(h for f, h in file_hosts.items() if _top_dir(f) == d)
+        if len(hosts) == 1:
+            out[d] = next(iter(hosts))
+            continue
+        match = [h for h in known_hosts if h == d or (len(h) >= 4 and (h in d or d in h))]
+        if len(match) == 1:
+            out[d] = match[0]
+    candidates = [d for d in dirs if d not in out and d.lower() not in NOT_NODE_DIRS]
+    if len(candidates) + len(out) >= 2:
+        for d in candidates:
+            out[d] = d
+    return out
+
+
+def attribute(events: pl.DataFrame, host_facts: dict[str, str] | None = None,
+              gpu_bus_facts: dict[str | None, list[str]] | None = None) -> tuple[pl.DataFrame, Attribution]:
+    """Add `node`, `rank`, `gpu` to the parsed events of a bundle. `host_facts` maps a file (as stored) to
+    the host name its dump names; `gpu_bus_facts` maps a node (or None) to nvidia-smi bus ids by index."""
+    a = Attribution()
+    host_facts = host_facts or {}
+    # hosts named inside lines (NCCL, torchelastic, journald), cut to short names
+    ev = events.with_columns(
+        pl.coalesce(pl.col("host"), pl.col("w_host")).str.replace(r"^([A-Za-z][\w-]*)\..*$", "${1}").alias("_h"))
+    # 1. ip -> host from NCCL bootstrap lines and from Ray-relayed NCCL lines
+    boot = ev.filter(pl.col("_h").is_not_null() & (pl.col("source") == "nccl")).select(
+        "_h", pl.coalesce(pl.col("text").str.extract(NCCL_BOOT, 1), pl.col("ip")).alias("_ip")).drop_nulls().unique()
+    for h, ip in boot.iter_rows():
+        a.ip_node.setdefault(ip, h)
+    # 2. the host each file's own lines name (lines relayed from other nodes by Ray carry ip=)
+    own = ev.filter(pl.col("_h").is_not_null() & pl.col("ip").is_null()).group_by("file", "_h").len()
+    file_hosts: dict[str, str] = {}
+    for f in own["file"].unique().to_list():
+        rows = own.filter(pl.col("file") == f).sort(["len", "_h"], descending=[True, False])
+        if rows.height == 1 or rows["len"][0] > 3 * rows["len"][1]:
+            file_hosts[f] = rows["_h"][0]
+    for f, h in host_facts.items():
+        file_hosts.setdefault(f, short_host(h))
+    known_hosts = set(file_hosts.values()) | set(a.ip_node.values()) | set(ev["_h"].drop_nulls().unique().to_list())
+    files = ev["file"].unique().to_list() + list(host_facts)
+    a.folder_node = _node_folders(sorted(set(files)), file_hosts, known_hosts)
+    for f in set(files):
+        d = _top_dir(f)
+        node = a.folder_node.get(d) if d else None
+        a.file_node[f] = node or file_hosts.get(f)
+    nodes_seen = {n for n in a.file_node.values() if n} | known_hosts
+    single = next(iter(nodes_seen)) if len(nodes_seen) == 1 else None
+    fmap = pl.DataFrame({"file": list(a.file_node), "_fnode": list(a.file_node.values())},
+                        schema={"file": pl.String, "_fnode": pl.String})
+    imap = pl.DataFrame({"ip": list(a.ip_node), "_inode": list(a.ip_node.values())},
+                        schema={"ip": pl.String, "_inode": pl.String})
+    ev = (ev.join(fmap, on="file", how="left").join(imap, on="ip", how="left")
+          .with_columns(pl.coalesce("_h", "_inode", pl.col("ip"), "_fnode", pl.lit(single)).alias("node"))
+          .drop("_h", "_inode", "_fnode"))
+    a.nodes = sorted(ev["node"].drop_nulls().unique().to_list())
+
+    # 3. rank maps
+    ranks = ev.filter(pl.col("pid").is_not_null())
+    assigned = ranks.select("node", "pid", pl.col("text").str.extract_groups(ASSIGNED).alias("g")).unnest("g") \
+        .drop_nulls(["r"])
+    world_lines = ranks.select("node", "pid", pl.col("text").str.extract_groups(WORLD_LINE).alias("g")).unnest("g") \
+        .drop_nulls(["r"])
+    worlds = [int(w) for w in assigned["w"].to_list() + world_lines["w"].to_list()]
+    init = ranks.select("node", "pid", pl.col("text").str.extract_groups(NCCL_INIT).alias("g")).unnest("g") \
+        .drop_nulls(["r"])
+    comm = ranks.select("node", "pid", pl.col("text").str.extract_groups(NCCL_COMM).alias("g")).unnest("g") \
+        .drop_nulls(["r"])
+    nccl_worlds = [int(w) for w in init["w"].to_list() + comm["w"].to_list()]
+    a.world_size = max(worlds) if worlds else (max(nccl_worlds) if nccl_worlds else None)
+    for node, pid, r, *_ in assigned.iter_rows():
+        a.pid_rank[(node, pid)] = int(r)
+    for node, pid, r, *_ in world_lines.iter_rows():
+        a.pid_rank.setdefault((node, pid), int(r))
+    for node, pid, r, w, dev, bus in init.iter_rows():
+        a.pid_gpu.setdefault((node, pid), int(dev))
+        if a.world_size and int(w) == a.world_size:
+            a.pid_rank.setdefault((node, pid), int(r))
+            a.bus_rank.setdefault((node, nccl_bus(bus)), int(r))
+    for node, pid, r, w in comm.iter_rows():
+        if a.world_size and int(w) == a.world_size:
+            a.pid_rank.setdefault((node, pid), int(r))
+    # NCCL_DEBUG_FILE-style names that carry the rank (nccl-rank6.log)
+    file_rank = {}
+    for f in ev.filter(pl.col("source") == "nccl")["file"].unique().to_list():
+        m = NODE_FILE_NAME.search(f.rsplit("/", 1)[-1])
+        if m:
+            file_rank[f] = int(m.group(1))
+    for (f, node, pid) in ev.filter(pl.col("file").is_in(list(file_rank)) & pl.col("pid").is_not_null()) \
+            .select("file", "node", "pid").unique().iter_rows():
+        a.pid_rank.setdefault((node, pid), file_rank[f])
+    # parallel sizes, for worker names when no map exists
+    for pat, attr in ((TP_SIZE, "tp_size"), (PP_SIZE, "pp_size")):
+        found = ev["text"].str.extract(pat, 1).drop_nulls()
+        if len(found):
+            setattr(a, attr, int(found.mode().sort()[0]))
+
+    pr = pl.DataFrame([(n, p, r) for (n, p), r in a.pid_rank.items()], schema={"node": pl.String, "pid": pl.Int64,
+                                                                              "_prank": pl.Int32}, orient="row")
+    pg = pl.DataFrame([(n, p, g) for (n, p), g in a.pid_gpu.items()], schema={"node": pl.String, "pid": pl.Int64,
+                                                                             "_pgpu": pl.Int32}, orient="row")
+    frank = pl.DataFrame({"file": list(file_rank), "_frank": list(file_rank.values())},
+                         schema={"file": pl.String, "_frank": pl.Int32})
+    names = _name_ranks(ev["proc"].drop_nulls().unique().to_list(), a)
+    nmap = pl.DataFrame({"proc": list(names), "_nrank": list(names.values())},
+                        schema={"proc": pl.String, "_nrank": pl.Int32})
+    ev = (ev.join(pr, on=["node", "pid"], how="left", nulls_equal=False)
+          .join(pg, on=["node", "pid"], how="left", nulls_equal=False)
+          .join(frank, on="file", how="left").join(nmap, on="proc", how="left")
+          .with_columns(pl.coalesce("rank", "_prank", "_frank", "_nrank").cast(pl.Int32).alias("rank"),
+                        pl.coalesce("dev", "_pgpu").cast(pl.Int32).alias("gpu"))
+          .drop("_prank", "_pgpu", "_frank", "_nrank"))
+
+    # a single-GPU deployment whose processes print no name (V0, early V1): its output is rank 0's
+    if (a.tp_size or 0) * (a.pp_size or 1) == 1 and a.world_size in (None, 1) and ev["proc"].is_null().all():
+        ev = ev.with_columns(pl.when(pl.col("source").is_in(["vllm", "traceback"]) & pl.col("rank").is_null())
+                             .then(pl.lit(0, pl.Int32)).otherwise(pl.col("rank")).alias("rank"))
+
+    # 4. kernel lines about a GPU: rank and gpu from its PCI address
+    for node, buses in (gpu_bus_facts or {}).items():
+        for i, b in enumerate(buses):
+            a.bus_gpu[(node, b)] = i
+    ev = _kernel_gpu(ev, a)
+    return ev, a
+
+
+def _name_ranks(procs: list[str], a: Attribution) -> dict[str, int]:
+    """Global rank from a worker's name, when the layout makes it unambiguous. On a single-GPU
+    deployment the engine core is the only worker: rank 0."""
+    out = {}
+    single = (a.tp_size or 0) * (a.pp_size or 1) == 1 and a.world_size in (None, 1)
+    for p in procs:
+        if single and re.match(r"^(?:EngineCore|Worker|VllmWorker)", p):
+            out[p] = 0
+            continue
+        m = WORKER_NAME.match(p)
+        if not m:
+            continue
+        tp = m.group("tp") or m.group("tp2") or m.group("rank")
+        if tp is None:
+            continue
+        dp, pp = int(m.group("dp") or 0), int(m.group("pp") or 0)
+        if dp and (a.world_size is None or a.tp_size is None):
+            continue
+        if pp and a.tp_size is None:
+            continue
+        tp_size, pp_size = a.tp_size or 1, a.pp_size or 1
+        if not dp and not pp and a.world_size and a.tp_size and a.world_size != a.tp_size * pp_size:
+            continue  # several replicas: the TP rank alone does not give the global rank
+        out[p] = (dp * pp_size + pp) * tp_size + int(tp)
+    return out
+
+
+def _kernel_gpu(ev: pl.DataFrame, a: Attribution) -> pl.DataFrame:
+    kern = (pl.col("source") == "kernel") & pl.col("text").str.contains(r"NVRM|nvidia|NVIDIA")
+    pci = ev.select(pl.when(kern).then(pl.col("text").str.extract_groups(PCI)).alias("g")).unnest("g")
+    if pci["bus"].is_null().all():
+        return ev
+    keys = [bus_key(d, b, v) if b is not None else None for d, b, v in zip(pci["dom"], pci["bus"], pci["dev"])]
+    ev = ev.with_columns(pl.Series("_bus", keys, dtype=pl.String))
+    br = pl.DataFrame([(n, b, r) for (n, b), r in a.bus_rank.items()],
+                      schema={"node": pl.String, "_bus": pl.String, "_brank": pl.Int32}, orient="row")
+    bg = pl.DataFrame([(n, b, g) for (n, b), g in a.bus_gpu.items()],
+                      schema={"_gnode": pl.String, "_bus": pl.String, "_bgpu": pl.Int32}, orient="row")
+    # nvidia-smi bus ids may come from a dump without a node: match on the bus alone when unique
+    bg_any = bg.group_by("_bus").agg(pl.col("_bgpu").first(), pl.len().alias("_n")).filter(pl.col("_n") == 1) \
+        .select("_bus", pl.col("_bgpu").alias("_bgpu_any"))
+    ev = (ev.join(br, on=["node", "_bus"], how="left")
+          .join(bg.rename({"_gnode": "node"}), on=["node", "_bus"], how="left")
+          .join(bg_any, on="_bus", how="left")
+          .with_columns(pl.coalesce("rank", "_brank").alias("rank"),
+                        pl.coalesce("gpu", "_bgpu", "_bgpu_any").alias("gpu"))
+          .drop("_brank", "_bgpu", "_bgpu_any"))
+    return ev

@@ -1,0 +1,314 @@
+"""Decide what failed first: the first CAUSE across all ranks and nodes after clock alignment.
+
+- Symptoms (watchdog timeouts, dead engines, dead actors, ChildFailedError, peer resets, launcher
+  SIGTERMs) never win while a cause exists; benign context lines veto the causes they also match.
+- A cause explains later causes of the categories it lists (`explains`) in its scope (node, rank or the
+  whole bundle): an Xid explains the CUDA errors on its node, /dev/shm and dmabuf failures explain
+  'unhandled system error', an oom-kill explains the vanished worker and the peers' timeouts. An
+  explained cause is a symptom of the one that explains it.
+- The phase is the last lifecycle landmark the event's worker reached (the node's, for processes that
+  are not workers and for kernel lines); OOM signatures are refined by that phase.
+- With no cause: a symptom whose category is a root-cause category (nccl.timeout alone) stands, with low
+  confidence; else the first exception on the earliest-failing rank is named `other`, its repeats across
+  ranks grouped by template similarity (rapidfuzz).
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import polars as pl
+from rapidfuzz import fuzz
+
+from .catalogue import Catalogue, Signature
+from .detect import frame_phase, phase_marks
+from .schema import PHASES
+
+TIE_SECONDS = 1.0          # log times have one-second resolution: causes this close are simultaneous
+EXPLAIN_WINDOW_S = 3600.0  # an explanation reaches this far forward in time
+WORKERS = re.compile(r"^(?:Worker|VllmWorker|RayWorker|RayWorkerWrapper|RayWorkerProc)\b")
+EXCEPTION_LINE = r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Fault)\b:?"
+MASKS = [(re.compile(r"0x[0-9a-fA-F]+"), "<hex>"), (re.compile(r"\b\d+(?:\.\d+)?\b"), "<n>"),
+         (re.compile(r"'[^']*'|\"[^\"]*\""), "<s>"), (re.compile(r"/[\w./-]+"), "<path>")]
+
+
+@dataclass
+class Finding:
+    """One recognised event (cause, symptom or context) with what the report needs of it."""
+
+    eid: int
+    sig: str | None
+    category: str
+    role: str
+    priority: int
+    file: str
+    line: int
+    span: tuple[int, int]
+    ts: datetime | None
+    ts_quality: str
+    node: str | None
+    rank: int | None
+    pid: int | None
+    phase: str | None
+    text: str
+    fields: dict = field(default_factory=dict)
+    explained_by: int | None = None
+    title: str | None = None
+    phase_from_stack: bool = False
+
+
+@dataclass
+class Decision:
+    healthy: bool
+    root: Finding | None
+    confidence: str
+    reason: str
+    findings: list[Finding]
+    template: str | None = None        # for `other`: the masked message
+    repeats: int = 0                   # for `other`: how many ranks hit the same template
+    load: dict | None = None           # for oom.inference: running / waiting / KV use before it
+
+
+def _mask(text: str) -> str:
+    for rx, rep in MASKS:
+        text = rx.sub(rep, text)
+    return text.strip()
+
+
+def assign_phases(ev: pl.DataFrame) -> pl.DataFrame:
+    """`phase` per event: the last landmark its worker (else its node) reached at or before it."""
+    ev = ev.with_columns(phase_marks(ev).alias("_mark"))
+    ev = ev.sort(["ts", "file", "line", "sub"], nulls_last=True)
+    is_worker = pl.col("proc").str.contains(WORKERS.pattern).fill_null(False) | pl.col("rank").is_not_null()
+    proc_phase = pl.col("_mark").forward_fill().over(["node", "pid"])
+    node_phase = pl.col("_mark").forward_fill().over("node")
+    ev = ev.with_columns(
+        pl.when(is_worker & pl.col("pid").is_not_null() & proc_phase.is_not_null()).then(proc_phase)
+        .otherwise(node_phase).alias("phase"))
+    # kernel lines whose time is unknown, or that come before the service logged anything (an earlier
+    # attempt of a crash loop), take the phase the node's logs reached
+    last_node = ev.filter(pl.col("_mark").is_not_null()).group_by("node").agg(pl.col("_mark").last().alias("_lastp"))
+    unplaced = pl.col("ts").is_null() | (pl.col("phase").is_null() & (pl.col("source") == "kernel"))
+    ev = ev.join(last_node, on="node", how="left", nulls_equal=True).with_columns(
+        pl.when(unplaced).then(pl.coalesce("phase", "_lastp")).otherwise(pl.col("phase")).alias("phase"))
+    return ev.drop("_mark", "_lastp")
+
+
+def _findings(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue) -> list[Finding]:
+    if det.is_empty():
+        return []
+    rows = det.join(ev.select("eid", "file", "line", "line_end", "ts", "ts_quality", "node", "rank", "pid", "phase",
+                              "text", "exc_lines", "exc_types", "exc_messages", "frames"), on="eid", how="left")
+    sigs = {s.id: s for s in cat.signatures}
+    out: list[Finding] = []
+    vetoed: set[tuple[int, int]] = set()
+    for r in rows.iter_rows(named=True):
+        sig = sigs[r["sig"]]
+        if sig.role == "context":
+            vetoed.add((r["eid"], r["link"]))
+    for r in rows.iter_rows(named=True):
+        sig: Signature = sigs[r["sig"]]
+        fields = {k: v for k, v in json.loads(r["fields"] or "{}").items() if v is not None}
+        phase = _phase(r["phase"], r["frames"], sig)
+        stack_phase = frame_phase(r["frames"]) is not None
+        role, category, title = sig.role, sig.category_for_phase(phase), sig.title
+        if sig.table == "xid" and "xid" in fields:
+            entry = cat.xid.get(int(fields["xid"]))
+            if entry:
+                role = entry.role if sig.role == "cause" else sig.role
+                title = f"Xid {entry.code}: {entry.name}"
+        if role == "cause" and (r["eid"], r["link"]) in vetoed:
+            continue
+        line = r["line"]
+        text = r["text"]
+        if r["link"] >= 0 and r["exc_lines"]:
+            line = r["exc_lines"][r["link"]]
+            typ, msg = r["exc_types"][r["link"]], r["exc_messages"][r["link"]]
+            text = f"{typ}: {msg}" if typ else msg
+        rank = r["rank"] if r["rank"] is not None else _int(fields.get("rank"))
+        out.append(Finding(
+            eid=r["eid"], sig=sig.id, category=category, role=role, priority=sig.priority, file=r["file"],
+            line=line, span=(r["line"], r["line_end"] or r["line"]), ts=r["ts"], ts_quality=r["ts_quality"],
+            node=r["node"], rank=rank, pid=r["pid"], phase=phase, text=text.split("\n", 1)[0], fields=fields,
+            title=title, phase_from_stack=stack_phase))
+    return out
+
+
+def _phase(observed: str | None, frames: list[str] | None, sig: Signature | None) -> str | None:
+    """The stack's innermost known frame first; else the last landmark reached, moved forward to the
+    signature's own phase when the landmarks lag behind it (they are sparse: a driver fault at import
+    happens at device init whatever was printed before)."""
+    from_stack = frame_phase(frames)
+    if from_stack:
+        return from_stack
+    hint = sig.phase[0] if sig is not None and sig.phase else None
+    if observed and hint and len(sig.phase) == 1:
+        return hint if PHASES.index(hint) > PHASES.index(observed) else observed
+    return observed or hint
+
+
+def _int(v) -> int | None:
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def _seconds(a: Finding, b: Finding) -> float | None:
+    if a.ts is None or b.ts is None:
+        return None
+    return (b.ts - a.ts).total_seconds()
+
+
+def _in_scope(a: Finding, b: Finding, scope: str) -> bool:
+    if scope == "bundle":
+        return True
+    if scope == "rank":
+        return a.rank is not None and a.rank == b.rank and a.node == b.node
+    return a.node == b.node or a.node is None or b.node is None
+
+
+def _explain(findings: list[Finding], cat: Catalogue) -> None:
+    """Mark each finding that an earlier cause in scope explains."""
+    sigs = {s.id: s for s in cat.signatures}
+    causes = [f for f in findings if f.role == "cause"]
+    for b in findings:
+        for a in causes:
+            if a is b or a.category == b.category or a.sig is None:
+                continue
+            sig = sigs[a.sig]
+            if b.category not in sig.explains or not _in_scope(a, b, sig.scope):
+                continue
+            dt = _seconds(a, b)
+            if dt is None:
+                ok = a.node == b.node or sig.scope == "bundle"  # the kernel's relative clock: same node
+            else:
+                ok = -TIE_SECONDS <= dt <= EXPLAIN_WINDOW_S
+            if ok and (b.explained_by is None or _sort_key(a) < _sort_key(findings[b.explained_by])):
+                b.explained_by = findings.index(a)
+
+
+def _sort_key(f: Finding):
+    known = f.ts is not None and f.ts_quality != "relative"
+    return (0 if known else 1, f.ts.timestamp() if known else 0.0, f.file, f.line)
+
+
+def _first(cands: list[Finding], cat: Catalogue) -> Finding:
+    """The earliest; within the same second the more specific (priority), then the triage order."""
+    cands = sorted(cands, key=_sort_key)
+    first = cands[0]
+    if first.ts is None:
+        return first
+    tied = [c for c in cands if c.ts is not None and abs((c.ts - first.ts).total_seconds()) < TIE_SECONDS]
+    triage = {k: v.triage for k, v in cat.categories.items()}
+    return sorted(tied, key=lambda c: (-c.priority, triage.get(c.category, 99), _sort_key(c)))[0]
+
+
+def _borrow_rank(root: Finding, findings: list[Finding]) -> None:
+    """A cause with no rank (a kernel line, a crash written by C code) takes the rank of the first
+    event it explains on its node, or of a dead-worker symptom that names it right after."""
+    if root.rank is not None:
+        return
+    idx = findings.index(root)
+    linked = [f for f in findings if f.explained_by == idx and f.rank is not None and f.node == root.node]
+    near = [f for f in findings if f.role == "symptom" and f.rank is not None and f.node == root.node
+            and (dt := _seconds(root, f)) is not None and -TIE_SECONDS <= dt <= 120 and "rank" in f.fields]
+    for group in (linked, near):
+        if group:
+            pick = sorted(group, key=_sort_key)[0]
+            root.rank = pick.rank
+            if root.node is None:
+                root.node = pick.node
+            return
+
+
+def _stack_phase(root: Finding, findings: list[Finding]) -> None:
+    """A cause whose own line has no stack takes the phase that a stack of the same failure shows
+    (a driver fault warned about at import, then raised inside init_device on every worker)."""
+    if root.phase_from_stack:
+        return
+    same = [f for f in findings if f.category == root.category and f.phase_from_stack and f.phase]
+    if same:
+        root.phase = sorted(same, key=_sort_key)[0].phase
+
+
+def _other(ev: pl.DataFrame, findings: list[Finding]) -> tuple[Finding | None, str | None, int]:
+    """The first exception on the earliest-failing rank, and how many ranks repeat its template."""
+    recognised = {f.eid for f in findings if f.role in ("context", "symptom")}
+    cand = ev.filter(
+        (pl.col("exc_types").is_not_null() & (pl.col("text").str.starts_with("Fatal Python error").not_()))
+        | (pl.col("text").str.contains(EXCEPTION_LINE) & pl.col("level").is_in(["ERROR", "CRITICAL"]).fill_null(True)))
+    if cand.is_empty():
+        return None, None, 0
+    cand = cand.sort(["ts", "file", "line"], nulls_last=True)
+    rows = list(cand.iter_rows(named=True))
+    fresh = [r for r in rows if r["eid"] not in recognised] or rows
+    r = fresh[0]
+    line = r["exc_lines"][0] if r["exc_lines"] else r["line"]
+    text = r["text"].split("\n", 1)[0]
+    template = _mask(text)
+    same = {(x["node"], x["rank"]) for x in rows
+            if fuzz.ratio(template, _mask(x["text"].split("\n", 1)[0])) >= 90}
+    f = Finding(eid=r["eid"], sig=None, category="other", role="cause", priority=0, file=r["file"], line=line,
+                span=(r["line"], r["line_end"] or r["line"]), ts=r["ts"], ts_quality=r["ts_quality"],
+                node=r["node"], rank=r["rank"], pid=r["pid"], phase=_phase(r["phase"], r["frames"], None), text=text,
+                title="Unrecognised error: " + template[:120])
+    return f, template, len(same)
+
+
+STATS = (r"Running: (?P<running>\d+) reqs, (?:Swapped: \d+ reqs, )?(?:Waiting|Pending): (?P<waiting>\d+) reqs,"
+         r"(?: Preemptions: (?P<preemptions>\d+),)? GPU KV cache usage: (?P<kv>[\d.]+)%")
+
+
+def load_before(ev: pl.DataFrame, f: Finding) -> dict | None:
+    """The engine's last stats line before `f` (oom.inference: what load the server was under)."""
+    if f.ts is None:
+        return None
+    st = ev.filter(pl.col("text").str.contains("GPU KV cache usage") & (pl.col("ts") <= f.ts)) \
+        .sort("ts").select("file", "line", "ts", pl.col("text").str.extract_groups(STATS).alias("g")).unnest("g") \
+        .drop_nulls("running")
+    if st.is_empty():
+        return None
+    last = st.row(-1, named=True)
+    peak = st.tail(6)
+    return {"running": int(last["running"]), "waiting": int(last["waiting"]), "kv_cache_usage_pct": float(last["kv"]),
+            "preemptions": _int(last["preemptions"]), "evidence": f"{last['file']}:{last['line']}",
+            "max_waiting_recent": int(peak["waiting"].cast(pl.Int64).max())}
+
+
+def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue) -> Decision:
+    findings = _findings(ev, det, cat)
+    _explain(findings, cat)
+    causes = [f for f in findings if f.role == "cause" and f.explained_by is None]
+    if causes:
+        root = _first(causes, cat)
+        _borrow_rank(root, findings)
+        _stack_phase(root, findings)
+        strong = any(f.explained_by == findings.index(root) for f in findings)
+        timed = root.ts is not None and root.ts_quality in ("exact", "inferred")
+        weak = root.category in ("nccl.system_error", "proc.killed", "env.cuda_init_failed", "nccl.timeout")
+        confidence = "high" if (timed or strong) and not weak else "medium"
+        reason = "the earliest cause across all ranks and nodes" + (
+            "; it explains the errors that follow it" if strong else "")
+        load = load_before(ev, root) if root.category == "oom.inference" else None
+        return Decision(False, root, confidence, reason, findings, load=load)
+    roots = {k for k, c in cat.categories.items() if c.group not in ("symptom", "context")}
+    fallback = [f for f in findings if f.role == "symptom" and f.category in roots]
+    if fallback:
+        root = _first(fallback, cat)
+        _borrow_rank(root, findings)
+        return Decision(False, root, "low",
+                        "only symptoms were found; the earliest one that names a root-cause category is reported, "
+                        "but the real cause is probably outside the bundle", findings)
+    other, template, repeats = _other(ev, findings)
+    if other is not None:
+        return Decision(False, other, "low", "no signature fits; the first exception on the earliest-failing rank "
+                        "is reported", findings + [other], template=template, repeats=repeats)
+    symptoms = [f for f in findings if f.role == "symptom"]
+    if symptoms:
+        root = _first(symptoms, cat)
+        root.category = "other"
+        return Decision(False, root, "low", "only symptoms were found and no cause; reported as `other`", findings)
+    return Decision(True, None, "high", "no cause, symptom or exception was found", findings)

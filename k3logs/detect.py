@@ -1,0 +1,119 @@
+"""Run the signature catalogue over the events: a literal pre-filter, then the Rust regex, one
+vectorised pass per signature. A folded traceback is matched link by link (each exception of its
+chain), so a chain that starts with a cause and ends with a symptom yields both."""
+from __future__ import annotations
+
+import json
+import tomllib
+from dataclasses import dataclass
+from functools import lru_cache
+
+import polars as pl
+
+from .catalogue import Catalogue, Signature
+from .resources import data_dir
+
+DETECTION_SCHEMA = {"eid": pl.UInt32, "link": pl.Int32, "sig": pl.String, "fields": pl.String}
+
+
+def match_table(ev: pl.DataFrame) -> pl.DataFrame:
+    """(eid, link, source, text): one row per event, or per exception link of a folded traceback."""
+    base = ev.select("eid", pl.lit(-1, pl.Int32).alias("link"), "source", pl.col("text"))
+    if "exc_types" not in ev.columns or ev["exc_types"].is_null().all():
+        return base
+    tb = (ev.filter(pl.col("exc_types").is_not_null())
+          .select("eid", "source", "exc_types", "exc_messages")
+          .with_columns(pl.int_ranges(0, pl.col("exc_types").list.len()).cast(pl.List(pl.Int32)).alias("link"))
+          .explode("exc_types", "exc_messages", "link")
+          .select("eid", "link", "source",
+                  pl.when(pl.col("exc_types") == "").then(pl.col("exc_messages"))
+                  .otherwise(pl.concat_str([pl.col("exc_types"), pl.lit(": "), pl.col("exc_messages")])).alias("text")))
+    return pl.concat([base.filter(~pl.col("eid").is_in(tb["eid"].unique().implode())), tb])
+
+
+def detect(ev: pl.DataFrame, cat: Catalogue) -> pl.DataFrame:
+    """Detections (eid, link, sig, fields as JSON) for every signature that matches an event."""
+    mt = match_table(ev)
+    out = []
+    for sig in cat.signatures:
+        cand = mt.filter(pl.col("text").str.contains_any(list(sig.prefilter)))
+        if sig.sources:
+            cand = cand.filter(pl.col("source").is_in(list(sig.sources)))
+        if cand.is_empty():
+            continue
+        hit = cand.filter(pl.col("text").str.contains(sig.regex))
+        if hit.is_empty():
+            continue
+        names = sig.fields
+        if names:
+            fields = hit.select(pl.col("text").str.extract_groups(sig.regex).struct.json_encode().alias("fields"))
+            hit = hit.with_columns(fields["fields"])
+        else:
+            hit = hit.with_columns(pl.lit("{}").alias("fields"))
+        out.append(hit.select("eid", "link", pl.lit(sig.id).alias("sig"), "fields"))
+    if not out:
+        return pl.DataFrame(schema=DETECTION_SCHEMA)
+    return pl.concat(out).cast(DETECTION_SCHEMA).sort(["eid", "link", "sig"])
+
+
+def match_line(sig: Signature, text: str) -> dict[str, str] | None:
+    """One signature against one message, for tests and `signatures test` (same engine as detect)."""
+    if not any(lit in text for lit in sig.prefilter):
+        return None
+    s = pl.Series([text])
+    if not s.str.contains(sig.regex)[0]:
+        return None
+    if not sig.fields:
+        return {}
+    got = s.str.extract_groups(sig.regex).struct.json_encode()[0]
+    return {k: v for k, v in json.loads(got).items() if v is not None}
+
+
+# ------------------------------------------------------------------------------------------------
+# lifecycle landmarks and the lines kept for attribution and facts
+# ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Landmark:
+    phase: str
+    prefilter: tuple[str, ...]
+    regex: str
+
+
+@lru_cache(maxsize=1)
+def _landmark_data() -> dict:
+    return tomllib.loads((data_dir("patterns") / "landmarks.toml").read_text(encoding="utf-8"))
+
+
+def landmarks() -> tuple[tuple[Landmark, ...], tuple[str, ...]]:
+    data = _landmark_data()
+    marks = tuple(Landmark(d["phase"], tuple(d["prefilter"]), d["regex"]) for d in data.get("landmark", []))
+    return marks, tuple(data.get("keep", {}).get("anchors", []))
+
+
+def frame_phase(frames: list[str] | None) -> str | None:
+    """The phase named by the innermost stack frame that landmarks.toml [frames] knows."""
+    table = {fn: phase for phase, fns in _landmark_data().get("frames", {}).items() for fn in fns}
+    for fn in reversed(frames or []):
+        if fn in table:
+            return table[fn]
+    return None
+
+
+def phase_marks(ev: pl.DataFrame) -> pl.Series:
+    """The phase each event's line marks the start of (null for most lines)."""
+    marks, _ = landmarks()
+    expr = pl.lit(None, pl.String)
+    for m in reversed(marks):  # the first listed wins on a line that matches two
+        expr = pl.when(pl.col("text").str.contains_any(list(m.prefilter)) & pl.col("text").str.contains(m.regex)) \
+            .then(pl.lit(m.phase)).otherwise(expr)
+    return ev.select(expr.alias("mark"))["mark"]
+
+
+def anchors(cat: Catalogue, extra: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """Every literal a line must contain to be worth parsing in `analyze`."""
+    marks, keep = landmarks()
+    lits = {lit for s in cat.signatures for lit in s.prefilter}
+    lits |= {lit for m in marks for lit in m.prefilter}
+    lits |= set(keep) | set(extra)
+    return tuple(sorted(lits))
+

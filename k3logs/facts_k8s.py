@@ -1,0 +1,316 @@
+"""Facts from container runtimes and Kubernetes: docker inspect JSON, pod specs (YAML or JSON), kubectl describe."""
+from __future__ import annotations
+
+import json
+import re
+import shlex
+
+from .facts_cmdline import facts_from_command_text, parse_vllm_tokens, vllm_arg_facts
+from .facts_util import Sink, digest_of, emit_env, find_line, norm_image, parse_size
+
+try:  # PyYAML reads pod specs; without it only JSON specs and the image lines of YAML are read
+    import yaml
+except ImportError:  # pragma: no cover
+    yaml = None
+
+
+def _locator(lines: list[str], base: int, start: int):
+    def at(*needles: str) -> int:
+        for n in needles:
+            k = find_line(lines, f'"{n}' if not n.startswith('"') else n, start)
+            if k is None:
+                k = find_line(lines, n, start)
+            if k is not None:
+                return base + k + 1
+        return base + start + 1
+    return at
+
+
+def _command(sink: Sink, tokens: list[str], image: str | None, line: int, at) -> None:
+    tokens = [str(t) for t in tokens if t is not None]
+    if not tokens:
+        return
+    text = shlex.join(tokens)
+    if facts_from_command_text(sink, text, line, at):
+        return
+    sink.add("launch_command", text, line)
+    if image and "vllm" in image:  # the vllm-openai entrypoint is `vllm serve`: args alone are vLLM's
+        opts, pos = parse_vllm_tokens(tokens)
+        vllm_arg_facts(sink, opts, pos, at)
+
+
+def parse_docker_inspect(sink: Sink, lines: list[str], base: int) -> None:
+    try:
+        doc = json.loads("\n".join(lines))
+    except ValueError:
+        return
+    start = 0
+    for d in (doc if isinstance(doc, list) else [doc]):
+        if not isinstance(d, dict):
+            continue
+        if d.get("Id"):
+            start = find_line(lines, str(d["Id"]), start) or start
+        at = _locator(lines, base, start)
+        cfg = d.get("Config") if isinstance(d.get("Config"), dict) else {}
+        host = d.get("HostConfig") if isinstance(d.get("HostConfig"), dict) else {}
+        state = d.get("State") if isinstance(d.get("State"), dict) else None
+        image = cfg.get("Image") if isinstance(cfg.get("Image"), str) and not cfg["Image"].startswith("sha256:") else None
+        tags = d.get("RepoTags") if isinstance(d.get("RepoTags"), list) else []
+        image = image or (tags[0] if tags else None)
+        if image:
+            sink.add("image", norm_image(image) if "@" in image else image, at(f'"{image}"'))
+            sink.add("image_digest", digest_of(image), at(f'"{image}"'))
+        for ref in d.get("RepoDigests") or []:
+            sink.add("image_digest", digest_of(str(ref)), at(str(ref)))
+            break
+        if isinstance(d.get("Image"), str) and d["Image"].startswith("sha256:"):
+            sink.add("image_id", d["Image"], at('"Image": "sha256'))
+        if state is not None:
+            path = d.get("Path")
+            args = d.get("Args") if isinstance(d.get("Args"), list) else []
+            if path or args:
+                _command(sink, ([path] if path else []) + args, image, at('"Path"', '"Args"'), at)
+        for item in cfg.get("Env") or []:
+            name, eq, val = str(item).partition("=")
+            if eq:
+                emit_env(sink, name, val, at(f'"{name}='))
+        if isinstance(host.get("ShmSize"), int):
+            sink.add("shm_size", host["ShmSize"], at('"ShmSize"'))
+        if host.get("IpcMode"):
+            sink.add("ipc_mode", host["IpcMode"], at('"IpcMode"'))
+        if host.get("NetworkMode"):
+            sink.add("network_mode", host["NetworkMode"], at('"NetworkMode"'))
+        hn = cfg.get("Hostname")
+        if isinstance(hn, str) and hn and (host.get("NetworkMode") == "host" or not re.fullmatch(r"[0-9a-f]{12}", hn)):
+            sink.add("hostname", hn, at('"Hostname"'))
+        if state:
+            running = state.get("Running") is True or state.get("Status") == "running"
+            if "ExitCode" in state and not running:
+                sink.add("exit_code", state["ExitCode"], at('"ExitCode"'))
+            if "OOMKilled" in state:
+                sink.add("oom_killed", "true" if state["OOMKilled"] else "false", at('"OOMKilled"'))
+            if state.get("OOMKilled"):
+                sink.add("last_state_reason", "OOMKilled", at('"OOMKilled"'))
+            elif state.get("Error"):
+                sink.add("last_state_reason", state["Error"], at('"Error"'))
+            elif not running and state.get("Status"):
+                sink.add("last_state_reason", f"{state['Status']} (exit code {state.get('ExitCode')})", at('"Status"'))
+        if isinstance(d.get("RestartCount"), int):
+            sink.add("restart_count", d["RestartCount"], at('"RestartCount"'))
+
+
+# ------------------------------------------------------------------------------------------
+# pod specs
+# ------------------------------------------------------------------------------------------
+def _pod_specs(doc: object) -> list[tuple[dict, dict]]:
+    """(pod spec, pod status) pairs inside a Pod, a workload, a List or a bare {spec: {containers}}."""
+    if not isinstance(doc, dict):
+        return []
+    if doc.get("kind") == "List" or isinstance(doc.get("items"), list):
+        return [p for it in doc.get("items") or [] for p in _pod_specs(it)]
+    spec = doc.get("spec") if isinstance(doc.get("spec"), dict) else doc
+    status = doc.get("status") if isinstance(doc.get("status"), dict) else {}
+    for path in (("jobTemplate", "spec", "template", "spec"), ("template", "spec"), ("leaderWorkerTemplate",
+                 "workerTemplate", "spec")):
+        cur = spec
+        for k in path:
+            cur = cur.get(k) if isinstance(cur, dict) else None
+        if isinstance(cur, dict) and isinstance(cur.get("containers"), list):
+            return [(cur, {})]
+    if isinstance(spec.get("containers"), list):
+        return [(spec, status)]
+    return []
+
+
+def _load_docs(text: str) -> list[object]:
+    s = text.lstrip()
+    if s.startswith(("{", "[")):
+        try:
+            return [json.loads(text)]
+        except ValueError:
+            return []
+    if yaml is None:
+        return []
+    try:
+        return list(yaml.safe_load_all(text))
+    except yaml.YAMLError:
+        return []
+
+
+def parse_pod_spec(sink: Sink, lines: list[str], base: int) -> None:
+    text = "\n".join(lines)
+    at = _locator(lines, base, 0)
+    docs = _load_docs(text)
+    if not docs and yaml is None:
+        for i, ln in enumerate(lines):
+            m = re.match(r"^\s*-?\s*image:\s*['\"]?([^'\"\s]+)", ln)
+            if m:
+                sink.add("image", m.group(1), base + i + 1)
+        return
+    for doc in docs:
+        for spec, status in _pod_specs(doc):
+            _one_pod(sink, spec, status, at)
+
+
+def _one_pod(sink: Sink, spec: dict, status: dict, at) -> None:
+    if spec.get("nodeName"):
+        sink.add("node_name", spec["nodeName"], at("nodeName"))
+    if spec.get("hostIPC") is True:
+        sink.add("ipc_mode", "host", at("hostIPC"))
+    shm_volumes = {}
+    for v in spec.get("volumes") or []:
+        ed = v.get("emptyDir") if isinstance(v, dict) else None
+        if isinstance(ed, dict) and ed.get("medium") == "Memory":
+            shm_volumes[v.get("name")] = ed.get("sizeLimit")
+    for c in spec.get("containers") or []:
+        if not isinstance(c, dict):
+            continue
+        image = c.get("image")
+        if isinstance(image, str):
+            sink.add("image", norm_image(image) if "@" in image else image, at(f"image: {image}", image))
+            sink.add("image_digest", digest_of(image), at(image))
+        cmd = [*(c.get("command") or []), *(c.get("args") or [])]
+        if cmd:
+            _command(sink, cmd, image, at("args:", "command:"), at)
+        for e in c.get("env") or []:
+            if isinstance(e, dict) and e.get("name"):
+                val = e.get("value") if "value" in e else "<from " + ", ".join(sorted(e.get("valueFrom") or {})) + ">"
+                emit_env(sink, str(e["name"]), str(val), at(f"name: {e['name']}", e["name"]))
+        limits = (c.get("resources") or {}).get("limits") or {}
+        if "nvidia.com/gpu" in limits:
+            sink.add("gpu_request", limits["nvidia.com/gpu"], at("nvidia.com/gpu"))
+        for mnt in c.get("volumeMounts") or []:
+            if isinstance(mnt, dict) and mnt.get("mountPath") == "/dev/shm" and mnt.get("name") in shm_volumes:
+                size = shm_volumes[mnt["name"]]
+                sink.add("shm_size", parse_size(str(size)) if size else "unlimited", at("sizeLimit", "/dev/shm"))
+    for cs in status.get("containerStatuses") or []:
+        if not isinstance(cs, dict):
+            continue
+        if "restartCount" in cs:
+            sink.add("restart_count", cs["restartCount"], at("restartCount"))
+        term = ((cs.get("lastState") or {}).get("terminated") or {})
+        if term:
+            sink.add("last_state_reason", term.get("reason"), at("reason:"))
+            sink.add("exit_code", term.get("exitCode"), at("exitCode"))
+            if term.get("reason") == "OOMKilled":
+                sink.add("oom_killed", "true", at("OOMKilled"))
+        sink.add("image_digest", digest_of(str(cs.get("imageID") or "")), at("imageID"))
+
+
+# ------------------------------------------------------------------------------------------
+# kubectl describe pod / node
+# ------------------------------------------------------------------------------------------
+_DKV = re.compile(r"^(?P<indent> *)(?P<key>[A-Za-z][\w ./-]*?):(?:\s+(?P<val>\S.*?))?\s*$")
+_EVENT = re.compile(r"^\s+(?P<type>Normal|Warning)\s+(?P<reason>\S+)\s+(?P<age>\S+(?:\s+\(x\d+ over \S+\))?)"
+                    r"\s+(?P<src>\S+)\s+(?P<msg>.*?)\s*$")
+_GFD = {"nvidia.com/cuda.driver.major": "driver_branch", "nvidia.com/gpu.product": "gpu_model",
+        "nvidia.com/gpu.count": "gpu_count", "nvidia.com/cuda.runtime.major": None}
+
+
+def parse_describe(sink: Sink, lines: list[str], base: int) -> None:
+    top = {}
+    for i, ln in enumerate(lines):
+        m = _DKV.match(ln)
+        if m and not m.group("indent"):
+            top.setdefault(m.group("key"), (m.group("val") or "", base + i + 1))
+    is_node = "Capacity" in top or "Roles" in top or "Taints" in top
+    if "Name" in top and is_node:
+        sink.add("node_name", top["Name"][0], top["Name"][1])
+    if "Node" in top and top["Node"][0] not in ("<none>", ""):
+        name = top["Node"][0].split("/", 1)[0]
+        sink.add("node_name", name, top["Node"][1])
+        sink.add("hostname", name, top["Node"][1])
+    section, field, sub, cont, image = "", "", "", "", None
+    volumes: dict[str, dict] = {}
+    shm_vol = None
+    cmd: list[str] = []
+    cmd_line = None
+    gfd: dict[str, tuple[str, int]] = {}
+    for i, ln in enumerate(lines):
+        no = base + i + 1
+        if not ln.strip():
+            continue
+        indent = len(ln) - len(ln.lstrip(" "))
+        m = _DKV.match(ln)
+        if indent == 0:
+            section = m.group("key") if m else section
+            field = sub = ""
+            if section == "Labels" and m and m.group("val"):
+                _label(gfd, m.group("val"), no)
+            continue
+        if section == "Labels":
+            _label(gfd, ln.strip(), no)
+        elif section in ("Containers", "Init Containers"):
+            if indent == 2 and m and not m.group("val"):
+                cont, field = m.group("key"), ""
+                continue
+            if indent == 4 and m:
+                field, val = m.group("key"), m.group("val")
+                if field == "Image" and val:
+                    image = val
+                    sink.add("image", val, no)
+                elif field == "Image ID" and val:
+                    sink.add("image_digest", digest_of(val), no)
+                elif field in ("Command", "Args"):
+                    cmd_line = cmd_line or no
+                    if val:
+                        cmd.extend(shlex.split(val) if "'" not in val else val.split())
+                elif field == "Restart Count" and val:
+                    sink.add("restart_count", val, no)
+                continue
+            if field in ("Command", "Args") and indent >= 6:
+                cmd.append(ln.strip())
+            elif field == "Last State" and m and m.group("key") == "Reason":
+                sink.add("last_state_reason", m.group("val"), no)
+                if m.group("val") == "OOMKilled":
+                    sink.add("oom_killed", "true", no)
+            elif field == "Last State" and m and m.group("key") == "Exit Code":
+                sink.add("exit_code", m.group("val"), no)
+            elif field == "Limits" and m and m.group("key") == "nvidia.com/gpu":
+                sink.add("gpu_request", m.group("val"), no)
+            elif field == "Environment" and m and m.group("val"):
+                emit_env(sink, m.group("key").strip(), re.sub(r"\s+Optional:.*$", "", m.group("val")), no)
+            elif field == "Mounts":
+                mm = re.match(r"^\s*/dev/shm from (\S+)", ln)
+                if mm:
+                    shm_vol = mm.group(1)
+        elif section == "Volumes":
+            if indent == 2 and m and not m.group("val"):
+                sub = m.group("key")
+                volumes[sub] = {}
+            elif sub and m and m.group("val"):
+                volumes[sub][m.group("key")] = (m.group("val"), no)
+        elif section in ("Capacity", "Allocatable") and m and m.group("key") == "nvidia.com/gpu":
+            sink.add("gpu_capacity" if section == "Capacity" else "gpu_allocatable", m.group("val"), no)
+        elif section == "System Info" and m and m.group("key") == "Kernel Version":
+            sink.add("kernel_version", m.group("val"), no)
+        elif section == "Events":
+            e = _EVENT.match(ln)
+            if e:
+                count = re.search(r"\((x\d+ over \S+)\)", e.group("age"))
+                sink.add("pod_events", f"{e.group('type')} {e.group('reason')}"
+                                       f"{' (' + count.group(1) + ')' if count else ''}: {e.group('msg')}", no)
+    if cmd:
+        at = lambda *needles: next((base + k + 1 for k in range(len(lines)) for n in needles  # noqa: E731
+                                    if lines[k].strip() == n.strip()), cmd_line)
+        _command(sink, cmd, image, cmd_line, at)
+    vol = volumes.get(shm_vol or "", {})
+    if vol.get("Medium", ("",))[0] == "Memory":
+        size = vol.get("SizeLimit")
+        sink.add("shm_size", parse_size(size[0]) if size and size[0] != "<unset>" else "unlimited",
+                 size[1] if size else vol["Medium"][1])
+    for key, (val, no) in gfd.items():
+        if _GFD.get(key):
+            sink.add(_GFD[key], val, no)
+        if key == "kubernetes.io/hostname":
+            sink.add("hostname", val, no)
+    if all(k in gfd for k in ("nvidia.com/cuda.driver.major", "nvidia.com/cuda.driver.minor")):
+        rev = gfd.get("nvidia.com/cuda.driver.rev", ("", 0))[0]
+        ver = f"{gfd['nvidia.com/cuda.driver.major'][0]}.{gfd['nvidia.com/cuda.driver.minor'][0]}" + (f".{rev}" if rev else "")
+        sink.add("driver_version", ver, gfd["nvidia.com/cuda.driver.major"][1])
+
+
+def _label(gfd: dict, text: str, no: int) -> None:
+    key, eq, val = text.partition("=")
+    if eq and (key.startswith("nvidia.com/") or key == "kubernetes.io/hostname"):
+        gfd.setdefault(key, (val, no))

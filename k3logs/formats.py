@@ -1,0 +1,94 @@
+"""Load patterns/formats.toml: the wrappers, prefixes and line formats the parser applies, as data."""
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from .catalogue import _table_starts, regex_error
+from .errors import CatalogueError, SourceLocation
+from .resources import data_dir
+
+LAYERS = ("wrapper", "prefix", "line")
+TIME_GROUPS = ("t_iso", "t_local", "t_md", "t_hms", "t_glog", "t_ctime", "t_syslog", "t_uptime")
+KEYS = {"name", "regex", "source", "level_map", "first_for", "samples", "json_escaped"}
+
+
+@dataclass(frozen=True)
+class Format:
+    layer: str
+    name: str
+    regex: str
+    source: str | None
+    level_map: tuple[tuple[str, str], ...]
+    first_for: tuple[str, ...]
+    json_escaped: bool
+    samples: tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
+    location: SourceLocation
+
+    @property
+    def groups(self) -> tuple[str, ...]:
+        return tuple(re.findall(r"\(\?P<(\w+)>", self.regex))
+
+
+@dataclass(frozen=True)
+class Formats:
+    wrappers: dict[str, Format]
+    prefixes: tuple[Format, ...]
+    lines: tuple[Format, ...]
+
+    def line_order(self, kind: str) -> tuple[Format, ...]:
+        """Line formats with the ones preferred for this file kind first (order only changes speed)."""
+        first = tuple(f for f in self.lines if kind in f.first_for)
+        return first + tuple(f for f in self.lines if kind not in f.first_for)
+
+
+def load_formats(path: Path | None = None) -> Formats:
+    path = path or data_dir("patterns") / "formats.toml"
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise CatalogueError(f"formats are not valid TOML: {e}", source=SourceLocation(str(path))) from e
+    problems: list[str] = []
+    out: dict[str, list[Format]] = {layer: [] for layer in LAYERS}
+    for layer in LAYERS:
+        starts = _table_starts(text, layer)
+        for i, d in enumerate(data.get(layer, [])):
+            loc = SourceLocation(str(path), starts[i] if i < len(starts) else None)
+            unknown = set(d) - KEYS
+            if unknown:
+                problems.append(f"{loc}: unknown keys {sorted(unknown)}")
+            if "name" not in d or "regex" not in d:
+                problems.append(f"{loc}: a format needs name and regex")
+                continue
+            err = regex_error(d["regex"])
+            if err:
+                problems.append(f"{loc}: {d['name']}: regex does not compile: {err}")
+                continue
+            if not d["regex"].startswith("^"):
+                problems.append(f"{loc}: {d['name']}: a format regex matches the head of a line and starts with ^")
+            if layer == "line" and not d.get("source"):
+                problems.append(f"{loc}: {d['name']}: a line format needs a source")
+            samples = []
+            for s in d.get("samples", []):
+                fields = tuple(sorted((str(k), str(v)) for k, v in (s.get("fields") or {}).items()))
+                samples.append((s["line"], fields))
+            if not samples:
+                problems.append(f"{loc}: {d['name']}: needs samples")
+            out[layer].append(Format(
+                layer=layer, name=d["name"], regex=d["regex"], source=d.get("source"),
+                level_map=tuple(sorted((d.get("level_map") or {}).items())),
+                first_for=tuple(d.get("first_for", [])), json_escaped=bool(d.get("json_escaped", False)),
+                samples=tuple(samples), location=loc))
+    if problems:
+        raise CatalogueError(f"{len(problems)} problem(s) in {path}: {problems[0]}", problems)
+    return Formats(wrappers={f.name: f for f in out["wrapper"]}, prefixes=tuple(out["prefix"]),
+                   lines=tuple(out["line"]))
+
+
+@lru_cache(maxsize=1)
+def builtin_formats() -> Formats:
+    return load_formats()

@@ -1,0 +1,115 @@
+"""Bytes -> batches of (line, text): split on b'\\n' only (a tqdm bar redrawn with '\\r' stays one line),
+decode UTF-8 with replacement (UTF-16 with a BOM and Latin-1 files are recoded), cut over-long lines
+without ever holding them whole. Splitting and decoding are vectorised (pyarrow / polars)."""
+from __future__ import annotations
+
+import codecs
+from dataclasses import dataclass
+from typing import BinaryIO, Iterator
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .schema import LINE, TRUNCATED
+
+RAW = "raw"
+
+
+@dataclass
+class LineStats:
+    lines: int = 0
+    bytes: int = 0
+    truncated: int = 0
+    undecodable: int = 0
+
+
+def _utf16_reader(stream: BinaryIO, encoding: str) -> BinaryIO:
+    """Re-encode a UTF-16 stream as UTF-8 on the fly (newlines keep their count)."""
+    decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
+
+    class Recoded:
+        def read(self, n: int = -1) -> bytes:
+            data = stream.read(n)
+            text = decoder.decode(data, final=not data)
+            return text.encode("utf-8") if (text or data) else b""
+
+    return Recoded()  # type: ignore[return-value]
+
+
+def open_text(stream: BinaryIO, head: bytes) -> BinaryIO:
+    """Wrap `stream` (whose first bytes are `head`) so that it yields UTF-8-ish bytes."""
+    if head.startswith(codecs.BOM_UTF16_LE) or head.startswith(codecs.BOM_UTF16_BE):
+        return _utf16_reader(stream, "utf-16")
+    return stream
+
+
+def _split(buf: bytes) -> pl.Series:
+    """Split bytes that end just after a '\\n' into lines (without the '\\n'), as a polars String series."""
+    arr = pa.LargeBinaryArray.from_buffers(
+        pa.large_binary(), 1, [None, pa.py_buffer(np.array([0, len(buf)], dtype=np.int64)), pa.py_buffer(buf)])
+    parts = pc.split_pattern(arr, b"\n").flatten()
+    s = pl.from_arrow(parts)
+    assert isinstance(s, pl.Series)
+    s = s.slice(0, len(s) - 1)  # the empty string after the final '\n'
+    text = s.cast(pl.String, strict=False)
+    bad = text.is_null() & s.is_not_null()
+    if bad.any():
+        idx = bad.arg_true().to_list()
+        fixed = [s[i].decode("utf-8", "replace") for i in idx]
+        text = text.scatter(idx, fixed)
+    return text.rename(RAW)
+
+
+def iter_line_batches(stream: BinaryIO, batch_bytes: int, max_line: int, stats: LineStats | None = None
+                      ) -> Iterator[pl.DataFrame]:
+    """Yield DataFrames (line: i64, raw: str, truncated: bool) covering the stream in order.
+
+    Memory stays bounded by `batch_bytes` plus `max_line`: a line longer than `max_line` is cut to its
+    first `max_line` bytes, flagged, and the rest of it is skipped while reading.
+    """
+    stats = stats if stats is not None else LineStats()
+    next_line = 1
+    carry = b""
+    skipping = False  # inside the unread tail of an over-long line
+
+    def batch(text: pl.Series, trunc_mask: pl.Series | None) -> pl.DataFrame:
+        nonlocal next_line
+        n = len(text)
+        lines = pl.int_range(next_line, next_line + n, dtype=pl.Int64, eager=True).alias(LINE)
+        next_line += n
+        long = text.str.len_bytes() > max_line
+        if long.any():
+            text = pl.select(pl.when(long).then(text.str.slice(0, max_line)).otherwise(text)).to_series()
+        trunc = long if trunc_mask is None else (long | trunc_mask)
+        stats.lines += n
+        stats.truncated += int(trunc.sum())
+        return pl.DataFrame([lines, text.rename(RAW), trunc.rename(TRUNCATED)])
+
+    while True:
+        chunk = stream.read(batch_bytes)
+        if not chunk:
+            break
+        stats.bytes += len(chunk)
+        if skipping:
+            nl = chunk.find(b"\n")
+            if nl < 0:
+                continue
+            chunk = chunk[nl + 1:]
+            skipping = False
+        buf = carry + chunk if carry else chunk
+        cut = buf.rfind(b"\n")
+        if cut < 0:
+            carry = buf
+        else:
+            carry = buf[cut + 1:]
+            yield batch(_split(buf[: cut + 1]), None)
+        if len(carry) > max_line:
+            # emit the head of the giant line now, skip the rest up to its newline
+            head = pl.Series(RAW, [carry[:max_line].decode("utf-8", "replace")])
+            yield batch(head, pl.Series([True]))
+            carry = b""
+            skipping = True
+    if carry:
+        yield batch(_split(carry + b"\n"), None)

@@ -1,0 +1,300 @@
+"""Peel a batch of raw lines, layer by layer, into parsed rows. Everything here is vectorised over the
+batch: each format is one regex over the rows that can still match it (formats.toml says which).
+
+Order (log-formats.md 1.3): collector wrapper -> partial records re-joined -> ANSI colour -> tqdm
+carriage-return states (text glued after a bar becomes its own row, `sub` = 1) -> process / Ray / rank
+prefixes (repeatedly) -> the application line format, which sets `source`, level, time and message.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from .formats import Format, Formats
+from .schema import LINE, SUB, TRUNCATED
+
+ANSI = r"\x1b\[[0-9;?]*[A-Za-z]"
+TQDM_GLUE = r"^(?P<head>.*?\d+/\d+ \[[\d:]+<[\d:?]+,[^\]]*\])(?P<tail>\S.*)$"
+PREFIX_ONLY = r"^(?:\([^()]*pid=\d+[^()]*\)\s*)*$"
+MONTHS = {"Jan": "01", "Feb": "02", "Mar": "03", "Apr": "04", "May": "05", "Jun": "06", "Jul": "07",
+          "Aug": "08", "Sep": "09", "Oct": "10", "Nov": "11", "Dec": "12"}
+PLACEHOLDER_YEAR = "2000"  # a leap year: year-less times are kept in it until the clock stage fills the year
+
+# columns of a parsed row (besides line, sub, truncated)
+STR_COLS = ("text", "wrapper", "stream", "proc", "ip", "w_host", "ident", "source", "level", "loc", "host",
+            "lt_kind", "wt_kind")
+PARSED_SCHEMA: dict[str, pl.DataType] = {
+    LINE: pl.Int64, SUB: pl.Int8, TRUNCATED: pl.Boolean, "cr_end": pl.Boolean,
+    **{c: pl.String for c in STR_COLS},
+    "pid": pl.Int64, "tid": pl.Int64, "dev": pl.Int32, "rank": pl.Int32,
+    "wt": pl.Datetime("us"), "lt": pl.Datetime("us"), "uptime": pl.Float64, "partial": pl.Boolean,
+}
+
+
+@dataclass(frozen=True)
+class FileContext:
+    file: str                      # path inside the bundle
+    kind: str                      # sniffed kind (schema.LOG_KINDS)
+    wrappers: tuple[str, ...] = ()  # wrapper chain, outermost first
+
+
+def _groups(fmt: Format) -> set[str]:
+    return set(fmt.groups)
+
+
+def _extract(df: pl.DataFrame, fmt: Format) -> pl.DataFrame:
+    """The format's named groups for each row of `df`, plus `_m` (the whole head; null = no match)."""
+    return df.select(pl.col("text").str.extract_groups(f"(?P<_m>{fmt.regex})")).unnest("text")
+
+
+def _level(expr: pl.Expr, fmt: Format) -> pl.Expr:
+    mapping = dict(fmt.level_map)
+    return expr.replace(mapping) if mapping else expr
+
+
+def _time_exprs(groups: set[str]) -> tuple[pl.Expr, pl.Expr, pl.Expr | None]:
+    """(naive datetime, kind, uptime) expressions over an extracted group frame."""
+    c = pl.col
+    if "t_iso" in groups:
+        iso = (c("t_iso").str.replace(",", ".", literal=True).str.replace(r"Z$", "+00:00")
+               .str.replace(r"([+-]\d\d)(\d\d)$", "${1}:${2}").str.replace(" ", "T", literal=True))
+        dt = (iso.str.to_datetime("%Y-%m-%dT%H:%M:%S%.f%:z", time_zone="UTC", time_unit="us", strict=False)
+              .dt.replace_time_zone(None))
+        return dt, pl.when(dt.is_not_null()).then(pl.lit("utc")), None
+    if "t_local" in groups:
+        dt = (c("t_local").str.replace(",", ".", literal=True).str.replace("T", " ", literal=True)
+              .str.to_datetime("%Y-%m-%d %H:%M:%S%.f", time_unit="us", strict=False))
+        return dt, pl.when(dt.is_not_null()).then(pl.lit("local")), None
+    if "t_md" in groups:
+        dt = pl.concat_str([pl.lit(PLACEHOLDER_YEAR + "-"), c("t_md"), pl.lit(" "), c("t_hms")]).str.to_datetime(
+            "%Y-%m-%d %H:%M:%S", time_unit="us", strict=False)
+        return dt, pl.when(dt.is_not_null()).then(pl.lit("yearless")), None
+    if "t_glog" in groups:
+        md = c("t_glog").str.extract(r"^(\d{3,4}) ", 1).str.zfill(4)
+        hms = c("t_glog").str.extract(r" (\d\d:\d\d:\d\d(?:\.\d{1,6})?)", 1)
+        dt = pl.concat_str([pl.lit(PLACEHOLDER_YEAR + "-"), md.str.slice(0, 2), pl.lit("-"), md.str.slice(2, 2),
+                            pl.lit(" "), hms]).str.to_datetime("%Y-%m-%d %H:%M:%S%.f", time_unit="us", strict=False)
+        return dt, pl.when(dt.is_not_null()).then(pl.lit("yearless")), None
+    if "t_ctime" in groups:
+        parts = c("t_ctime").str.replace_all(r"\s+", " ").str.split(" ")
+        dt = pl.concat_str([parts.list.get(4, null_on_oob=True), pl.lit("-"),
+                            parts.list.get(1, null_on_oob=True).replace(MONTHS), pl.lit("-"),
+                            parts.list.get(2, null_on_oob=True).str.zfill(2), pl.lit(" "),
+                            parts.list.get(3, null_on_oob=True)]).str.to_datetime(
+            "%Y-%m-%d %H:%M:%S", time_unit="us", strict=False)
+        return dt, pl.when(dt.is_not_null()).then(pl.lit("local")), None
+    if "t_syslog" in groups:
+        parts = c("t_syslog").str.replace_all(r"\s+", " ").str.split(" ")
+        dt = pl.concat_str([pl.lit(PLACEHOLDER_YEAR + "-"), parts.list.get(0, null_on_oob=True).replace(MONTHS),
+                            pl.lit("-"), parts.list.get(1, null_on_oob=True).str.zfill(2), pl.lit(" "),
+                            parts.list.get(2, null_on_oob=True)]).str.to_datetime(
+            "%Y-%m-%d %H:%M:%S%.f", time_unit="us", strict=False)
+        return dt, pl.when(dt.is_not_null()).then(pl.lit("yearless")), None
+    if "t_uptime" in groups:
+        up = c("t_uptime").cast(pl.Float64, strict=False)
+        return pl.lit(None, pl.Datetime("us")), pl.when(up.is_not_null()).then(pl.lit("boot")), up
+    return pl.lit(None, pl.Datetime("us")), pl.lit(None, pl.String), None
+
+
+def _json_unescape(e: pl.Expr) -> pl.Expr:
+    """Undo the JSON string escapes Docker writes (\\u sequences other than the usual few are left as is)."""
+    hold = "\ue000"
+    return (e.str.replace_all(r"\\", hold, literal=True)
+            .str.replace_all(r"\n", "\n", literal=True).str.replace_all(r"\r", "\r", literal=True)
+            .str.replace_all(r"\t", "\t", literal=True).str.replace_all(r"\"", '"', literal=True)
+            .str.replace_all(r"\/", "/", literal=True)
+            .str.replace_all(r"\u003c", "<", literal=True).str.replace_all(r"\u003e", ">", literal=True)
+            .str.replace_all(r"\u0026", "&", literal=True).str.replace_all(r"\u001b", "\x1b", literal=True)
+            .str.replace_all(r"\u0000", "", literal=True)
+            .str.replace_all(hold, "\\", literal=True))
+
+
+# ------------------------------------------------------------------------------------------------
+# layers
+# ------------------------------------------------------------------------------------------------
+def _apply_wrapper(df: pl.DataFrame, fmt: Format) -> pl.DataFrame:
+    ext = _extract(df, fmt)
+    m = ext["_m"].is_not_null()
+    if not m.any():
+        return df
+    g = _groups(fmt)
+    text = ext["text"] if "text" in g else df["text"].str.slice(ext["_m"].str.len_chars())
+    if fmt.json_escaped:
+        text = pl.select(_json_unescape(pl.lit(text))).to_series()
+    dt, kind, _ = _time_exprs(g)
+    times = ext.with_columns(dt.alias("wt"), kind.alias("wt_kind")).select("wt", "wt_kind")
+    new = {
+        "text": text.fill_null(""),
+        "wrapper": pl.lit(fmt.name),
+        "wt": times["wt"], "wt_kind": times["wt_kind"],
+    }
+    if "stream" in g:
+        new["stream"] = ext["stream"]
+    if "host" in g:
+        new["w_host"] = ext["host"]
+    if "ident" in g:
+        new["ident"] = ext["ident"]
+    if "pid" in g:
+        new["pid"] = ext["pid"].cast(pl.Int64, strict=False)
+    if "tag" in g:
+        new["partial"] = ext["tag"] == "P"
+    elif fmt.json_escaped:
+        new["partial"] = ~text.str.ends_with("\n")
+    return df.with_columns(
+        pl.when(pl.lit(m)).then(v if isinstance(v, pl.Expr) else pl.lit(v)).otherwise(pl.col(k)).alias(k)
+        for k, v in new.items())
+
+
+def _join_partials(df: pl.DataFrame) -> pl.DataFrame:
+    """Re-join records the runtime split (CRI 'P' tags, Docker chunks without a newline)."""
+    partial = df["partial"].fill_null(False)
+    if not partial.any():
+        return df
+    grp = (~partial).shift(1, fill_value=True).cum_sum().alias("_g")
+    firsts = [c for c in df.columns if c not in ("text", TRUNCATED, "partial", LINE)]
+    return (df.with_columns(grp)
+            .group_by("_g", maintain_order=True)
+            .agg(pl.col(LINE).first(), pl.col(LINE).last().alias("_line_end"), pl.col("text").str.join(""),
+                 pl.col(TRUNCATED).any(), pl.col("partial").last(), *[pl.col(c).first() for c in firsts])
+            .drop("_g"))
+
+
+def _strip_ansi(df: pl.DataFrame) -> pl.DataFrame:
+    if not df["text"].str.contains("\x1b", literal=True).any():
+        return df
+    return df.with_columns(pl.col("text").str.replace_all(ANSI, ""))
+
+
+def _carriage_returns(df: pl.DataFrame) -> pl.DataFrame:
+    """A trailing '\\r' marks a line continued by vLLM's formatter; other '\\r's separate tqdm states:
+    keep the prefix written before the first one and the last state (with whatever is glued to it)."""
+    text = df["text"]
+    if not text.str.contains("\r", literal=True).any():
+        return df.with_columns(pl.lit(False).alias("cr_end"))
+    t = pl.col("text").str.strip_chars_end("\n")
+    cr_end = t.str.ends_with("\r")
+    t = t.str.strip_chars_end("\r")
+    first = t.str.extract(r"^([^\r]*)\r", 1)
+    last = t.str.extract(r"([^\r]*)$", 1)
+    keep_first = first.str.contains(PREFIX_ONLY)
+    collapsed = pl.when(first.is_null()).then(t).when(keep_first).then(first + last).otherwise(last)
+    return df.with_columns(collapsed.alias("text"), cr_end.alias("cr_end"))
+
+
+def _split_glued(df: pl.DataFrame) -> pl.DataFrame:
+    """Text written right after an unfinished tqdm state (no newline between) becomes its own row."""
+    cand = df["text"].str.contains(r"\d+/\d+ \[[\d:]+<")
+    if not cand.any():
+        return df
+    ext = df.select(pl.col("text").str.extract_groups(TQDM_GLUE)).unnest("text")
+    glued = ext["tail"].is_not_null() & cand
+    if not glued.any():
+        return df
+    heads = df.with_columns(pl.when(pl.lit(glued)).then(pl.lit(ext["head"])).otherwise(pl.col("text")).alias("text"))
+    tails = (df.filter(glued).with_columns(pl.lit(ext["tail"].filter(glued)).alias("text"),
+                                             (pl.col(SUB) + 1).cast(pl.Int8).alias(SUB))
+             # the tail was not written by the process whose prefix starts the physical line
+             .with_columns(pl.lit(None, pl.String).alias("proc"), pl.lit(None, pl.Int64).alias("pid"),
+                           pl.lit(None, pl.String).alias("ip")))
+    return pl.concat([heads, tails]).sort([LINE, SUB])
+
+
+def _peel_prefixes(df: pl.DataFrame, prefixes: tuple[Format, ...]) -> pl.DataFrame:
+    """Strip process/Ray/rank prefixes repeatedly; the innermost process wins, the outer Ray ip is kept."""
+    done: list[pl.DataFrame] = []
+    todo = df
+    for _ in range(8):
+        starts = pl.col("text").str.contains(r"^(?:\x1b\[[\d;]*m)?[\[(]")
+        done.append(todo.filter(~starts))
+        todo = todo.filter(starts)
+        if todo.is_empty():
+            break
+        progressed = pl.repeat(False, len(todo), eager=True)
+        for fmt in prefixes:
+            ext = _extract(todo, fmt)
+            m = ext["_m"].is_not_null()
+            if not m.any():
+                continue
+            progressed = progressed | m
+            g = _groups(fmt)
+            upd = {"text": todo["text"].str.slice(ext["_m"].str.len_chars())}
+            if "proc" in g:
+                upd["proc"] = ext["proc"].str.strip_chars()
+            if "pid" in g:
+                upd["pid"] = ext["pid"].cast(pl.Int64, strict=False)
+            cols = [pl.when(pl.lit(m)).then(pl.lit(v)).otherwise(pl.col(k)).alias(k) for k, v in upd.items()]
+            if "ip" in g:  # the outermost (Ray) ip is the node's
+                cols.append(pl.coalesce(pl.col("ip"), pl.lit(ext["ip"])).alias("ip"))
+            if "rank" in g:
+                cols.append(pl.coalesce(pl.col("rank"), pl.lit(ext["rank"]).cast(pl.Int32, strict=False)).alias("rank"))
+            if "stream" in g:
+                cols.append(pl.coalesce(pl.col("stream"), pl.lit(ext["stream"])).alias("stream"))
+            todo = todo.with_columns(cols)
+        done.append(todo.filter(~progressed))
+        todo = todo.filter(progressed)
+        if todo.is_empty():
+            break
+    done.append(todo)
+    return pl.concat(done)
+
+
+def _apply_lines(df: pl.DataFrame, formats: tuple[Format, ...], kind: str) -> pl.DataFrame:
+    """First matching line format wins; the rest of the line after its head is the message."""
+    out: list[pl.DataFrame] = []
+    rest = df
+    for fmt in formats:
+        if rest.is_empty():
+            break
+        ext = _extract(rest, fmt)
+        m = ext["_m"].is_not_null()
+        if not m.any():
+            continue
+        hit, ext = rest.filter(m), ext.filter(m)
+        rest = rest.filter(~m)
+        g = _groups(fmt)
+        msg = ext["msg"] if "msg" in g else hit["text"].str.slice(ext["_m"].str.len_chars())
+        dt, kind_e, up = _time_exprs(g)
+        times = ext.with_columns(dt.alias("lt"), kind_e.alias("lt_kind"),
+                                 (up if up is not None else pl.lit(None, pl.Float64)).alias("uptime")
+                                 ).select("lt", "lt_kind", "uptime")
+        cols = {"text": msg, "source": fmt.source,
+                "lt": times["lt"], "lt_kind": times["lt_kind"], "uptime": times["uptime"]}
+        if "level" in g:
+            cols["level"] = ext.select(_level(pl.col("level"), fmt))["level"]
+        for name in ("loc", "host"):
+            if name in g:
+                cols[name] = ext[name]
+        for name, dtype in (("pid", pl.Int64), ("tid", pl.Int64), ("dev", pl.Int32)):
+            if name in g:
+                new = ext[name].cast(dtype, strict=False)
+                cols[name] = new if name != "pid" else pl.select(pl.coalesce(pl.lit(new), pl.lit(hit["pid"]))).to_series()
+        out.append(hit.with_columns(pl.lit(v).alias(k) for k, v in cols.items()))
+    if not rest.is_empty():
+        fallback = kind if kind in ("kernel", "nccl") else "plain"
+        out.append(rest.with_columns(pl.lit(fallback).alias("source")))
+    return pl.concat(out)
+
+
+def parse_batch(batch: pl.DataFrame, ctx: FileContext, formats: Formats) -> pl.DataFrame:
+    """Raw lines (line, raw, truncated) -> parsed rows (PARSED_SCHEMA, text = the message), in line order."""
+    n = len(batch)
+    df = batch.select(
+        pl.col(LINE), pl.lit(0, pl.Int8).alias(SUB), pl.col(TRUNCATED), pl.lit(False).alias("cr_end"),
+        pl.col("raw").alias("text"),
+        *[pl.lit(None, dtype).alias(c) for c, dtype in PARSED_SCHEMA.items()
+          if c not in (LINE, SUB, TRUNCATED, "cr_end", "text")],
+    ).with_columns(pl.lit("none").alias("wrapper"))
+    if n == 0:
+        return df
+    for name in ctx.wrappers:
+        df = _apply_wrapper(df, formats.wrappers[name])
+    df = df.with_columns(pl.col("text").str.strip_chars_end("\n"))
+    df = _join_partials(df)
+    df = _strip_ansi(df)
+    df = _carriage_returns(df)
+    df = _split_glued(df)
+    df = _peel_prefixes(df, formats.prefixes)
+    df = _apply_lines(df, formats.line_order(ctx.kind), ctx.kind)
+    cols = [c for c in PARSED_SCHEMA if c in df.columns] + (["_line_end"] if "_line_end" in df.columns else [])
+    return df.select(cols).sort([LINE, SUB])

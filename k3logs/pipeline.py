@@ -1,0 +1,97 @@
+"""The only module that calls every stage, in order: discover -> sniff -> parse -> attribute -> clock ->
+detect -> decide -> facts and checks -> Report."""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import polars as pl
+
+from .attribute import Attribution, attribute
+from .catalogue import Catalogue, load_catalogue
+from .clock import ClockReport, align, parse_iso
+from .decide import Decision, assign_phases, decide
+from .detect import anchors, detect
+from .discover import Bundle
+from .facts import Fact, facts_from_dump, facts_from_events
+from .ingest import Ingested, Keep, ingest
+from .schema import EVENT_SCHEMA
+from .settings import Settings
+
+
+@dataclass
+class Analysis:
+    """Everything the stages produced, for the report and for `events`."""
+
+    bundle: Bundle
+    ingested: Ingested
+    events: pl.DataFrame          # attributed, aligned, phased; internal columns included
+    detections: pl.DataFrame
+    attribution: Attribution
+    clock: ClockReport
+    facts: list[Fact]
+    decision: Decision
+    catalogue: Catalogue
+
+
+def _dump_facts(ing: Ingested, bundle: Bundle) -> list[Fact]:
+    out: list[Fact] = []
+    for file, kind, text in ing.dumps:
+        out += facts_from_dump(kind, bundle.display(file), text, None)
+    return out
+
+
+def _first_fact(facts: list[Fact], name: str, node: str | None = None) -> Fact | None:
+    for f in facts:
+        if f.name == name and (node is None or f.node == node):
+            return f
+    return None
+
+
+def run(path: str | Path, settings: Settings | None = None, catalogue: Catalogue | None = None,
+        keep_all: bool = False) -> Analysis:
+    settings = settings or Settings()
+    cat = catalogue or load_catalogue()
+    bundle = Bundle(path, settings.limits)
+    keep = None if keep_all else Keep(anchors(cat))
+    ing = ingest(bundle, settings, keep)
+    events = (pl.concat(ing.events, how="diagonal_relaxed") if ing.events else
+              pl.DataFrame(schema={"file": pl.String, "line": pl.Int64, "sub": pl.Int8, "text": pl.String}))
+    events = _ensure_columns(events)
+    events = events.with_columns(pl.col("file").replace({f: bundle.display(f) for f in bundle.names}))
+
+    facts = _dump_facts(ing, bundle)
+    host_facts = {f.file: f.value for f in facts if f.name in ("hostname", "node_name")}
+    buses = {None: f.value.split(",") for f in facts if f.name == "gpu_bus_ids"}
+    events, attribution = attribute(events, host_facts, buses)
+    facts = [replace(f, node=f.node or attribution.file_node.get(f.file)) for f in facts]
+    boots = {}
+    for f in facts:
+        if f.name == "boot_time" and (dt := parse_iso(f.value)):
+            boots[f.node] = dt
+    refs = [dt for f in facts if f.name == "collected_at" and (dt := parse_iso(f.value))]
+    events, clock = align(events, settings.tz, settings.skew_tolerance, boots, refs)
+    events = events.sort(["ts", "file", "line", "sub"], nulls_last=True).with_row_index("eid")
+    events = assign_phases(events)
+    det = detect(events, cat)
+    decision = decide(events, det, cat)
+    facts += facts_from_events(events.select("file", "line", "node", "source", pl.col("text").alias("message")))
+    return Analysis(bundle, ing, events, det, attribution, clock, facts, decision, cat)
+
+
+def _ensure_columns(ev: pl.DataFrame) -> pl.DataFrame:
+    from .parse import PARSED_SCHEMA
+    need = {**PARSED_SCHEMA, "file": pl.String, "_line_end": pl.Int64,
+            "exc_types": pl.List(pl.String), "exc_messages": pl.List(pl.String), "exc_lines": pl.List(pl.Int64),
+            "frames": pl.List(pl.String)}
+    ev = ev.with_columns(pl.lit(None, dtype).alias(c) for c, dtype in need.items() if c not in ev.columns)
+    return ev.with_columns(pl.coalesce("_line_end", "line").alias("line_end")).drop("_line_end")
+
+
+def to_event_table(ev: pl.DataFrame) -> pl.DataFrame:
+    """The public event schema (schema.EVENT_SCHEMA) from the internal columns."""
+    return ev.select(
+        "file", "line", "line_end", "sub", "source", "wrapper", "stream", "node", "rank", "gpu", "pid",
+        pl.col("proc").alias("process"), "host", "ip", "level", "ts", "ts_quality", "uptime",
+        pl.col("loc").alias("location"), pl.col("text").alias("message"), "exc_types", "exc_messages", "exc_lines",
+        "truncated").cast({k: v for k, v in EVENT_SCHEMA.items()})

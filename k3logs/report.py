@@ -1,0 +1,161 @@
+"""The Report model: every decision already made, in the shape of report-contract.md (plus extras).
+Renderers only format it."""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+
+SCHEMA_VERSION = 1
+
+
+def iso(ts: datetime | None) -> str | None:
+    if ts is None:
+        return None
+    return ts.strftime("%Y-%m-%dT%H:%M:%S") + (f".{ts.microsecond:06d}".rstrip("0").rstrip(".") if ts.microsecond else "") + "Z"
+
+
+@dataclass
+class Skipped:
+    file: str
+    reason: str
+
+
+@dataclass
+class FileEntry:
+    file: str
+    kind: str
+    reason: str
+    lines: int
+    bytes: int
+    node: str | None = None
+
+
+@dataclass
+class BundleSummary:
+    path: str
+    files: int
+    bytes: int
+    lines: int
+    skipped: list[Skipped] = field(default_factory=list)
+
+
+@dataclass
+class RootCause:
+    category: str
+    signature: str | None
+    title: str
+    confidence: str
+    explanation: str
+    remediation: list[str]
+
+
+@dataclass
+class FirstCausal:
+    file: str
+    line: int
+    span: list[int]
+    timestamp: str | None
+    text: str
+
+
+@dataclass
+class Origin:
+    node: str | None = None
+    rank: int | None = None
+
+
+@dataclass
+class Symptom:
+    category: str
+    file: str
+    line: int
+    node: str | None
+    rank: int | None
+    count: int
+    title: str | None = None
+    timestamp: str | None = None
+
+
+@dataclass
+class CheckOut:
+    id: str
+    status: str
+    evidence: str | None
+    detail: str
+
+
+@dataclass
+class Environment:
+    facts: dict[str, str] = field(default_factory=dict)
+    checks: list[CheckOut] = field(default_factory=list)
+
+
+@dataclass
+class TimelineEntry:
+    timestamp: str | None
+    ts_quality: str
+    node: str | None
+    rank: int | None
+    role: str           # cause | symptom | context | landmark
+    category: str
+    file: str
+    line: int
+    text: str
+
+
+@dataclass
+class Rung:
+    rung: int
+    title: str
+    status: str          # passed | failed | no evidence
+    evidence: str | None = None
+
+
+@dataclass
+class NodeSummary:
+    node: str
+    ranks: list[int]
+    files: int
+    first: str | None
+    last: str | None
+    clock_offset_s: float | None = None
+    clock_offset_applied: bool = False
+    boot_time: str | None = None
+
+
+@dataclass
+class Report:
+    bundle: BundleSummary
+    healthy: bool
+    root_cause: RootCause
+    first_causal: FirstCausal | None
+    origin: Origin
+    phase: str | None
+    symptoms: list[Symptom]
+    environment: Environment
+    evidence_missing: list[str]
+    schema_version: int = SCHEMA_VERSION
+    tool: str = "k3logs"
+    why_not_symptom: str = ""
+    timeline: list[TimelineEntry] = field(default_factory=list)
+    nodes: list[NodeSummary] = field(default_factory=list)
+    recovery_ladder: list[Rung] = field(default_factory=list)
+    load_at_failure: dict | None = None
+    other: dict | None = None
+    sniffed: list[FileEntry] = field(default_factory=list)
+    clock: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        order = ["schema_version", "tool", "bundle", "healthy", "root_cause", "first_causal", "origin", "phase",
+                 "symptoms", "environment", "evidence_missing", "why_not_symptom", "timeline", "nodes",
+                 "recovery_ladder", "load_at_failure", "other", "clock", "sniffed"]
+        return {k: d[k] for k in order}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False, sort_keys=False) + "\n"
+
+    @property
+    def exit_status(self) -> int:
+        return 0 if self.healthy else 1

@@ -1,0 +1,183 @@
+"""Decide what a bundle file is from its CONTENT (names are arbitrary): binary or text, the wrapper
+chain around its lines (docker json-file, CRI, journald, ...), and its kind (schema.LOG_KINDS /
+DUMP_KINDS). Every decision comes with a one-line reason. Only the file's head is read."""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+
+from .dumps import sniff_dump
+from .formats import Formats, builtin_formats
+
+HEAD_BYTES = 64 * 1024
+HEAD_LINES = 200
+WRAPPER_ORDER = ("docker_json", "cri", "kubectl_prefix", "journald_iso", "rfc3339", "journald", "compose")
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+VLLM_PROC = re.compile(r"^\((?:APIServer|ApiServer_\d+|EngineCore\w*|Worker\w*|VllmWorker[^)]*|VllmWorkerProcess"
+                       r"|RayWorkerProc|RayWorkerWrapper|RayWorkerVllm) pid=\d+")
+VLLM_TEXT = re.compile(r"Automatically detected platform|vLLM API server version|Initializing a V[01] LLM engine"
+                       r"|Starting to load model|Avg prompt throughput|Application startup complete|EngineCore")
+TORCHELASTIC = re.compile(r"ChildFailedError|^Root Cause \(first observed failure\)|torch\.distributed\.(?:run|elastic)")
+K8S_EVENTS = re.compile(r"^LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+MESSAGE|^\S+\s+(?:Normal|Warning)\s+\w+\s+\S+/\S+\s")
+RAY_MARK = re.compile(r"^\((?:raylet|gcs_server|autoscaler)|\[repeated \d+x across cluster\]| -- ")
+LINE_KIND = {"vllm": "vllm", "uvicorn": "vllm", "nccl": "nccl", "nccl_version": "nccl", "torch_c10": "torch",
+             "glog": "log", "kernel_uptime": "kernel", "kernel_ctime": "kernel", "kernel_iso": "kernel",
+             "kernel_decoded": "kernel", "ray": "ray", "ray_cpp": "ray", "python_dash": "log",
+             "python_bracket": "torch", "python_basic": "log", "iso_stamped": "log", "local_stamped": "log"}
+
+
+@dataclass(frozen=True)
+class Sniffed:
+    kind: str                       # LOG_KINDS, DUMP_KINDS, or text / binary / empty
+    wrappers: tuple[str, ...]       # wrapper chain, outermost first
+    reason: str
+    is_dump: bool = False
+
+    @property
+    def parsed_as_log(self) -> bool:
+        return self.kind not in ("binary", "empty")
+
+
+@lru_cache(maxsize=1)
+def _compiled(formats_id: int) -> dict[str, list[tuple[str, re.Pattern]]]:
+    f = builtin_formats()
+    return {
+        "wrapper": [(n, re.compile(f.wrappers[n].regex)) for n in WRAPPER_ORDER if n in f.wrappers],
+        "prefix": [(p.name, re.compile(p.regex)) for p in f.prefixes],
+        "line": [(p.name, re.compile(p.regex)) for p in f.lines],
+    }
+
+
+def _binary_reason(head: bytes) -> str | None:
+    if not head:
+        return None
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return None  # UTF-16 with a BOM: text
+    sample = head[:8192]
+    nul = sample.count(0)
+    ctrl = sum(1 for b in sample if b < 32 and b not in (9, 10, 13, 27))
+    if nul > len(sample) // 100 or ctrl > len(sample) // 10:
+        return f"binary content ({(nul + ctrl) * 100 // len(sample)}% control bytes in the first {len(sample)})"
+    return None
+
+
+def _decode_head(head: bytes) -> str:
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return head.decode("utf-16", "replace")
+    return head.decode("utf-8", "replace")
+
+
+def _peel(line: str, pats: list[tuple[str, re.Pattern]]) -> str:
+    for _ in range(6):
+        for _, p in pats:
+            m = p.match(line)
+            if m:
+                line = line[m.end():]
+                break
+        else:
+            return line
+    return line
+
+
+def sniff(head: bytes, size: int | None = None, formats: Formats | None = None) -> Sniffed:
+    """Classify a file from its first bytes."""
+    if not head.strip():
+        return Sniffed("empty", (), "empty file" if not head else "only whitespace")
+    why = _binary_reason(head)
+    if why:
+        return Sniffed("binary", (), why)
+    pats = _compiled(id(formats or builtin_formats()))
+    text = _decode_head(head[:HEAD_BYTES])
+    lines = [ln for ln in text.split("\n")[:-1 if len(head) >= HEAD_BYTES else None] if ln.strip()][:HEAD_LINES]
+    if not lines:
+        lines = [text]
+    n = len(lines)
+
+    # 1. wrapper chain: a wrapper counts when it is on most lines
+    wrappers: list[str] = []
+    inner = lines
+    reasons: list[str] = []
+    for _ in range(2):
+        counts = Counter()
+        for ln in inner:
+            for name, p in pats["wrapper"]:
+                if p.match(ln):
+                    counts[name] += 1
+                    break
+        if not counts:
+            break
+        name, hits = counts.most_common(1)[0]
+        if hits * 2 < len(inner) or name in wrappers:
+            break
+        wrappers.append(name)
+        reasons.append(f"{name} wrapper on {hits}/{len(inner)} lines")
+        rx = dict(pats["wrapper"])[name]
+        inner = [_unwrap(ln, rx, name) for ln in inner]
+
+    # 2. dumps are recognised on the unwrapped text
+    if not wrappers:
+        dump = sniff_dump(text)
+        if dump:
+            kind, reason = dump
+            return Sniffed(kind, (), reason, is_dump=True)
+
+    # 3. logs: count the application format of each unwrapped line
+    clean = [_peel(ANSI.sub("", ln), pats["prefix"]) for ln in inner]
+    counts = Counter()
+    for raw, ln in zip(inner, clean):
+        raw = ANSI.sub("", raw)
+        if VLLM_PROC.match(raw) or VLLM_TEXT.search(ln):
+            counts["vllm"] += 1
+            continue
+        if RAY_MARK.search(raw):
+            counts["ray"] += 1
+        if TORCHELASTIC.search(ln):
+            counts["torch"] += 1
+        if K8S_EVENTS.match(ln):
+            counts["k8s_events"] += 1
+            continue
+        for name, p in pats["line"]:
+            if p.match(ln):
+                counts[LINE_KIND.get(name, "log")] += 1
+                break
+    if "journald" in wrappers or "journald_iso" in wrappers:
+        idents = Counter(m.group("ident") for ln in lines if (m := _journal_ident(ln, pats)))
+        if idents and idents.most_common(1)[0][0] == "kernel":
+            counts["kernel"] += n
+        elif not counts.get("vllm"):
+            counts["journal"] += n // 2 + 1
+    if counts:
+        # vLLM output carries NCCL, torch and kernel-looking lines too: a few vLLM lines decide it
+        if counts.get("vllm", 0) * 10 >= n:
+            kind = "vllm"
+        else:
+            kind = counts.most_common(1)[0][0]
+        hits = counts[kind]
+        also = ", ".join(f"{k} {v}" for k, v in counts.most_common() if k != kind)
+        reasons.append(f"{kind} lines {hits}/{n}" + (f" (also {also})" if also else ""))
+        return Sniffed(kind, tuple(wrappers), "; ".join(reasons))
+    reasons.append(f"no known format in {n} lines; read as plain text")
+    return Sniffed("log", tuple(wrappers), "; ".join(reasons))
+
+
+def _unwrap(line: str, rx: re.Pattern, name: str) -> str:
+    m = rx.match(line)
+    if not m:
+        return line
+    if "text" in rx.groupindex:
+        t = m.group("text") or ""
+        if name == "docker_json":
+            t = t.replace("\\n", "").replace("\\r", "\r").replace('\\"', '"').replace("\\u001b", "\x1b")
+        return t
+    return line[m.end():]
+
+
+def _journal_ident(line: str, pats) -> re.Match | None:
+    for name, p in pats["wrapper"]:
+        if name in ("journald", "journald_iso"):
+            m = p.match(line)
+            if m:
+                return m
+    return None
