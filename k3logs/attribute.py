@@ -62,6 +62,10 @@ class Attribution:
     pid_gpu: dict[tuple[str | None, int], int] = field(default_factory=dict)
     bus_rank: dict[tuple[str | None, str], int] = field(default_factory=dict)
     bus_gpu: dict[tuple[str | None, str], int] = field(default_factory=dict)
+    file_rank: dict[str, int] = field(default_factory=dict)
+    name_rank: dict[str, int] = field(default_factory=dict)
+    single_node: str | None = None
+    unnamed_rank0: bool = False
     world_size: int | None = None
     tp_size: int | None = None
     pp_size: int | None = None
@@ -90,45 +94,36 @@ def _node_folders(files: list[str], file_hosts: dict[str, str], known_hosts: set
     return out
 
 
-def attribute(events: pl.DataFrame, host_facts: dict[str, str] | None = None,
-              gpu_bus_facts: dict[str | None, list[str]] | None = None) -> tuple[pl.DataFrame, Attribution]:
-    """Add `node`, `rank`, `gpu` to the parsed events of a bundle. `host_facts` maps a file (as stored) to
-    the host name its dump names; `gpu_bus_facts` maps a node (or None) to nvidia-smi bus ids by index."""
+def learn(events: pl.DataFrame, host_facts: dict[str, str] | None = None,
+          gpu_bus_facts: dict[str | None, list[str]] | None = None) -> Attribution:
+    """Learn the node and rank maps of a bundle from its parsed events (and the host names and GPU bus
+    ids its dumps give: `host_facts` maps a file to a host, `gpu_bus_facts` a node to bus ids by index)."""
     a = Attribution()
     host_facts = host_facts or {}
-    # hosts named inside lines (NCCL, torchelastic, journald), cut to short names
-    ev = events.with_columns(
-        pl.coalesce(pl.col("host"), pl.col("w_host")).str.replace(r"^([A-Za-z][\w-]*)\..*$", "${1}").alias("_h"))
+    ev = _hosts(events)
     # 1. ip -> host from NCCL bootstrap lines and from Ray-relayed NCCL lines
     boot = ev.filter(pl.col("_h").is_not_null() & (pl.col("source") == "nccl")).select(
         "_h", pl.coalesce(pl.col("text").str.extract(NCCL_BOOT, 1), pl.col("ip")).alias("_ip")).drop_nulls().unique()
-    for h, ip in boot.iter_rows():
+    for h, ip in sorted(boot.iter_rows()):
         a.ip_node.setdefault(ip, h)
     # 2. the host each file's own lines name (lines relayed from other nodes by Ray carry ip=)
     own = ev.filter(pl.col("_h").is_not_null() & pl.col("ip").is_null()).group_by("file", "_h").len()
     file_hosts: dict[str, str] = {}
-    for f in own["file"].unique().to_list():
+    for f in sorted(own["file"].unique().to_list()):
         rows = own.filter(pl.col("file") == f).sort(["len", "_h"], descending=[True, False])
         if rows.height == 1 or rows["len"][0] > 3 * rows["len"][1]:
             file_hosts[f] = rows["_h"][0]
     for f, h in host_facts.items():
         file_hosts.setdefault(f, short_host(h))
     known_hosts = set(file_hosts.values()) | set(a.ip_node.values()) | set(ev["_h"].drop_nulls().unique().to_list())
-    files = ev["file"].unique().to_list() + list(host_facts)
-    a.folder_node = _node_folders(sorted(set(files)), file_hosts, known_hosts)
-    for f in set(files):
+    files = sorted(set(ev["file"].unique().to_list()) | set(host_facts))
+    a.folder_node = _node_folders(files, file_hosts, known_hosts)
+    for f in files:
         d = _top_dir(f)
-        node = a.folder_node.get(d) if d else None
-        a.file_node[f] = node or file_hosts.get(f)
+        a.file_node[f] = (a.folder_node.get(d) if d else None) or file_hosts.get(f)
     nodes_seen = {n for n in a.file_node.values() if n} | known_hosts
-    single = next(iter(nodes_seen)) if len(nodes_seen) == 1 else None
-    fmap = pl.DataFrame({"file": list(a.file_node), "_fnode": list(a.file_node.values())},
-                        schema={"file": pl.String, "_fnode": pl.String})
-    imap = pl.DataFrame({"ip": list(a.ip_node), "_inode": list(a.ip_node.values())},
-                        schema={"ip": pl.String, "_inode": pl.String})
-    ev = (ev.join(fmap, on="file", how="left").join(imap, on="ip", how="left")
-          .with_columns(pl.coalesce("_h", "_inode", pl.col("ip"), "_fnode", pl.lit(single)).alias("node"))
-          .drop("_h", "_inode", "_fnode"))
+    a.single_node = next(iter(nodes_seen)) if len(nodes_seen) == 1 else None
+    ev = _apply_nodes(ev, a)
     a.nodes = sorted(ev["node"].drop_nulls().unique().to_list())
 
     # 3. rank maps
@@ -150,6 +145,7 @@ def attribute(events: pl.DataFrame, host_facts: dict[str, str] | None = None,
         a.pid_rank.setdefault((node, pid), int(r))
     for node, pid, r, w, dev, bus in init.iter_rows():
         a.pid_gpu.setdefault((node, pid), int(dev))
+        a.bus_gpu.setdefault((node, nccl_bus(bus)), int(dev))
         if a.world_size and int(w) == a.world_size:
             a.pid_rank.setdefault((node, pid), int(r))
             a.bus_rank.setdefault((node, nccl_bus(bus)), int(r))
@@ -157,47 +153,72 @@ def attribute(events: pl.DataFrame, host_facts: dict[str, str] | None = None,
         if a.world_size and int(w) == a.world_size:
             a.pid_rank.setdefault((node, pid), int(r))
     # NCCL_DEBUG_FILE-style names that carry the rank (nccl-rank6.log)
-    file_rank = {}
-    for f in ev.filter(pl.col("source") == "nccl")["file"].unique().to_list():
+    for f in sorted(ev.filter(pl.col("source") == "nccl")["file"].unique().to_list()):
         m = NODE_FILE_NAME.search(f.rsplit("/", 1)[-1])
         if m:
-            file_rank[f] = int(m.group(1))
-    for (f, node, pid) in ev.filter(pl.col("file").is_in(list(file_rank)) & pl.col("pid").is_not_null()) \
+            a.file_rank[f] = int(m.group(1))
+    for (f, node, pid) in ev.filter(pl.col("file").is_in(list(a.file_rank)) & pl.col("pid").is_not_null()) \
             .select("file", "node", "pid").unique().iter_rows():
-        a.pid_rank.setdefault((node, pid), file_rank[f])
+        a.pid_rank.setdefault((node, pid), a.file_rank[f])
     # parallel sizes, for worker names when no map exists
     for pat, attr in ((TP_SIZE, "tp_size"), (PP_SIZE, "pp_size")):
         found = ev["text"].str.extract(pat, 1).drop_nulls()
         if len(found):
             setattr(a, attr, int(found.mode().sort()[0]))
+    a.name_rank = _name_ranks(sorted(ev["proc"].drop_nulls().unique().to_list()), a)
+    # a single-GPU deployment whose processes print no name (V0, early V1): its output is rank 0's
+    a.unnamed_rank0 = (a.tp_size or 0) * (a.pp_size or 1) == 1 and a.world_size in (None, 1) \
+        and ev["proc"].is_null().all()
+    for node, buses in (gpu_bus_facts or {}).items():
+        for i, b in enumerate(buses):
+            a.bus_gpu[(node, b)] = i
+    return a
 
-    pr = pl.DataFrame([(n, p, r) for (n, p), r in a.pid_rank.items()], schema={"node": pl.String, "pid": pl.Int64,
-                                                                              "_prank": pl.Int32}, orient="row")
-    pg = pl.DataFrame([(n, p, g) for (n, p), g in a.pid_gpu.items()], schema={"node": pl.String, "pid": pl.Int64,
-                                                                             "_pgpu": pl.Int32}, orient="row")
-    frank = pl.DataFrame({"file": list(file_rank), "_frank": list(file_rank.values())},
+
+def _hosts(ev: pl.DataFrame) -> pl.DataFrame:
+    """`_h`: the host a line names itself (NCCL, torchelastic, journald), cut to its short name."""
+    return ev.with_columns(
+        pl.coalesce(pl.col("host"), pl.col("w_host")).str.replace(r"^([A-Za-z][\w-]*)\..*$", "${1}").alias("_h"))
+
+
+def _apply_nodes(ev: pl.DataFrame, a: Attribution) -> pl.DataFrame:
+    fmap = pl.DataFrame({"file": list(a.file_node), "_fnode": list(a.file_node.values())},
+                        schema={"file": pl.String, "_fnode": pl.String})
+    imap = pl.DataFrame({"ip": list(a.ip_node), "_inode": list(a.ip_node.values())},
+                        schema={"ip": pl.String, "_inode": pl.String})
+    return (ev.join(fmap, on="file", how="left").join(imap, on="ip", how="left")
+            .with_columns(pl.coalesce("_h", "_inode", pl.col("ip"), "_fnode", pl.lit(a.single_node)).alias("node"))
+            .drop("_h", "_inode", "_fnode"))
+
+
+def apply(events: pl.DataFrame, a: Attribution) -> pl.DataFrame:
+    """Add `node`, `rank`, `gpu` to parsed events with what `learn` found (works batch by batch)."""
+    ev = _apply_nodes(_hosts(events), a)
+    pr = pl.DataFrame([(n, p, r) for (n, p), r in a.pid_rank.items()],
+                      schema={"node": pl.String, "pid": pl.Int64, "_prank": pl.Int32}, orient="row")
+    pg = pl.DataFrame([(n, p, g) for (n, p), g in a.pid_gpu.items()],
+                      schema={"node": pl.String, "pid": pl.Int64, "_pgpu": pl.Int32}, orient="row")
+    frank = pl.DataFrame({"file": list(a.file_rank), "_frank": list(a.file_rank.values())},
                          schema={"file": pl.String, "_frank": pl.Int32})
-    names = _name_ranks(ev["proc"].drop_nulls().unique().to_list(), a)
-    nmap = pl.DataFrame({"proc": list(names), "_nrank": list(names.values())},
+    nmap = pl.DataFrame({"proc": list(a.name_rank), "_nrank": list(a.name_rank.values())},
                         schema={"proc": pl.String, "_nrank": pl.Int32})
-    ev = (ev.join(pr, on=["node", "pid"], how="left", nulls_equal=False)
-          .join(pg, on=["node", "pid"], how="left", nulls_equal=False)
+    ev = (ev.join(pr, on=["node", "pid"], how="left", nulls_equal=True)
+          .join(pg, on=["node", "pid"], how="left", nulls_equal=True)
           .join(frank, on="file", how="left").join(nmap, on="proc", how="left")
           .with_columns(pl.coalesce("rank", "_prank", "_frank", "_nrank").cast(pl.Int32).alias("rank"),
                         pl.coalesce("dev", "_pgpu").cast(pl.Int32).alias("gpu"))
           .drop("_prank", "_pgpu", "_frank", "_nrank"))
-
-    # a single-GPU deployment whose processes print no name (V0, early V1): its output is rank 0's
-    if (a.tp_size or 0) * (a.pp_size or 1) == 1 and a.world_size in (None, 1) and ev["proc"].is_null().all():
+    if a.unnamed_rank0:
         ev = ev.with_columns(pl.when(pl.col("source").is_in(["vllm", "traceback"]) & pl.col("rank").is_null())
                              .then(pl.lit(0, pl.Int32)).otherwise(pl.col("rank")).alias("rank"))
+    return _kernel_gpu(ev, a)
 
-    # 4. kernel lines about a GPU: rank and gpu from its PCI address
-    for node, buses in (gpu_bus_facts or {}).items():
-        for i, b in enumerate(buses):
-            a.bus_gpu[(node, b)] = i
-    ev = _kernel_gpu(ev, a)
-    return ev, a
+
+def attribute(events: pl.DataFrame, host_facts: dict[str, str] | None = None,
+              gpu_bus_facts: dict[str | None, list[str]] | None = None) -> tuple[pl.DataFrame, Attribution]:
+    """Learn the maps from these events and apply them to them."""
+    a = learn(events, host_facts, gpu_bus_facts)
+    return apply(events, a), a
 
 
 def _name_ranks(procs: list[str], a: Attribution) -> dict[str, int]:
@@ -231,7 +252,7 @@ def _kernel_gpu(ev: pl.DataFrame, a: Attribution) -> pl.DataFrame:
     kern = (pl.col("source") == "kernel") & pl.col("text").str.contains(r"NVRM|nvidia|NVIDIA")
     pci = ev.select(pl.when(kern).then(pl.col("text").str.extract_groups(PCI)).alias("g")).unnest("g")
     if pci["bus"].is_null().all():
-        return ev
+        return ev.with_columns(pl.lit(None, pl.String).alias("_bus"))
     keys = [bus_key(d, b, v) if b is not None else None for d, b, v in zip(pci["dom"], pci["bus"], pci["dev"])]
     ev = ev.with_columns(pl.Series("_bus", keys, dtype=pl.String))
     br = pl.DataFrame([(n, b, r) for (n, b), r in a.bus_rank.items()],

@@ -119,7 +119,8 @@ def check_driver(F: _Facts, data: FactsData, k3: bool):
     major, rf, why = _runtime_major(F, data)
     drivers = F.get("driver_branch")
     if not drivers and not F.get("driver_cuda"):
-        return "unknown", None, "no host driver version in the bundle (nvidia-smi, nvidia-smi -q, /proc/driver/nvidia/version)"
+        return "unknown", None, ("no host driver version in the bundle "
+                                 "(nvidia-smi, nvidia-smi -q, /proc/driver/nvidia/version)")
     if major is None:
         d = (drivers or F.get("driver_cuda"))[0]
         return "unknown", d, (f"host driver {'r' + d.value if d.name == 'driver_branch' else 'supports CUDA ' + d.value}; "
@@ -133,9 +134,11 @@ def check_driver(F: _Facts, data: FactsData, k3: bool):
     if bad:
         b = bad[0]
         ver = next((f.value for f in F.get("driver_version") if f.file == b.file and f.node == b.node), None)
-        shown = f"driver {ver or 'r' + b.value}" if b.name == "driver_branch" else f"a driver that supports CUDA {b.value} at most"
+        shown = (f"driver {ver or 'r' + b.value}" if b.name == "driver_branch"
+                 else f"a driver that supports CUDA {b.value} at most")
         return "fail", b, (f"host {shown}{_at(b)} is older than r{need}, which CUDA {major} needs; the container is "
-                           f"CUDA {major}: {why}{_at(rf)}. nvidia-smi's 'CUDA Version' is the driver's maximum, not the runtime")
+                           f"CUDA {major}: {why}{_at(rf)}. nvidia-smi's 'CUDA Version' is the driver's maximum, "
+                           "not the runtime")
     if drivers:
         shown = "driver r" + ", r".join(sorted({f.value for f in drivers})) + f" meets r{need}"
     else:
@@ -152,7 +155,8 @@ def check_image(F: _Facts, data: FactsData, k3: bool):
     want = norm_image(data.versions.k3_image)
     wrong = [f for f in top if norm_image(f.value) != want]
     if wrong:
-        return "fail", wrong[0], f"K3 runs in {wrong[0].value}{_at(wrong[0])}, not the dedicated image {data.versions.k3_image}"
+        return "fail", wrong[0], (f"K3 runs in {wrong[0].value}{_at(wrong[0])}, "
+                                  f"not the dedicated image {data.versions.k3_image}")
     return "pass", top[0], f"image {top[0].value}"
 
 
@@ -171,7 +175,8 @@ def check_vllm(F: _Facts, data: FactsData, k3: bool):
 def check_torch(F: _Facts, data: FactsData, k3: bool):
     builds = F.ran("torch_cuda_build") or [f for f in F.ran("cuda_runtime") if f.source in ("collect_env", "log")]
     if k3:
-        want, why = data.versions.k3_cuda_major, f"the K3 recipe ({data.versions.k3_image}, {data.versions.k3_torch_cuda_build})"
+        v = data.versions
+        want, why = v.k3_cuda_major, f"the K3 recipe ({v.k3_image}, {v.k3_torch_cuda_build})"
     else:
         env = F.first("env:CUDA_VERSION")
         want, why = (cuda_major(env.value), f"the image's CUDA_VERSION {env.value}{_at(env)}") if env else (None, "")
@@ -224,13 +229,17 @@ def check_gpus(F: _Facts, data: FactsData, k3: bool):
     ev = next(iter(per.values()))[1] if per else F.first("tensor_parallel_size")
     if used is not None and used < v.k3_min_gpus:
         f = F.first("tensor_parallel_size")
-        return "fail", f, f"K3 runs on {used} GPUs (tensor x pipeline x data parallel){_at(f)}; the recipe needs {v.k3_min_gpus}"
-    if per and total < v.k3_min_gpus and (used is None or used > total):
+        return "fail", f, (f"K3 runs on {used} GPUs (tensor x pipeline x data parallel){_at(f)}; "
+                           f"the recipe needs {v.k3_min_gpus}")
+    if used is None and total < v.k3_min_gpus:
         return "fail", ev, f"{total} GPU(s) seen{_at(ev)}; the K3 recipe needs at least {v.k3_min_gpus} GB300-class GPUs"
-    n = max(total, used or 0)
+    n = used if used is not None else total
     cls = model and any(c.lower() in model.value.lower() for c in v.k3_gpu_class)
     note = "" if cls or not model else f"; {model.value} is not GB300-class: other generations may need more GPUs"
-    return "pass", ev, f"{n} GPUs{' (' + model.value + ')' if model else ''} >= {v.k3_min_gpus}{note}"
+    if per and total < n:
+        note += f"; the dumps show {total} of them"
+    how = " (tensor x pipeline x data parallel)" if used is not None else ""
+    return "pass", ev, f"{n} GPUs{how}{' (' + model.value + ')' if model else ''} >= {v.k3_min_gpus}{note}"
 
 
 def check_prefix(F: _Facts, data: FactsData, k3: bool):
@@ -267,19 +276,23 @@ def check_all2all(F: _Facts, data: FactsData, k3: bool):
     rdma = [f for f in F.get("interconnect") if f.value == "rdma"]
     if gpn and ep:
         span = "intra" if ep <= gpn else "inter"
-        where = f"the expert-parallel group ({ep} GPUs = TP x DP) {'fits in' if span == 'intra' else 'spans more than'} one node of {gpn} GPUs"
+        fits = "fits in" if span == "intra" else "spans more than"
+        where = f"the expert-parallel group ({ep} GPUs = TP x DP) {fits} one node of {gpn} GPUs"
         expected = "rdma" if span == "inter" else ("nvlink" if not (pcie and not nv) else None)
     else:
         where = "the group size per node is unknown"
         expected = "nvlink" if nv and not rdma else "rdma" if rdma and not nv else None
     if expected is None:
-        return "unknown", b, f"--all2all-backend {b.value}; {where}, and the interconnect it crosses is not clear (NVLink: {bool(nv)}, RDMA: {bool(rdma)})"
+        return "unknown", b, (f"--all2all-backend {b.value}; {where}, and the interconnect it crosses is not clear "
+                              f"(NVLink: {bool(nv)}, RDMA: {bool(rdma)})")
     want = data.all2all_backend[expected]
     if b.value == want:
         return "pass", b, f"--all2all-backend {b.value} fits {expected}: {where}"
     if b.value in data.all2all_backend.values():
-        return "fail", b, f"--all2all-backend {b.value}{_at(b)} but {where}, so the all-to-all crosses {expected}: use {want}"
-    return "unknown", b, f"--all2all-backend {b.value} is neither of the recipe's ({', '.join(f'{k}: {v}' for k, v in data.all2all_backend.items())})"
+        return "fail", b, (f"--all2all-backend {b.value}{_at(b)} but {where}, so the all-to-all crosses {expected}: "
+                           f"use {want}")
+    recipe = ", ".join(f"{k}: {v}" for k, v in data.all2all_backend.items())
+    return "unknown", b, f"--all2all-backend {b.value} is neither of the recipe's ({recipe})"
 
 
 # ------------------------------------------------------------------------------------------
@@ -299,9 +312,11 @@ def check_ucx(F: _Facts, data: FactsData, k3: bool):
     kv = F.first("kv_transfer")
     env = [f for f in F.all if f.name.startswith("env:")]
     if kv and env:
-        return "fail", kv, f"KV-cache transfer ({kv.value}){_at(kv)} on RDMA, and UCX_TLS is not set in the environment dumps"
+        return "fail", kv, (f"KV-cache transfer ({kv.value}){_at(kv)} on RDMA, and UCX_TLS is not set in the "
+                            "environment dumps")
     if not kv:
-        return "unknown", rdma[0], "RDMA seen; UCX_TLS matters for KV-cache transfer (--kv-transfer-config), which the bundle does not show"
+        return "unknown", rdma[0], ("RDMA seen; UCX_TLS matters for KV-cache transfer (--kv-transfer-config), "
+                                    "which the bundle does not show")
     return "unknown", kv, "KV-cache transfer configured on RDMA; no environment dump shows whether UCX_TLS is set"
 
 
@@ -315,7 +330,8 @@ def check_dmabuf(F: _Facts, data: FactsData, k3: bool):
     for f in F.get("nvidia_peermem_loaded"):
         lsm[f.node].append(f)
     if not lsm:
-        return "unknown", t, f"{why}{_at(t)}, but no lsmod shows whether nvidia_peermem is loaded: load it on every node first"
+        return "unknown", t, (f"{why}{_at(t)}, but no lsmod shows whether nvidia_peermem is loaded: "
+                              "load it on every node first")
     missing = {n: fs for n, fs in lsm.items() if not any(f.value == "true" for f in fs)}
     if missing:
         f = next(iter(missing.values()))[0]
@@ -346,7 +362,8 @@ def check_shm(F: _Facts, data: FactsData, k3: bool):
             return "pass", shm, f"/dev/shm is {shm.value}"
     for lc in F.get("launch_command"):
         if lc.source == "launch_cmd" and " run " in f" {lc.value} " and lc.value.split()[0].endswith(("docker", "podman")):
-            return "fail", lc, f"docker run without --shm-size or --ipc=host{_at(lc)}: the container gets the default 64 MiB /dev/shm"
+            return "fail", lc, (f"docker run without --shm-size or --ipc=host{_at(lc)}: the container gets the "
+                                "default 64 MiB /dev/shm")
     return "unknown", None, "no docker ShmSize / --shm-size / --ipc or pod /dev/shm volume in the bundle"
 
 

@@ -53,96 +53,141 @@ def _with_year(expr: pl.Expr, year: pl.Expr) -> pl.Expr:
                        expr.dt.microsecond(), time_unit="us")
 
 
-def align(ev: pl.DataFrame, tz: str = UTC, skew_tolerance: float = 2.0,
-          boot_facts: dict[str | None, datetime] | None = None,
-          reference_facts: list[datetime] | None = None) -> tuple[pl.DataFrame, ClockReport]:
-    """Add `ts` (UTC) and `ts_quality` to attributed events."""
-    rep = ClockReport()
+@dataclass
+class ClockModel:
+    """What the clock stage learnt about a bundle; applied batch by batch by `apply`."""
+
+    tz: str = UTC
+    bundle_ref: datetime | None = None
+    node_ref: dict[str | None, datetime] = field(default_factory=dict)
+    boots: dict[str | None, datetime] = field(default_factory=dict)
+    offsets: dict[str, float] = field(default_factory=dict)   # applied offsets only
+
+
+def _exact(tz: str) -> pl.Expr:
     c = pl.col
-    exact = (pl.when(c("wt_kind") == "utc").then(c("wt"))
-             .when(c("lt_kind") == "utc").then(c("lt"))
-             .when(c("lt_kind") == "local").then(_as_utc(c("lt"), tz)))
-    ev = ev.with_columns(exact.alias("_exact"))
+    return (pl.when(c("wt_kind") == "utc").then(c("wt"))
+            .when(c("lt_kind") == "utc").then(c("lt"))
+            .when(c("lt_kind") == "local").then(_as_utc(c("lt"), tz)))
 
-    # 1. the year of year-less times: the one closest to the node's (else the bundle's) dated events
-    refs = ev.filter(c("_exact").is_not_null()).group_by("node").agg(c("_exact").median().alias("_ref"))
-    all_exact = ev["_exact"].drop_nulls()
-    bundle_ref = all_exact.median() if len(all_exact) else None
-    if bundle_ref is None and reference_facts:
-        bundle_ref = sorted(reference_facts)[len(reference_facts) // 2].replace(tzinfo=None)
+
+def learn(ev: pl.DataFrame, tz: str = UTC, skew_tolerance: float = 2.0,
+          boot_facts: dict[str | None, datetime] | None = None,
+          reference_facts: list[datetime] | None = None) -> tuple[ClockModel, ClockReport]:
+    """Reference dates for year-less times, boot times, and per-node offsets, from attributed events."""
+    m, rep = ClockModel(tz=tz), ClockReport()
+    c = pl.col
+    exact = ev.select("node", _exact(tz).alias("_e")).drop_nulls("_e")
+    for (node,), g in exact.group_by("node"):
+        m.node_ref[node] = g["_e"].median()
+    if exact.height:
+        m.bundle_ref, rep.year_source = exact["_e"].median(), "dated lines in the bundle"
+    elif reference_facts:
+        m.bundle_ref = sorted(reference_facts)[len(reference_facts) // 2].astimezone(timezone.utc).replace(tzinfo=None)
         rep.year_source = "dates in the bundle's dumps"
-    elif bundle_ref is not None:
-        rep.year_source = "dated lines in the bundle"
-    if bundle_ref is None:
-        bundle_ref = datetime.now(timezone.utc).replace(tzinfo=None)
+    else:
+        m.bundle_ref = datetime.now(timezone.utc).replace(tzinfo=None)
         rep.year_source = "none in the bundle: the current year was assumed"
-    ev = ev.join(refs, on="node", how="left", nulls_equal=True).with_columns(
-        c("_ref").fill_null(pl.lit(bundle_ref, pl.Datetime("us"))))
-    yl = pl.when(c("wt_kind") == "yearless").then(c("wt")).when(c("lt_kind") == "yearless").then(c("lt"))
-    ref_year = c("_ref").dt.year()
-    cands = [_as_utc(_with_year(yl, ref_year + d), tz) for d in (-1, 0, 1)]
-    diffs = [(cand - c("_ref")).abs() for cand in cands]
-    best = (pl.when(diffs[0] < pl.min_horizontal(diffs[1], diffs[2])).then(cands[0])
-            .when(diffs[2] < diffs[1]).then(cands[2]).otherwise(cands[1]))
-    ev = ev.with_columns(pl.when(yl.is_not_null()).then(best).alias("_yearless"))
-
-    # 2. kernel seconds since boot: boot time from the dumps, else from a line with both clocks
-    boots: dict[str | None, tuple[datetime, str]] = {}
+    # boot times: from the dumps (uptime -s, date + /proc/uptime), else from kernel lines with both clocks
+    sources: dict[str | None, str] = {}
     for node, bt in (boot_facts or {}).items():
-        boots[node] = (bt.astimezone(timezone.utc).replace(tzinfo=None) if bt.tzinfo else bt, "uptime -s / date in the bundle")
-    both = ev.filter(c("_exact").is_not_null() & (c("source") == "kernel")).with_columns(
-        c("text").str.extract(INNER_UPTIME, 1).cast(pl.Float64, strict=False).alias("_up")).drop_nulls("_up")
-    for node, g in both.group_by("node"):
-        est = g.select((c("_exact") - pl.duration(microseconds=(c("_up") * 1e6).cast(pl.Int64))).median())[0, 0]
-        boots.setdefault(node[0], (est, "kernel lines that carry both wall time and uptime"))
-    if None in boots and len({n for n in ev["node"].unique().to_list() if n}) <= 1:
-        for n in ev["node"].drop_nulls().unique().to_list():
-            boots.setdefault(n, boots[None])
-    bt = pl.DataFrame({"node": [k for k in boots], "_boot": [v[0] for v in boots.values()]},
-                      schema={"node": pl.String, "_boot": pl.Datetime("us")})
-    ev = ev.join(bt, on="node", how="left", nulls_equal=True)
-    from_boot = c("_boot") + pl.duration(microseconds=(c("uptime") * 1e6).cast(pl.Int64))
-    ev = ev.with_columns(
-        pl.coalesce("_exact", "_yearless", from_boot).alias("ts"),
-        pl.when(c("_exact").is_not_null()).then(pl.lit("exact"))
-        .when(c("_yearless").is_not_null() | (c("uptime").is_not_null() & c("_boot").is_not_null())).then(pl.lit("inferred"))
-        .when(c("uptime").is_not_null()).then(pl.lit("relative"))
-        .otherwise(None).alias("ts_quality"))
-    for node, (when, src) in boots.items():
+        m.boots[node] = bt.astimezone(timezone.utc).replace(tzinfo=None) if bt.tzinfo else bt
+        sources[node] = "uptime -s / date in the bundle"
+    both = ev.filter(c("source") == "kernel").select(
+        "node", _exact(tz).alias("_e"), c("text").str.extract(INNER_UPTIME, 1).cast(pl.Float64, strict=False).alias("_up")
+    ).drop_nulls(["_e", "_up"])
+    for (node,), g in both.group_by("node"):
+        if node not in m.boots:
+            m.boots[node] = g.select((c("_e") - pl.duration(microseconds=(c("_up") * 1e6).cast(pl.Int64))).median())[0, 0]
+            sources[node] = "kernel lines that carry both wall time and uptime"
+    nodes = sorted(n for n in ev["node"].unique().to_list() if n)
+    if None in m.boots and len(nodes) <= 1:
+        for n in nodes:
+            m.boots.setdefault(n, m.boots[None])
+            sources.setdefault(n, sources[None])
+    for node, when in m.boots.items():
         if node is not None:
             nc = rep.nodes.setdefault(node, NodeClock())
-            nc.boot_time, nc.boot_source = when.replace(tzinfo=timezone.utc).isoformat(), src
-
-    # 3. lines with no time of their own take the time of the line before them in the file
-    ev = ev.sort(["file", "line", "sub"]).with_columns(
-        pl.when(c("ts_quality").is_null()).then(c("ts").forward_fill().over("file")).otherwise(c("ts")).alias("ts"))
-    ev = ev.with_columns(
-        pl.when(c("ts_quality").is_null() & c("ts").is_not_null()).then(pl.lit("inferred"))
-        .otherwise(c("ts_quality")).fill_null("none").alias("ts_quality"))
-
-    # 4. per-node clock offsets from the rank-assignment lines every worker prints at the same moment
-    anchors = ev.filter(c("text").str.contains(ASSIGNED) & c("ts").is_not_null() & c("node").is_not_null()) \
-        .group_by("node").agg(c("ts").median().alias("_a"), pl.len().alias("_n")).sort("node")
+            nc.boot_time, nc.boot_source = when.replace(tzinfo=timezone.utc).isoformat(), sources[node]
+    # per-node offsets from the rank-assignment lines every worker prints at the same moment
+    timed = _times(ev.filter(c("text").str.contains(ASSIGNED) & c("node").is_not_null()), m)
+    anchors = timed.filter(c("ts").is_not_null()).group_by("node").agg(
+        c("ts").median().alias("_a"), pl.len().alias("_n")).sort("node")
     if anchors.height >= 2:
         ref = anchors.sort(["_n", "node"], descending=[True, False]).row(0, named=True)
         rep.reference_node = ref["node"]
-        offsets = {}
         for row in anchors.iter_rows(named=True):
             off = (row["_a"] - ref["_a"]).total_seconds()
             nc = rep.nodes.setdefault(row["node"], NodeClock())
             nc.offset_s, nc.anchors = round(off, 3), row["_n"]
             nc.applied = abs(off) > skew_tolerance
             if nc.applied:
-                offsets[row["node"]] = off
-        if offsets:
-            om = pl.DataFrame({"node": list(offsets), "_off": list(offsets.values())},
-                              schema={"node": pl.String, "_off": pl.Float64})
-            ev = ev.join(om, on="node", how="left").with_columns(
-                pl.when(c("_off").is_not_null() & c("ts").is_not_null())
-                .then(c("ts") - pl.duration(microseconds=(c("_off") * 1e6).cast(pl.Int64))).otherwise(c("ts"))
-                .alias("ts")).drop("_off")
-    ev = ev.drop("_exact", "_ref", "_yearless", "_boot")
-    return ev.with_columns(c("ts").dt.replace_time_zone(UTC)), rep
+                m.offsets[row["node"]] = off
+    return m, rep
+
+
+def _times(ev: pl.DataFrame, m: ClockModel) -> pl.DataFrame:
+    """`ts` (naive UTC) and `ts_quality` from each line's own clock, before filling and offsets."""
+    c = pl.col
+    refs = pl.DataFrame({"node": list(m.node_ref), "_ref": list(m.node_ref.values())},
+                        schema={"node": pl.String, "_ref": pl.Datetime("us")})
+    boots = pl.DataFrame({"node": list(m.boots), "_boot": list(m.boots.values())},
+                         schema={"node": pl.String, "_boot": pl.Datetime("us")})
+    ev = (ev.join(refs, on="node", how="left", nulls_equal=True)
+          .join(boots, on="node", how="left", nulls_equal=True)
+          .with_columns(c("_ref").fill_null(pl.lit(m.bundle_ref, pl.Datetime("us"))), _exact(m.tz).alias("_exact")))
+    # the year of year-less times: the one that puts them closest to the node's (else the bundle's) dated lines
+    yl = pl.when(c("wt_kind") == "yearless").then(c("wt")).when(c("lt_kind") == "yearless").then(c("lt"))
+    cands = [_as_utc(_with_year(yl, c("_ref").dt.year() + d), m.tz) for d in (-1, 0, 1)]
+    diffs = [(cand - c("_ref")).abs() for cand in cands]
+    best = (pl.when(diffs[0] < pl.min_horizontal(diffs[1], diffs[2])).then(cands[0])
+            .when(diffs[2] < diffs[1]).then(cands[2]).otherwise(cands[1]))
+    from_boot = c("_boot") + pl.duration(microseconds=(c("uptime") * 1e6).cast(pl.Int64))
+    ev = ev.with_columns(pl.when(yl.is_not_null()).then(best).alias("_yearless"))
+    return ev.with_columns(
+        pl.coalesce("_exact", "_yearless", from_boot).alias("ts"),
+        pl.when(c("_exact").is_not_null()).then(pl.lit("exact"))
+        .when(c("_yearless").is_not_null() | (c("uptime").is_not_null() & c("_boot").is_not_null()))
+        .then(pl.lit("inferred"))
+        .when(c("uptime").is_not_null()).then(pl.lit("relative"))
+        .otherwise(None).alias("ts_quality")).drop("_ref", "_boot", "_exact", "_yearless")
+
+
+def apply(ev: pl.DataFrame, m: ClockModel, last_ts: dict[str, datetime] | None = None) -> pl.DataFrame:
+    """Add `ts` (UTC) and `ts_quality`. Rows are in file order; a line with no time of its own takes the
+    time of the line before it in its file (`last_ts` carries that across batches and is updated)."""
+    c = pl.col
+    ev = _times(ev, m)
+    if last_ts:
+        carry = pl.DataFrame({"file": list(last_ts), "_carry": list(last_ts.values())},
+                             schema={"file": pl.String, "_carry": pl.Datetime("us")})
+        ev = ev.join(carry, on="file", how="left")
+    else:
+        ev = ev.with_columns(pl.lit(None, pl.Datetime("us")).alias("_carry"))
+    filled = pl.coalesce(c("ts").forward_fill().over("file", order_by=["line", "sub"]), c("_carry"))
+    ev = ev.with_columns(pl.when(c("ts_quality").is_null()).then(filled).otherwise(c("ts")).alias("ts")).with_columns(
+        pl.when(c("ts_quality").is_null() & c("ts").is_not_null()).then(pl.lit("inferred"))
+        .otherwise(c("ts_quality")).fill_null("none").alias("ts_quality")).drop("_carry")
+    if last_ts is not None:
+        for f, t in ev.filter(c("ts").is_not_null() & (c("ts_quality") != "relative")).group_by("file").agg(
+                c("ts").sort_by(["line", "sub"]).last()).iter_rows():
+            last_ts[f] = t
+    if m.offsets:
+        om = pl.DataFrame({"node": list(m.offsets), "_off": list(m.offsets.values())},
+                          schema={"node": pl.String, "_off": pl.Float64})
+        ev = ev.join(om, on="node", how="left").with_columns(
+            pl.when(c("_off").is_not_null() & c("ts").is_not_null())
+            .then(c("ts") - pl.duration(microseconds=(c("_off") * 1e6).cast(pl.Int64))).otherwise(c("ts"))
+            .alias("ts")).drop("_off")
+    return ev.with_columns(c("ts").dt.replace_time_zone(UTC))
+
+
+def align(ev: pl.DataFrame, tz: str = UTC, skew_tolerance: float = 2.0,
+          boot_facts: dict[str | None, datetime] | None = None,
+          reference_facts: list[datetime] | None = None) -> tuple[pl.DataFrame, ClockReport]:
+    """Learn the bundle's clocks from these events and apply them to them."""
+    m, rep = learn(ev, tz, skew_tolerance, boot_facts, reference_facts)
+    return apply(ev, m), rep
 
 
 def parse_iso(value: str) -> datetime | None:

@@ -53,6 +53,7 @@ class Finding:
     pid: int | None
     phase: str | None
     text: str
+    source: str | None = None
     fields: dict = field(default_factory=dict)
     explained_by: int | None = None
     title: str | None = None
@@ -100,7 +101,7 @@ def _findings(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue) -> list[Findi
     if det.is_empty():
         return []
     rows = det.join(ev.select("eid", "file", "line", "line_end", "ts", "ts_quality", "node", "rank", "pid", "phase",
-                              "text", "exc_lines", "exc_types", "exc_messages", "frames"), on="eid", how="left")
+                              "source", "text", "exc_lines", "exc_types", "exc_messages", "frames"), on="eid", how="left")
     sigs = {s.id: s for s in cat.signatures}
     out: list[Finding] = []
     vetoed: set[tuple[int, int]] = set()
@@ -131,7 +132,8 @@ def _findings(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue) -> list[Findi
         out.append(Finding(
             eid=r["eid"], sig=sig.id, category=category, role=role, priority=sig.priority, file=r["file"],
             line=line, span=(r["line"], r["line_end"] or r["line"]), ts=r["ts"], ts_quality=r["ts_quality"],
-            node=r["node"], rank=rank, pid=r["pid"], phase=phase, text=text.split("\n", 1)[0], fields=fields,
+            node=r["node"], rank=rank, pid=r["pid"], phase=phase, text=text.split("\n", 1)[0], source=r["source"],
+            fields=fields,
             title=title, phase_from_stack=stack_phase))
     return out
 
@@ -204,6 +206,25 @@ def _first(cands: list[Finding], cat: Catalogue) -> Finding:
     tied = [c for c in cands if c.ts is not None and abs((c.ts - first.ts).total_seconds()) < TIE_SECONDS]
     triage = {k: v.triage for k, v in cat.categories.items()}
     return sorted(tied, key=lambda c: (-c.priority, triage.get(c.category, 99), _sort_key(c)))[0]
+
+
+def _statement(root: Finding, findings: list[Finding]) -> Finding:
+    """The line that states the cause: an NCCL failure surfaces in Python ('... unhandled system error ...
+    Last error: <the WARN>'), but the WARN line of the same process names the failing call. NCCL debug
+    files often carry no time, so the WARN of the same process and category is preferred when it is not
+    later than the exception."""
+    if root.source == "nccl" or not root.category.startswith("nccl."):
+        return root
+    same = [f for f in findings if f.source == "nccl" and f.category == root.category and f.role == "cause"
+            and f.node == root.node and ((f.pid is not None and f.pid == root.pid)
+                                         or (f.rank is not None and f.rank == root.rank))
+            and (f.ts is None or root.ts is None or (f.ts - root.ts).total_seconds() <= TIE_SECONDS)]
+    if not same:
+        return root
+    pick = sorted(same, key=_sort_key)[0]
+    if pick.ts is None:  # it happened just before the exception that quotes it
+        pick.ts, pick.ts_quality, pick.phase = root.ts, "inferred", root.phase
+    return pick
 
 
 def _borrow_rank(root: Finding, findings: list[Finding]) -> None:
@@ -283,7 +304,7 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue) -> Decision:
     _explain(findings, cat)
     causes = [f for f in findings if f.role == "cause" and f.explained_by is None]
     if causes:
-        root = _first(causes, cat)
+        root = _statement(_first(causes, cat), findings)
         _borrow_rank(root, findings)
         _stack_phase(root, findings)
         strong = any(f.explained_by == findings.index(root) for f in findings)

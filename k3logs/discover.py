@@ -218,7 +218,7 @@ class Bundle:
             if kind is None:
                 yield from self._emit(Member(rel, stream, st.st_size, st.st_mtime))
             else:
-                yield from self._open_container(rel, stream, head, kind, depth=1, seekable=fh, size=st.st_size)
+                yield from self._open_container(rel, stream, head, kind, depth=0, seekable=fh, size=st.st_size)
 
     # ----------------------------------------------------------------------------------------
     def _open_container(self, name: str, stream: BinaryIO, head: bytes, kind: str, depth: int,
@@ -239,7 +239,7 @@ class Bundle:
         inner_head, inner_stream = peek(_Guarded(inner, name, self), 512)
         inner_kind = _magic(inner_head)
         if inner_kind == "tar":
-            yield from self._tar(name, prefix, inner_stream, depth)
+            yield from self._tar(name, prefix, inner_stream, depth, compressed_size=size)
         elif inner_kind is not None:
             yield from self._open_container(_strip_suffix(name), inner_stream, inner_head, inner_kind, depth + 1,
                                             top=top)
@@ -247,7 +247,9 @@ class Bundle:
             single = _strip_suffix(posixpath.basename(name) if top else name)
             yield from self._emit(Member(single, inner_stream, None, None), compressed_size=size)
 
-    def _tar(self, name: str, prefix: str, stream: BinaryIO, depth: int) -> Iterator[Member]:
+    def _tar(self, name: str, prefix: str, stream: BinaryIO, depth: int, compressed_size: int | None = None
+             ) -> Iterator[Member]:
+        """`compressed_size`: of the whole compressed tar, an upper bound on any member's share (ratio limit)."""
         try:
             tf = tarfile.open(fileobj=stream, mode="r|")
         except (tarfile.TarError, OSError, EOFError, zlib.error, zstandard.ZstdError, lzma.LZMAError) as e:
@@ -272,7 +274,7 @@ class Bundle:
                 head, s = peek(fobj)
                 kind = _magic(head)
                 if kind is None:
-                    yield from self._emit(Member(mname, s, ti.size, float(ti.mtime)))
+                    yield from self._emit(Member(mname, s, ti.size, float(ti.mtime)), compressed_size=compressed_size)
                 else:
                     yield from self._open_container(mname, s, head, kind, depth + 1, size=ti.size)
         except (tarfile.TarError, OSError, EOFError, zlib.error, zstandard.ZstdError, lzma.LZMAError) as e:
@@ -304,7 +306,7 @@ class Bundle:
                 self.skip(mname, f"more than {self.limits.max_members} members; the rest were not read")
                 break
             mode = zi.external_attr >> 16
-            if mode and not stat.S_ISREG(mode):
+            if stat.S_IFMT(mode) and not stat.S_ISREG(mode):  # many zips carry permission bits only
                 self.skip(mname, f"not a regular file ({_file_type(mode)}); never opened")
                 continue
             if zi.flag_bits & 0x1:
@@ -349,8 +351,8 @@ class _Guarded(io.RawIOBase):
     def readinto(self, b) -> int:
         if self._failed:
             return 0
-        try:
-            data = self._raw.read(len(b))
+        try:  # read1: one decompression step, so data decoded before the damage is not lost with it
+            data = self._raw.read1(len(b)) if hasattr(self._raw, "read1") else self._raw.read(len(b))
         except (OSError, EOFError, zlib.error, zstandard.ZstdError, lzma.LZMAError, zipfile.BadZipFile,
                 ValueError) as e:
             self._failed = True

@@ -81,14 +81,20 @@ def split_transcript(lines: list[str]) -> list[Segment]:
     """Segments between prompt lines; one segment (no command) when the text has no prompt."""
     segs: list[Segment] = []
     cur_start, cur_cmd, cur_host, cur_prompt = 0, None, None, None
-    for i, ln in enumerate(lines):
-        m = prompt_of(ln)
+    i = 0
+    while i < len(lines):
+        m = prompt_of(lines[i])
         if not m:
+            i += 1
             continue
         if i > cur_start or cur_cmd is not None:
             segs.append(Segment(cur_start, i, cur_cmd, cur_host, cur_prompt))
-        gd = m.groupdict()
-        cur_start, cur_cmd, cur_host, cur_prompt = i + 1, m.group("cmd").strip(), gd.get("host"), i
+        cmd, j = m.group("cmd").rstrip(), i
+        while cmd.endswith("\\") and j + 1 < len(lines):  # the command goes on over continuation lines
+            j += 1
+            cmd = cmd[:-1].rstrip() + " " + lines[j].strip()
+        cur_start, cur_cmd, cur_host, cur_prompt = j + 1, cmd.strip(), m.groupdict().get("host"), i
+        i = j + 1
     segs.append(Segment(cur_start, len(lines), cur_cmd, cur_host, cur_prompt))
     return [s for s in segs if s.command is not None or any(x.strip() for x in lines[s.start:s.end])]
 
@@ -117,7 +123,8 @@ _BUS_CELL = re.compile(r"^[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d$|^G
 _DESCRIBE_MARKS = re.compile(
     r"^(?:Namespace|Containers|Events|Conditions|Labels|Node|Volumes|QoS Class|Roles|Taints|Capacity"
     r"|Allocatable|System Info|Annotations|Start Time|Status|Controlled By|Init Containers):", re.M)
-_PROM_HELP = re.compile(r"^# (?:HELP|TYPE) vllm:|^vllm:\w+(?:\{|\s)|^# TYPE [a-zA-Z_:][\w:]* (?:counter|gauge|histogram|summary|untyped|info)\s*$", re.M)
+_PROM_HELP = re.compile(r"^# (?:HELP|TYPE) vllm:|^vllm:\w+(?:\{|\s)"
+                        r"|^# TYPE [a-zA-Z_:][\w:]* (?:counter|gauge|histogram|summary|untyped|info)\s*$", re.M)
 _LSMOD = re.compile(r"^Module\s+Size\s+Used by\s*$")
 _IBSTAT = re.compile(r"^CA '[^']+'\s*$|^hca_id:\s+\S+|^\S+ port \d+ ==> \S+ \((?:Up|Down)\)", re.M)
 _IB_PORT = re.compile(r"^\s+(?:Port \d+:|State:|Physical state:|port:\s+\d+|state:\s+PORT_)", re.M)
@@ -137,14 +144,37 @@ _ENV_LINE = re.compile(r"^\s*(?:export\s+|declare\s+-x\s+|set\s+)?[A-Za-z_][A-Za
 _NOTE_LINE = re.compile(r"^[A-Za-z][\w .()/-]{0,60}:\s+\S")
 _ENV_NAME_LINE = re.compile(r"^\s*(?:export\s+|declare\s+-x\s+)?[A-Z][A-Z0-9]*_[A-Z0-9_]*=")
 LAUNCH_RE = re.compile(
-    r"(?:^|[\s/;&|(])(?:vllm\s+serve\b|python[\d.]*\s+(?:-\S+\s+)*-m\s+vllm\.entrypoints|"
+    r"(?:^|[\s/;&|(\"'=])(?:vllm\s+serve\b|python[\d.]*\s+(?:-\S+\s+)*-m\s+vllm\.entrypoints|"
     r"(?:docker|podman|nerdctl)\s+(?:container\s+)?run\b|torchrun\b|ray\s+start\b|"
     r"python[\d.]*\s+(?:-\S+\s+)*-m\s+torch\.distributed\.run\b)")
 _YAML_API = re.compile(r"^apiVersion:\s*\S", re.M)
-_YAML_KIND = re.compile(r"^kind:\s*(?:Pod|Deployment|StatefulSet|DaemonSet|Job|CronJob|ReplicaSet|List|PodTemplate|LeaderWorkerSet)\b", re.M)
+_YAML_KIND = re.compile(r"^kind:\s*(?:Pod|Deployment|StatefulSet|DaemonSet|Job|CronJob|ReplicaSet|List|PodTemplate"
+                        r"|LeaderWorkerSet)\b", re.M)
 _YAML_CONTAINERS = re.compile(r"^\s*(?:-\s+)?containers:\s*$", re.M)
 _YAML_IMAGE = re.compile(r"^\s*(?:-\s+)?image:\s*\S", re.M)
 _YAML_SPEC = re.compile(r"^spec:\s*$", re.M)
+
+
+_WRAPPERS = {"sudo", "nohup", "exec", "env", "time", "numactl", "taskset", "stdbuf", "setsid", "nice", "srun", "mpirun"}
+
+
+def is_launch_line(text: str) -> bool:
+    """True when the line *starts* a launcher (after env assignments and wrappers such as sudo, numactl).
+
+    A launcher merely mentioned inside a line (a docker ps COMMAND column, a log message) does not count.
+    """
+    toks = text.split()
+    i = 0
+    while i < len(toks) and (re.match(r"^[A-Za-z_]\w*=", toks[i]) or toks[i].rsplit("/", 1)[-1] in _WRAPPERS
+                             or (i and toks[i].startswith("-")) or re.fullmatch(r"[\d,x-]+|0x[0-9a-fA-F]+", toks[i])):
+        i += 1
+    if i >= len(toks):
+        return False
+    head = toks[i].rsplit("/", 1)[-1]
+    rest = " ".join([head, *toks[i + 1:]])
+    if re.fullmatch(r"(?:ba|z)?sh|python[\d.]*|kubectl", head):
+        return bool(LAUNCH_RE.search(rest))
+    return bool(LAUNCH_RE.match(rest))
 
 
 def logical_lines(lines: list[str]) -> list[tuple[int, int, str]]:
@@ -200,7 +230,7 @@ def _json_doc_kind(doc: object, head: str) -> tuple[str, str] | None:
         keys = set(re.findall(r'"([A-Za-z_][\w.]*)"\s*:', head))
     if "k3logs_manifest" in keys:
         return "manifest", 'JSON with a top-level "k3logs_manifest" key'
-    if keys & {"HostConfig", "RepoTags", "RepoDigests"} or {"Config", "State"} <= keys:
+    if keys & {"HostConfig", "RepoTags", "RepoDigests"} or {"Config", "State"} <= keys or {"Path", "Args", "State"} <= keys:
         return "docker_inspect", "JSON with docker inspect keys (Config/HostConfig/State/RepoTags)"
     if {"apiVersion", "kind"} <= keys:
         kinds = {str(d.get("kind")) for d in dicts} if dicts else set()
@@ -282,12 +312,13 @@ def _detect(lines: list[str], text: str) -> tuple[str, str] | None:
     if _PIP_LIST_HEADER.match(first.strip()) or (pip >= 2 and pip >= 0.6 * len(nc)):
         return "pip_freeze", "pip freeze / pip list lines (name==version)"
     logical = [t for _, _, t in logical_lines(lines[:MAX_LINES]) if t and not _is_comment(t)]
-    launches = [t for t in logical if LAUNCH_RE.search(t)]
+    launches = [t for t in logical if is_launch_line(t)]
     if launches and len(logical) <= SMALL_FILE_LINES and len(launches) * 2 >= len(logical):
         return "launch_cmd", "command line (" + LAUNCH_RE.search(launches[0]).group(0).strip()[:30] + " ...)"
     kv = sum(bool(_ENV_LINE.match(ln)) for ln in nc)
     named = sum(bool(_ENV_NAME_LINE.match(ln)) for ln in nc)
-    notes = sum(bool(_NOTE_LINE.match(ln)) and not _ENV_LINE.match(ln) for ln in nc)  # "gpu: 4 x L40S" in a hand-written note
+    # "gpu: 4 x L40S" lines of a hand-written note neither count for nor against an environment listing
+    notes = sum(bool(_NOTE_LINE.match(ln)) and not _ENV_LINE.match(ln) for ln in nc)
     counted = max(1, len(nc) - notes)
     if kv >= 2 and (kv >= 0.6 * counted or (named >= 2 and kv >= 0.4 * counted)):
         return "env", f"{kv} KEY=VALUE lines (environment)"
@@ -341,7 +372,7 @@ def _sniff_transcript(lines: list[str], segs: list[Segment]) -> tuple[str, str] 
         body = lines[s.start:s.end]
         size = sum(1 for x in body if x.strip())
         kind = command_kind(s.command)
-        if kind is None and s.command and LAUNCH_RE.search(" " + s.command):
+        if kind is None and s.command and is_launch_line(s.command):
             # `$ vllm serve ...` followed by output: a launch command only if little or nothing follows
             if size <= 2:
                 kind = "launch_cmd"

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from .dumps import Segment, command_kind, sniff_dump, split_transcript
+from .dumps import Segment, command_kind, is_launch_line, sniff_dump, split_transcript
 from .facts_cmdline import parse_env, parse_launch
 from .facts_host import (parse_ibstat, parse_ip, parse_lsmod, parse_manifest, parse_misc, parse_prometheus,
                          parse_ps, parse_uptime)
@@ -70,7 +70,9 @@ def facts_from_dump(kind: str, file: str, text: str, node: str | None) -> list[F
             seg_kind = kind
         else:
             seg_kind = command_kind(seg.command)
-            if seg.command:
+            if seg.command and seg_kind is None and is_launch_line(seg.command):
+                seg_kind, body, seg = "launch_cmd", lines[seg.prompt_line:seg.start], Segment(seg.prompt_line, seg.start)
+            elif seg.command:
                 _run(sink, "misc", parse_misc, body, seg.start, seg.command)
             if seg_kind is None and any(x.strip() for x in body):
                 sniffed = sniff_dump("\n".join(body))
@@ -127,7 +129,8 @@ def facts_from_events(events: pl.DataFrame, data: FactsData | None = None) -> li
         (pl.col("line").cast(pl.Int64) if "line" in cols else pl.lit(None, dtype=pl.Int64)).alias("line"),
         (pl.col("node").cast(pl.String) if "node" in cols else pl.lit(None, dtype=pl.String)).alias("node"),
         pl.col("message").cast(pl.String).fill_null("").alias("message"),
-    ).filter(pl.col("message").str.contains_any(data.prefilters)).sort(["file", "line"], nulls_last=True)
+    ).filter(pl.col("message").str.contains_any(data.prefilters)).sort(["file", "line"], nulls_last=True) \
+        .unique(subset=["node", "message"], keep="first", maintain_order=True)  # 64 ranks print the same banner
     sinks: dict[tuple[str, str | None], Sink] = {}
     for file, line, node, msg in frame.collect().iter_rows():
         for lf in data.log_facts:

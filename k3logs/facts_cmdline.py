@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .dumps import LAUNCH_RE, logical_lines
 from .facts_util import Sink, digest_of, emit_env, parse_size
@@ -55,13 +55,16 @@ def tokenize(text: str) -> list[str]:
 
 def simple_commands(tokens: list[str]) -> list[list[str]]:
     out, cur = [], []
+    skip = False
     for t in tokens:
-        if t in SEPARATORS:
+        if skip:
+            skip = False
+        elif t in SEPARATORS:
             if cur:
                 out.append(cur)
             cur = []
-        elif re.fullmatch(r"\d*>>?&?\S*|<\S*", t):
-            continue  # redirection
+        elif re.fullmatch(r"\d*(?:>>?|<)&?\S*", t):
+            skip = re.fullmatch(r"\d*(?:>>?|<)", t) is not None  # `> file`: the file name is the next token
         else:
             cur.append(t)
     if cur:
@@ -184,6 +187,8 @@ def _invocation(tokens: list[str], env: list[tuple[str, str]]) -> Invocation | N
             elif j < len(tokens) and "api_server" in tokens[j]:
                 opts, pos = parse_vllm_tokens(tokens[j + 1:])
                 return Invocation("vllm", opts, pos, env)
+            elif j < len(tokens) and tokens[j].rsplit("/", 1)[-1] == "vllm":  # python3 /usr/local/bin/vllm serve
+                return _invocation(tokens[j:], env)
             return None
         elif base == "torchrun":
             return Invocation("torchrun", env=env)
@@ -291,7 +296,8 @@ def facts_from_command_text(sink: Sink, text: str, line: int | None, at=None) ->
 
 _ENV_RE = re.compile(r"^\s*(?:export\s+|declare\s+-x\s+|set\s+)?(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<val>.*)$")
 _SECTION_RE = re.compile(
-    r"^\s*(?:#{2,}|={2,}|-{3,})\s*(?:node\s+|host\s+)?(?P<host>[A-Za-z](?=[\w.-]*[\d-])[\w.-]*)\s*(?:#{2,}|={2,}|-{3,})?\s*$")
+    r"^\s*(?:#{2,}|={2,}|-{3,})\s*(?:node\s+|host\s+)?(?P<host>[A-Za-z](?=[\w.-]*[\d-])[\w.-]*)"
+    r"\s*(?:#{2,}|={2,}|-{3,})?\s*$")
 _HOSTNAME_NOTE = re.compile(r"^\s*(?:hostname|host|node)\s*:\s*(?P<host>[A-Za-z][\w.-]*)\s*$", re.I)
 
 
@@ -317,7 +323,6 @@ def parse_env(sink: Sink, lines: list[str], base: int) -> None:
             before = len(sink.facts)
             facts_from_command_text(sink, val, no)
             if node is not False:  # keep the section's node on facts made from the command
-                sink.facts[before:] = [f.__class__(f.name, f.value, f.file, f.line, node, f.source)
-                                       for f in sink.facts[before:]]
+                sink.facts[before:] = [replace(f, node=node) for f in sink.facts[before:]]
             continue
         emit_env(sink, name, val, no, node=node)

@@ -149,6 +149,10 @@ def _prefix_len(mask: str) -> int | None:
         return None
 
 
+_INET = re.compile(r"^\s+inet\s+(?:addr:)?(\d+\.\d+\.\d+\.\d+)(?:/(\d+))?"
+                   r"(?:.*?(?:netmask|Mask:?)\s*(\d+\.\d+\.\d+\.\d+))?")
+
+
 def parse_ip(sink: Sink, lines: list[str], base: int) -> None:
     iface = None
     for i, ln in enumerate(lines):
@@ -158,7 +162,7 @@ def parse_ip(sink: Sink, lines: list[str], base: int) -> None:
         if m:
             iface = m.group(1)
             continue
-        m = re.match(r"^\s+inet\s+(?:addr:)?(\d+\.\d+\.\d+\.\d+)(?:/(\d+))?(?:.*?(?:netmask|Mask:?)\s*(\d+\.\d+\.\d+\.\d+))?", ln)
+        m = _INET.match(ln)
         if m and iface:
             plen = m.group(2) or (_prefix_len(m.group(3)) if m.group(3) else None)
             _ip(sink, iface, m.group(1), plen, no)

@@ -14,6 +14,15 @@ except ImportError:  # pragma: no cover
     yaml = None
 
 
+def _d(x: object) -> dict:
+    return x if isinstance(x, dict) else {}
+
+
+def _l(x: object) -> list:
+    """A YAML/JSON list as a list; a lone string (a common mistake for command/args) as one item."""
+    return x if isinstance(x, list) else [x] if isinstance(x, str) else []
+
+
 def _locator(lines: list[str], base: int, start: int):
     def at(*needles: str) -> int:
         for n in needles:
@@ -34,7 +43,7 @@ def _command(sink: Sink, tokens: list[str], image: str | None, line: int, at) ->
     if facts_from_command_text(sink, text, line, at):
         return
     sink.add("launch_command", text, line)
-    if image and "vllm" in image:  # the vllm-openai entrypoint is `vllm serve`: args alone are vLLM's
+    if isinstance(image, str) and "vllm" in image:  # the vllm-openai entrypoint is `vllm serve`: args alone are vLLM's
         opts, pos = parse_vllm_tokens(tokens)
         vllm_arg_facts(sink, opts, pos, at)
 
@@ -51,26 +60,25 @@ def parse_docker_inspect(sink: Sink, lines: list[str], base: int) -> None:
         if d.get("Id"):
             start = find_line(lines, str(d["Id"]), start) or start
         at = _locator(lines, base, start)
-        cfg = d.get("Config") if isinstance(d.get("Config"), dict) else {}
-        host = d.get("HostConfig") if isinstance(d.get("HostConfig"), dict) else {}
+        cfg, host = _d(d.get("Config")), _d(d.get("HostConfig"))
         state = d.get("State") if isinstance(d.get("State"), dict) else None
         image = cfg.get("Image") if isinstance(cfg.get("Image"), str) and not cfg["Image"].startswith("sha256:") else None
-        tags = d.get("RepoTags") if isinstance(d.get("RepoTags"), list) else []
+        tags = [t for t in _l(d.get("RepoTags")) if isinstance(t, str)]
         image = image or (tags[0] if tags else None)
         if image:
             sink.add("image", norm_image(image) if "@" in image else image, at(f'"{image}"'))
             sink.add("image_digest", digest_of(image), at(f'"{image}"'))
-        for ref in d.get("RepoDigests") or []:
+        for ref in _l(d.get("RepoDigests")):
             sink.add("image_digest", digest_of(str(ref)), at(str(ref)))
             break
         if isinstance(d.get("Image"), str) and d["Image"].startswith("sha256:"):
             sink.add("image_id", d["Image"], at('"Image": "sha256'))
         if state is not None:
             path = d.get("Path")
-            args = d.get("Args") if isinstance(d.get("Args"), list) else []
+            args = [a for a in _l(d.get("Args")) if a is not None]
             if path or args:
-                _command(sink, ([path] if path else []) + args, image, at('"Path"', '"Args"'), at)
-        for item in cfg.get("Env") or []:
+                _command(sink, ([path] if isinstance(path, str) and path else []) + args, image, at('"Path"', '"Args"'), at)
+        for item in _l(cfg.get("Env")):
             name, eq, val = str(item).partition("=")
             if eq:
                 emit_env(sink, name, val, at(f'"{name}='))
@@ -107,9 +115,9 @@ def _pod_specs(doc: object) -> list[tuple[dict, dict]]:
     if not isinstance(doc, dict):
         return []
     if doc.get("kind") == "List" or isinstance(doc.get("items"), list):
-        return [p for it in doc.get("items") or [] for p in _pod_specs(it)]
+        return [p for it in _l(doc.get("items")) for p in _pod_specs(it)]
     spec = doc.get("spec") if isinstance(doc.get("spec"), dict) else doc
-    status = doc.get("status") if isinstance(doc.get("status"), dict) else {}
+    status = _d(doc.get("status"))
     for path in (("jobTemplate", "spec", "template", "spec"), ("template", "spec"), ("leaderWorkerTemplate",
                  "workerTemplate", "spec")):
         cur = spec
@@ -158,37 +166,39 @@ def _one_pod(sink: Sink, spec: dict, status: dict, at) -> None:
     if spec.get("hostIPC") is True:
         sink.add("ipc_mode", "host", at("hostIPC"))
     shm_volumes = {}
-    for v in spec.get("volumes") or []:
-        ed = v.get("emptyDir") if isinstance(v, dict) else None
-        if isinstance(ed, dict) and ed.get("medium") == "Memory":
+    for v in _l(spec.get("volumes")):
+        ed = _d(_d(v).get("emptyDir"))
+        if ed.get("medium") == "Memory":
             shm_volumes[v.get("name")] = ed.get("sizeLimit")
-    for c in spec.get("containers") or []:
+    for c in _l(spec.get("containers")):
         if not isinstance(c, dict):
             continue
-        image = c.get("image")
-        if isinstance(image, str):
+        image = c.get("image") if isinstance(c.get("image"), str) else None
+        if image:
             sink.add("image", norm_image(image) if "@" in image else image, at(f"image: {image}", image))
             sink.add("image_digest", digest_of(image), at(image))
-        cmd = [*(c.get("command") or []), *(c.get("args") or [])]
+        cmd = [str(x) for x in (*_l(c.get("command")), *_l(c.get("args"))) if x is not None]
+        if len(cmd) == 1 and " " in cmd[0]:  # command: "vllm serve m --flag" written as one string
+            cmd = shlex.split(cmd[0]) if cmd[0].count('"') % 2 == 0 and cmd[0].count("'") % 2 == 0 else cmd[0].split()
         if cmd:
             _command(sink, cmd, image, at("args:", "command:"), at)
-        for e in c.get("env") or []:
+        for e in _l(c.get("env")):
             if isinstance(e, dict) and e.get("name"):
                 val = e.get("value") if "value" in e else "<from " + ", ".join(sorted(e.get("valueFrom") or {})) + ">"
                 emit_env(sink, str(e["name"]), str(val), at(f"name: {e['name']}", e["name"]))
-        limits = (c.get("resources") or {}).get("limits") or {}
+        limits = _d(_d(c.get("resources")).get("limits"))
         if "nvidia.com/gpu" in limits:
             sink.add("gpu_request", limits["nvidia.com/gpu"], at("nvidia.com/gpu"))
-        for mnt in c.get("volumeMounts") or []:
+        for mnt in _l(c.get("volumeMounts")):
             if isinstance(mnt, dict) and mnt.get("mountPath") == "/dev/shm" and mnt.get("name") in shm_volumes:
                 size = shm_volumes[mnt["name"]]
                 sink.add("shm_size", parse_size(str(size)) if size else "unlimited", at("sizeLimit", "/dev/shm"))
-    for cs in status.get("containerStatuses") or []:
+    for cs in _l(status.get("containerStatuses")):
         if not isinstance(cs, dict):
             continue
         if "restartCount" in cs:
             sink.add("restart_count", cs["restartCount"], at("restartCount"))
-        term = ((cs.get("lastState") or {}).get("terminated") or {})
+        term = _d(_d(cs.get("lastState")).get("terminated"))
         if term:
             sink.add("last_state_reason", term.get("reason"), at("reason:"))
             sink.add("exit_code", term.get("exitCode"), at("exitCode"))
@@ -306,7 +316,8 @@ def parse_describe(sink: Sink, lines: list[str], base: int) -> None:
             sink.add("hostname", val, no)
     if all(k in gfd for k in ("nvidia.com/cuda.driver.major", "nvidia.com/cuda.driver.minor")):
         rev = gfd.get("nvidia.com/cuda.driver.rev", ("", 0))[0]
-        ver = f"{gfd['nvidia.com/cuda.driver.major'][0]}.{gfd['nvidia.com/cuda.driver.minor'][0]}" + (f".{rev}" if rev else "")
+        ver = f"{gfd['nvidia.com/cuda.driver.major'][0]}.{gfd['nvidia.com/cuda.driver.minor'][0]}"
+        ver += f".{rev}" if rev else ""
         sink.add("driver_version", ver, gfd["nvidia.com/cuda.driver.major"][1])
 
 

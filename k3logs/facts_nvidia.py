@@ -23,7 +23,7 @@ def _driver(sink: Sink, version: str, line: int) -> None:
     sink.add("driver_branch", version.split(".", 1)[0], line)
 
 
-def _gpu_list(sink: Sink, gpus: list[tuple[int, str, str | None, str | None, int]]) -> None:
+def _gpu_list(sink: Sink, gpus: list[tuple[int, str, str | None, str | None, int]], count: bool = True) -> None:
     """gpus: (index, name, bus id, uuid, line) in any order."""
     if not gpus:
         return
@@ -33,7 +33,8 @@ def _gpu_list(sink: Sink, gpus: list[tuple[int, str, str | None, str | None, int
     if names:
         common = [n for n, _ in Counter(names).most_common()]
         sink.add("gpu_model", common[0] if len(common) == 1 else ", ".join(common), line)
-    sink.add("gpu_count", len(gpus), line)
+    if count:
+        sink.add("gpu_count", len(gpus), line)
     buses = [norm_bus_id(g[2]) for g in gpus if g[2]]
     if buses and all(buses):
         sink.add("gpu_bus_ids", ",".join(buses), line)
@@ -142,10 +143,10 @@ def parse_smi_q(sink: Sink, lines: list[str], base: int) -> None:
     names = {g.get("name") for g in gpus if g.get("name")}
     if len(names) == 1:
         sink.add("gpu_model", names.pop(), gpus[0]["line"])
-    if gpus and attached == len(gpus):
-        order = [(g.get("minor", k), g.get("name", ""), g["bus"], g.get("uuid"), g["line"]) for k, g in enumerate(gpus)]
-        order = [(k, *rest) for k, (_, *rest) in enumerate(sorted(order, key=lambda o: norm_bus_id(o[2]) or ""))]
-        _gpu_list(sink, order)
+    if gpus and attached == len(gpus):  # a full -q: GPU indexes follow PCI bus order
+        ordered = sorted(gpus, key=lambda g: norm_bus_id(g["bus"]) or "")
+        _gpu_list(sink, [(k, g.get("name", ""), g["bus"], g.get("uuid"), g["line"]) for k, g in enumerate(ordered)],
+                  count=False)
 
 
 def _parse_smi_xml(sink: Sink, lines: list[str], base: int) -> None:

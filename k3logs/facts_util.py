@@ -52,7 +52,8 @@ def is_sensitive(name: str) -> bool:
     return any(w in up for w in SENSITIVE_WORDS)
 
 
-_ASSIGN_RE = re.compile(r"(?P<pre>(?:^|[\s'\"=])(?:-e\s+|--env[= ])?)(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<val>'[^']*'|\"[^\"]*\"|\S+)")
+_ASSIGN_RE = re.compile(r"(?P<pre>(?:^|[\s'\"=])(?:-e\s+|--env[= ])?)(?P<name>[A-Za-z_][A-Za-z0-9_]*)="
+                        r"(?P<val>'[^']*'|\"[^\"]*\"|\S+)")
 _SECRET_OPT_RE = re.compile(
     r"(?P<opt>--(?:api-key|hf-token|token|password|secret|auth-token)(?:=|\s+))(?P<val>'[^']*'|\"[^\"]*\"|\S+)",
     re.IGNORECASE)
@@ -143,9 +144,11 @@ _DATE_FORMS = (
     # `date` (C locale) and the nvidia-smi first line: Sat Oct 03 15:02:57 UTC 2026 / Wed Sep  2 08:01:02 2026
     re.compile(rf"^(?:{_DAY}\s+)?{_MON}\s+(?P<d>\d{{1,2}}),?\s+{_HMS}(?:\s+{_TZ})?\s+(?P<y>\d{{4}})$"),
     # RFC 2822 and en_GB-style `date`: Mon, 17 Nov 2025 09:21:40 +0000 / Tue 18 Aug 2026 07:10:51 AM UTC
-    re.compile(rf"^(?:{_DAY}\s+)?(?P<d>\d{{1,2}})\s+{_MON}\s+(?P<y>\d{{4}}),?\s+{_HMS}(?:\s*(?P<ampm>AM|PM))?(?:\s+{_TZ})?$"),
+    re.compile(rf"^(?:{_DAY}\s+)?(?P<d>\d{{1,2}})\s+{_MON}\s+(?P<y>\d{{4}}),?\s+{_HMS}"
+               rf"(?:\s*(?P<ampm>AM|PM))?(?:\s+{_TZ})?$"),
     # ISO 8601 / `date -Is` / `uptime -s`
-    re.compile(r"^(?P<y>\d{4})-(?P<mo>\d\d)-(?P<d>\d\d)[T ](?P<H>\d\d):(?P<M>\d\d):(?P<S>\d\d)(?:[.,]\d+)?\s*(?P<tz>Z|[+-]\d\d:?\d\d|UTC)?$"),
+    re.compile(r"^(?P<y>\d{4})-(?P<mo>\d\d)-(?P<d>\d\d)[T ](?P<H>\d\d):(?P<M>\d\d):(?P<S>\d\d)(?:[.,]\d+)?"
+               r"\s*(?P<tz>Z|[+-]\d\d:?\d\d|UTC)?$"),
 )
 _ZERO_TZ = ("UTC", "GMT", "Z", "UT")
 

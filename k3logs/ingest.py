@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import re
 from dataclasses import dataclass, field
+from typing import Iterator
 
 import polars as pl
 
@@ -96,36 +97,77 @@ def _read_dump(stream, limit: int) -> str:
     return data[:limit].decode("utf-8", "replace")
 
 
-def ingest_member(member: Member, display: str, settings: Settings, keep: Keep | None, formats: Formats,
-                  out: Ingested) -> None:
+def open_member(member: Member, settings: Settings, formats: Formats, out: Ingested
+                ) -> tuple[FileInfo, object | None, FileContext | None]:
+    """Sniff a member; keep its text if it is a dump. Returns its FileInfo and, if it is read as lines,
+    the text stream and the parsing context (None otherwise)."""
     head, stream = peek(member.stream, HEAD_BYTES)
     sn: Sniffed = sniff(head, member.size, formats)
     info = FileInfo(member.path, sn.kind, sn.reason, sn.wrappers, is_dump=sn.is_dump)
     out.files.append(info)
     if not sn.parsed_as_log:
         info.bytes = len(head) + _drain(stream)
-        return
+        return info, None, None
     if sn.is_dump:
         text = _read_dump(stream, settings.limits.max_dump_bytes)
         out.dumps.append((member.path, sn.kind, text))
         stream = io.BytesIO(text.encode("utf-8"))
         head = text[:16].encode()
-    stream = open_text(stream, head)
-    ctx = FileContext(display, sn.kind, sn.wrappers)
-    stats = LineStats()
+    return info, open_text(stream, head), FileContext(member.path, sn.kind, sn.wrappers)
+
+
+def iter_rows(stream, ctx: FileContext, settings: Settings, keep: Keep | None, formats: Formats,
+              stats: LineStats) -> Iterator[pl.DataFrame]:
+    """Parsed and folded rows of one file, batch by batch. A traceback or continued record still open
+    at the end of a batch is held back and finished with the next one."""
     state = _KeepState()
-    parts = []
+    pending: pl.DataFrame | None = None
     for batch in iter_line_batches(stream, settings.batch_bytes, settings.limits.max_line_bytes, stats):
         if keep is not None:
             batch = batch.filter(_keep_mask(batch, keep, state))
         if batch.is_empty():
             continue
-        parts.append(parse_batch(batch, ctx, formats))
+        rows = parse_batch(batch, ctx, formats)
+        if pending is not None:
+            rows = pl.concat([pending, rows], how="diagonal_relaxed")
+        cut = _open_tail(rows)
+        pending = rows.slice(cut) if cut < rows.height else None
+        if cut:
+            yield fold_continuations(fold_tracebacks(rows.slice(0, cut)))
+    if pending is not None:
+        yield fold_continuations(fold_tracebacks(pending))
+
+
+def _open_tail(rows: pl.DataFrame) -> int:
+    """Index of the first row that may still belong to a multi-line event continuing in the next batch:
+    the last traceback header if it is near the end, or a trailing run of '\\r'-continued lines."""
+    n = rows.height
+    heads = rows.select(pl.col("text").str.contains(TB_HEAD).arg_true().alias("i"))["i"]
+    cut = n
+    if len(heads) and n - int(heads[-1]) <= TB_WINDOW:
+        cut = int(heads[-1])
+    cont = rows["cr_end"].fill_null(False)
+    if n and cont[-1]:
+        not_cont = (~cont).arg_true()
+        cut = min(cut, int(not_cont[-1]) + 1 if len(not_cont) else 0)
+    return cut
+
+
+def ingest_member(member: Member, settings: Settings, keep: Keep | None, formats: Formats, out: Ingested,
+                  parse: bool = True) -> None:
+    info, stream, ctx = open_member(member, settings, formats, out)
+    if stream is None or ctx is None:
+        return
+    stats = LineStats()
+    if parse:
+        parts = list(iter_rows(stream, ctx, settings, keep, formats, stats))
+        if parts:
+            rows = pl.concat(parts, how="diagonal_relaxed")
+            out.events.append(rows.with_columns(pl.lit(member.path).alias("file")))
+    else:
+        for _ in iter_line_batches(stream, settings.batch_bytes, settings.limits.max_line_bytes, stats):
+            pass
     info.lines, info.bytes, info.truncated = stats.lines, stats.bytes, stats.truncated
-    if parts:
-        rows = pl.concat(parts, how="diagonal_relaxed")
-        rows = fold_continuations(fold_tracebacks(rows))
-        out.events.append(rows.with_columns(pl.lit(member.path).alias("file")))
 
 
 def _drain(stream) -> int:
@@ -135,9 +177,11 @@ def _drain(stream) -> int:
     return n
 
 
-def ingest(bundle: Bundle, settings: Settings, keep: Keep | None, formats: Formats | None = None) -> Ingested:
+def ingest(bundle: Bundle, settings: Settings, keep: Keep | None, formats: Formats | None = None,
+           parse: bool = True) -> Ingested:
+    """Read the whole bundle; `parse=False` only sniffs and counts lines."""
     formats = formats or builtin_formats()
     out = Ingested()
     for member in bundle.members():
-        ingest_member(member, member.path, settings, keep, formats, out)
+        ingest_member(member, settings, keep, formats, out, parse)
     return out

@@ -7,14 +7,17 @@ from pathlib import Path
 
 import polars as pl
 
-from .attribute import Attribution, attribute
+from . import attribute, clock
+from .attribute import Attribution
 from .catalogue import Catalogue, load_catalogue
-from .clock import ClockReport, align, parse_iso
+from .clock import ClockModel, ClockReport, parse_iso
 from .decide import Decision, assign_phases, decide
 from .detect import anchors, detect
 from .discover import Bundle
 from .facts import Fact, facts_from_dump, facts_from_events
-from .ingest import Ingested, Keep, ingest
+from .formats import builtin_formats
+from .ingest import Ingested, Keep, ingest, iter_rows, open_member
+from .lines import LineStats
 from .schema import EVENT_SCHEMA
 from .settings import Settings
 
@@ -29,6 +32,7 @@ class Analysis:
     detections: pl.DataFrame
     attribution: Attribution
     clock: ClockReport
+    clock_model: ClockModel
     facts: list[Fact]
     decision: Decision
     catalogue: Catalogue
@@ -41,13 +45,6 @@ def _dump_facts(ing: Ingested, bundle: Bundle) -> list[Fact]:
     return out
 
 
-def _first_fact(facts: list[Fact], name: str, node: str | None = None) -> Fact | None:
-    for f in facts:
-        if f.name == name and (node is None or f.node == node):
-            return f
-    return None
-
-
 def run(path: str | Path, settings: Settings | None = None, catalogue: Catalogue | None = None,
         keep_all: bool = False) -> Analysis:
     settings = settings or Settings()
@@ -57,29 +54,31 @@ def run(path: str | Path, settings: Settings | None = None, catalogue: Catalogue
     ing = ingest(bundle, settings, keep)
     events = (pl.concat(ing.events, how="diagonal_relaxed") if ing.events else
               pl.DataFrame(schema={"file": pl.String, "line": pl.Int64, "sub": pl.Int8, "text": pl.String}))
-    events = _ensure_columns(events)
+    events = ensure_columns(events)
     events = events.with_columns(pl.col("file").replace({f: bundle.display(f) for f in bundle.names}))
 
     facts = _dump_facts(ing, bundle)
     host_facts = {f.file: f.value for f in facts if f.name in ("hostname", "node_name")}
     buses = {None: f.value.split(",") for f in facts if f.name == "gpu_bus_ids"}
-    events, attribution = attribute(events, host_facts, buses)
+    attribution = attribute.learn(events, host_facts, buses)
+    events = attribute.apply(events, attribution)
     facts = [replace(f, node=f.node or attribution.file_node.get(f.file)) for f in facts]
     boots = {}
     for f in facts:
         if f.name == "boot_time" and (dt := parse_iso(f.value)):
             boots[f.node] = dt
     refs = [dt for f in facts if f.name == "collected_at" and (dt := parse_iso(f.value))]
-    events, clock = align(events, settings.tz, settings.skew_tolerance, boots, refs)
+    clock_model, clock_report = clock.learn(events, settings.tz, settings.skew_tolerance, boots, refs)
+    events = clock.apply(events, clock_model)
     events = events.sort(["ts", "file", "line", "sub"], nulls_last=True).with_row_index("eid")
     events = assign_phases(events)
     det = detect(events, cat)
     decision = decide(events, det, cat)
     facts += facts_from_events(events.select("file", "line", "node", "source", pl.col("text").alias("message")))
-    return Analysis(bundle, ing, events, det, attribution, clock, facts, decision, cat)
+    return Analysis(bundle, ing, events, det, attribution, clock_report, clock_model, facts, decision, cat)
 
 
-def _ensure_columns(ev: pl.DataFrame) -> pl.DataFrame:
+def ensure_columns(ev: pl.DataFrame) -> pl.DataFrame:
     from .parse import PARSED_SCHEMA
     need = {**PARSED_SCHEMA, "file": pl.String, "_line_end": pl.Int64,
             "exc_types": pl.List(pl.String), "exc_messages": pl.List(pl.String), "exc_lines": pl.List(pl.Int64),
@@ -95,3 +94,25 @@ def to_event_table(ev: pl.DataFrame) -> pl.DataFrame:
         pl.col("proc").alias("process"), "host", "ip", "level", "ts", "ts_quality", "uptime",
         pl.col("loc").alias("location"), pl.col("text").alias("message"), "exc_types", "exc_messages", "exc_lines",
         "truncated").cast({k: v for k, v in EVENT_SCHEMA.items()})
+
+
+def stream_events(path: str | Path, settings: Settings | None = None, catalogue: Catalogue | None = None):
+    """Every line of the bundle as event-table batches (file order, then line), in bounded memory:
+    a first pass over the lines `analyze` keeps learns the node/rank maps and the clocks; the second
+    parses each file batch by batch and applies them."""
+    settings = settings or Settings()
+    first = run(path, settings, catalogue)
+    formats = builtin_formats()
+    bundle = Bundle(path, settings.limits)
+    sink = Ingested()
+    last_ts: dict = {}
+    for member in bundle.members():
+        info, stream, ctx = open_member(member, settings, formats, sink)
+        sink.dumps.clear()
+        if stream is None or ctx is None:
+            continue
+        display = first.bundle.display(member.path)
+        for rows in iter_rows(stream, ctx, settings, None, formats, LineStats()):
+            rows = ensure_columns(rows.with_columns(pl.lit(display).alias("file")))
+            rows = clock.apply(attribute.apply(rows, first.attribution), first.clock_model, last_ts)
+            yield to_event_table(rows.sort(["line", "sub"]))

@@ -1,0 +1,278 @@
+"""The command line: options in, library calls, errors out as one line and an exit status. Nothing else."""
+from __future__ import annotations
+
+import functools
+import sys
+from pathlib import Path
+
+import click
+
+from . import __version__
+from .errors import ExitStatus, K3LogsError, UsageError
+from .settings import Settings
+
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+def _fail(message: str, status: int = ExitStatus.ERROR) -> None:
+    click.echo(f"k3logs: error: {message}", err=True)
+    sys.exit(int(status))
+
+
+def handle_errors(fn):
+    """One place where errors become a line on stderr and an exit status (report-contract.md)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        debug = kwargs.pop("debug", False)
+        try:
+            return fn(*args, **kwargs)
+        except K3LogsError as e:
+            if debug:
+                raise
+            _fail(str(e), e.exit_status)
+        except KeyboardInterrupt:
+            _fail("interrupted", ExitStatus.INTERRUPTED)
+        except (MemoryError, RecursionError) as e:
+            if debug:
+                raise
+            _fail(f"ran out of {'memory' if isinstance(e, MemoryError) else 'stack'}; lower --batch-bytes or "
+                  f"the limits (see --help)")
+        except OSError as e:
+            if debug:
+                raise
+            _fail(f"{e.strerror or e}: {e.filename or ''}".rstrip(": "))
+        except Exception as e:  # a bug: say so plainly, no traceback unless asked
+            if debug:
+                raise
+            _fail(f"internal error ({type(e).__name__}: {e}); rerun with --debug and report it")
+
+    return wrapper
+
+
+def bundle_options(fn):
+    """Options shared by every command that reads a bundle."""
+    opts = [
+        click.option("--patterns", "patterns", multiple=True, type=click.Path(exists=True, file_okay=False,
+                     path_type=Path), help="Extra signature folder (repeatable); same id replaces a built-in."),
+        click.option("--tz", default="UTC", show_default=True,
+                     help="Zone of log times that carry none (vLLM, dmesg -T, nvidia-smi)."),
+        click.option("--skew-tolerance", type=float, default=2.0, show_default=True,
+                     help="Seconds; per-node clock offsets below this are reported, not applied."),
+        click.option("--max-total-bytes", type=int, default=None, help="Stop reading after this many "
+                     "decompressed bytes (default 64 GiB)."),
+        click.option("--max-member-bytes", type=int, default=None, help="Read at most this much of one file "
+                     "(default 16 GiB)."),
+        click.option("--max-members", type=int, default=None, help="Read at most this many files (default 100000)."),
+        click.option("--max-depth", type=int, default=None, help="Archives nested deeper are skipped (default 3)."),
+        click.option("--max-line-bytes", type=int, default=None, help="Longer lines are truncated (default 256 KiB)."),
+        click.option("--max-ratio", type=int, default=None, help="Decompression ratio treated as a bomb "
+                     "(default 1000)."),
+        click.option("--debug", is_flag=True, help="Show the Python traceback of an error."),
+    ]
+    for opt in reversed(opts):
+        fn = opt(fn)
+    return fn
+
+
+def _settings(tz: str, skew_tolerance: float, **limits) -> Settings:
+    try:
+        from zoneinfo import ZoneInfo
+        ZoneInfo(tz)
+    except Exception as e:
+        raise UsageError(f"unknown time zone {tz!r}; use an IANA name such as UTC or Europe/Berlin") from e
+    s = Settings(tz=tz, skew_tolerance=skew_tolerance)
+    return s.with_limits(**{k: v for k, v in limits.items() if v is not None})
+
+
+def _catalogue(patterns):
+    from .catalogue import load_catalogue
+    return load_catalogue(tuple(patterns))
+
+
+@click.group(context_settings=CONTEXT_SETTINGS)
+@click.version_option(__version__, prog_name="k3logs")
+def cli():
+    """k3logs: what failed first in a vLLM / NCCL GPU-inference incident, where, why, and what to do.
+
+    \b
+    Example:
+        k3logs analyze incident-0412.tar.gz
+    """
+
+
+@cli.command()
+@click.argument("bundle", type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md", show_default=True)
+@click.option("-o", "--out", type=click.Path(path_type=Path), help="Write the report here instead of stdout.")
+@bundle_options
+@handle_errors
+def analyze(bundle, fmt, out, patterns, tz, skew_tolerance, **limits):
+    """Diagnose one incident bundle (folder, archive or log file).
+
+    Exit status: 0 no incident, 1 incident diagnosed, 2 bad usage or unreadable bundle.
+
+    \b
+    Example:
+        k3logs analyze ./bundle --format json -o report.json
+    """
+    from .api import analyze as run_analysis
+    from .render import render_json, render_markdown
+    report = run_analysis(bundle, _settings(tz, skew_tolerance, **limits), _catalogue(patterns))
+    text = render_json(report) if fmt == "json" else render_markdown(report)
+    if out:
+        out.write_text(text, encoding="utf-8")
+    else:
+        click.echo(text, nl=False)
+    sys.exit(report.exit_status)
+
+
+@cli.command()
+@click.argument("bundle", type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@bundle_options
+@handle_errors
+def sniff(bundle, fmt, patterns, tz, skew_tolerance, **limits):
+    """Say what each file of a bundle is, and why (decided by content, not by name).
+
+    \b
+    Example:
+        k3logs sniff ./bundle
+    """
+    import json
+    from .api import sniff_bundle
+    rows = sniff_bundle(bundle, _settings(tz, skew_tolerance, **limits))
+    if fmt == "json":
+        click.echo(json.dumps([r.__dict__ for r in rows], indent=2))
+        return
+    width = max([len(r.file) for r in rows] + [4])
+    click.echo(f"{'file':{width}}  {'kind':14}  {'lines':>9}  {'bytes':>11}  reason")
+    for r in rows:
+        click.echo(f"{r.file:{width}}  {r.kind:14}  {r.lines:>9}  {r.bytes:>11}  {r.reason}")
+
+
+@cli.command()
+@click.argument("bundle", type=click.Path(path_type=Path))
+@click.option("-o", "--out", type=click.Path(path_type=Path), required=True, help="Output file.")
+@click.option("--format", "fmt", type=click.Choice(["parquet", "csv", "jsonl"]), default=None,
+              help="Default: from the output file's extension, else parquet.")
+@bundle_options
+@handle_errors
+def events(bundle, out, fmt, patterns, tz, skew_tolerance, **limits):
+    """Write every line of a bundle as the event table (one schema, UTC times), batch by batch.
+
+    \b
+    Example:
+        k3logs events ./bundle -o events.parquet
+        python -c "import polars as pl; print(pl.read_parquet('events.parquet').head())"
+    """
+    from .api import write_events
+    fmt = fmt or {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}.get(out.suffix.lower(), "parquet")
+    n = write_events(bundle, out, fmt, _settings(tz, skew_tolerance, **limits), _catalogue(patterns))
+    click.echo(f"wrote {n} events to {out}", err=True)
+
+
+@cli.group()
+def signatures():
+    """List, test and check the signature catalogue.
+
+    \b
+    Example:
+        k3logs signatures check --fail-on-issues
+    """
+
+
+@signatures.command("list")
+@click.option("--patterns", multiple=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--debug", is_flag=True, hidden=True)
+@handle_errors
+def signatures_list(patterns):
+    """List every signature: id, category, role, title.
+
+    \b
+    Example:
+        k3logs signatures list | grep nccl
+    """
+    cat = _catalogue(patterns)
+    for s in cat.signatures:
+        click.echo(f"{s.id:40} {s.category:24} {s.role:8} {s.title}")
+    click.echo(f"{len(cat.signatures)} signatures, {len(cat.xid)} Xid codes", err=True)
+
+
+@signatures.command("test")
+@click.option("--patterns", multiple=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--debug", is_flag=True, hidden=True)
+@handle_errors
+def signatures_test(patterns):
+    """Replay every signature's samples through the parser: match lines fire, near misses stay quiet.
+
+    \b
+    Example:
+        k3logs signatures test --patterns ./my-patterns
+    """
+    from .validate import check_samples
+    issues = [i for i in check_samples(_catalogue(patterns)) if i.severity == "error"]
+    for i in issues:
+        click.echo(str(i))
+    click.echo(f"{len(issues)} failing sample(s)", err=True)
+    sys.exit(1 if issues else 0)
+
+
+@signatures.command("check")
+@click.option("--patterns", multiple=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--fail-on-issues", is_flag=True, help="Exit 1 when any error (or warning) is found.")
+@click.option("--debug", is_flag=True, hidden=True)
+@handle_errors
+def signatures_check(patterns, fail_on_issues):
+    """Validate the catalogue: schema, regexes, samples, collisions; every problem with file and line.
+
+    \b
+    Example:
+        k3logs signatures check --patterns ./my-patterns --fail-on-issues
+    """
+    from .catalogue import load_catalogue
+    from .validate import check_samples
+    cat, issues = load_catalogue(tuple(patterns), collect_errors=True)
+    if not any(i.severity == "error" for i in issues):
+        issues += check_samples(cat)
+    for i in issues:
+        click.echo(str(i))
+    click.echo(f"{len(cat.signatures)} signatures, {len(issues)} issue(s)", err=True)
+    if fail_on_issues and issues:
+        sys.exit(1)
+    if any(i.severity == "error" for i in issues):
+        sys.exit(1)
+
+
+@cli.command("eval")
+@click.argument("corpus", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--min-score", type=float, default=1.0, show_default=True,
+              help="Exit 1 when the share of fully right cases is below this.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@bundle_options
+@handle_errors
+def eval_cmd(corpus, min_score, fmt, patterns, tz, skew_tolerance, **limits):
+    """Score k3logs against the truth.json of every case in a corpus folder.
+
+    \b
+    Example:
+        k3logs eval corpora/
+    """
+    import json
+    from .api import evaluate_corpus
+    from .evaluate import CRITERIA, summary
+    scores = evaluate_corpus(corpus, _settings(tz, skew_tolerance, **limits), _catalogue(patterns))
+    summ = summary(scores)
+    if fmt == "json":
+        click.echo(json.dumps({"cases": [s.__dict__ | {"passed": s.passed} for s in scores], "summary": summ},
+                              indent=2, default=str))
+    else:
+        click.echo(f"{'case':48} {'ok':3} " + " ".join(f"{c:8}" for c in CRITERIA))
+        for s in scores:
+            marks = " ".join(f"{'yes' if s.ok.get(c) else 'NO':8}" for c in CRITERIA)
+            click.echo(f"{s.case:48} {'OK' if s.passed else 'BAD':3} {marks}" + (f" {s.error}" if s.error else ""))
+            if not s.passed and not s.error:
+                bad = [c for c in CRITERIA if not s.ok.get(c)]
+                click.echo(f"{'':48}     got {({c: s.got[c] for c in bad})} want {({c: s.want[c] for c in bad})}")
+        click.echo(" ".join(f"{k}={v:.2%}" if k != "false_alarms" else f"{k}={int(v)}" for k, v in summ.items()))
+    sys.exit(0 if summ["cases"] >= min_score else 1)

@@ -1,0 +1,78 @@
+"""Score analyses against truth.json files (the shape of ../shared/realworld): category, first causal
+file and line, origin node and rank, phase, and false alarms on healthy bundles. Alternatives listed in
+the truth (`root_cause_alt`, `phase_alt`, `first_causal.line_alt`) count as right; a null in the truth's
+origin means the bundle cannot tell, and any answer is accepted there."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .report import Report
+
+CRITERIA = ("category", "line", "node", "rank", "phase")
+
+
+@dataclass
+class CaseScore:
+    case: str
+    healthy: bool
+    ok: dict[str, bool] = field(default_factory=dict)
+    got: dict[str, object] = field(default_factory=dict)
+    want: dict[str, object] = field(default_factory=dict)
+    error: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.error is None and all(self.ok.values())
+
+
+def find_cases(root: Path) -> list[Path]:
+    """Case folders under `root` (one holding truth.json and bundle/), or `root` itself."""
+    if (root / "truth.json").is_file():
+        return [root]
+    return sorted(p.parent for p in root.glob("*/truth.json"))
+
+
+def _lines(fc: dict) -> list[tuple[str, int]]:
+    out = [(fc.get("file"), fc.get("line"))]
+    for alt in fc.get("line_alt", []) or []:
+        if isinstance(alt, dict):
+            out.append((alt.get("file", fc.get("file")), alt.get("line")))
+        else:
+            out.append((fc.get("file"), alt))
+    return out
+
+
+def score(case: str, truth: dict, report: Report) -> CaseScore:
+    healthy = bool(truth.get("healthy"))
+    s = CaseScore(case, healthy)
+    fc = truth.get("first_causal") or None
+    cats = [truth["root_cause"], *truth.get("root_cause_alt", [])]
+    got_cat = report.root_cause.category
+    s.ok["category"] = got_cat in cats
+    got_line = (report.first_causal.file, report.first_causal.line) if report.first_causal else None
+    s.ok["line"] = (got_line is None) if fc is None else (got_line in _lines(fc))
+    origin = truth.get("origin") or {}
+    s.ok["node"] = origin.get("node") is None or report.origin.node == origin.get("node")
+    s.ok["rank"] = origin.get("rank") is None or report.origin.rank == origin.get("rank")
+    phases = [truth.get("phase"), *truth.get("phase_alt", [])]
+    s.ok["phase"] = healthy or report.phase in phases
+    s.got = {"category": got_cat, "line": got_line, "node": report.origin.node, "rank": report.origin.rank,
+             "phase": report.phase}
+    s.want = {"category": cats, "line": _lines(fc) if fc else None, "node": origin.get("node"),
+              "rank": origin.get("rank"), "phase": phases}
+    return s
+
+
+def load_truth(case_dir: Path) -> dict:
+    return json.loads((case_dir / "truth.json").read_text(encoding="utf-8"))
+
+
+def summary(scores: list[CaseScore]) -> dict[str, float]:
+    n = len(scores) or 1
+    out = {c: sum(s.ok.get(c, False) for s in scores) / n for c in CRITERIA}
+    out["cases"] = sum(s.passed for s in scores) / n
+    healthy = [s for s in scores if s.healthy]
+    out["false_alarms"] = float(sum(not s.ok.get("category", False) for s in healthy))
+    return out

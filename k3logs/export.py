@@ -1,0 +1,47 @@
+"""Write event-table batches to Parquet, CSV or JSON lines as they come (nothing is held whole)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pyarrow.parquet as pq
+
+from .schema import arrow_schema
+
+LIST_SEPARATOR = "\u241f"  # between the links of a folded traceback in CSV cells
+
+
+class EventWriter:
+    def __init__(self, out: Path, fmt: str):
+        self.out, self.fmt = Path(out), fmt
+        self._pq: pq.ParquetWriter | None = None
+        self._fh = None
+        self._header = True
+
+    def __enter__(self) -> "EventWriter":
+        if self.fmt == "parquet":
+            self._pq = pq.ParquetWriter(self.out, arrow_schema(), compression="zstd")
+        else:
+            self._fh = open(self.out, "wb")
+        return self
+
+    def write(self, batch: pl.DataFrame) -> None:
+        if batch.is_empty():
+            return
+        if self._pq is not None:
+            self._pq.write_table(batch.to_arrow().cast(arrow_schema()))
+        elif self.fmt == "csv":
+            flat = batch.with_columns(
+                pl.col("exc_types").list.join(LIST_SEPARATOR), pl.col("exc_messages").list.join(LIST_SEPARATOR),
+                pl.col("exc_lines").cast(pl.List(pl.String)).list.join(","))
+            flat.write_csv(self._fh, include_header=self._header)
+            self._header = False
+        else:
+            batch.write_ndjson(self._fh)
+
+    def __exit__(self, *exc) -> None:
+        if self._pq is not None:
+            if self._pq.is_open:
+                self._pq.close()
+        elif self._fh is not None:
+            self._fh.close()

@@ -1,0 +1,270 @@
+"""run_checks / evidence_missing: pass, fail and unknown for every check; the command that ran wins."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from k3logs.checks import CHECKS, Check, evidence_missing, is_k3_deployment, run_checks
+from k3logs.facts import Fact, facts_from_dump
+from k3logs.factsdata import default_facts_data
+
+try:
+    from .test_dumps import S
+except ImportError:  # tests/ is not a package
+    from test_dumps import S
+
+K3 = [Fact("model", "moonshotai/Kimi-K3", "launch.txt", 1, None, "launch_cmd")]
+
+
+def F(name: str, value: str, source: str = "launch_cmd", node: str | None = None, file: str | None = None,
+      line: int = 1) -> Fact:
+    return Fact(name, value, file or f"{source}.txt", line, node, source)
+
+
+def check(cid: str, facts: list[Fact], is_k3: bool | None = None) -> Check:
+    return next(c for c in run_checks(facts, is_k3=is_k3) if c.id == cid)
+
+
+def test_every_check_is_defined_in_facts_toml_and_the_reverse():
+    assert set(CHECKS) == set(default_facts_data().checks)
+
+
+def test_result_shape():
+    got = run_checks([])
+    assert [c.id for c in got] == list(CHECKS)
+    for c in got:
+        assert c.status in ("pass", "fail", "unknown") and c.detail
+        assert c.status == "unknown" and c.category is None and c.remediation == () and c.evidence is None
+
+
+def test_k3_detection():
+    assert is_k3_deployment(K3)
+    assert is_k3_deployment([F("model_architecture", "KimiK3ForCausalLM", "model_config")])
+    assert not is_k3_deployment([F("model", "moonshotai/Kimi-K2-Instruct")])
+    for cid in ("image_is_k3", "vllm_version_min", "gpu_model_count", "prefix_caching_flag"):
+        c = check(cid, [F("model", "meta-llama/Llama-3.1-8B"), F("image", "vllm/vllm-openai:v0.11.0")])
+        assert (c.status, c.detail) == ("unknown", "not a K3 deployment")
+
+
+# ------------------------------------------------------------------------------------------
+# the chain
+# ------------------------------------------------------------------------------------------
+def test_driver_too_old_for_cuda13_image():
+    facts = K3 + [F("image", "vllm/vllm-openai:kimi-k3", "k8s_describe", line=20),
+                  F("driver_version", "570.172.08", "nvidia_smi", "n1", "smi.txt", 3),
+                  F("driver_branch", "570", "nvidia_smi", "n1", "smi.txt", 3)]
+    c = check("driver_branch_vs_cuda", facts)
+    assert c.status == "fail" and c.evidence == "smi.txt:3" and c.category == "env.driver_too_old"
+    assert "570.172.08" in c.detail and "r580" in c.detail and "CUDA 13" in c.detail
+    assert any("r580" in r for r in c.remediation)
+
+
+def test_driver_fail_on_one_node_of_two_and_pass():
+    base = [F("torch_cuda_build", "cu130", "collect_env")]
+    c = check("driver_branch_vs_cuda", base + [F("driver_branch", "580", "nvidia_smi", "a", "a.txt"),
+                                               F("driver_branch", "575", "nvidia_smi", "b", "b.txt", 3)])
+    assert c.status == "fail" and c.evidence == "b.txt:3"
+    c = check("driver_branch_vs_cuda", base + [F("driver_branch", "580", "nvidia_smi", "a", "a.txt", 3)])
+    assert c.status == "pass" and c.evidence == "a.txt:3"
+
+
+def test_driver_cuda_only_from_nccl_log():
+    c = check("driver_branch_vs_cuda", [F("driver_cuda", "12.8", "log", line=7), F("nccl_cuda", "13.0", "log")])
+    assert c.status == "fail" and c.evidence == "log.txt:7"
+
+
+def test_driver_unknown_without_evidence():
+    assert check("driver_branch_vs_cuda", []).status == "unknown"
+    c = check("driver_branch_vs_cuda", [F("driver_branch", "550", "nvidia_smi")])
+    assert c.status == "unknown" and "runtime is unknown" in c.detail
+    assert check("driver_branch_vs_cuda", [F("cuda_runtime", "12.4", "collect_env")]).status == "unknown"
+
+
+def test_image_is_k3():
+    assert check("image_is_k3", K3 + [F("image", "docker.io/vllm/vllm-openai:kimi-k3")]).status == "pass"
+    c = check("image_is_k3", K3 + [F("image", "vllm/vllm-openai:v0.14.1", line=3)])
+    assert c.status == "fail" and c.evidence == "launch_cmd.txt:3" and c.category == "dep.unsupported_arch"
+    # the container that ran beats the launch file
+    c = check("image_is_k3", K3 + [F("image", "vllm/vllm-openai:v0.14.1"),
+                                   F("image", "vllm/vllm-openai:kimi-k3", "docker_inspect")])
+    assert c.status == "pass" and c.evidence.startswith("docker_inspect.txt")
+    assert check("image_is_k3", K3).status == "unknown"
+
+
+@pytest.mark.parametrize("version,status", [("0.26.0", "fail"), ("0.27.0rc2.dev5+gabc", "fail"),
+                                            ("0.27.0", "pass"), ("0.28.1", "pass"), ("main", "unknown")])
+def test_vllm_version_min(version, status):
+    assert check("vllm_version_min", K3 + [F("vllm_version", version, "log")]).status == status
+
+
+def test_vllm_version_prefers_what_ran():
+    c = check("vllm_version_min", K3 + [F("vllm_version", "0.27.1", "pip_freeze"), F("vllm_version", "0.14.1", "log")])
+    assert c.status == "fail" and "0.14.1" in c.detail
+
+
+def test_torch_cuda_build():
+    c = check("torch_cuda_build", K3 + [F("torch_cuda_build", "cu129", "pip_freeze", line=40)])
+    assert c.status == "fail" and c.evidence == "pip_freeze.txt:40" and c.category == "dep.undefined_symbol"
+    assert check("torch_cuda_build", K3 + [F("torch_cuda_build", "cu130", "collect_env")]).status == "pass"
+    # not K3: compared with the image's own CUDA
+    assert check("torch_cuda_build", [F("torch_cuda_build", "cu128"), F("env:CUDA_VERSION", "12.8.1")]).status == "pass"
+    assert check("torch_cuda_build", [F("torch_cuda_build", "cu128"), F("env:CUDA_VERSION", "13.0.1")]).status == "fail"
+    assert check("torch_cuda_build", [F("torch_cuda_build", "cu128")]).status == "unknown"
+    assert check("torch_cuda_build", K3).status == "unknown"
+
+
+def test_pip_mixed_cuda():
+    got = facts_from_dump("pip_freeze", "pip.txt", S.PIP_FREEZE_MIXED, None)
+    c = check("pip_mixed_cuda", got)
+    assert c.status == "fail" and c.evidence == "pip.txt:6" and "12 and 13" in c.detail
+    assert check("pip_mixed_cuda", facts_from_dump("pip_freeze", "p", S.PIP_LIST, None)).status == "pass"
+    assert check("pip_mixed_cuda", []).status == "unknown"
+
+
+def test_no_remediation_advises_mixing():
+    for defn in default_facts_data().checks.values():
+        for text in defn.remediation:
+            if re.search(r"\bmix", text, re.I):
+                assert re.search(r"\b(never|not|rather than|instead)\b", text, re.I), text
+            assert not re.search(r"pip install\S* .*cu12", text), text
+
+
+# ------------------------------------------------------------------------------------------
+# hardware and flags
+# ------------------------------------------------------------------------------------------
+def test_gpu_model_count():
+    c = check("gpu_model_count", K3 + [F("gpu_count", "4", "nvidia_smi", line=9), F("gpu_model", "NVIDIA GB300", "nvidia_smi")])
+    assert c.status == "fail" and c.evidence == "nvidia_smi.txt:9"
+    c = check("gpu_model_count", K3 + [F("gpu_count", "8", "nvidia_smi"), F("gpu_model", "NVIDIA GB300", "nvidia_smi")])
+    assert c.status == "pass" and "not GB300" not in c.detail
+    c = check("gpu_model_count", K3 + [F("gpu_count", "8", "nvidia_smi"), F("gpu_model", "NVIDIA H200", "nvidia_smi")])
+    assert c.status == "pass" and "may need more" in c.detail
+    c = check("gpu_model_count", K3 + [F("gpu_count", "8", "nvidia_smi"), F("tensor_parallel_size", "4", "log", line=3)])
+    assert c.status == "fail" and c.evidence == "log.txt:3"
+    two_nodes = [F("gpu_count", "4", "nvidia_smi", "a"), F("gpu_count", "4", "nvidia_smi", "b")]
+    assert check("gpu_model_count", K3 + two_nodes).status == "pass"
+    assert check("gpu_model_count", K3).status == "unknown"
+
+
+def test_prefix_caching_flag():
+    assert check("prefix_caching_flag", K3 + [F("prefix_caching", "true", "log")]).status == "pass"
+    c = check("prefix_caching_flag", K3 + [F("launch_command", "vllm serve moonshotai/Kimi-K3", "docker_inspect", line=5)])
+    assert c.status == "fail" and c.evidence == "docker_inspect.txt:5" and c.category == "config.prefix_caching_off"
+    # the template has the flag, the container that ran does not
+    c = check("prefix_caching_flag", K3 + [F("launch_command", "vllm serve x --enable-prefix-caching", "pod_spec"),
+                                           F("prefix_caching", "true", "pod_spec"),
+                                           F("launch_command", "vllm serve x", "docker_inspect")])
+    assert c.status == "fail" and c.evidence.startswith("docker_inspect")
+    c = check("prefix_caching_flag", K3 + [F("prefix_caching", "false", "log"), F("prefix_caching", "true", "launch_cmd")])
+    assert c.status == "fail"
+    assert check("prefix_caching_flag", K3).status == "unknown"
+
+
+def test_all2all_backend_vs_interconnect():
+    ep = [F("expert_parallel", "true", "log"), F("gpu_count", "8", "nvidia_smi")]
+    inter = ep + [F("tensor_parallel_size", "8", "log"), F("data_parallel_size", "2", "log"),
+                  F("interconnect", "rdma", "ibstat")]
+    c = check("all2all_backend_vs_interconnect", inter + [F("all2all_backend", "flashinfer_nvlink_one_sided", "log", line=3)])
+    assert c.status == "fail" and c.evidence == "log.txt:3" and "deepep_v2" in c.detail
+    assert check("all2all_backend_vs_interconnect", inter + [F("all2all_backend", "deepep_v2", "log")]).status == "pass"
+    intra = ep + [F("tensor_parallel_size", "8", "log"), F("nvlink", "true", "nvidia_topo")]
+    assert check("all2all_backend_vs_interconnect", intra + [F("all2all_backend", "flashinfer_nvlink_one_sided", "log")]).status == "pass"
+    c = check("all2all_backend_vs_interconnect", intra + [F("all2all_backend", "deepep_v2", "log")])
+    assert c.status == "fail" and "flashinfer_nvlink_one_sided" in c.detail
+    # two nodes, pipeline across them, no nvidia-smi: the group still fits in one node
+    pp = [F("expert_parallel", "true", "log"), F("tensor_parallel_size", "8", "log"),
+          F("pipeline_parallel_size", "2", "log"), F("nnodes", "2", "log"), F("interconnect", "rdma", "log")]
+    assert check("all2all_backend_vs_interconnect", pp + [F("all2all_backend", "flashinfer_nvlink_one_sided", "log")]).status == "pass"
+    assert check("all2all_backend_vs_interconnect", ep).status == "unknown"
+    c = check("all2all_backend_vs_interconnect", [F("all2all_backend", "deepep_v2"), F("launch_command", "vllm serve m")])
+    assert c.status == "unknown" and "expert" in c.detail
+
+
+# ------------------------------------------------------------------------------------------
+# communication and shared memory
+# ------------------------------------------------------------------------------------------
+def test_ucx_tls_with_rdma():
+    rdma = [F("interconnect", "rdma", "env")]
+    assert check("ucx_tls_with_rdma", rdma + [F("ucx_tls", "rc,cuda_copy", "env")]).status == "pass"
+    assert check("ucx_tls_with_rdma", rdma + [F("ucx_tls", "rc,cuda_copy,cuda_ipc", "env")]).status == "pass"
+    c = check("ucx_tls_with_rdma", rdma + [F("ucx_tls", "tcp,cuda_copy", "env", line=4)])
+    assert c.status == "fail" and c.evidence == "env.txt:4"
+    c = check("ucx_tls_with_rdma", rdma + [F("kv_transfer", "NixlConnector", "launch_cmd"), F("env:NCCL_DEBUG", "INFO", "env")])
+    assert c.status == "fail"
+    assert check("ucx_tls_with_rdma", rdma).status == "unknown"
+    assert check("ucx_tls_with_rdma", [F("ucx_tls", "tcp", "env")]).status == "unknown"
+
+
+def test_nccl_dmabuf_advice():
+    dm = [F("nccl_dmabuf_enable", "0", "env")]
+    both = [F("nvidia_peermem_loaded", "true", "lsmod", "a"), F("nvidia_peermem_loaded", "true", "lsmod", "b")]
+    assert check("nccl_dmabuf_advice", dm + both).status == "pass"
+    one_missing = [F("nvidia_peermem_loaded", "true", "lsmod", "a"),
+                   F("nvidia_peermem_loaded", "false", "lsmod", "b", "b/lsmod.txt", 1)]
+    c = check("nccl_dmabuf_advice", dm + one_missing)
+    assert c.status == "fail" and c.evidence == "b/lsmod.txt:1" and c.category == "nccl.dmabuf_524"
+    assert "load nvidia_peermem first" in c.detail and " b " in c.detail + " "
+    # errno 524 seen in the logs: the advice would be NCCL_DMABUF_ENABLE=0, so the same rule applies
+    assert check("nccl_dmabuf_advice", [F("nccl_dmabuf_524", "true", "log")] + one_missing).status == "fail"
+    c = check("nccl_dmabuf_advice", dm)
+    assert c.status == "unknown" and "lsmod" in c.detail
+    assert check("nccl_dmabuf_advice", both).status == "unknown"
+
+
+def test_shm_size():
+    got = facts_from_dump("docker_inspect", "inspect.json", S.DOCKER_INSPECT, None)
+    c = check("shm_size", got)
+    assert c.status == "fail" and c.evidence == "inspect.json:23" and c.category == "nccl.shm"
+    assert check("shm_size", [F("shm_size", "67108864", "docker_inspect"), F("ipc_mode", "host", "docker_inspect")]).status == "pass"
+    assert check("shm_size", [F("shm_size", str(64 * 2**30), "docker_inspect")]).status == "pass"
+    assert check("shm_size", [F("shm_size", "unlimited", "k8s_describe")]).status == "pass"
+    c = check("shm_size", [F("launch_command", "docker run -d --gpus all vllm/vllm-openai:v0.9.0 --model m")])
+    assert c.status == "fail" and "64 MiB" in c.detail
+    assert check("shm_size", []).status == "unknown"
+
+
+# ------------------------------------------------------------------------------------------
+# whole-bundle style: facts from several dumps, then checks
+# ------------------------------------------------------------------------------------------
+def test_checks_over_dump_facts():
+    facts = (facts_from_dump("nvidia_smi", "n1/smi.txt", S.SMI_WIDE, "n1")
+             + facts_from_dump("docker_inspect", "n1/inspect.json", S.DOCKER_INSPECT, "n1")
+             + facts_from_dump("collect_env", "n1/env.txt", S.COLLECT_ENV_SECTIONED, "n1"))
+    got = {c.id: c for c in run_checks(facts)}
+    assert got["driver_branch_vs_cuda"].status == "pass"
+    assert got["image_is_k3"].status == "pass"
+    assert got["vllm_version_min"].status == "pass"
+    assert got["torch_cuda_build"].status == "pass"
+    assert got["prefix_caching_flag"].status == "fail"  # docker Args lack --enable-prefix-caching
+    assert got["gpu_model_count"].status == "pass"  # TP 8 ran; the one nvidia-smi shows 2 of them
+    assert "show 2 of them" in got["gpu_model_count"].detail
+    assert got["shm_size"].status == "fail"
+
+
+# ------------------------------------------------------------------------------------------
+# evidence list
+# ------------------------------------------------------------------------------------------
+ALL_TITLES = ["launch command", "image tag and digest", "vLLM version", "full nvidia-smi output",
+              "CUDA runtime (torch.version.cuda)", "the first exception with its whole stack", "node names",
+              "GPU topology (nvidia-smi topo -m)",
+              "communication environment variables (NCCL_*, UCX_*, CUDA_VISIBLE_DEVICES)"]
+
+
+def test_evidence_missing_everything():
+    assert evidence_missing([], set(), False) == ALL_TITLES
+
+
+def test_evidence_missing_nothing():
+    facts = [F("launch_command", "vllm serve m"), F("image", "i"), F("image_digest", "sha256:" + "0" * 64),
+             F("vllm_version", "0.27.1", "log"), F("cuda_runtime", "13.0", "collect_env"),
+             F("driver_version", "580.95.05", "nvidia_smi", node="n1"), F("env:NCCL_DEBUG", "INFO", "env")]
+    assert evidence_missing(facts, {"nvidia_smi", "nvidia_topo"}, True) == []
+
+
+def test_evidence_missing_partial():
+    facts = [F("image", "i"), F("cuda_visible_devices", "0,1", "env")]
+    got = evidence_missing(facts, {"nvidia_smi_q"}, True)
+    assert "image tag and digest" in got and "full nvidia-smi output" not in got
+    assert "communication environment variables (NCCL_*, UCX_*, CUDA_VISIBLE_DEVICES)" not in got
+    assert "the first exception with its whole stack" not in got

@@ -1,0 +1,540 @@
+"""facts_from_dump / facts_from_events: the values and the evidence lines of every dump kind; facts.toml loads."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from k3logs.dumps import sniff_dump
+from k3logs.errors import CatalogueError
+from k3logs.facts import Fact, facts_from_dump, facts_from_events
+from k3logs.factsdata import default_facts_data, load_facts_data
+from k3logs.facts_util import norm_bus_id, parse_date, parse_size, redact_command, version_less
+from k3logs.schema import DUMP_KINDS
+
+try:
+    from .test_dumps import S
+except ImportError:  # tests/ is not a package
+    from test_dumps import S
+
+REALWORLD = Path("/work/shared/realworld")
+
+
+def facts(kind: str, text: str, node: str | None = None, file: str = "f.txt") -> list[Fact]:
+    got = facts_from_dump(kind, file, text, node)
+    assert not [f for f in got if f.name == "dump_parse_error"], got
+    return got
+
+
+def one(got: list[Fact], name: str) -> tuple[str, int | None]:
+    hits = [f for f in got if f.name == name]
+    assert hits, f"no {name} in {[(f.name, f.value) for f in got]}"
+    return hits[0].value, hits[0].line
+
+
+def values(got: list[Fact], name: str) -> list[str]:
+    return [f.value for f in got if f.name == name]
+
+
+# ------------------------------------------------------------------------------------------
+# nvidia-smi family
+# ------------------------------------------------------------------------------------------
+def test_smi_wide_table():
+    got = facts("nvidia_smi", S.SMI_WIDE, node="gpu-a")
+    assert one(got, "driver_version") == ("580.65.06", 3)
+    assert one(got, "driver_branch") == ("580", 3)
+    assert one(got, "driver_cuda") == ("13.0", 3)
+    assert one(got, "collected_at") == ("2026-03-12T14:05:09", 1)
+    assert one(got, "gpu_model") == ("NVIDIA GB300", 9)
+    assert one(got, "gpu_count") == ("2", 9)
+    assert one(got, "gpu_bus_ids") == ("0009:01:00,000a:01:00", 9)
+    assert one(got, "gpu_process") == ("gpu=1 pid=77123 name=python3 mem=1190MiB", 23)
+    assert {f.node for f in got} == {"gpu-a"} and {f.source for f in got} == {"nvidia_smi"}
+
+
+def test_smi_narrow_table_with_err():
+    got = facts("nvidia_smi", S.SMI_NARROW)
+    assert one(got, "driver_version") == ("470.256.02", 3)
+    assert one(got, "driver_cuda") == ("11.4", 3)
+    assert one(got, "collected_at")[0] == "2024-09-03T23:10:20"
+    assert one(got, "gpu_bus_ids")[0] == "0000:00:1e,0000:00:1f"
+    assert one(got, "gpu_error") == ("GPU 1 (0000:00:1f): ERR! in nvidia-smi", 11)
+
+
+@pytest.mark.parametrize("text,line,start", [
+    (S.SMI_FAILED, 1, "NVIDIA-SMI has failed"),
+    (S.SMI_FAILED_PROMPT, 2, "Unable to determine the device handle for GPU0000:3B:00.0"),
+    (S.SMI_NO_DEVICES, 1, "No devices were found"),
+])
+def test_smi_failed(text, line, start):
+    value, at = one(facts("nvidia_smi", text), "gpu_error")
+    assert value.startswith(start) and at == line
+
+
+def test_prompt_gives_hostname():
+    assert one(facts("nvidia_smi", S.SMI_FAILED_PROMPT), "hostname") == ("gpu-x9", 1)
+
+
+def test_smi_q():
+    got = facts("nvidia_smi_q", S.SMI_Q)
+    assert one(got, "driver_version") == ("575.57.08", 5)
+    assert one(got, "driver_cuda") == ("12.9", 6)
+    assert one(got, "collected_at") == ("2026-01-09T10:11:12", 4)
+    assert one(got, "gpu_count") == ("2", 8)
+    assert one(got, "ecc_uncorrectable") == ("0000:3b:00=2", 28)
+    assert one(got, "remapped_rows_pending") == ("0000:3b:00=Yes", 30)
+    assert one(got, "gpu_bus_ids")[0] == "0000:19:00,0000:3b:00"
+    assert one(got, "gpu_uuids")[0].startswith("GPU-11111111")
+
+
+def test_smi_q_xml():
+    got = facts("nvidia_smi_q", S.SMI_Q_XML)
+    assert one(got, "driver_version") == ("580.82.07", 5)
+    assert one(got, "gpu_model")[0] == "NVIDIA B200"
+    assert one(got, "gpu_uuids")[0] == "GPU-abcdefab-0000-1111-2222-333333333333"
+
+
+def test_topo_with_nic_legend():
+    got = facts("nvidia_topo", S.TOPO)
+    assert one(got, "nvlink") == ("true", 2)
+    assert one(got, "gpu_count")[0] == "4"
+    assert set(values(got, "interconnect")) == {"nvlink", "rdma"}
+    assert one(got, "nics") == ("mlx5_0,mlx5_1", 17)
+
+
+def test_topo_pcie_only_with_spaces():
+    got = facts("nvidia_topo", S.TOPO_SPACES_PCIE)
+    assert one(got, "nvlink")[0] == "false"
+    assert values(got, "interconnect") == ["pcie"]
+
+
+def test_csv_with_units_sorted_by_index():
+    got = facts("nvidia_smi_csv", S.CSV_UNITS)
+    assert one(got, "driver_version") == ("580.95.05", 2)
+    assert one(got, "gpu_bus_ids")[0] == "0000:18:00,0000:2a:00"
+    assert one(got, "gpu_uuids")[0].split(",")[0].startswith("GPU-aaaaaaaa")
+    assert one(got, "ecc_uncorrectable") == ("0000:2a:00=3", 2)
+
+
+def test_csv_without_units_and_without_header():
+    assert one(facts("nvidia_smi_csv", S.CSV_NOUNITS), "gpu_model")[0] == "NVIDIA L40S"
+    got = facts("nvidia_smi_csv", S.CSV_NOHEADER)
+    assert one(got, "gpu_count") == ("2", 1)
+    assert one(got, "gpu_bus_ids")[0] == "0000:07:00,0000:0f:00"
+
+
+def test_csv_noheader_fields_from_the_command():
+    got = facts("nvidia_smi_csv", S.CSV_WITH_COMMAND)
+    assert one(got, "driver_version") == ("570.133.20", 2)
+    assert one(got, "gpu_model")[0] == "NVIDIA H100 80GB HBM3"
+
+
+# ------------------------------------------------------------------------------------------
+# python side
+# ------------------------------------------------------------------------------------------
+def test_collect_env_sectioned():
+    got = facts("collect_env", S.COLLECT_ENV_SECTIONED)
+    assert one(got, "torch_version") == ("2.9.0+cu130", 11)
+    assert one(got, "torch_cuda_build") == ("cu130", 11)
+    assert one(got, "cuda_runtime") == ("13.0", 13)
+    assert one(got, "driver_version") == ("580.95.05", 25)
+    assert one(got, "vllm_version") == ("0.27.2", 36)
+    assert one(got, "gpu_count")[0] == "2" and one(got, "gpu_model")[0] == "NVIDIA B300"
+    assert one(got, "nccl_version")[0] == "2.27.7"
+    assert one(got, "nccl_socket_ifname") == ("ib0", 42)
+    assert one(got, "env:VLLM_API_KEY")[0] == "[redacted]"
+    assert one(got, "pip_mixed_cuda")[0] == "false"
+
+
+def test_collect_env_flat_with_topology():
+    got = facts("collect_env", S.COLLECT_ENV_FLAT)
+    assert one(got, "torch_version") == ("2.4.0+cu121", 1)
+    assert one(got, "cuda_runtime") == ("12.1", 3)
+    assert one(got, "driver_version") == ("535.183.01", 9)
+    assert one(got, "vllm_version") == ("0.6.1.post2", 14)
+    assert one(got, "gpu_model") == ("NVIDIA L4", 8)
+    assert one(got, "gpu_topology")[0] == "1 GPU"
+    assert "torch_version" not in [f.name for f in got if f.value == "2.4.0"]  # [pip3] torch==2.4.0 does not override
+
+
+def test_pip_freeze_mixing_cu12_and_cu13():
+    got = facts("pip_freeze", S.PIP_FREEZE_MIXED)
+    assert one(got, "pip_cuda_majors") == ("12,13", 3)
+    assert one(got, "pip_mixed_cuda") == ("true", 6)  # nvidia-cudnn-cu12, the first of the minority major
+    assert one(got, "torch_cuda_build") == ("cu130", 7)
+    assert one(got, "cuda_runtime") == ("13.0", 4)
+    assert one(got, "nccl_version") == ("2.27.7", 5)
+
+
+def test_pip_list_table():
+    got = facts("pip_freeze", S.PIP_LIST)
+    assert one(got, "torch_version") == ("2.8.0+cu128", 3)
+    assert one(got, "vllm_version") == ("0.10.2", 4)
+    assert one(got, "pip_mixed_cuda")[0] == "false"
+
+
+def test_model_config():
+    got = facts("model_config", S.MODEL_CONFIG)
+    assert one(got, "model_architecture") == ("KimiK3ForCausalLM", 3)
+    assert one(got, "num_experts") == ("896", 7)
+
+
+# ------------------------------------------------------------------------------------------
+# environment and command lines
+# ------------------------------------------------------------------------------------------
+def test_env_with_secrets():
+    got = facts("env", S.ENV_PRINTENV)
+    assert one(got, "hostname") == ("trainer-7", 1)
+    assert one(got, "nccl_ib_hca") == ("mlx5_0:1,mlx5_3:1", 3)
+    assert one(got, "nccl_dmabuf_enable") == ("0", 4)
+    assert one(got, "ucx_tls") == ("rc,cuda_copy", 5)
+    assert one(got, "cuda_visible_devices") == ("0,1,2,3", 6)
+    assert one(got, "all2all_backend") == ("deepep_v2", 7)
+    assert one(got, "env:VLLM_API_KEY") == ("[redacted]", 9)
+    assert one(got, "env:NCCL_KEY_PATH")[0] == "/etc/nccl"  # NCCL_* names are never redacted
+    assert "env:HF_TOKEN" not in [f.name for f in got] and "env:PATH" not in [f.name for f in got]
+    assert not any("hf_abcdef" in f.value or "sk-very" in f.value for f in got)
+
+
+def test_env_export_and_sections():
+    got = facts("env", S.ENV_EXPORT)
+    assert one(got, "ucx_tls") == ("rc,cuda_copy,cuda_ipc", 3)
+    got = facts("env", S.ENV_SECTIONS, node="bundle-node")
+    by_node = {(f.node, f.name): f.line for f in got}
+    assert by_node[("node-r1", "nccl_ib_hca")] == 3 and by_node[("node-r2", "nccl_ib_hca")] == 6
+
+
+def test_launch_with_continuations_and_secret():
+    got = facts("launch_cmd", S.LAUNCH_VLLM)
+    cmd, line = one(got, "launch_command")
+    assert line == 2 and cmd.startswith("VLLM_ALL2ALL_BACKEND=deepep_v2 vllm serve moonshotai/Kimi-K3")
+    assert "sk-do-not-print" not in cmd and "--api-key [redacted]" in cmd
+    assert one(got, "model") == ("moonshotai/Kimi-K3", 3)
+    assert one(got, "tensor_parallel_size") == ("8", 4)
+    assert one(got, "data_parallel_size") == ("2", 4)
+    assert one(got, "expert_parallel") == ("true", 5)
+    assert one(got, "max_model_len") == ("262144", 6)
+    assert one(got, "all2all_backend") == ("deepep_v2", 2)
+    assert "prefix_caching" not in [f.name for f in got]
+
+
+def test_launch_docker_run_at_a_prompt():
+    got = facts("launch_cmd", S.LAUNCH_DOCKER)
+    assert one(got, "image") == ("vllm/vllm-openai:v0.26.1", 2)
+    assert one(got, "image_digest")[0] == "sha256:" + "1" * 64
+    assert one(got, "shm_size") == (str(32 * 2**30), 1)
+    assert one(got, "prefix_caching") == ("false", 3)
+    assert one(got, "tensor_parallel_size") == ("4", 3)
+    assert "hf_secret123" not in one(got, "launch_command")[0]
+
+
+@pytest.mark.parametrize("text,want", [
+    (S.LAUNCH_PYTHON, {"model": "Qwen/Qwen3-8B", "prefix_caching": "true"}),
+    (S.LAUNCH_CMDLINE, {"model": "moonshotai/Kimi-K3", "tensor_parallel_size": "8", "prefix_caching": "true"}),
+    (S.LAUNCH_TORCHRUN, {"launch_command": "torchrun --nproc-per-node 8 --nnodes 2 train.py --config cfg.yaml"}),
+    (S.LAUNCH_RAY, {"launch_command": "ray start --head --node-ip-address 10.3.3.1 --port 6379"}),
+])
+def test_launch_variants(text, want):
+    got = {f.name: f.value for f in facts("launch_cmd", text)}
+    assert {k: got.get(k) for k in want} == want
+
+
+@pytest.mark.parametrize("text,model,extra", [
+    ('/bin/sh -c "vllm serve m --enable-prefix-caching -tp 8"', "m", {"prefix_caching": "true", "tensor_parallel_size": "8"}),
+    ("docker run --entrypoint vllm vllm/vllm-openai:kimi-k3 serve moonshotai/Kimi-K3 --all2all-backend deepep_v2",
+     "moonshotai/Kimi-K3", {"image": "vllm/vllm-openai:kimi-k3", "all2all_backend": "deepep_v2"}),
+    ("numactl --cpunodebind=0 --membind=0 vllm serve m --data-parallel-size 2", "m", {"data_parallel_size": "2"}),
+    ("sudo -E env NCCL_DEBUG=INFO python3 -m vllm.entrypoints.openai.api_server --model m", "m", {"env:NCCL_DEBUG": "INFO"}),
+    ("nohup vllm serve m --max-model-len 4096 > /tmp/log 2>&1 &", "m", {"max_model_len": "4096"}),
+])
+def test_command_line_wrappers(text, model, extra):
+    got = {f.name: f.value for f in facts("launch_cmd", text + "\n")}
+    assert got["model"] == model and {k: got.get(k) for k in extra} == extra
+
+
+def test_docker_inspect_shm_args_state():
+    got = facts("docker_inspect", S.DOCKER_INSPECT)
+    assert one(got, "image") == ("vllm/vllm-openai:kimi-k3", 33)
+    assert one(got, "image_digest") == ("sha256:" + "2" * 64, 36)
+    assert one(got, "launch_command") == ("vllm serve moonshotai/Kimi-K3 --tensor-parallel-size 8 --all2all-backend deepep_v2", 4)
+    assert one(got, "all2all_backend") == ("deepep_v2", 10)
+    assert one(got, "shm_size") == ("67108864", 23)
+    assert one(got, "ipc_mode") == ("private", 22)
+    assert one(got, "hostname") == ("gpu-z17", 27)
+    assert one(got, "oom_killed") == ("true", 16)
+    assert one(got, "exit_code") == ("137", 17)
+    assert one(got, "restart_count") == ("2", 20)
+    assert one(got, "env:VLLM_API_KEY")[0] == "[redacted]"
+
+
+def test_docker_image_inspect_has_no_launch_command():
+    got = facts("docker_inspect", S.DOCKER_IMAGE_INSPECT)
+    assert one(got, "image")[0] == "vllm/vllm-openai:v0.27.1"
+    assert one(got, "env:CUDA_VERSION")[0] == "12.9.1"
+    assert "launch_command" not in [f.name for f in got]
+
+
+def test_pod_yaml():
+    got = facts("pod_spec", S.POD_YAML)
+    assert one(got, "node_name") == ("gpu-node-44", 6)
+    assert one(got, "image") == ("vllm/vllm-openai:kimi-k3", 9)
+    assert one(got, "launch_command")[0] == "vllm serve moonshotai/Kimi-K3 --tensor-parallel-size 8 --enable-prefix-caching"
+    assert one(got, "prefix_caching") == ("true", 15)
+    assert one(got, "ucx_tls") == ("rc,cuda_copy", 17)
+    assert one(got, "gpu_request")[0] == "8"
+    assert one(got, "shm_size")[0] == str(32 * 2**30)
+
+
+def test_deployment_json():
+    got = facts("pod_spec", S.DEPLOYMENT_JSON)
+    assert one(got, "image")[0] == "vllm/vllm-openai:v0.11.0"
+    assert one(got, "max_model_len")[0] == "8192"
+
+
+def test_describe_pod_and_node():
+    got = facts("k8s_describe", S.DESCRIBE_POD)
+    assert one(got, "node_name") == ("gpu-c12", 3)
+    assert one(got, "image_digest") == ("sha256:" + "5" * 64, 8)
+    assert one(got, "last_state_reason") == ("OOMKilled", 16)
+    assert one(got, "exit_code") == ("137", 17)
+    assert one(got, "restart_count") == ("4", 18)
+    assert one(got, "tensor_parallel_size") == ("8", 11)
+    assert one(got, "pod_events") == ("Warning BackOff (x7 over 3m): Back-off restarting failed container vllm", 36)
+    assert one(got, "shm_size")[0] == "unlimited"
+    node = facts("k8s_describe", S.DESCRIBE_NODE)
+    assert one(node, "node_name") == ("gpu-c12", 1)
+    assert one(node, "driver_version") == ("570.148.08", 4)
+    assert one(node, "gpu_capacity") == ("8", 12)
+
+
+# ------------------------------------------------------------------------------------------
+# host dumps
+# ------------------------------------------------------------------------------------------
+def test_prometheus():
+    got = facts("prometheus", S.PROMETHEUS)
+    assert one(got, "metric:vllm:prefix_cache_hits") == ("250.0", 7)
+    assert one(got, "prefix_cache_hit_rate")[0] == "0.2500"
+    assert one(got, "prefix_caching") == ("false", 8)
+
+
+def test_lsmod():
+    assert one(facts("lsmod", S.LSMOD_WITH), "nvidia_peermem_loaded") == ("true", 2)
+    got = facts("lsmod", S.LSMOD_WITHOUT)
+    assert one(got, "nvidia_peermem_loaded") == ("false", 1)
+    assert one(got, "mlx5_loaded") == ("true", 2)
+
+
+def test_ibstat_and_ibv_devinfo():
+    assert values(facts("ibstat", S.IBSTAT), "ib_port_state") == ["mlx5_0/1=Active", "mlx5_1/1=Down"]
+    assert one(facts("ibstat", S.IBSTAT), "ib_port_state")[1] == 5
+    assert one(facts("ibstat", S.IBV_DEVINFO), "ib_port_state") == ("mlx5_4/1=Active", 5)
+
+
+def test_uptime_transcript():
+    got = facts("uptime", S.UPTIME_MULTI)
+    assert one(got, "collected_at") == ("2026-02-02T10:00:00+00:00", 2)
+    assert one(got, "boot_time") == ("2026-02-02T07:59:59+00:00", 4)
+    assert one(got, "hostname") == ("gpu-q3", 1)
+
+
+def test_uptime_single_commands():
+    assert one(facts("uptime", S.UPTIME_DATE_ONLY), "collected_at")[0] == "2026-02-02T10:00:00+00:00"
+    assert one(facts("uptime", S.UPTIME_S), "boot_time") == ("2026-02-02T08:00:00", 1)
+
+
+@pytest.mark.parametrize("text,want", [
+    (S.IP_ADDR, [("eth0=192.168.50.7/24", 5), ("ib0=10.100.0.7/16", 7)]),
+    (S.IP_BRIEF, [("eth0=192.168.50.7/24", 2), ("ib0=10.100.0.7/16", 3)]),
+    (S.IFCONFIG, [("eth0=172.20.0.3/16", 2)]),
+])
+def test_ip_addr(text, want):
+    assert [(f.value, f.line) for f in facts("ip_addr", text) if f.name == "ip"] == want
+
+
+def test_ps_gives_the_command_that_ran():
+    got = facts("ps", S.PS_EF)
+    assert one(got, "prefix_caching") == ("true", 3)
+    assert one(got, "launch_command")[0].endswith("vllm serve moonshotai/Kimi-K3 --tensor-parallel-size 8 --enable-prefix-caching")
+    assert one(facts("ps", S.PS_AUX), "model") == ("x/y", 2)
+
+
+def test_manifests_and_plain_json():
+    assert one(facts("manifest", S.MANIFEST_JSON), "node_name")[0] == "gpu-m1"
+    assert one(facts("manifest", S.MANIFEST_TOML), "node_name") == ("gpu-m2", 2)
+    assert facts("json", S.OTHER_JSON) == []
+
+
+def test_lines_are_newline_counted():
+    text = "Fri Jan  9 10:11:12 2026\r\n" + S.SMI_WIDE.split("\n", 1)[1].replace("\n", "\r\n")
+    assert one(facts("nvidia_smi", text), "driver_version") == ("580.65.06", 3)
+
+
+@pytest.mark.parametrize("kind,text", [
+    ("docker_inspect", '[{"Config": {"Env": 5, "Image": 7}, "State": {"ExitCode": "a"}, "RepoTags": "x", '
+                       '"RepoDigests": 5, "Args": [1, null], "Path": null}]'),
+    ("pod_spec", 'spec: {containers: [5, {image: 3, args: "x", env: [1, {name: 5}], resources: 5, volumeMounts: 7}], '
+                 'volumes: [3, {emptyDir: 5}]}'),
+    ("pod_spec", "kind: List\nitems: 5"),
+    ("model_config", '{"architectures": "X", "quantization_config": 5}'),
+    ("manifest", '{"k3logs_manifest": {"node": [1], "x": {"a": 1}}}'),
+])
+def test_wrongly_typed_fields_do_not_break_parsers(kind, text):
+    facts(kind, text)
+
+
+def test_pod_command_written_as_one_string():
+    text = ("apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - name: x\n    image: vllm/vllm-openai:kimi-k3\n"
+            '    command: "vllm serve m --enable-prefix-caching"\n')
+    assert one(facts("pod_spec", text), "prefix_caching")[0] == "true"
+
+
+def test_a_broken_dump_becomes_a_parse_error_fact_not_an_exception():
+    got = facts_from_dump("docker_inspect", "x.json", '[{"Config": {"Env": 5}}]', None)
+    assert isinstance(got, list)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(DUMP_KINDS), st.text(max_size=1500))
+def test_any_kind_on_arbitrary_text_never_raises(kind, text):
+    got = facts_from_dump(kind, "x", text, None)
+    assert all(isinstance(f, Fact) and f.value for f in got)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 3000), st.text(max_size=40))
+def test_cut_dumps_never_raise(cut, junk):
+    for kind, text in (("docker_inspect", S.DOCKER_INSPECT), ("pod_spec", S.POD_YAML), ("nvidia_smi", S.SMI_WIDE),
+                       ("k8s_describe", S.DESCRIBE_POD), ("launch_cmd", S.LAUNCH_VLLM), ("collect_env", S.COLLECT_ENV_FLAT)):
+        facts_from_dump(kind, "x", text[:cut] + junk, None)
+
+
+# ------------------------------------------------------------------------------------------
+# helpers
+# ------------------------------------------------------------------------------------------
+def test_normalisers():
+    assert norm_bus_id("00000000:18:00.0") == "0000:18:00"
+    assert norm_bus_id("GPU0000:AB:00.0") == "0000:ab:00"
+    assert parse_size("16Gi") == 16 * 2**30 and parse_size("1G") == 10**9 and parse_size("64g", docker=True) == 64 * 2**30
+    assert parse_date("Sat Oct 03 15:02:57 UTC 2026") == "2026-10-03T15:02:57+00:00"
+    assert parse_date("Mon, 17 Nov 2025 09:21:40 +0000") == "2025-11-17T09:21:40+00:00"
+    assert parse_date("2026/09/02 not a date") is None
+    assert version_less("0.27.0rc1", "0.27.0") and version_less("0.26.9", "0.27.0")
+    assert not version_less("0.27.0", "0.27.0") and not version_less("0.27.1.dev3+gabc", "0.27.0")
+    assert redact_command("docker run -e HF_TOKEN=abc -e NCCL_KEY=x img --api-key=zzz") == \
+        "docker run -e HF_TOKEN=[redacted] -e NCCL_KEY=x img --api-key=[redacted]"
+
+
+# ------------------------------------------------------------------------------------------
+# facts from log events
+# ------------------------------------------------------------------------------------------
+def _events(rows: list[tuple[str, int, str | None, str]]) -> pl.DataFrame:
+    return pl.DataFrame(rows, schema={"file": pl.String, "line": pl.Int64, "node": pl.String, "message": pl.String},
+                        orient="row").with_columns(pl.lit("vllm").alias("source"))
+
+
+def test_facts_from_events():
+    ev = _events([
+        ("a.log", 1, "n1", "Automatically detected platform cuda."),
+        ("a.log", 2, "n1", "vLLM API server version 0.11.0"),
+        ("a.log", 3, "n1", "non-default args: {'model': 'moonshotai/Kimi-K3', 'enable_prefix_caching': True, "
+                           "'tensor_parallel_size': 8, 'all2all_backend': 'deepep_v2', 'served_model_name': ['k3']}"),
+        ("a.log", 4, "n1", "Initializing a V1 LLM engine (v0.10.1.1) with config: model='m', tensor_parallel_size=8, "
+                           "pipeline_parallel_size=2, data_parallel_size=1, enable_prefix_caching=False, max_seq_len=4096"),
+        ("a.log", 5, "n1", "vLLM is using nccl==2.26.2"),
+        ("a.log", 6, "n1", "gpu-1:10:10 [0] NCCL INFO NCCL version 2.26.2+cuda12.8"),
+        ("a.log", 7, "n1", "gpu-1:10:10 [0] NCCL INFO cudaDriverVersion 12080"),
+        ("a.log", 8, "n1", "2.9.0+cu130 13.0"),
+        ("a.log", 9, "n1", "vLLM is using nccl==2.26.2"),
+        ("k.log", 3, "n2", "NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  570.172.08  Release Build"),
+        ("k.log", 4, "n2", "gpu-2:1:1 [0] NCCL INFO NCCL_DMABUF_ENABLE set by environment to 0."),
+        ("k.log", 5, None, None),
+    ])
+    got = facts_from_events(ev)
+    by = {(f.name, f.value): (f.file, f.line, f.node, f.source) for f in got}
+    assert by[("vllm_version", "0.11.0")] == ("a.log", 2, "n1", "log")
+    assert by[("vllm_version", "0.10.1.1")][1] == 4
+    assert by[("model", "moonshotai/Kimi-K3")][1] == 3
+    assert by[("prefix_caching", "true")][1] == 3 and by[("prefix_caching", "false")][1] == 4
+    assert by[("all2all_backend", "deepep_v2")][1] == 3
+    assert by[("served_model_name", "k3")][1] == 3
+    assert by[("pipeline_parallel_size", "2")][1] == 4 and by[("max_model_len", "4096")][1] == 4
+    assert by[("nccl_version", "2.26.2")][1] == 5  # once, at its first line
+    assert by[("nccl_cuda", "12.8")][1] == 6
+    assert by[("driver_cuda", "12.8")][1] == 7
+    assert by[("torch_cuda_build", "cu130")][1] == 8 and by[("cuda_runtime", "13.0")][1] == 8
+    assert by[("driver_version", "570.172.08")] == ("k.log", 3, "n2", "log")
+    assert by[("nccl_dmabuf_enable", "0")][2] == "n2"
+    assert len([f for f in got if f.name == "nccl_version"]) == 1
+
+
+def test_facts_from_events_empty_and_minimal_frames():
+    assert facts_from_events(pl.DataFrame()) == []
+    assert facts_from_events(pl.DataFrame({"message": ["vLLM API server version 0.9.2"]}))[0].value == "0.9.2"
+
+
+# ------------------------------------------------------------------------------------------
+# facts.toml
+# ------------------------------------------------------------------------------------------
+def test_facts_toml_loads_and_replays_its_samples():
+    data = load_facts_data()
+    assert data.versions.k3_image == "vllm/vllm-openai:kimi-k3"
+    assert data.driver_min_branch[13] == 580 and data.all2all_backend["rdma"] == "deepep_v2"
+    assert data.versions.k3_min_vllm == "0.27.0" and data.versions.k3_torch_cuda_build == "cu130"
+    assert data.versions.rdma_ucx_tls == "rc,cuda_copy" and data.versions.k3_min_gpus == 8
+    assert len(data.evidence) == 9 and all(lf.samples for lf in data.log_facts)
+    assert default_facts_data() is default_facts_data()
+
+
+def test_bad_facts_toml_reports_file_and_line(tmp_path):
+    good = (Path(default_facts_data().path)).read_text()
+    bad = good.replace('k3_min_gpus = 8', 'k3_min_gpus = "eight"').replace(
+        'id = "nccl-net-ib"', 'id = "nccl-net-ib"\ncolour = "red"').replace(
+        "regex = 'cudaDriverVersion (?P<value>\\d{4,6})'", "regex = '(?<=x)cudaDriverVersion'")
+    assert bad != good
+    p = tmp_path / "facts.toml"
+    p.write_text(bad)
+    data, issues = load_facts_data(p, collect_errors=True)
+    assert data is None
+    msgs = {i.code: i for i in issues}
+    assert {"versions", "unknown-key", "regex"} <= set(msgs)
+    lines = bad.splitlines()
+    assert "colour" in lines[msgs["unknown-key"].location.line - 1]
+    assert "k3_min_gpus" in lines[msgs["versions"].location.line - 1]
+    with pytest.raises(CatalogueError):
+        load_facts_data(p)
+    p.write_text("not = [toml")
+    with pytest.raises(CatalogueError) as e:
+        load_facts_data(p)
+    assert e.value.problems[0].location.line == 1
+
+
+# ------------------------------------------------------------------------------------------
+# real bundles (optional)
+# ------------------------------------------------------------------------------------------
+@pytest.mark.skipif(not REALWORLD.is_dir(), reason="no /work/shared/realworld")
+def test_realworld_dumps_never_raise():
+    seen_smi = 0
+    for path in sorted(REALWORLD.glob("*/bundle/**/*")):
+        if not path.is_file():
+            continue
+        text = path.read_bytes().decode("utf-8", "replace")
+        got = sniff_dump(text[:65536])
+        if got is None:
+            continue
+        out = facts_from_dump(got[0], str(path.relative_to(REALWORLD)), text, None)
+        assert not [f for f in out if f.name == "dump_parse_error"], (path, out)
+        assert all(f.line is None or 1 <= f.line <= text.count("\n") + 1 for f in out)
+        names = {f.name for f in out}
+        if got[0] == "nvidia_smi":
+            seen_smi += 1
+            assert names & {"driver_version", "gpu_error"}, path
+        if got[0] in ("nvidia_smi_q", "nvidia_smi_csv"):
+            assert "driver_version" in names or "gpu_model" in names, path
+        if got[0] == "launch_cmd":
+            assert "launch_command" in names, path
+        if got[0] in ("docker_inspect", "pod_spec", "k8s_describe"):
+            assert names & {"image", "node_name"}, path
+    assert seen_smi >= 1
