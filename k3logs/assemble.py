@@ -7,7 +7,7 @@ from collections import defaultdict
 
 import polars as pl
 
-from .checks import evidence_missing, run_checks
+from .checks import evidence_missing
 from .decide import Finding
 from .pipeline import Analysis
 from .report import (BundleSummary, CheckOut, Environment, FileEntry, FirstCausal, NodeSummary, Origin, Report,
@@ -164,6 +164,9 @@ def _explanation(a: Analysis, root: Finding | None) -> tuple[str, str]:
     if root is None:
         return "No cause, symptom or unexplained exception was found in the bundle.", ""
     base = ""
+    if root.check:
+        check = next(c for c in a.checks if c.id == root.check)
+        base = f"{check.detail}."
     if root.sig:
         sig = a.catalogue.by_id(root.sig)
         base = sig.explanation
@@ -194,8 +197,9 @@ def make_report(a: Analysis, display_path: str) -> Report:
     b = a.bundle
     kinds = {f.kind for f in ing.files}
     has_tb = a.events["exc_types"].is_not_null().any() if a.events.height else False
-    checks = run_checks(a.facts)
-    missing = evidence_missing(a.facts, kinds, bool(has_tb))
+    checks = a.checks
+    # a healthy bundle has no exception whose stack could be missing
+    missing = evidence_missing(a.facts, kinds, bool(has_tb) or d.healthy)
     skipped = [Skipped(b.display(s.file), s.reason) for s in b.skipped]
     skipped += [Skipped(b.display(f.file), f"{f.kind}: {f.reason}") for f in ing.files if f.kind in ("binary",)]
     skipped += [Skipped(b.display(f.file), f"{f.truncated} line(s) longer than the limit were truncated")

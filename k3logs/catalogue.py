@@ -85,6 +85,7 @@ class Category:
     group: str
     triage: int
     title: str
+    quiet: bool = False  # a fault that crashes nothing: a failing check of it is the incident of a quiet bundle
 
 
 @dataclass(frozen=True)
@@ -168,7 +169,8 @@ def _load_categories(path: Path, issues: list[Issue]) -> dict[str, Category]:
     for i, d in enumerate(data.get("category", [])):
         loc = SourceLocation(str(path), starts[i] if i < len(starts) else None)
         try:
-            cat = Category(id=str(d["id"]), group=str(d["group"]), triage=int(d["triage"]), title=str(d["title"]))
+            cat = Category(id=str(d["id"]), group=str(d["group"]), triage=int(d["triage"]), title=str(d["title"]),
+                           quiet=bool(d.get("quiet", False)))
         except (KeyError, TypeError, ValueError) as e:
             issues.append(Issue("error", "category", f"category needs id, group, triage and title ({e})", loc))
             continue

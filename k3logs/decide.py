@@ -55,6 +55,7 @@ class Finding:
     text: str
     source: str | None = None
     fields: dict = field(default_factory=dict)
+    check: str | None = None          # set when the finding comes from a failing environment check
     explained_by: int | None = None
     title: str | None = None
     phase_from_stack: bool = False
@@ -297,6 +298,35 @@ def load_before(ev: pl.DataFrame, f: Finding) -> dict | None:
     return {"running": int(last["running"]), "waiting": int(last["waiting"]), "kv_cache_usage_pct": float(last["kv"]),
             "preemptions": _int(last["preemptions"]), "evidence": f"{last['file']}:{last['line']}",
             "max_waiting_recent": int(peak["waiting"].cast(pl.Int64).max())}
+
+
+def quiet_verdict(decision: Decision, checks, ev: pl.DataFrame, dumps: dict[str, str],
+                  cat: Catalogue) -> Decision:
+    """A bundle whose logs show no failure can still hold the incident: a configuration fault that
+    crashes nothing (prefix caching off for K3, the wrong all2all backend), from a failing check."""
+    if not decision.healthy:
+        return decision
+    failing = [c for c in checks if c.status == "fail" and c.category in cat.categories
+               and cat.categories[c.category].quiet and c.evidence]
+    if not failing:
+        return decision
+    check = sorted(failing, key=lambda c: (cat.categories[c.category].triage, c.id))[0]
+    file, _, line = check.evidence.rpartition(":")
+    at = ev.filter((pl.col("file") == file) & (pl.col("line") == int(line))).head(1)
+    if at.height:
+        r = at.row(0, named=True)
+        text, ts, tq, node, rank, pid, phase = (r["text"], r["ts"], r["ts_quality"], r["node"], r["rank"], r["pid"],
+                                                r["phase"])
+    else:
+        lines = dumps.get(file, "").split("\n")
+        text = lines[int(line) - 1] if 0 < int(line) <= len(lines) else ""
+        ts, tq, node, rank, pid, phase = None, "none", None, None, None, None
+    root = Finding(eid=-1, sig=None, category=check.category, role="cause", priority=0, file=file, line=int(line),
+                   span=(int(line), int(line)), ts=ts, ts_quality=tq, node=node, rank=rank, pid=pid,
+                   phase=phase or "startup", text=text.strip(), title=cat.categories[check.category].title,
+                   check=check.id)
+    return Decision(False, root, "medium", f"the logs show no failure, but the environment check {check.id!r} "
+                    f"fails: {check.detail}", decision.findings)
 
 
 def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue) -> Decision:

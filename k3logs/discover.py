@@ -235,7 +235,7 @@ class Bundle:
         if kind == "tar":
             yield from self._tar(name, prefix, stream, depth)
             return
-        inner = _decompressor(kind, stream)
+        inner = _decompressor(kind, stream, head)
         inner_head, inner_stream = peek(_Guarded(inner, name, self), 512)
         inner_kind = _magic(inner_head)
         if inner_kind == "tar":
@@ -364,6 +364,29 @@ class _Guarded(io.RawIOBase):
         return len(data)
 
 
+class _Zstd:
+    """zstandard's stream reader ends quietly on truncated data: a first frame that declares its size and gives
+    less is reported as damage (EOFError), like gzip does."""
+
+    def __init__(self, stream: BinaryIO, head: bytes):
+        self._r = zstandard.ZstdDecompressor().stream_reader(stream, read_across_frames=True)
+        try:
+            size = zstandard.get_frame_parameters(head).content_size
+        except zstandard.ZstdError:
+            size = 0
+        self._expect = 0 if size >= zstandard.CONTENTSIZE_ERROR else size
+        self._n = 0
+
+    def read1(self, n: int = -1) -> bytes:
+        data = self._r.read1(n)
+        self._n += len(data)
+        if not data and self._n < self._expect:
+            raise EOFError(f"zstd data ends after {self._n} of the {self._expect} bytes its first frame declares")
+        return data
+
+    read = read1
+
+
 class _Limited(io.RawIOBase):
     """Enforces the per-member, total and compression-ratio limits while a member is read."""
 
@@ -414,11 +437,11 @@ class _Limited(io.RawIOBase):
         self._bundle.skip(self._name, msg)
 
 
-def _decompressor(kind: str, stream: BinaryIO) -> BinaryIO:
+def _decompressor(kind: str, stream: BinaryIO, head: bytes = b"") -> BinaryIO:
     if kind == "gzip":
         return gzip.GzipFile(fileobj=stream, mode="rb")
     if kind == "zstd":
-        return zstandard.ZstdDecompressor().stream_reader(stream, read_across_frames=True)
+        return _Zstd(stream, head)
     if kind == "bzip2":
         return bz2.BZ2File(stream)
     return lzma.LZMAFile(stream)

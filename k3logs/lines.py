@@ -31,9 +31,11 @@ def _utf16_reader(stream: BinaryIO, encoding: str) -> BinaryIO:
 
     class Recoded:
         def read(self, n: int = -1) -> bytes:
-            data = stream.read(n)
-            text = decoder.decode(data, final=not data)
-            return text.encode("utf-8") if (text or data) else b""
+            while True:  # b"" means the end: read on while the bytes so far decode to nothing (a BOM, half a unit)
+                data = stream.read(n)
+                text = decoder.decode(data, final=not data)
+                if text or not data:
+                    return text.encode("utf-8")
 
     return Recoded()  # type: ignore[return-value]
 
@@ -45,21 +47,24 @@ def open_text(stream: BinaryIO, head: bytes) -> BinaryIO:
     return stream
 
 
-def _split(buf: bytes) -> pl.Series:
-    """Split bytes that end just after a '\\n' into lines (without the '\\n'), as a polars String series."""
+def _split(buf: bytes, max_line: int) -> tuple[pl.Series, pl.Series]:
+    """Split bytes that end just after a '\\n' into lines (without the '\\n'), as a polars String series, each
+    cut to its first `max_line` bytes; and which lines were cut."""
     arr = pa.LargeBinaryArray.from_buffers(
         pa.large_binary(), 1, [None, pa.py_buffer(np.array([0, len(buf)], dtype=np.int64)), pa.py_buffer(buf)])
     parts = pc.split_pattern(arr, b"\n").flatten()
     s = pl.from_arrow(parts)
     assert isinstance(s, pl.Series)
     s = s.slice(0, len(s) - 1)  # the empty string after the final '\n'
-    text = s.cast(pl.String, strict=False)
-    bad = text.is_null() & s.is_not_null()
-    if bad.any():
-        idx = bad.arg_true().to_list()
-        fixed = [s[i].decode("utf-8", "replace") for i in idx]
-        text = text.scatter(idx, fixed)
-    return text.rename(RAW)
+    long = s.bin.size() > max_line  # bytes as stored, before any replacement character
+    if long.any():
+        idx = long.arg_true().to_list()
+        s = s.scatter(idx, [s[i][:max_line] for i in idx])
+    try:
+        text = s.cast(pl.String)
+    except pl.exceptions.PolarsError:  # invalid UTF-8 (polars raises even when not strict): replace it
+        text = pl.Series([b.decode("utf-8", "replace") for b in s.to_list()], dtype=pl.String)
+    return text.rename(RAW), long.rename(TRUNCATED)
 
 
 def iter_line_batches(stream: BinaryIO, batch_bytes: int, max_line: int, stats: LineStats | None = None
@@ -74,15 +79,11 @@ def iter_line_batches(stream: BinaryIO, batch_bytes: int, max_line: int, stats: 
     carry = b""
     skipping = False  # inside the unread tail of an over-long line
 
-    def batch(text: pl.Series, trunc_mask: pl.Series | None) -> pl.DataFrame:
+    def batch(text: pl.Series, trunc: pl.Series) -> pl.DataFrame:
         nonlocal next_line
         n = len(text)
         lines = pl.int_range(next_line, next_line + n, dtype=pl.Int64, eager=True).alias(LINE)
         next_line += n
-        long = text.str.len_bytes() > max_line
-        if long.any():
-            text = pl.select(pl.when(long).then(text.str.slice(0, max_line)).otherwise(text)).to_series()
-        trunc = long if trunc_mask is None else (long | trunc_mask)
         stats.lines += n
         stats.truncated += int(trunc.sum())
         return pl.DataFrame([lines, text.rename(RAW), trunc.rename(TRUNCATED)])
@@ -104,7 +105,7 @@ def iter_line_batches(stream: BinaryIO, batch_bytes: int, max_line: int, stats: 
             carry = buf
         else:
             carry = buf[cut + 1:]
-            yield batch(_split(buf[: cut + 1]), None)
+            yield batch(*_split(buf[: cut + 1], max_line))
         if len(carry) > max_line:
             # emit the head of the giant line now, skip the rest up to its newline
             head = pl.Series(RAW, [carry[:max_line].decode("utf-8", "replace")])
@@ -112,4 +113,4 @@ def iter_line_batches(stream: BinaryIO, batch_bytes: int, max_line: int, stats: 
             carry = b""
             skipping = True
     if carry:
-        yield batch(_split(carry + b"\n"), None)
+        yield batch(*_split(carry + b"\n", max_line))

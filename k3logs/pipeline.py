@@ -11,7 +11,8 @@ from . import attribute, clock
 from .attribute import Attribution
 from .catalogue import Catalogue, load_catalogue
 from .clock import ClockModel, ClockReport, parse_iso
-from .decide import Decision, assign_phases, decide
+from .checks import Check, run_checks
+from .decide import Decision, assign_phases, decide, quiet_verdict
 from .detect import anchors, detect
 from .discover import Bundle
 from .facts import Fact, facts_from_dump, facts_from_events
@@ -34,6 +35,7 @@ class Analysis:
     clock: ClockReport
     clock_model: ClockModel
     facts: list[Fact]
+    checks: list[Check]
     decision: Decision
     catalogue: Catalogue
 
@@ -73,9 +75,11 @@ def run(path: str | Path, settings: Settings | None = None, catalogue: Catalogue
     events = events.sort(["ts", "file", "line", "sub"], nulls_last=True).with_row_index("eid")
     events = assign_phases(events)
     det = detect(events, cat)
-    decision = decide(events, det, cat)
     facts += facts_from_events(events.select("file", "line", "node", "source", pl.col("text").alias("message")))
-    return Analysis(bundle, ing, events, det, attribution, clock_report, clock_model, facts, decision, cat)
+    checks = run_checks(facts)
+    dumps = {bundle.display(f): text for f, _, text in ing.dumps}
+    decision = quiet_verdict(decide(events, det, cat), checks, events, dumps, cat)
+    return Analysis(bundle, ing, events, det, attribution, clock_report, clock_model, facts, checks, decision, cat)
 
 
 def ensure_columns(ev: pl.DataFrame) -> pl.DataFrame:
