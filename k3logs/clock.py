@@ -22,6 +22,7 @@ from .attribute import ASSIGNED
 
 UTC = "UTC"
 INNER_UPTIME = r"^\[\s*(\d+\.\d+)\]"
+DATED = r"\b(20\d\d-[01]\d-[0-3]\d[ T][0-2]\d:[0-5]\d:[0-5]\d)"  # a full date written inside a line
 
 
 @dataclass
@@ -62,6 +63,7 @@ class ClockModel:
     node_ref: dict[str | None, datetime] = field(default_factory=dict)
     boots: dict[str | None, datetime] = field(default_factory=dict)
     offsets: dict[str, float] = field(default_factory=dict)   # applied offsets only
+    no_future: bool = False  # the reference is "now": never pick a year that is after it
 
 
 def _exact(tz: str) -> pl.Expr:
@@ -80,14 +82,20 @@ def learn(ev: pl.DataFrame, tz: str = UTC, skew_tolerance: float = 2.0,
     exact = ev.select("node", _exact(tz).alias("_e")).drop_nulls("_e")
     for (node,), g in exact.group_by("node"):
         m.node_ref[node] = g["_e"].median()
+    mentioned = ev["text"].str.extract(DATED, 1).str.replace("T", " ").str.to_datetime("%Y-%m-%d %H:%M:%S", time_unit="us",
+                                                                   strict=False).drop_nulls()
     if exact.height:
         m.bundle_ref, rep.year_source = exact["_e"].median(), "dated lines in the bundle"
     elif reference_facts:
         m.bundle_ref = sorted(reference_facts)[len(reference_facts) // 2].astimezone(timezone.utc).replace(tzinfo=None)
         rep.year_source = "dates in the bundle's dumps"
+    elif len(mentioned):
+        m.bundle_ref, rep.year_source = mentioned.median(), "dates written inside log lines"
     else:
+        # nothing dates the bundle: the most recent year that does not put the logs in the future
         m.bundle_ref = datetime.now(timezone.utc).replace(tzinfo=None)
-        rep.year_source = "none in the bundle: the current year was assumed"
+        m.no_future = True
+        rep.year_source = "none in the bundle: the most recent past year was assumed"
     # boot times: from the dumps (uptime -s, date + /proc/uptime), else from kernel lines with both clocks
     sources: dict[str | None, str] = {}
     for node, bt in (boot_facts or {}).items():
@@ -140,6 +148,9 @@ def _times(ev: pl.DataFrame, m: ClockModel) -> pl.DataFrame:
     yl = pl.when(c("wt_kind") == "yearless").then(c("wt")).when(c("lt_kind") == "yearless").then(c("lt"))
     cands = [_as_utc(_with_year(yl, c("_ref").dt.year() + d), m.tz) for d in (-1, 0, 1)]
     diffs = [(cand - c("_ref")).abs() for cand in cands]
+    if m.no_future:
+        far = pl.duration(days=100_000)
+        diffs = [pl.when(cand > c("_ref")).then(far).otherwise(diff) for cand, diff in zip(cands, diffs)]
     best = (pl.when(diffs[0] < pl.min_horizontal(diffs[1], diffs[2])).then(cands[0])
             .when(diffs[2] < diffs[1]).then(cands[2]).otherwise(cands[1]))
     from_boot = c("_boot") + pl.duration(microseconds=(c("uptime") * 1e6).cast(pl.Int64))

@@ -34,7 +34,7 @@ MASKS = [(re.compile(r"0x[0-9a-fA-F]+"), "<hex>"), (re.compile(r"\b\d+(?:\.\d+)?
          (re.compile(r"'[^']*'|\"[^\"]*\""), "<s>"), (re.compile(r"/[\w./-]+"), "<path>")]
 
 
-@dataclass
+@dataclass(eq=False)  # findings are compared by identity
 class Finding:
     """One recognised event (cause, symptom or context) with what the report needs of it."""
 
@@ -80,12 +80,22 @@ def _mask(text: str) -> str:
 
 
 def assign_phases(ev: pl.DataFrame) -> pl.DataFrame:
-    """`phase` per event: the last landmark its worker (else its node) reached at or before it."""
-    ev = ev.with_columns(phase_marks(ev).alias("_mark"))
+    """`phase` per event: the furthest landmark its worker (else its node, in this attempt of the server)
+    reached at or before it. Phases do not go back: a backend chosen while the model is built is not a
+    return to device init."""
+    marks = phase_marks(ev)
+    order = {p: i for i, p in enumerate(PHASES)}
+    ev = ev.with_columns(marks["mark"].replace_strict(order, default=None, return_dtype=pl.Int8).alias("_mi"),
+                         marks["restart"].alias("_restart"), marks["mark"].alias("_mark"))
     ev = ev.sort(["ts", "file", "line", "sub"], nulls_last=True)
     is_worker = pl.col("proc").str.contains(WORKERS.pattern).fill_null(False) | pl.col("rank").is_not_null()
-    proc_phase = pl.col("_mark").forward_fill().over(["node", "pid"])
-    node_phase = pl.col("_mark").forward_fill().over("node")
+    attempt = pl.col("_restart").cast(pl.Int32).cum_sum().over("node").alias("_attempt")
+    ev = ev.with_columns(attempt)
+    proc_i = pl.col("_mi").fill_null(-1).cum_max().over(["node", "pid"])
+    node_i = pl.col("_mi").fill_null(-1).cum_max().over(["node", "_attempt"])
+    names = {i: p for p, i in order.items()}
+    proc_phase = proc_i.replace_strict(names, default=None, return_dtype=pl.String)
+    node_phase = node_i.replace_strict(names, default=None, return_dtype=pl.String)
     ev = ev.with_columns(
         pl.when(is_worker & pl.col("pid").is_not_null() & proc_phase.is_not_null()).then(proc_phase)
         .otherwise(node_phase).alias("phase"))
@@ -95,7 +105,7 @@ def assign_phases(ev: pl.DataFrame) -> pl.DataFrame:
     unplaced = pl.col("ts").is_null() | (pl.col("phase").is_null() & (pl.col("source") == "kernel"))
     ev = ev.join(last_node, on="node", how="left", nulls_equal=True).with_columns(
         pl.when(unplaced).then(pl.coalesce("phase", "_lastp")).otherwise(pl.col("phase")).alias("phase"))
-    return ev.drop("_mark", "_lastp")
+    return ev.drop("_mark", "_lastp", "_mi", "_restart", "_attempt")
 
 
 def _findings(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue) -> list[Finding]:
@@ -121,8 +131,8 @@ def _findings(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue) -> list[Findi
             if entry:
                 role = entry.role if sig.role == "cause" else sig.role
                 title = f"Xid {entry.code}: {entry.name}"
-        if role == "cause" and (r["eid"], r["link"]) in vetoed:
-            continue
+        if role != "context" and (r["eid"], r["link"]) in vetoed:
+            continue  # the line is benign or user data (a logged prompt): nothing on it is an event
         line = r["line"]
         text = r["text"]
         if r["link"] >= 0 and r["exc_lines"]:
@@ -177,6 +187,7 @@ def _explain(findings: list[Finding], cat: Catalogue) -> None:
     """Mark each finding that an earlier cause in scope explains."""
     sigs = {s.id: s for s in cat.signatures}
     causes = [f for f in findings if f.role == "cause"]
+    at = {id(f): i for i, f in enumerate(findings)}
     for b in findings:
         for a in causes:
             if a is b or a.category == b.category or a.sig is None:
@@ -190,7 +201,7 @@ def _explain(findings: list[Finding], cat: Catalogue) -> None:
             else:
                 ok = -TIE_SECONDS <= dt <= EXPLAIN_WINDOW_S
             if ok and (b.explained_by is None or _sort_key(a) < _sort_key(findings[b.explained_by])):
-                b.explained_by = findings.index(a)
+                b.explained_by = at[id(a)]
 
 
 def _sort_key(f: Finding):
@@ -337,7 +348,8 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue) -> Decision:
         root = _statement(_first(causes, cat), findings)
         _borrow_rank(root, findings)
         _stack_phase(root, findings)
-        strong = any(f.explained_by == findings.index(root) for f in findings)
+        root_at = findings.index(root)
+        strong = any(f.explained_by == root_at for f in findings)
         timed = root.ts is not None and root.ts_quality in ("exact", "inferred")
         weak = root.category in ("nccl.system_error", "proc.killed", "env.cuda_init_failed", "nccl.timeout")
         confidence = "high" if (timed or strong) and not weak else "medium"

@@ -77,6 +77,7 @@ class Landmark:
     phase: str
     prefilter: tuple[str, ...]
     regex: str
+    restart: bool = False
 
 
 @lru_cache(maxsize=1)
@@ -86,7 +87,8 @@ def _landmark_data() -> dict:
 
 def landmarks() -> tuple[tuple[Landmark, ...], tuple[str, ...]]:
     data = _landmark_data()
-    marks = tuple(Landmark(d["phase"], tuple(d["prefilter"]), d["regex"]) for d in data.get("landmark", []))
+    marks = tuple(Landmark(d["phase"], tuple(d["prefilter"]), d["regex"], bool(d.get("restart", False)))
+                  for d in data.get("landmark", []))
     return marks, tuple(data.get("keep", {}).get("anchors", []))
 
 
@@ -99,14 +101,16 @@ def frame_phase(frames: list[str] | None) -> str | None:
     return None
 
 
-def phase_marks(ev: pl.DataFrame) -> pl.Series:
-    """The phase each event's line marks the start of (null for most lines)."""
+def phase_marks(ev: pl.DataFrame) -> pl.DataFrame:
+    """Per event: the phase its line marks the start of (`mark`, null for most lines), and whether it
+    starts a new attempt of the server (`restart`)."""
     marks, _ = landmarks()
-    expr = pl.lit(None, pl.String)
+    expr, restart = pl.lit(None, pl.String), pl.lit(False)
     for m in reversed(marks):  # the first listed wins on a line that matches two
-        expr = pl.when(pl.col("text").str.contains_any(list(m.prefilter)) & pl.col("text").str.contains(m.regex)) \
-            .then(pl.lit(m.phase)).otherwise(expr)
-    return ev.select(expr.alias("mark"))["mark"]
+        hit = pl.col("text").str.contains_any(list(m.prefilter)) & pl.col("text").str.contains(m.regex)
+        expr = pl.when(hit).then(pl.lit(m.phase)).otherwise(expr)
+        restart = pl.when(hit).then(pl.lit(m.restart)).otherwise(restart)
+    return ev.select(expr.alias("mark"), restart.fill_null(False).alias("restart"))
 
 
 def anchors(cat: Catalogue, extra: tuple[str, ...] = ()) -> tuple[str, ...]:
@@ -115,5 +119,11 @@ def anchors(cat: Catalogue, extra: tuple[str, ...] = ()) -> tuple[str, ...]:
     lits = {lit for s in cat.signatures for lit in s.prefilter}
     lits |= {lit for m in marks for lit in m.prefilter}
     lits |= set(keep) | set(extra)
-    return tuple(sorted(lits))
+    # a literal that contains another adds nothing to the filter: drop it (fewer alternatives, faster scan)
+    by_len = sorted(lits, key=len)
+    minimal: list[str] = []
+    for lit in by_len:
+        if not any(m in lit for m in minimal):
+            minimal.append(lit)
+    return tuple(sorted(minimal))
 

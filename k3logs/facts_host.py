@@ -279,8 +279,38 @@ def parse_misc(sink: Sink, lines: list[str], base: int, command: str | None) -> 
         sink.add("ofed_version", first.rstrip(":"), no)
     elif re.search(r"\bhostname\b", cmd) and re.fullmatch(r"[\w.-]+", first):
         sink.add("hostname", first, no)
+    elif re.search(r"\bdocker info\b", cmd):
+        fmt = re.search(r"--format[= ]+['\"]?\{\{\s*\.(\w+)", cmd)
+        if fmt and fmt.group(1) == "Name" and re.match(r"[A-Za-z][\w.-]*$", first.split()[0]):
+            sink.add("hostname", first.split()[0], no)
+        for n, s_ in body:
+            m = re.match(r"Name:\s+([A-Za-z][\w.-]*)$", s_)
+            if m:
+                sink.add("hostname", m.group(1), n)
     for no, s in body:
         m = re.search(r"NVRM version:.*?Kernel Module(?:\s+for\s+\S+)?\s+(\d+\.\d+(?:\.\d+)?)", s)
         if m:
             sink.add("driver_version", m.group(1), no)
             sink.add("driver_branch", m.group(1).split(".", 1)[0], no)
+
+
+WIDE_HEADER = re.compile(r"^(?P<lead>#\s*)?NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\s+IP\s+NODE\s+NOMINATED NODE")
+
+
+def parse_pod_tables(sink: Sink, lines: list[str], base: int) -> None:
+    """`kubectl get pods -o wide` tables anywhere in a text (also as comments): each pod's node."""
+    for i, ln in enumerate(lines):
+        m = WIDE_HEADER.match(ln)
+        if not m:
+            continue
+        lead = m.group("lead") or ""
+        col = ln.index("NODE", ln.index(" IP ")) - len(lead)
+        for j in range(i + 1, min(i + 200, len(lines))):
+            row = lines[j]
+            if lead and row.startswith(lead.rstrip()):
+                row = row[len(lead):] if row.startswith(lead) else row.lstrip("#").lstrip()
+            if not row.strip() or WIDE_HEADER.match(row):
+                break
+            node = row[col:].split()[0] if len(row) > col and row[col:].split() else None
+            if node and node not in ("<none>",) and re.match(r"[A-Za-z][\w.-]*$", node):
+                sink.add("node_name", node, base + j + 1)

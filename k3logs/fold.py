@@ -15,8 +15,14 @@ START = r"^(?:Traceback \(most recent call last\):|Fatal Python error: |\s*\+ Ex
 FRAME = (r"^(?:\s+File \"|\s{2,}\S|\s*[~^]+\s*$|Thread 0x[0-9a-fA-F]+|Current thread 0x|\s*\[Previous line repeated"
          r"|\s*\|\s|\s*\+[-+]|Extension modules: |Stack \(most recent call first\)|Python runtime state: )")
 SEP = r"^(?:During handling of the above exception, another exception occurred:|The above exception was the direct cause of the following exception:)\s*$"
+EXC = r"^[A-Za-z_][\w.]*(?::|\s*$)"  # 'ValueError: ...', 'KeyboardInterrupt'
 MAX_EXC_CONTINUATION = 30
 FRAME_FUNC = re.compile(r'^\s*File "[^"]*", line \d+,? in (\S+)')
+# inside an exception group (3.11+) every line carries a '|' margin and sub-exceptions are framed by '+---'
+GROUP_START = "Exception Group Traceback"
+GROUP_MARGIN = re.compile(r"^\s*\| ?")
+GROUP_EDGE = re.compile(r"^\s*\+[-+]+")
+START_RE, SEP_RE, FRAME_RE, EXC_RE = (re.compile(x) for x in (START, SEP, FRAME, EXC))
 
 ROLE_START, ROLE_FRAME, ROLE_SEP, ROLE_BLANK, ROLE_OTHER = 1, 2, 3, 4, 0
 
@@ -35,17 +41,44 @@ class _Block:
     """One traceback: its rows, and per exception of the chain the rows stating it (first, then its
     continuation lines)."""
 
-    __slots__ = ("rows", "exc", "fatal", "state")
+    __slots__ = ("rows", "exc", "fatal", "state", "group", "bare", "held")
 
-    def __init__(self, i: int, fatal: bool):
+    def __init__(self, i: int, fatal: bool, group: bool = False):
         self.rows = [i]
         self.exc: list[list[int]] = [[i]] if fatal else []
         self.fatal = fatal
         self.state = "hdr"
+        self.group = group           # inside an exception group: lines are read without their '|' margin
+        self.bare: dict[int, str] = {}  # row -> text without the margin
+        self.held: list[int] = []    # a blank line after an exception, kept if a chain separator follows
+
+    def text(self, i: int, texts) -> str:
+        return self.bare.get(i, texts[i])
+
+
+def _group_role(text: str) -> tuple[int, str, bool] | None:
+    """Role, bare text and 'looks like an exception' of a line inside an exception group (None: not framed)."""
+    if GROUP_EDGE.match(text):
+        return ROLE_SEP, text, False
+    m = GROUP_MARGIN.match(text)
+    if not m:
+        return None
+    bare = text[m.end():]
+    if START_RE.match(bare) or bare.startswith(GROUP_START):
+        role = ROLE_START
+    elif SEP_RE.match(bare):
+        role = ROLE_SEP
+    elif not bare.strip():
+        role = ROLE_BLANK
+    elif FRAME_RE.match(bare):
+        role = ROLE_FRAME
+    else:
+        role = ROLE_OTHER
+    return role, bare, bool(EXC_RE.match(bare))
 
 
 def _blocks_in_stream(idx: list[int], roles: list[int], texts: list[str], sources: list[str],
-                      locs: list[str | None]) -> list[_Block]:
+                      locs: list[str | None], excs: list[bool]) -> list[_Block]:
     """String tracebacks together within one process stream (rows given in order)."""
     out: list[_Block] = []
     cur: _Block | None = None
@@ -57,20 +90,24 @@ def _blocks_in_stream(idx: list[int], roles: list[int], texts: list[str], source
         cur = None
 
     for k, i in enumerate(idx):
-        role = roles[k]
+        role, text, exc_like = roles[k], texts[k], excs[k]
+        if cur is not None and cur.group and (g := _group_role(text)) is not None:
+            role, text, exc_like = g
+            cur.bare[i] = text
         if cur is None:
             if role == ROLE_START:
-                cur = _Block(i, texts[k].startswith("Fatal Python error"))
+                cur = _Block(i, text.startswith("Fatal Python error"), GROUP_START in text)
             continue
         if role == ROLE_START:
-            chained = cur.state == "sep" or (cur.state == "hdr" and texts[k].startswith("Traceback")
+            chained = cur.state == "sep" or (cur.state == "hdr" and text.startswith("Traceback")
                                             and len(cur.rows) == 1 and not cur.fatal)
             if chained:
                 cur.rows.append(i)
                 cur.state = "hdr"
+                cur.group = cur.group or GROUP_START in text
             else:
                 close()
-                cur = _Block(i, texts[k].startswith("Fatal Python error"))
+                cur = _Block(i, text.startswith("Fatal Python error"), GROUP_START in text)
         elif role == ROLE_FRAME:
             if cur.state in ("exc", "blank") and not cur.fatal:
                 close()
@@ -78,22 +115,24 @@ def _blocks_in_stream(idx: list[int], roles: list[int], texts: list[str], source
             cur.rows.append(i)
             cur.state = "frames"
         elif role == ROLE_SEP:
-            cur.rows.append(i)
+            cur.rows += cur.held + [i]
+            cur.held = []
             cur.state = "sep"
         elif role == ROLE_BLANK:
             if cur.state == "exc":
                 cur.state = "blank"  # a chain separator may follow
+                cur.held = [i]
             elif cur.state in ("frames", "hdr", "sep") or cur.fatal:
                 cur.rows.append(i)
             else:
                 close()
         else:  # an ordinary line
             if cur.fatal:
-                if cur.state == "hdr" or texts[k].startswith(("Python runtime state", "Extension modules")):
+                if cur.state == "hdr" or text.startswith(("Python runtime state", "Extension modules")):
                     cur.rows.append(i)
                 else:
                     close()
-            elif cur.state == "frames":
+            elif cur.state == "frames" and exc_like:
                 cur.rows.append(i)
                 cur.exc.append([i])
                 cur.state = "exc"
@@ -113,17 +152,19 @@ def fold_tracebacks(df: pl.DataFrame) -> pl.DataFrame:
     if df.is_empty() or not df["text"].str.contains(START).any():
         return df
     df = df.with_row_index("_i")
-    streams = df.with_columns(pl.col("text").str.contains(START).any().over("pid").alias("_has")).filter("_has")
-    streams = streams.with_columns(_roles(streams))
+    # one stream per process, and per rank: torchrun interleaves the '[rankN]: ' tracebacks of its ranks
+    streams = df.with_columns(pl.col("text").str.contains(START).any().over("pid", "rank").alias("_has")).filter("_has")
+    streams = streams.with_columns(_roles(streams), pl.col("text").str.contains(EXC).alias("_exc"))
     blocks: list[_Block] = []
-    for _, part in streams.group_by("pid", maintain_order=True):
+    for _, part in streams.group_by("pid", "rank", maintain_order=True):
         blocks += _blocks_in_stream(part["_i"].to_list(), part["role"].to_list(), part["text"].to_list(),
-                                    part["source"].to_list(), part["loc"].to_list())
+                                    part["source"].to_list(), part["loc"].to_list(), part["_exc"].to_list())
     if not blocks:
         return df.drop("_i")
     texts = df["text"]
     lines = df[LINE]
-    line_end = df["_line_end"] if "_line_end" in df.columns else lines
+    # rows parsed in another batch may have no _line_end (null): they end on their own line
+    line_end = df.select(pl.coalesce("_line_end", LINE)).to_series() if "_line_end" in df.columns else lines
     absorbed: list[int] = []
     heads, types, msgs, exc_lines, ends, first_text, frames = [], [], [], [], [], [], []
     for b in blocks:
@@ -135,15 +176,15 @@ def fold_tracebacks(df: pl.DataFrame) -> pl.DataFrame:
             frames.append(stack[::-1])
         else:
             upto = b.exc[0][0]
-            frames.append([m.group(1) for j in b.rows if j < upto and (m := FRAME_FUNC.match(texts[j]))])
+            frames.append([m.group(1) for j in b.rows if j < upto and (m := FRAME_FUNC.match(b.text(j, texts)))])
         absorbed += b.rows[1:]
         heads.append(b.rows[0])
         t, m, ln = [], [], []
         for rows in b.exc:
-            typ, sep, msg = texts[rows[0]].partition(":")
+            typ, sep, msg = b.text(rows[0], texts).partition(":")
             if b.fatal or not sep or " " in typ.strip() or not typ.strip():
-                typ, msg = "", texts[rows[0]]
-            msg = "\n".join([msg.strip(), *(texts[j] for j in rows[1:] if texts[j].strip())]).strip()
+                typ, msg = "", b.text(rows[0], texts)
+            msg = "\n".join([msg.strip(), *(b.text(j, texts) for j in rows[1:] if b.text(j, texts).strip())]).strip()
             t.append(typ.strip())
             m.append(msg)
             ln.append(int(lines[rows[0]]))
@@ -151,7 +192,7 @@ def fold_tracebacks(df: pl.DataFrame) -> pl.DataFrame:
         msgs.append(m)
         exc_lines.append(ln)
         ends.append(max(int(line_end[j]) for j in b.rows))
-        first_text.append(texts[b.exc[0][0]])
+        first_text.append(b.text(b.exc[0][0], texts))
     info = pl.DataFrame({
         "_i": pl.Series(heads, dtype=pl.UInt32),
         "_ftext": first_text, "_fend": pl.Series(ends, dtype=pl.Int64),
@@ -165,7 +206,7 @@ def fold_tracebacks(df: pl.DataFrame) -> pl.DataFrame:
     exc_rows = df.select("_i", "lt", "lt_kind", "wt", "wt_kind", "level").rename(
         {"_i": "_exc_row", "lt": "_elt", "lt_kind": "_elk", "wt": "_ewt", "wt_kind": "_ewk", "level": "_elevel"})
     info = info.join(exc_rows, on="_exc_row", how="left")
-    out = (df.filter(~pl.col("_i").is_in(pl.Series(absorbed, dtype=pl.UInt32)))
+    out = (df.filter(~pl.col("_i").is_in(pl.Series(absorbed, dtype=pl.UInt32).implode()))
            .join(info, on="_i", how="left")
            .with_columns(
                pl.when(pl.col("_ftext").is_not_null()).then(pl.col("_ftext")).otherwise(pl.col("text")).alias("text"),
@@ -197,7 +238,7 @@ def fold_continuations(df: pl.DataFrame) -> pl.DataFrame:
     df = df.with_columns(pl.lit(cont).alias("_c"),
                          pl.when(pl.col("source") == "kernel").then(pl.lit(-1)).otherwise(pl.col("pid")).alias(grp_key))
     df = df.with_columns((~pl.col("_c")).cast(pl.Int64).cum_sum().over(grp_key).alias("_g"))
-    end_col = pl.col("_line_end") if "_line_end" in df.columns else pl.col(LINE)
+    end_col = pl.coalesce("_line_end", LINE) if "_line_end" in df.columns else pl.col(LINE)
     others = [c for c in df.columns if c not in (LINE, "text", "_c", "_g", grp_key, "_line_end")]
     out = (df.with_columns(end_col.alias("_line_end"))
            .group_by(grp_key, "_g", maintain_order=True)

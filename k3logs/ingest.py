@@ -23,8 +23,11 @@ from .settings import Settings
 from .sniff import HEAD_BYTES, Sniffed, sniff
 
 TB_HEAD = r"Traceback \(most recent call last\)|Fatal Python error: |^Process [\w.-]+:$|Exception in thread "
-HAS_TIME = r"\d\d:\d\d:\d\d"
+# lines of a traceback (frames, code, markers, chain separators, the exception): kept after a header
+TB_BODY = (r'File "|^\s|\s{3}\S|Traceback|During handling|The above exception|Error|Exception|Exit|Interrupt|Fatal'
+           r"|Thread 0x|Current thread|\^\^|~~|^\S*$")
 TB_WINDOW = 400  # lines kept after a traceback header (its frames and exception)
+PARSE_ROWS = 200_000  # kept lines parsed together
 
 
 @dataclass(frozen=True)
@@ -65,31 +68,25 @@ class _KeepState:
 
 
 def _keep_mask(batch: pl.DataFrame, keep: Keep, state: _KeepState) -> pl.Series:
-    raw = pl.col("raw")
+    raw = batch["raw"]
     n = len(batch)
-    m = batch.select(
-        raw.str.contains(keep.regex).alias("hit"),
-        raw.str.contains(TB_HEAD).alias("tb"),
-        raw.str.contains(HAS_TIME).alias("ts"),
-    )
-    hit, tb, ts = m["hit"], m["tb"], m["ts"]
+    hit = raw.str.contains(keep.regex)
     idx = pl.int_range(0, n, eager=True)
-    # rows within TB_WINDOW after a traceback header (continuing from the previous batch)
+    # traceback headers are among the hits ("Traceback" is an anchor): look for them there only
+    hit_idx = hit.arg_true()
+    tb = idx.is_in(hit_idx.filter(raw.gather(hit_idx).str.contains(TB_HEAD)).implode())
+    # rows within TB_WINDOW after a traceback header (continuing from the previous batch) that look like
+    # part of a traceback
     last_tb = pl.select(pl.when(pl.lit(tb)).then(pl.lit(idx)).otherwise(None).forward_fill()).to_series()
     dist = pl.select(pl.when(last_tb.is_null()).then(pl.lit(idx) + state.since_tb)
                      .otherwise(pl.lit(idx) - last_tb)).to_series()
     in_tb = dist <= TB_WINDOW
     state.since_tb = int(dist[-1]) + 1 if n else state.since_tb
+    if in_tb.any():
+        in_tb = in_tb & raw.str.contains(TB_BODY)
     wanted = hit | in_tb
-    # the line before each kept line, and the nearest earlier timed line
-    prev = wanted.shift(-1, fill_value=False)
-    last_ts = pl.select(pl.when(pl.lit(ts)).then(pl.lit(idx)).otherwise(None).forward_fill().shift(1)).to_series()
-    ctx_rows = last_ts.filter(wanted & ~ts).drop_nulls().unique()
-    ctx = idx.is_in(ctx_rows)
-    first_last_ts = pl.repeat(False, n, eager=True)
-    if ts.any():
-        first_last_ts = idx.is_in([int(ts.arg_true()[0]), int(ts.arg_true()[-1])])
-    return wanted | prev | ctx | first_last_ts
+    # the two lines before each kept line: kernel continuations, and a time for lines that carry none
+    return wanted | wanted.shift(-1, fill_value=False) | wanted.shift(-2, fill_value=False)
 
 
 def _read_dump(stream, limit: int) -> str:
@@ -108,9 +105,10 @@ def open_member(member: Member, settings: Settings, formats: Formats, out: Inges
     if not sn.parsed_as_log:
         info.bytes = len(head) + _drain(stream)
         return info, None, None
-    if sn.is_dump:
+    if sn.is_dump or (sn.kind == "log" and (member.size or 0) <= settings.limits.max_dump_bytes):
+        # dumps are read whole for facts; so is free text (notes, shell transcripts) that names hosts
         text = _read_dump(stream, settings.limits.max_dump_bytes)
-        out.dumps.append((member.path, sn.kind, text))
+        out.dumps.append((member.path, sn.kind if sn.is_dump else "text", text))
         stream = io.BytesIO(text.encode("utf-8"))
         head = text[:16].encode()
     return info, open_text(stream, head), FileContext(member.path, sn.kind, sn.wrappers)
@@ -118,24 +116,42 @@ def open_member(member: Member, settings: Settings, formats: Formats, out: Inges
 
 def iter_rows(stream, ctx: FileContext, settings: Settings, keep: Keep | None, formats: Formats,
               stats: LineStats) -> Iterator[pl.DataFrame]:
-    """Parsed and folded rows of one file, batch by batch. A traceback or continued record still open
-    at the end of a batch is held back and finished with the next one."""
+    """Parsed and folded rows of one file, chunk by chunk. Kept lines are gathered into chunks of about
+    PARSE_ROWS before parsing (each parse has a fixed cost). A traceback or continued record still open
+    at the end of a chunk is held back and finished with the next one."""
     state = _KeepState()
     pending: pl.DataFrame | None = None
-    for batch in iter_line_batches(stream, settings.batch_bytes, settings.limits.max_line_bytes, stats):
-        if keep is not None:
-            batch = batch.filter(_keep_mask(batch, keep, state))
-        if batch.is_empty():
-            continue
-        rows = parse_batch(batch, ctx, formats)
-        if pending is not None:
-            rows = pl.concat([pending, rows], how="diagonal_relaxed")
-        cut = _open_tail(rows)
+    gathered: list[pl.DataFrame] = []
+    size = 0
+
+    def flush(final: bool) -> Iterator[pl.DataFrame]:
+        nonlocal pending, gathered, size
+        if gathered:
+            rows = parse_batch(pl.concat(gathered), ctx, formats)
+            gathered, size = [], 0
+            if pending is not None:
+                rows = pl.concat([pending, rows], how="diagonal_relaxed")
+        elif pending is not None:
+            rows = pending
+        else:
+            return
+        cut = rows.height if final else _open_tail(rows)
         pending = rows.slice(cut) if cut < rows.height else None
         if cut:
             yield fold_continuations(fold_tracebacks(rows.slice(0, cut)))
-    if pending is not None:
-        yield fold_continuations(fold_tracebacks(pending))
+
+    for batch in iter_line_batches(stream, settings.batch_bytes, settings.limits.max_line_bytes, stats):
+        if keep is not None:
+            # filtered strings still point into the batch's buffers: copy the few kept ones out, so
+            # that memory stays bounded by one batch
+            batch = pl.from_arrow(batch.filter(_keep_mask(batch, keep, state)).to_arrow())
+        if batch.is_empty():
+            continue
+        gathered.append(batch)
+        size += batch.height
+        if size >= PARSE_ROWS:
+            yield from flush(final=False)
+    yield from flush(final=True)
 
 
 def _open_tail(rows: pl.DataFrame) -> int:

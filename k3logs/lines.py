@@ -44,6 +44,8 @@ def open_text(stream: BinaryIO, head: bytes) -> BinaryIO:
     """Wrap `stream` (whose first bytes are `head`) so that it yields UTF-8-ish bytes."""
     if head.startswith(codecs.BOM_UTF16_LE) or head.startswith(codecs.BOM_UTF16_BE):
         return _utf16_reader(stream, "utf-16")
+    if head.startswith(codecs.BOM_UTF8):  # else the first line would not match any format
+        stream.read(len(codecs.BOM_UTF8))
     return stream
 
 

@@ -147,17 +147,18 @@ def _apply_wrapper(df: pl.DataFrame, fmt: Format) -> pl.DataFrame:
 
 
 def _join_partials(df: pl.DataFrame) -> pl.DataFrame:
-    """Re-join records the runtime split (CRI 'P' tags, Docker chunks without a newline)."""
+    """Re-join records the runtime split (CRI 'P' tags, Docker chunks without a newline): a partial record
+    goes on in the next record of the same stream (the other stream's records may come in between)."""
     partial = df["partial"].fill_null(False)
     if not partial.any():
         return df
-    grp = (~partial).shift(1, fill_value=True).cum_sum().alias("_g")
-    firsts = [c for c in df.columns if c not in ("text", TRUNCATED, "partial", LINE)]
+    grp = (~pl.col("partial").fill_null(False)).shift(1, fill_value=True).cum_sum().over("stream").alias("_g")
+    firsts = [c for c in df.columns if c not in ("text", TRUNCATED, "partial", LINE, "stream")]
     return (df.with_columns(grp)
-            .group_by("_g", maintain_order=True)
+            .group_by("stream", "_g", maintain_order=True)
             .agg(pl.col(LINE).first(), pl.col(LINE).last().alias("_line_end"), pl.col("text").str.join(""),
                  pl.col(TRUNCATED).any(), pl.col("partial").last(), *[pl.col(c).first() for c in firsts])
-            .drop("_g"))
+            .drop("_g").sort(LINE))
 
 
 def _strip_ansi(df: pl.DataFrame) -> pl.DataFrame:
@@ -205,7 +206,8 @@ def _peel_prefixes(df: pl.DataFrame, prefixes: tuple[Format, ...]) -> pl.DataFra
     done: list[pl.DataFrame] = []
     todo = df
     for _ in range(8):
-        starts = pl.col("text").str.contains(r"^(?:\x1b\[[\d;]*m)?[\[(]")
+        # a prefix opens with '(' or '[' (after colour), or with Open MPI's --timestamp-output date
+        starts = pl.col("text").str.contains(r"^(?:\x1b\[[\d;]*m)?[\[(]|^[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d [\d:]{8} \d{4}\[")
         done.append(todo.filter(~starts))
         todo = todo.filter(starts)
         if todo.is_empty():

@@ -66,7 +66,7 @@ def _binary_reason(head: bytes) -> str | None:
 def _decode_head(head: bytes) -> str:
     if head.startswith((b"\xff\xfe", b"\xfe\xff")):
         return head.decode("utf-16", "replace")
-    return head.decode("utf-8", "replace")
+    return head.decode("utf-8-sig", "replace")  # without a UTF-8 BOM
 
 
 def _peel(line: str, pats: list[tuple[str, re.Pattern]]) -> str:
@@ -131,21 +131,24 @@ def sniff(head: bytes, size: int | None = None, formats: Formats | None = None) 
         if VLLM_PROC.match(raw) or VLLM_TEXT.search(ln):
             counts["vllm"] += 1
             continue
-        if RAY_MARK.search(raw):
-            counts["ray"] += 1
-        if TORCHELASTIC.search(ln):
-            counts["torch"] += 1
         if K8S_EVENTS.match(ln):
             counts["k8s_events"] += 1
             continue
+        kinds = set()  # each line counts once per kind
+        if RAY_MARK.search(raw):
+            kinds.add("ray")
+        if TORCHELASTIC.search(ln):
+            kinds.add("torch")
         for name, p in pats["line"]:
-            if p.match(ln):
-                counts[LINE_KIND.get(name, "log")] += 1
+            if m := p.match(ln):
+                # the glog shape is shared by torch's Python logging (path.py) and Go's klog (main.go)
+                kinds.add("torch" if name == "glog" and ".py:" in m.group("loc") else LINE_KIND.get(name, "log"))
                 break
+        counts.update(kinds)
     if "journald" in wrappers or "journald_iso" in wrappers:
         idents = Counter(m.group("ident") for ln in lines if (m := _journal_ident(ln, pats)))
         if idents and idents.most_common(1)[0][0] == "kernel":
-            counts["kernel"] += n
+            counts["kernel"] = n
         elif not counts.get("vllm"):
             counts["journal"] += n // 2 + 1
     if counts:
