@@ -100,7 +100,7 @@ def learn(events: pl.DataFrame, host_facts: dict[str, str] | None = None,
     ids its dumps give: `host_facts` maps a file to a host, `gpu_bus_facts` a node to bus ids by index)."""
     a = Attribution()
     host_facts = host_facts or {}
-    ev = _hosts(events)
+    ev = _hosts(_elastic_entries(events))
     # 1. ip -> host from NCCL bootstrap lines and from Ray-relayed NCCL lines
     boot = ev.filter(pl.col("_h").is_not_null() & (pl.col("source") == "nccl")).select(
         "_h", pl.coalesce(pl.col("text").str.extract(NCCL_BOOT, 1), pl.col("ip")).alias("_ip")).drop_nulls().unique()
@@ -123,6 +123,7 @@ def learn(events: pl.DataFrame, host_facts: dict[str, str] | None = None,
         a.file_node[f] = (a.folder_node.get(d) if d else None) or file_hosts.get(f)
     nodes_seen = {n for n in a.file_node.values() if n} | known_hosts
     a.single_node = next(iter(nodes_seen)) if len(nodes_seen) == 1 else None
+    a.nodes = sorted(n for n in nodes_seen if n and not re.fullmatch(r"[\d.]+", n))
     ev = _apply_nodes(ev, a)
     a.nodes = sorted(ev["node"].drop_nulls().unique().to_list())
 
@@ -186,14 +187,20 @@ def _apply_nodes(ev: pl.DataFrame, a: Attribution) -> pl.DataFrame:
                         schema={"file": pl.String, "_fnode": pl.String})
     imap = pl.DataFrame({"ip": list(a.ip_node), "_inode": list(a.ip_node.values())},
                         schema={"ip": pl.String, "_inode": pl.String})
+    # a line that names one of the bundle's nodes (a Kubernetes event row, 'assigned ... to <node>')
+    named = pl.lit(None, pl.String)
+    if a.nodes:
+        names = "|".join(re.escape(n) for n in sorted(a.nodes, key=len, reverse=True))
+        named = pl.col("text").str.extract(rf"(?:^|[\s/=:'\"(])({names})(?:$|[\s,.;:'\")])", 1)
     return (ev.join(fmap, on="file", how="left").join(imap, on="ip", how="left")
-            .with_columns(pl.coalesce("_h", "_inode", pl.col("ip"), "_fnode", pl.lit(a.single_node)).alias("node"))
+            .with_columns(pl.coalesce("_h", "_inode", pl.col("ip"), "_fnode", named, pl.lit(a.single_node))
+                          .alias("node"))
             .drop("_h", "_inode", "_fnode"))
 
 
 def apply(events: pl.DataFrame, a: Attribution) -> pl.DataFrame:
     """Add `node`, `rank`, `gpu` to parsed events with what `learn` found (works batch by batch)."""
-    ev = _apply_nodes(_hosts(events), a)
+    ev = _apply_nodes(_hosts(_elastic_entries(events)), a)
     pr = pl.DataFrame([(n, p, r) for (n, p), r in a.pid_rank.items()],
                       schema={"node": pl.String, "pid": pl.Int64, "_prank": pl.Int32}, orient="row")
     pg = pl.DataFrame([(n, p, g) for (n, p), g in a.pid_gpu.items()],
@@ -212,6 +219,29 @@ def apply(events: pl.DataFrame, a: Attribution) -> pl.DataFrame:
         ev = ev.with_columns(pl.when(pl.col("source").is_in(["vllm", "traceback"]) & pl.col("rank").is_null())
                              .then(pl.lit(0, pl.Int32)).otherwise(pl.col("rank")).alias("rank"))
     return _kernel_gpu(ev, a)
+
+
+ELASTIC_FIELD = r"^\s+(?:time|host|rank|exitcode|error_file|traceback)\s*:"
+ELASTIC_ENTRY = r"^\[\d+\]:\s*$"
+
+
+def _elastic_entries(ev: pl.DataFrame) -> pl.DataFrame:
+    """torchelastic failure summaries: every field line of an entry ('[1]:' then time/host/rank/exitcode)
+    gets the entry's rank and host (log-formats.md 5.5)."""
+    t = pl.col("text")
+    if not ev["text"].str.contains(ELASTIC_FIELD).any():
+        return ev
+    entry = (t.str.contains(ELASTIC_ENTRY) | ~t.str.contains(ELASTIC_FIELD)).cast(pl.Int32).cum_sum() \
+        .over("file", order_by=["line", "sub"])
+    in_entry = t.str.contains(ELASTIC_FIELD)
+    ev = ev.with_columns(entry.alias("_entry"))
+    ev = ev.with_columns(
+        pl.when(in_entry).then(t.str.extract(r"^\s+rank\s*: (\d+)", 1).cast(pl.Int32).drop_nulls().first()
+                              .over(["file", "_entry"])).alias("_erank"),
+        pl.when(in_entry).then(t.str.extract(r"^\s+host\s*: (\S+)", 1).drop_nulls().first()
+                              .over(["file", "_entry"])).alias("_ehost"))
+    return ev.with_columns(pl.coalesce("rank", "_erank").alias("rank"),
+                           pl.coalesce("host", "_ehost").alias("host")).drop("_entry", "_erank", "_ehost")
 
 
 def attribute(events: pl.DataFrame, host_facts: dict[str, str] | None = None,

@@ -119,7 +119,7 @@ def _findings(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue) -> list[Findi
     for r in rows.iter_rows(named=True):
         sig = sigs[r["sig"]]
         if sig.role == "context":
-            vetoed.add((r["eid"], r["link"]))
+            vetoed.add((r["eid"], r["link"], r["part"]))
     for r in rows.iter_rows(named=True):
         sig: Signature = sigs[r["sig"]]
         fields = {k: v for k, v in json.loads(r["fields"] or "{}").items() if v is not None}
@@ -131,14 +131,14 @@ def _findings(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue) -> list[Findi
             if entry:
                 role = entry.role if sig.role == "cause" else sig.role
                 title = f"Xid {entry.code}: {entry.name}"
-        if role != "context" and (r["eid"], r["link"]) in vetoed:
+        if role != "context" and (r["eid"], r["link"], r["part"]) in vetoed:
             continue  # the line is benign or user data (a logged prompt): nothing on it is an event
         line = r["line"]
         text = r["text"]
         if r["link"] >= 0 and r["exc_lines"]:
-            line = r["exc_lines"][r["link"]]
+            line = r["exc_lines"][r["link"]] + r["part"]  # a message's later lines follow its first
             typ, msg = r["exc_types"][r["link"]], r["exc_messages"][r["link"]]
-            text = f"{typ}: {msg}" if typ else msg
+            text = msg.split("\n")[r["part"]] if r["part"] else (f"{typ}: {msg}" if typ else msg)
         rank = r["rank"] if r["rank"] is not None else _int(fields.get("rank"))
         out.append(Finding(
             eid=r["eid"], sig=sig.id, category=category, role=role, priority=sig.priority, file=r["file"],
@@ -217,7 +217,7 @@ def _first(cands: list[Finding], cat: Catalogue) -> Finding:
         return first
     tied = [c for c in cands if c.ts is not None and abs((c.ts - first.ts).total_seconds()) < TIE_SECONDS]
     triage = {k: v.triage for k, v in cat.categories.items()}
-    return sorted(tied, key=lambda c: (-c.priority, triage.get(c.category, 99), _sort_key(c)))[0]
+    return sorted(tied, key=lambda c: (-c.priority, _sort_key(c), triage.get(c.category, 99)))[0]
 
 
 def _statement(root: Finding, findings: list[Finding]) -> Finding:

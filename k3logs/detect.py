@@ -13,21 +13,27 @@ import polars as pl
 from .catalogue import Catalogue, Signature
 from .resources import data_dir
 
-DETECTION_SCHEMA = {"eid": pl.UInt32, "link": pl.Int32, "sig": pl.String, "fields": pl.String}
+DETECTION_SCHEMA = {"eid": pl.UInt32, "link": pl.Int32, "part": pl.Int32, "sig": pl.String, "fields": pl.String}
 
 
 def match_table(ev: pl.DataFrame) -> pl.DataFrame:
-    """(eid, link, source, text): one row per event, or per exception link of a folded traceback."""
-    base = ev.select("eid", pl.lit(-1, pl.Int32).alias("link"), "source", pl.col("text"))
+    """(eid, link, part, source, text): one row per event, or per line of each exception of a folded
+    traceback (`link` = its place in the chain, `part` = the line of its message: 'Last error:' details
+    of an NCCL exception come on the lines after the first)."""
+    base = ev.select("eid", pl.lit(-1, pl.Int32).alias("link"), pl.lit(0, pl.Int32).alias("part"), "source",
+                     pl.col("text"))
     if "exc_types" not in ev.columns or ev["exc_types"].is_null().all():
         return base
     tb = (ev.filter(pl.col("exc_types").is_not_null())
           .select("eid", "source", "exc_types", "exc_messages")
           .with_columns(pl.int_ranges(0, pl.col("exc_types").list.len()).cast(pl.List(pl.Int32)).alias("link"))
           .explode("exc_types", "exc_messages", "link")
-          .select("eid", "link", "source",
-                  pl.when(pl.col("exc_types") == "").then(pl.col("exc_messages"))
-                  .otherwise(pl.concat_str([pl.col("exc_types"), pl.lit(": "), pl.col("exc_messages")])).alias("text")))
+          .with_columns(pl.col("exc_messages").str.split("\n").alias("_parts"))
+          .with_columns(pl.int_ranges(0, pl.col("_parts").list.len()).cast(pl.List(pl.Int32)).alias("part"))
+          .explode("_parts", "part")
+          .select("eid", "link", "part", "source",
+                  pl.when((pl.col("exc_types") == "") | (pl.col("part") > 0)).then(pl.col("_parts"))
+                  .otherwise(pl.concat_str([pl.col("exc_types"), pl.lit(": "), pl.col("_parts")])).alias("text")))
     return pl.concat([base.filter(~pl.col("eid").is_in(tb["eid"].unique().implode())), tb])
 
 
@@ -50,10 +56,10 @@ def detect(ev: pl.DataFrame, cat: Catalogue) -> pl.DataFrame:
             hit = hit.with_columns(fields["fields"])
         else:
             hit = hit.with_columns(pl.lit("{}").alias("fields"))
-        out.append(hit.select("eid", "link", pl.lit(sig.id).alias("sig"), "fields"))
+        out.append(hit.select("eid", "link", "part", pl.lit(sig.id).alias("sig"), "fields"))
     if not out:
         return pl.DataFrame(schema=DETECTION_SCHEMA)
-    return pl.concat(out).cast(DETECTION_SCHEMA).sort(["eid", "link", "sig"])
+    return pl.concat(out).cast(DETECTION_SCHEMA).sort(["eid", "link", "part", "sig"])
 
 
 def match_line(sig: Signature, text: str) -> dict[str, str] | None:

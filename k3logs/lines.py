@@ -65,7 +65,11 @@ def _split(buf: bytes, max_line: int) -> tuple[pl.Series, pl.Series]:
     try:
         text = s.cast(pl.String)
     except pl.exceptions.PolarsError:  # invalid UTF-8 (polars raises even when not strict): replace it
-        text = pl.Series([b.decode("utf-8", "replace") for b in s.to_list()], dtype=pl.String)
+        if long.any():
+            text = pl.Series([b.decode("utf-8", "replace") for b in s.to_list()], dtype=pl.String)
+        else:  # in one go: a replacement never swallows a '\n'
+            text = pl.Series([buf.decode("utf-8", "replace")]).str.split("\n").explode()
+            text = text.slice(0, len(text) - 1)
     return text.rename(RAW), long.rename(TRUNCATED)
 
 

@@ -274,7 +274,12 @@ def _apply_lines(df: pl.DataFrame, formats: tuple[Format, ...], kind: str) -> pl
         out.append(hit.with_columns(pl.lit(v).alias(k) for k, v in cols.items()))
     if not rest.is_empty():
         fallback = kind if kind in ("kernel", "nccl") else "plain"
-        out.append(rest.with_columns(pl.lit(fallback).alias("source")))
+        # a journald line says who wrote it: the kernel's lines are kernel events in any file, others are not
+        ident = pl.col("ident")
+        source = (pl.when(ident == "kernel").then(pl.lit("kernel"))
+                  .when(ident.is_not_null() & pl.lit(kind == "kernel")).then(pl.lit("plain"))
+                  .otherwise(pl.lit(fallback)))
+        out.append(rest.with_columns(source.alias("source")))
     return pl.concat(out)
 
 

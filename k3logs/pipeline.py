@@ -47,6 +47,22 @@ def _dump_facts(ing: Ingested, bundle: Bundle) -> list[Fact]:
     return out
 
 
+def _host_per_file(facts: list[Fact]) -> dict[str, str]:
+    """The host a dump was taken on: its hostname, or the one node it names (a table of many pods on
+    many nodes says nothing about where it was taken)."""
+    names: dict[str, dict[str, set[str]]] = {}
+    for f in facts:
+        if f.name in ("hostname", "node_name"):
+            names.setdefault(f.file, {}).setdefault(f.name, set()).add(f.value)
+    out = {}
+    for file, by in names.items():
+        for key in ("hostname", "node_name"):
+            if len(by.get(key, ())) == 1:
+                out[file] = next(iter(by[key]))
+                break
+    return out
+
+
 def run(path: str | Path, settings: Settings | None = None, catalogue: Catalogue | None = None,
         keep_all: bool = False) -> Analysis:
     settings = settings or Settings()
@@ -60,7 +76,7 @@ def run(path: str | Path, settings: Settings | None = None, catalogue: Catalogue
     events = events.with_columns(pl.col("file").replace({f: bundle.display(f) for f in bundle.names}))
 
     facts = _dump_facts(ing, bundle)
-    host_facts = {f.file: f.value for f in facts if f.name in ("hostname", "node_name")}
+    host_facts = _host_per_file(facts)
     buses = {None: f.value.split(",") for f in facts if f.name == "gpu_bus_ids"}
     attribution = attribute.learn(events, host_facts, buses)
     events = attribute.apply(events, attribution)
