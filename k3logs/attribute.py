@@ -16,7 +16,10 @@ from dataclasses import dataclass, field
 import polars as pl
 
 ASSIGNED = r"rank (?P<r>\d+) in world size (?P<w>\d+) is assigned as DP rank (?P<dp>\d+), PP rank (?P<pp>\d+), (?:PCP rank \d+, )?TP rank (?P<tp>\d+)"
-WORLD_LINE = r"world_size=(?P<w>\d+) rank=(?P<r>\d+) local_rank=\d+ distributed_init_method="
+WORLD_LINE = r"world_size=(?P<w>\d+) rank=(?P<r>\d+) local_rank=(?P<l>\d+) distributed_init_method="
+# torchelastic: an agent's 'failed (exitcode: N) local_rank: L (pid: P)' and a summary entry's fields
+AGENT_FAILED = r"local_rank: (?P<l>\d+) \(pid: (?P<p>\d+)\)"
+ELASTIC_RANK = r"^\s+rank\s*: (?P<r>\d+) \(local_rank: (?P<l>\d+)\)"
 NCCL_INIT = r"comm 0x[0-9a-f]+ rank (?P<r>\d+) nranks (?P<w>\d+) cudaDev (?P<dev>\d+)(?: nvmlDev \d+)? busId (?P<bus>[0-9a-f]+)"
 NCCL_COMM = r"comm 0x[0-9a-f]+ rank (?P<r>\d+) nRanks (?P<w>\d+) nNodes"
 NCCL_BOOT = r"Bootstrap ?: Using (?:\[\d+\])?[\w.-]+:(?P<ip>\d+\.\d+\.\d+\.\d+)<"
@@ -62,6 +65,9 @@ class Attribution:
     pid_gpu: dict[tuple[str | None, int], int] = field(default_factory=dict)
     bus_rank: dict[tuple[str | None, str], int] = field(default_factory=dict)
     bus_gpu: dict[tuple[str | None, str], int] = field(default_factory=dict)
+    bus_pid: dict[tuple[str | None, str], int] = field(default_factory=dict)
+    local_rank: dict[tuple[str | None, int], int] = field(default_factory=dict)   # (node, local rank) -> rank
+    pid_local: dict[tuple[str | None, int], int] = field(default_factory=dict)
     file_rank: dict[str, int] = field(default_factory=dict)
     name_rank: dict[str, int] = field(default_factory=dict)
     single_node: str | None = None
@@ -95,9 +101,10 @@ def _node_folders(files: list[str], file_hosts: dict[str, str], known_hosts: set
 
 
 def learn(events: pl.DataFrame, host_facts: dict[str, str] | None = None,
-          gpu_bus_facts: dict[str | None, list[str]] | None = None) -> Attribution:
+          gpu_bus_facts: dict[str, list[str]] | None = None, ip_hosts: dict[str, str] | None = None
+          ) -> Attribution:
     """Learn the node and rank maps of a bundle from its parsed events (and the host names and GPU bus
-    ids its dumps give: `host_facts` maps a file to a host, `gpu_bus_facts` a node to bus ids by index)."""
+    ids its dumps give: `host_facts` maps a file to a host, `gpu_bus_facts` a file to bus ids by index)."""
     a = Attribution()
     host_facts = host_facts or {}
     ev = _hosts(_elastic_entries(events))
@@ -105,6 +112,8 @@ def learn(events: pl.DataFrame, host_facts: dict[str, str] | None = None,
     boot = ev.filter(pl.col("_h").is_not_null() & (pl.col("source") == "nccl")).select(
         "_h", pl.coalesce(pl.col("text").str.extract(NCCL_BOOT, 1), pl.col("ip")).alias("_ip")).drop_nulls().unique()
     for h, ip in sorted(boot.iter_rows()):
+        a.ip_node.setdefault(ip, h)
+    for ip, h in sorted((ip_hosts or {}).items()):
         a.ip_node.setdefault(ip, h)
     # 2. the host each file's own lines name (lines relayed from other nodes by Ray carry ip=)
     own = ev.filter(pl.col("_h").is_not_null() & pl.col("ip").is_null()).group_by("file", "_h").len()
@@ -139,14 +148,30 @@ def learn(events: pl.DataFrame, host_facts: dict[str, str] | None = None,
     comm = ranks.select("node", "pid", pl.col("text").str.extract_groups(NCCL_COMM).alias("g")).unnest("g") \
         .drop_nulls(["r"])
     nccl_worlds = [int(w) for w in init["w"].to_list() + comm["w"].to_list()]
+    # torchelastic entries: (host, rank, local rank); agents' 'local_rank: L (pid: P)'
+    elastic = ev.select("node", pl.col("text").str.extract_groups(ELASTIC_RANK).alias("g")).unnest("g").drop_nulls("r")
+    for node, r, loc in elastic.iter_rows():
+        a.local_rank.setdefault((node, int(loc)), int(r))
+    agents = ev.select("node", pl.col("text").str.extract_groups(AGENT_FAILED).alias("g")).unnest("g").drop_nulls("l")
+    for node, loc, pid in agents.iter_rows():
+        a.pid_local.setdefault((node, int(pid)), int(loc))
+    for node, pid, loc in ev.filter(pl.col("local_rank").is_not_null() & pl.col("pid").is_not_null()) \
+            .select("node", "pid", "local_rank").unique().iter_rows():
+        a.pid_local.setdefault((node, pid), int(loc))
+    known_rank = max([int(r) for r in elastic["r"].to_list()] or [-1])
     a.world_size = max(worlds) if worlds else (max(nccl_worlds) if nccl_worlds else None)
+    if not worlds and a.world_size is not None and known_rank >= a.world_size:
+        a.world_size = None  # NCCL's largest communicator is not the world (torchrun PP/TP groups)
     for node, pid, r, *_ in assigned.iter_rows():
         a.pid_rank[(node, pid)] = int(r)
-    for node, pid, r, *_ in world_lines.iter_rows():
+    for node, pid, w, r, loc in world_lines.select("node", "pid", "w", "r", "l").iter_rows():
         a.pid_rank.setdefault((node, pid), int(r))
+        a.pid_local.setdefault((node, pid), int(loc))
+        a.local_rank.setdefault((node, int(loc)), int(r))
     for node, pid, r, w, dev, bus in init.iter_rows():
         a.pid_gpu.setdefault((node, pid), int(dev))
         a.bus_gpu.setdefault((node, nccl_bus(bus)), int(dev))
+        a.bus_pid.setdefault((node, nccl_bus(bus)), pid)
         if a.world_size and int(w) == a.world_size:
             a.pid_rank.setdefault((node, pid), int(r))
             a.bus_rank.setdefault((node, nccl_bus(bus)), int(r))
@@ -161,6 +186,13 @@ def learn(events: pl.DataFrame, host_facts: dict[str, str] | None = None,
     for (f, node, pid) in ev.filter(pl.col("file").is_in(list(a.file_rank)) & pl.col("pid").is_not_null()) \
             .select("file", "node", "pid").unique().iter_rows():
         a.pid_rank.setdefault((node, pid), a.file_rank[f])
+    # a process known only by its local rank takes the global rank that local rank has on its node
+    for (node, pid), loc in a.pid_local.items():
+        if (node, loc) in a.local_rank:
+            a.pid_rank.setdefault((node, pid), a.local_rank[(node, loc)])
+    for (node, bus), pid in a.bus_pid.items():
+        if (node, pid) in a.pid_rank:
+            a.bus_rank.setdefault((node, bus), a.pid_rank[(node, pid)])
     # parallel sizes, for worker names when no map exists
     for pat, attr in ((TP_SIZE, "tp_size"), (PP_SIZE, "pp_size")):
         found = ev["text"].str.extract(pat, 1).drop_nulls()
@@ -170,9 +202,10 @@ def learn(events: pl.DataFrame, host_facts: dict[str, str] | None = None,
     # a single-GPU deployment whose processes print no name (V0, early V1): its output is rank 0's
     a.unnamed_rank0 = (a.tp_size or 0) * (a.pp_size or 1) == 1 and a.world_size in (None, 1) \
         and ev["proc"].is_null().all()
-    for node, buses in (gpu_bus_facts or {}).items():
+    for file, buses in (gpu_bus_facts or {}).items():
+        node = a.file_node.get(file) or a.single_node
         for i, b in enumerate(buses):
-            a.bus_gpu[(node, b)] = i
+            a.bus_gpu.setdefault((node, b), i)
     return a
 
 
@@ -245,7 +278,7 @@ def _elastic_entries(ev: pl.DataFrame) -> pl.DataFrame:
 
 
 def attribute(events: pl.DataFrame, host_facts: dict[str, str] | None = None,
-              gpu_bus_facts: dict[str | None, list[str]] | None = None) -> tuple[pl.DataFrame, Attribution]:
+              gpu_bus_facts: dict[str, list[str]] | None = None) -> tuple[pl.DataFrame, Attribution]:
     """Learn the maps from these events and apply them to them."""
     a = learn(events, host_facts, gpu_bus_facts)
     return apply(events, a), a
@@ -292,10 +325,16 @@ def _kernel_gpu(ev: pl.DataFrame, a: Attribution) -> pl.DataFrame:
     # nvidia-smi bus ids may come from a dump without a node: match on the bus alone when unique
     bg_any = bg.group_by("_bus").agg(pl.col("_bgpu").first(), pl.len().alias("_n")).filter(pl.col("_n") == 1) \
         .select("_bus", pl.col("_bgpu").alias("_bgpu_any"))
+    # with the default CUDA_VISIBLE_DEVICES a worker's local rank is its GPU index
+    lr = pl.DataFrame([(n, g, r) for (n, g), r in a.local_rank.items()],
+                      schema={"node": pl.String, "_lgpu": pl.Int32, "_lrank": pl.Int32}, orient="row")
     ev = (ev.join(br, on=["node", "_bus"], how="left")
           .join(bg.rename({"_gnode": "node"}), on=["node", "_bus"], how="left")
           .join(bg_any, on="_bus", how="left")
-          .with_columns(pl.coalesce("rank", "_brank").alias("rank"),
-                        pl.coalesce("gpu", "_bgpu", "_bgpu_any").alias("gpu"))
-          .drop("_brank", "_bgpu", "_bgpu_any"))
+          .with_columns(pl.when(pl.col("_bus").is_not_null()).then(pl.coalesce("gpu", "_bgpu", "_bgpu_any"))
+                        .otherwise(pl.col("gpu")).alias("gpu"))
+          .join(lr, left_on=["node", "gpu"], right_on=["node", "_lgpu"], how="left")
+          .with_columns(pl.when(pl.col("_bus").is_not_null()).then(pl.coalesce("rank", "_brank", "_lrank"))
+                        .otherwise(pl.col("rank")).alias("rank"))
+          .drop("_brank", "_bgpu", "_bgpu_any", "_lrank"))
     return ev

@@ -314,3 +314,19 @@ def parse_pod_tables(sink: Sink, lines: list[str], base: int) -> None:
             node = row[col:].split()[0] if len(row) > col and row[col:].split() else None
             if node and node not in ("<none>",) and re.match(r"[A-Za-z][\w.-]*$", node):
                 sink.add("node_name", node, base + j + 1)
+
+
+HOST_IP = re.compile(r"\b(?P<host>[A-Za-z][\w-]*[\d-][\w-]*)\s*\((?P<ip>\d{1,3}(?:\.\d{1,3}){3})\)"
+                     r"|\b(?P<ip2>\d{1,3}(?:\.\d{1,3}){3})\s*\((?P<host2>[A-Za-z][\w-]*[\d-][\w-]*)\)"
+                     r"|^\s*(?P<ip3>\d{1,3}(?:\.\d{1,3}){3})\s+(?P<host3>[A-Za-z][\w.-]*)\s*$")
+
+
+def parse_host_ips(sink: Sink, lines: list[str], base: int) -> None:
+    """Host names written next to their IP ('node-b (10.0.0.2)', '10.0.0.2 (node-b)', /etc/hosts lines):
+    what ties a Ray `ip=` to a node."""
+    for i, ln in enumerate(lines):
+        for m in HOST_IP.finditer(ln):
+            host = m.group("host") or m.group("host2") or m.group("host3")
+            ip = m.group("ip") or m.group("ip2") or m.group("ip3")
+            if host and ip and not ip.startswith("127."):
+                sink.add("host_ip", f"{host.split('.', 1)[0]} {ip}", base + i + 1)

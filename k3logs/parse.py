@@ -27,7 +27,7 @@ STR_COLS = ("text", "wrapper", "stream", "proc", "ip", "w_host", "ident", "sourc
 PARSED_SCHEMA: dict[str, pl.DataType] = {
     LINE: pl.Int64, SUB: pl.Int8, TRUNCATED: pl.Boolean, "cr_end": pl.Boolean,
     **{c: pl.String for c in STR_COLS},
-    "pid": pl.Int64, "tid": pl.Int64, "dev": pl.Int32, "rank": pl.Int32,
+    "pid": pl.Int64, "tid": pl.Int64, "dev": pl.Int32, "rank": pl.Int32, "local_rank": pl.Int32,
     "wt": pl.Datetime("us"), "lt": pl.Datetime("us"), "uptime": pl.Float64, "partial": pl.Boolean,
 }
 
@@ -228,8 +228,9 @@ def _peel_prefixes(df: pl.DataFrame, prefixes: tuple[Format, ...]) -> pl.DataFra
             cols = [pl.when(pl.lit(m)).then(pl.lit(v)).otherwise(pl.col(k)).alias(k) for k, v in upd.items()]
             if "ip" in g:  # the outermost (Ray) ip is the node's
                 cols.append(pl.coalesce(pl.col("ip"), pl.lit(ext["ip"])).alias("ip"))
-            if "rank" in g:
-                cols.append(pl.coalesce(pl.col("rank"), pl.lit(ext["rank"]).cast(pl.Int32, strict=False)).alias("rank"))
+            for name in ("rank", "local_rank"):
+                if name in g:
+                    cols.append(pl.coalesce(pl.col(name), pl.lit(ext[name]).cast(pl.Int32, strict=False)).alias(name))
             if "stream" in g:
                 cols.append(pl.coalesce(pl.col("stream"), pl.lit(ext["stream"])).alias("stream"))
             todo = todo.with_columns(cols)

@@ -77,8 +77,9 @@ def run(path: str | Path, settings: Settings | None = None, catalogue: Catalogue
 
     facts = _dump_facts(ing, bundle)
     host_facts = _host_per_file(facts)
-    buses = {None: f.value.split(",") for f in facts if f.name == "gpu_bus_ids"}
-    attribution = attribute.learn(events, host_facts, buses)
+    buses = {f.file: f.value.split(",") for f in facts if f.name == "gpu_bus_ids"}
+    ip_hosts = {f.value.split()[1]: f.value.split()[0] for f in facts if f.name == "host_ip"}
+    attribution = attribute.learn(events, host_facts, buses, ip_hosts)
     events = attribute.apply(events, attribution)
     facts = [replace(f, node=f.node or attribution.file_node.get(f.file)) for f in facts]
     boots = {}

@@ -1,0 +1,134 @@
+"""Shared helpers for the ingest tests: tiny bundles on tmp_path (folders and archives built in memory) and
+a one-call line parser. Every log line used with them is written inline in the tests (made-up hosts,
+pids and times)."""
+from __future__ import annotations
+
+import gzip
+import io
+import tarfile
+import zipfile
+from pathlib import Path
+from typing import Iterable, Mapping
+
+import polars as pl
+import zstandard
+
+from k3logs.discover import Bundle
+from k3logs.fold import fold_continuations, fold_tracebacks
+from k3logs.formats import builtin_formats
+from k3logs.lines import iter_line_batches
+from k3logs.parse import FileContext, parse_batch
+from k3logs.settings import Limits
+
+Content = str | bytes
+
+
+def as_bytes(data: Content) -> bytes:
+    return data.encode("utf-8") if isinstance(data, str) else data
+
+
+# ------------------------------------------------------------------------------------------------------
+# bundles
+# ------------------------------------------------------------------------------------------------------
+def make_bundle(tmp_path: Path, files: Mapping[str, Content], name: str = "bundle") -> Path:
+    """A folder bundle at tmp_path/name holding `files` ({"node-a/vllm.log": "...", ...})."""
+    root = tmp_path / name
+    root.mkdir(parents=True, exist_ok=True)
+    for rel, data in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(as_bytes(data))
+    return root
+
+
+def tar_bytes(files: Mapping[str, Content], compression: str = "", extra: Iterable[tarfile.TarInfo] = ()) -> bytes:
+    """A tar archive in memory; compression '' | 'gz' | 'zst'. `extra` adds non-file members (links, fifos...)."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tf:
+        for name, data in files.items():
+            raw = as_bytes(data)
+            ti = tarfile.TarInfo(name)
+            ti.size = len(raw)
+            ti.mtime = 1_780_000_000
+            tf.addfile(ti, io.BytesIO(raw))
+        for ti in extra:
+            tf.addfile(ti)
+    return compress(buf.getvalue(), compression)
+
+
+def zip_bytes(files: Mapping[str, Content], extra: Iterable[tuple[zipfile.ZipInfo, bytes]] = ()) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for name, data in files.items():
+            zf.writestr(name, as_bytes(data))
+        for zi, data in extra:
+            zf.writestr(zi, data)
+    return buf.getvalue()
+
+
+def compress(data: bytes, how: str) -> bytes:
+    if how in ("", None):
+        return data
+    if how == "gz":
+        return gzip.compress(data, mtime=0)
+    if how == "zst":
+        return zstandard.ZstdCompressor().compress(data)
+    raise ValueError(how)
+
+
+def write(tmp_path: Path, name: str, data: bytes) -> Path:
+    p = tmp_path / name
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_bytes(data)
+    return p
+
+
+def read_bundle(path: Path, limits: Limits | None = None) -> tuple[Bundle, dict[str, bytes]]:
+    """Iterate a bundle once: ({path as stored: bytes read}, with the bundle for skipped/display)."""
+    b = Bundle(path, limits)
+    got: dict[str, bytes] = {}
+    for m in b.members():
+        got[m.path] = m.stream.read()
+    return b, got
+
+
+def displayed(bundle: Bundle, got: Mapping[str, bytes]) -> dict[str, bytes]:
+    return {bundle.display(k): v for k, v in got.items()}
+
+
+def files_under(path: Path) -> set[Path]:
+    return {p for p in path.rglob("*")}
+
+
+# ------------------------------------------------------------------------------------------------------
+# parsing
+# ------------------------------------------------------------------------------------------------------
+def parse_text(text: Content, kind: str = "vllm", wrappers: tuple[str, ...] = (), fold: bool = False,
+               batch_bytes: int = 1 << 20, max_line: int = 1 << 20) -> pl.DataFrame:
+    """Parse a whole text as one bundle file of `kind` (lines -> parse_batch [-> fold]), rows in line order."""
+    parts = [parse_batch(b, FileContext("t.log", kind, tuple(wrappers)), builtin_formats())
+             for b in iter_line_batches(io.BytesIO(as_bytes(text)), batch_bytes, max_line)]
+    if not parts:
+        return pl.DataFrame()
+    df = pl.concat(parts, how="diagonal_relaxed")
+    if fold:
+        df = fold_continuations(fold_tracebacks(df))
+    return df
+
+
+def parse_lines(lines: Iterable[str], kind: str = "vllm", wrappers: tuple[str, ...] = (),
+                fold: bool = False) -> pl.DataFrame:
+    """Parsed rows for `lines` (each one physical line, given without its newline)."""
+    return parse_text("".join(ln + "\n" for ln in lines), kind, wrappers, fold)
+
+
+def row(df: pl.DataFrame, line: int, sub: int = 0) -> dict:
+    """The parsed row of physical line `line` (and sub-row `sub`) as a dict."""
+    hit = df.filter((pl.col("line") == line) & (pl.col("sub") == sub))
+    assert hit.height == 1, f"expected one row for line {line} sub {sub}, got {hit.height}"
+    return hit.row(0, named=True)
+
+
+def span(r: Mapping) -> tuple[int, int]:
+    end = r.get("_line_end")
+    return r["line"], (end if end is not None else r["line"])

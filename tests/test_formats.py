@@ -1,0 +1,146 @@
+"""Formats prove themselves (as lnav's do): every sample of every wrapper, prefix and line format in
+patterns/formats.toml is replayed through the real parser, and must give the fields it lists."""
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+import polars as pl
+import pytest
+
+from conftest import parse_lines
+from k3logs.errors import CatalogueError
+from k3logs.formats import Format, builtin_formats, load_formats
+from k3logs.schema import LOG_KINDS
+
+FORMATS = builtin_formats()
+ALL = [*FORMATS.wrappers.values(), *FORMATS.prefixes, *FORMATS.lines]
+SAMPLES = [pytest.param(f, line, dict(fields), id=f"{f.layer}-{f.name}-{i}")
+           for f in ALL for i, (line, fields) in enumerate(f.samples)]
+
+# the parsed column each group lands in, per layer (time groups are checked separately)
+WRAPPER_COLS = {"stream": "stream", "host": "w_host", "ident": "ident", "pid": "pid"}
+PREFIX_COLS = {"proc": "proc", "pid": "pid", "ip": "ip", "rank": "rank", "stream": "stream"}
+LINE_COLS = {"loc": "loc", "host": "host", "pid": "pid", "tid": "tid", "dev": "dev", "msg": "text"}
+TIME_KIND = {"t_iso": "utc", "t_local": "local", "t_md": "yearless", "t_glog": "yearless", "t_ctime": "local",
+             "t_syslog": "yearless", "t_uptime": "boot"}
+
+
+def groups_of(fmt: Format, line: str) -> dict[str, str | None]:
+    """The format's own named groups on `line`, run by the engine the parser uses; `msg` defaults to the rest."""
+    ext = pl.Series("text", [line]).str.extract_groups(f"(?P<_m>{fmt.regex})").struct.unnest().row(0, named=True)
+    assert ext["_m"] is not None, f"{fmt.name} does not match its own sample {line!r}"
+    if "msg" not in ext:
+        ext["msg"] = line[len(ext["_m"]):]
+    return ext
+
+
+def as_text(v) -> str:
+    return str(v)
+
+
+def test_every_format_has_samples_and_the_loader_accepts_the_file():
+    assert FORMATS.wrappers and FORMATS.prefixes and FORMATS.lines
+    assert all(f.samples for f in ALL)
+
+
+@pytest.mark.parametrize("fmt,line,fields", SAMPLES)
+def test_sample_groups_are_what_the_sample_says(fmt, line, fields):
+    got = groups_of(fmt, line)
+    for k, v in fields.items():
+        assert k in got, f"{fmt.name}: sample names field {k!r} that the regex does not capture"
+        assert got[k] == v, f"{fmt.name}: {k} = {got[k]!r}, sample says {v!r}"
+
+
+@pytest.mark.parametrize("fmt,line,fields", [p for p in SAMPLES if p.values[0].layer == "wrapper"])
+def test_wrapper_sample_is_peeled_by_the_parser(fmt, line, fields):
+    r = parse_lines([line], kind="log", wrappers=(fmt.name,)).row(0, named=True)
+    g = groups_of(fmt, line)
+    assert r["wrapper"] == fmt.name
+    for grp, col in WRAPPER_COLS.items():
+        if grp in fmt.groups and g[grp] is not None:
+            assert as_text(r[col]) == g[grp], f"{col} of {line!r}"
+    for grp, kind in TIME_KIND.items():
+        if grp in fmt.groups:
+            assert r["wt"] is not None and r["wt_kind"] == kind
+    # the message is the tail of what the wrapper leaves (docker: JSON-unescaped), without the wrapper's head
+    inner = (json.loads(f'"{g["text"]}"') if fmt.json_escaped else g["text"]) if "text" in fmt.groups \
+        else line[len(g["_m"]):]
+    assert r["text"] and (inner or "").rstrip("\n").endswith(r["text"])
+    assert not r["text"].startswith(line[:12])
+
+
+@pytest.mark.parametrize("fmt,line,fields", [p for p in SAMPLES if p.values[0].layer == "prefix"])
+def test_prefix_sample_is_peeled_by_the_parser(fmt, line, fields):
+    r = parse_lines([line], kind="log").row(0, named=True)
+    g = groups_of(fmt, line)
+    for grp, col in PREFIX_COLS.items():
+        if grp in fmt.groups and g[grp] is not None:
+            if col == "proc" and r[col] != g[grp].strip():  # an inner prefix may name the process again
+                assert line[len(g["_m"]):].lstrip().startswith("(")
+                continue
+            if col == "pid" and r[col] != int(g[grp]):
+                assert line[len(g["_m"]):].lstrip().startswith("(")
+                continue
+            assert as_text(r[col]) == g[grp].strip(), f"{col} of {line!r}"
+    assert not r["text"].startswith(g["_m"]), "the prefix is still in the message"
+
+
+@pytest.mark.parametrize("fmt,line,fields", [p for p in SAMPLES if p.values[0].layer == "line"])
+def test_line_sample_parses_to_its_source_level_time_and_message(fmt, line, fields):
+    r = parse_lines([line], kind=(fmt.first_for or ("log",))[0]).row(0, named=True)
+    g = groups_of(fmt, line)
+    assert r["source"] == fmt.source
+    for grp, col in LINE_COLS.items():
+        if grp in fmt.groups or grp == "msg":
+            want = g[grp]
+            if grp == "msg":
+                want = want.strip() if want is not None else want
+                assert r[col].strip() == want, f"message of {line!r}"
+            elif want is not None:
+                assert as_text(r[col]) == want, f"{col} of {line!r}"
+    if "level" in fmt.groups:
+        assert r["level"] == dict(fmt.level_map).get(g["level"], g["level"])
+        assert r["level"] in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"), "levels are normalised"
+    for grp, kind in TIME_KIND.items():
+        if grp in fmt.groups and g[grp] is not None:
+            assert r["lt_kind"] == kind
+            if kind == "boot":
+                assert r["uptime"] == float(g[grp])
+            else:
+                assert isinstance(r["lt"], datetime)
+
+
+@pytest.mark.parametrize("fmt,line,fields", [p for p in SAMPLES if p.values[0].layer == "line"])
+def test_line_sample_parses_the_same_whatever_the_file_kind(fmt, line, fields):
+    """`first_for` only changes the order formats are tried in, never the result."""
+    seen = {kind: parse_lines([line], kind=kind).select("source", "level", "text", "lt", "uptime").row(0)
+            for kind in LOG_KINDS}
+    assert len(set(seen.values())) == 1, seen
+
+
+# ------------------------------------------------------------------------------------------------------
+# the loader rejects broken formats, saying where
+# ------------------------------------------------------------------------------------------------------
+def _load(tmp_path, body: str):
+    p = tmp_path / "formats.toml"
+    p.write_text(body, encoding="utf-8")
+    return load_formats(p)
+
+
+def test_loader_reports_a_regex_the_engine_cannot_compile(tmp_path):
+    with pytest.raises(CatalogueError) as e:
+        _load(tmp_path, '\n[[line]]\nname = "bad"\nsource = "x"\nregex = \'^(?<=a)b\'\nsamples = [{ line = "b" }]\n')
+    assert "bad" in e.value.problems[0] and "formats.toml:2" in e.value.problems[0]
+
+
+def test_loader_reports_missing_samples_unknown_keys_and_unanchored_regexes(tmp_path):
+    with pytest.raises(CatalogueError) as e:
+        _load(tmp_path, '[[line]]\nname = "a"\nsource = "x"\nregex = "b"\ncolour = "red"\n')
+    problems = " | ".join(e.value.problems)
+    assert "unknown keys ['colour']" in problems and "starts with ^" in problems and "needs samples" in problems
+
+
+def test_loader_requires_a_source_on_line_formats(tmp_path):
+    with pytest.raises(CatalogueError, match="needs a source"):
+        _load(tmp_path, '[[line]]\nname = "a"\nregex = "^b"\nsamples = [{ line = "b" }]\n')

@@ -1,0 +1,182 @@
+"""sniff: a file's kind and wrapper chain come from its content alone, each with a one-line reason."""
+from __future__ import annotations
+
+import codecs
+import json
+
+import pytest
+
+from conftest import make_bundle
+from k3logs.discover import Bundle, peek
+from k3logs.sniff import HEAD_BYTES, sniff
+
+
+def lines(*ls: str) -> bytes:
+    return ("\n".join(ls) + "\n").encode()
+
+
+VLLM_PREFIXED = [
+    "(APIServer pid=1) INFO 08-11 07:35:59 [api_server.py:1839] vLLM API server version 0.10.1",
+    "(APIServer pid=1) INFO 08-11 07:35:59 [utils.py:233] non-default args: {'model': 'org/m-8b'}",
+    "(EngineCore_DP0 pid=77) INFO 08-11 07:36:02 [core.py:61] Initializing a V1 LLM engine (v0.10.1) with config: x",
+    "(EngineCore_DP0 pid=77) INFO 08-11 07:36:03 [parallel_state.py:1206] rank 0 in world size 1 is assigned as "
+    "DP rank 0, PP rank 0, TP rank 0, EP rank 0",
+    "(APIServer pid=1) INFO:     Application startup complete.",
+]
+
+SAMPLES = {
+    "vllm_plain": (lines(
+        "INFO 08-11 07:35:59 [__init__.py:244] Automatically detected platform cuda.",
+        "INFO 08-11 07:35:59 [api_server.py:1912] vLLM API server version 0.11.0",
+        "WARNING 08-11 07:36:02 [config.py:1339] Default sampling parameters have been overridden.",
+        "INFO 08-11 07:36:05 [gpu_model_runner.py:2338] Starting to load model org/m-8b..."), "vllm", ()),
+    "vllm_v07_no_brackets": (lines(
+        "INFO 08-11 07:35:59 api_server.py:712] vLLM API server version 0.7.3",
+        "INFO 08-11 07:35:59 config.py:542] This model supports multiple tasks.",
+        "WARNING 08-11 07:36:02 arg_utils.py:1135] Chunked prefill is enabled by default."), "vllm", ()),
+    "vllm_ansi_prefixes": (lines(*("\x1b[1;36m" + ln.replace(") ", ")\x1b[0;0m ", 1) for ln in VLLM_PREFIXED)),
+                           "vllm", ()),
+    "vllm_docker_json": (lines(*(json.dumps({"log": ln + "\n", "stream": "stdout",
+                                             "time": f"2026-08-11T07:35:5{i}.50133Z"}, separators=(",", ":"))
+                                 for i, ln in enumerate(VLLM_PREFIXED))), "vllm", ("docker_json",)),
+    "vllm_cri": (lines(*(f"2026-08-11T07:35:5{i}.123456789Z stdout F {ln}" for i, ln in enumerate(VLLM_PREFIXED))),
+                 "vllm", ("cri",)),
+    "vllm_journald": (lines(*(f"Aug 11 07:35:5{i} gpu-node-07 vllm[4410]: {ln}"
+                              for i, ln in enumerate(VLLM_PREFIXED))), "vllm", ("journald",)),
+    "vllm_mixed_with_nccl_info": (lines(
+        "INFO 08-11 07:35:59 [__init__.py:244] Automatically detected platform cuda.",
+        *[f"gpu-node-07:4121:41{i:02d} [0] NCCL INFO Channel {i:02d}/0 : 0[0] -> 1[1] via P2P/CUMEM" for i in range(8)],
+        "INFO 08-11 07:36:41 [gpu_model_runner.py:1291] Model loading took 15.2 GiB"), "vllm", ()),
+    "nccl_debug_file": (lines(
+        "gpu-node-07:4121:4121 [0] NCCL INFO Bootstrap : Using eth0:10.0.3.17<0>",
+        "gpu-node-07:4121:4121 [0] NCCL INFO NET/Plugin: No plugin found (libnccl-net.so)",
+        "gpu-node-07:4121:4187 [0] NCCL INFO comm 0x55d0c8a3e2b0 rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0",
+        "",
+        "[2026-08-11 07:52:03] gpu-node-07:4121:4190 [0] misc/socket.cc:484 NCCL WARN socketStartConnect: "
+        "Connect to 10.0.3.18<41275> failed : Connection refused"), "nccl", ()),
+    "torchrun": (lines(
+        "W0811 07:35:50.060000 4321 torch/distributed/run.py:779] ",
+        "W0811 07:35:50.060000 4321 torch/distributed/run.py:779] *****************************************",
+        "E0811 07:52:04.512000 4321 torch/distributed/elastic/multiprocessing/api.py:874] failed (exitcode: -6) "
+        "local_rank: 3 (pid: 4325) of binary: /opt/venv/bin/python3",
+        "Traceback (most recent call last):",
+        '  File "/opt/venv/bin/torchrun", line 8, in <module>',
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+        "============================================================",
+        "Root Cause (first observed failure):"), "torch", ()),
+    "torch_c10_watchdog": (lines(
+        "[rank3]:[E811 07:52:03.412207911 ProcessGroupNCCL.cpp:616] [Rank 3] Watchdog caught collective operation "
+        "timeout: WorkNCCL(SeqNum=808, OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600020 milliseconds",
+        "[rank3]:[E811 07:52:03.412900001 ProcessGroupNCCL.cpp:1664] [PG 0 Rank 3] Exception (either an error or "
+        "timeout) detected by watchdog at work: 808"), "torch", ()),
+    "dmesg_raw": (lines(
+        "[    0.000000] Linux version 6.8.0-45-generic (buildd@host) #45-Ubuntu SMP",
+        "[ 2207.551903] NVRM: Xid (PCI:0000:18:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.",
+        "[ 2207.552000] NVRM: GPU 0000:18:00.0: GPU has fallen off the bus."), "kernel", ()),
+    "dmesg_T": (lines(
+        "[Mon Aug 11 07:35:59 2026] mlx5_core 0000:9a:00.0 mlx5_3: Port: 1 Link DOWN",
+        "[Mon Aug  4 07:36:01 2026] NVRM: Xid (PCI:0000:18:00): 48, pid=4410, name=pt_main_thread, DBE"), "kernel", ()),
+    "dmesg_iso": (lines(
+        "2026-08-11T07:35:59,412207+00:00 NVRM: GPU at PCI:0000:18:00: GPU-5f2b8e1c-0d3e",
+        "2026-08-11T07:36:00,000001+00:00 NVRM: Xid (PCI:0000:18:00): 79, GPU has fallen off the bus."), "kernel", ()),
+    "journalctl_k": (lines(
+        "Aug 11 07:35:59 gpu-node-07 kernel: NVRM: Xid (PCI:0000:18:00): 79, pid='<unknown>', name=<unknown>",
+        "Aug 11 07:35:59 gpu-node-07 kernel: mlx5_core 0000:9a:00.0 mlx5_3: Port: 1 Link DOWN",
+        "Aug 11 07:36:10 gpu-node-07 kernel: Out of memory: Killed process 4410 (python3)"), "kernel", ("journald",)),
+    "journal_of_a_service": (lines(
+        "Aug 11 07:35:59 gpu-node-07 kubelet[912]: I0811 07:35:59.000000     912 kubelet.go:2410] SyncLoop ADD",
+        "Aug 11 07:36:00 gpu-node-07 systemd[1]: Started containerd.service.",
+        "Aug 11 07:36:01 gpu-node-07 containerd[880]: time=\"2026-08-11T07:36:01Z\" level=info msg=\"ok\""),
+        "journal", ("journald",)),
+    "ray": (lines(
+        "2026-08-11 07:35:41,418\tINFO worker.py:1841 -- Connecting to existing Ray cluster at address: 10.0.3.17:6379",
+        "(raylet, ip=10.0.3.18) A worker died or was killed while executing a task by an unexpected system error.",
+        "(MapWorker(MapBatches(Stage)) pid=5121, ip=10.0.3.18) hello [repeated 6x across cluster]",
+        "[2026-08-11 07:35:41,418 E 5121 5180] core_worker.cc:215: Failed to register worker to Raylet"), "ray", ()),
+    "k8s_events": (lines(
+        "LAST SEEN   TYPE      REASON             OBJECT                 MESSAGE",
+        "2m          Warning   FailedScheduling   pod/vllm-decode-0      0/4 nodes are available: 4 Insufficient gpu.",
+        "5m          Normal    Scheduled          pod/vllm-prefill-0     Successfully assigned default/p to gpu-w-1"),
+        "k8s_events", ()),
+}
+
+
+@pytest.mark.parametrize("name", list(SAMPLES))
+def test_kind_and_wrappers_come_from_the_content(name):
+    data, kind, wrappers = SAMPLES[name]
+    s = sniff(data)
+    assert (s.kind, s.wrappers) == (kind, wrappers), s.reason
+    assert s.reason and "\n" not in s.reason
+    assert not s.is_dump
+
+
+@pytest.mark.parametrize("name", list(SAMPLES))
+def test_reason_counts_never_exceed_the_lines_read(name):
+    data, kind, _ = SAMPLES[name]
+    s = sniff(data)
+    hits, n = s.reason.rsplit(f"{kind} lines ", 1)[1].split(" ")[0].split("/")
+    assert 0 < int(hits) <= int(n)
+
+
+def test_nvidia_smi_table_is_a_dump():
+    smi = lines(
+        "Mon Aug 11 07:35:59 2026       ",
+        "+-----------------------------------------------------------------------------------------+",
+        "| NVIDIA-SMI 580.65.06              Driver Version: 580.65.06      CUDA Version: 13.0     |",
+        "|-----------------------------------------+------------------------+----------------------+",
+        "| GPU  Name                 Persistence-M | Bus-Id          Disp.A | Volatile Uncorr. ECC |",
+        "|=========================================+========================+======================|",
+        "|   0  NVIDIA H100 80GB HBM3          On  |   00000000:18:00.0 Off |                    0 |",
+        "+-----------------------------------------+------------------------+----------------------+")
+    s = sniff(smi)
+    assert (s.kind, s.is_dump) == ("nvidia_smi", True) and s.reason
+
+
+def test_binary_data_is_binary():
+    s = sniff(bytes(range(256)) * 8)
+    assert s.kind == "binary" and "control bytes" in s.reason and not s.parsed_as_log
+
+
+def test_empty_and_blank_files_are_empty():
+    assert sniff(b"").kind == "empty" and sniff(b"").reason == "empty file"
+    assert sniff(b"  \n\n\t\n").kind == "empty" and sniff(b"  \n\n").reason == "only whitespace"
+
+
+def test_unknown_text_is_a_plain_log_with_a_reason():
+    s = sniff(lines("hello there", "this is a note about the incident", "nothing to see here"))
+    assert s.kind == "log" and s.wrappers == () and "no known format" in s.reason
+
+
+def test_utf16_text_with_a_bom_is_text_not_binary():
+    data = codecs.BOM_UTF16_LE + SAMPLES["dmesg_raw"][0].decode().encode("utf-16-le")
+    assert sniff(data).kind == "kernel"
+
+
+def test_a_few_vllm_lines_decide_against_many_library_lines():
+    data, kind, _ = SAMPLES["vllm_mixed_with_nccl_info"]
+    assert "also nccl" in sniff(data).reason
+
+
+def test_only_the_head_is_needed():
+    data, _, _ = SAMPLES["nccl_debug_file"]
+    big = data * 5000  # far more than the head sniff reads
+    assert sniff(big[:64 * 1024]).kind == "nccl"
+
+
+@pytest.mark.parametrize("name", ["nccl_debug_file", "dmesg_raw", "vllm_cri", "k8s_events"])
+def test_file_names_play_no_part(name, tmp_path):
+    data, kind, wrappers = SAMPLES[name]
+    names = ("vllm.log", "nccl.gpu-node-07.4121.log", "dmesg.txt", "events.yaml", "0.log", "noext")
+    got = {}
+    for m in Bundle(make_bundle(tmp_path, {n: data for n in names})).members():
+        head, _ = peek(m.stream, HEAD_BYTES)
+        s = sniff(head, m.size)
+        got[m.path] = (s.kind, s.wrappers)
+    assert set(got) == set(names)
+    assert set(got.values()) == {(kind, wrappers)}
+
+
+def test_utf8_bom_does_not_hide_the_first_line():
+    data = b"\xef\xbb\xbf" + SAMPLES["dmesg_T"][0]
+    s = sniff(data)
+    assert s.kind == "kernel" and s.reason.endswith("kernel lines 2/2")
