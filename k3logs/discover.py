@@ -4,6 +4,7 @@ not read (links, devices, limits hit, corrupt data) is recorded in `Bundle.skipp
 from __future__ import annotations
 
 import bz2
+import functools
 import gzip
 import io
 import lzma
@@ -11,11 +12,12 @@ import os
 import posixpath
 import stat
 import tarfile
+import threading
 import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Iterator
+from typing import BinaryIO, Callable, Iterator
 
 import zstandard
 
@@ -63,26 +65,23 @@ def _magic(head: bytes) -> str | None:
     return None
 
 
-class Peekable(io.RawIOBase):
-    """A read-only stream with its first bytes already read (so content can be sniffed before parsing)."""
+class Prepend:
+    """A read-only stream whose first bytes were already read (to sniff it): gives them back first.
+    Plain pass-through reads, no copies; a read may return less than asked (callers read until b"")."""
 
     def __init__(self, raw: BinaryIO, head: bytes):
         self._raw, self._head = raw, head
 
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, b) -> int:
+    def read(self, n: int | None = -1) -> bytes:
         if self._head:
-            n = min(len(b), len(self._head))
-            b[:n] = self._head[:n]
-            self._head = self._head[n:]
-            return n
-        data = self._raw.read(len(b))
-        if not data:
-            return 0
-        b[: len(data)] = data
-        return len(data)
+            if n is None or n < 0:
+                out, self._head = self._head + self._raw.read(), b""
+            else:
+                out, self._head = self._head[:n], self._head[n:]
+            return out
+        return self._raw.read(n)
+
+    read1 = read
 
 
 def peek(stream: BinaryIO, n: int = PEEK) -> tuple[bytes, BinaryIO]:
@@ -92,7 +91,7 @@ def peek(stream: BinaryIO, n: int = PEEK) -> tuple[bytes, BinaryIO]:
         if not chunk:
             break
         head += chunk
-    return head, io.BufferedReader(Peekable(stream, head), buffer_size=1 << 20)
+    return head, Prepend(stream, head)
 
 
 class Bundle:
@@ -105,6 +104,7 @@ class Bundle:
         self.names: list[str] = []
         self.files = 0
         self.bytes_read = 0
+        self._lock = threading.Lock()  # groups may be read by several threads
         self._archive = False
         if not self.path.exists() and not self.path.is_symlink():
             raise BundleError(f"cannot read {self.path}: no such file or folder")
@@ -136,9 +136,19 @@ class Bundle:
 
     # ----------------------------------------------------------------------------------------
     def members(self) -> Iterator[Member]:
+        """Every member, in order, one at a time (a member's stream is valid until the next is asked)."""
+        for group in self.groups():
+            yield from group()
+
+    def groups(self) -> Iterator[Callable[[], Iterator[Member]]]:
+        """The bundle as independent groups of members: one per file of a folder (so files can be read
+        in parallel, each group in one thread), or the whole archive."""
         if self.path.is_dir():
-            yield from self._walk_dir()
+            for target, rel, st in self._walk_dir():
+                yield functools.partial(self._open_file, target, rel, st)
             return
+        yield self._open_top
+    def _open_top(self) -> Iterator[Member]:
         try:
             fh = open(self.path, "rb")
         except OSError as e:
@@ -155,11 +165,12 @@ class Bundle:
             yield from self._open_container(name, stream, head, kind, depth=0, seekable=fh, size=size,
                                             top=True)
 
-    def _walk_dir(self) -> Iterator[Member]:
+    def _walk_dir(self) -> Iterator[tuple[Path, str, os.stat_result]]:
+        """(path, path inside the bundle, stat) of every regular file, links resolved inside the bundle."""
         root = self.path.resolve()
         seen_dirs: set[tuple[int, int]] = set()
 
-        def walk(d: Path, rel: str, depth: int) -> Iterator[Member]:
+        def walk(d: Path, rel: str, depth: int) -> Iterator[tuple[Path, str, os.stat_result]]:
             if depth > self.limits.max_dir_depth:
                 self.skip(rel or ".", f"folder nested deeper than {self.limits.max_dir_depth} levels; not read")
                 return
@@ -200,7 +211,7 @@ class Bundle:
                 if stat.S_ISDIR(lst.st_mode):
                     yield from walk(target, r, depth + 1)
                 elif stat.S_ISREG(lst.st_mode):
-                    yield from self._open_file(target, r, lst)
+                    yield target, r, lst
                 else:
                     self.skip(r, f"not a regular file ({_file_type(lst.st_mode)}); never opened")
 
@@ -327,8 +338,9 @@ class Bundle:
 
     # ----------------------------------------------------------------------------------------
     def _emit(self, m: Member, compressed_size: int | None = None) -> Iterator[Member]:
-        self.files += 1
-        self.names.append(m.path)
+        with self._lock:
+            self.files += 1
+            self.names.append(m.path)
         if self.files > self.limits.max_members:
             self.skip(m.path, f"more than {self.limits.max_members} files; not read")
             return
@@ -339,29 +351,24 @@ class Bundle:
         yield m
 
 
-class _Guarded(io.RawIOBase):
+class _Guarded:
     """Turns a decompression failure into end-of-data plus a recorded skip (salvage what was readable)."""
 
     def __init__(self, raw: BinaryIO, name: str, bundle: Bundle):
         self._raw, self._name, self._bundle, self._failed = raw, name, bundle, False
 
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, b) -> int:
+    def read(self, n: int | None = -1) -> bytes:
         if self._failed:
-            return 0
+            return b""
         try:  # read1: one decompression step, so data decoded before the damage is not lost with it
-            data = self._raw.read1(len(b)) if hasattr(self._raw, "read1") else self._raw.read(len(b))
+            return self._raw.read1(n) if hasattr(self._raw, "read1") else self._raw.read(n)
         except (OSError, EOFError, zlib.error, zstandard.ZstdError, lzma.LZMAError, zipfile.BadZipFile,
                 ValueError) as e:
             self._failed = True
             self._bundle.skip(self._name, f"compressed data is truncated or corrupt; read up to the damage ({_why(e)})")
-            return 0
-        if not data:
-            return 0
-        b[: len(data)] = data
-        return len(data)
+            return b""
+
+    read1 = read
 
 
 class _Zstd:
@@ -387,7 +394,7 @@ class _Zstd:
     read = read1
 
 
-class _Limited(io.RawIOBase):
+class _Limited:
     """Enforces the per-member, total and compression-ratio limits while a member is read."""
 
     def __init__(self, raw: BinaryIO, name: str, bundle: Bundle, compressed_size: int | None):
@@ -396,33 +403,35 @@ class _Limited(io.RawIOBase):
         self._n = 0
         self._stopped = False
 
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, b) -> int:
+    def read(self, n: int | None = -1) -> bytes:
+        if n is None or n < 0:  # everything: read until the end or the limit
+            parts = []
+            while chunk := self.read(1 << 20):
+                parts.append(chunk)
+            return b"".join(parts)
         if self._stopped:
-            return 0
+            return b""
         lim = self._bundle.limits
         room = min(lim.max_member_bytes - self._n, lim.max_total_bytes - self._bundle.bytes_read)
         if room <= 0:
             self._stop("limit")
-            return 0
+            return b""
         try:
-            data = self._raw.read(min(len(b), room))
+            data = self._raw.read(min(n, room))
         except (OSError, EOFError, zlib.error, zstandard.ZstdError, lzma.LZMAError, zipfile.BadZipFile,
                 ValueError, tarfile.TarError) as e:
             self._stopped = True
             self._bundle.skip(self._name, f"read only the first {self._n} bytes: data is truncated or corrupt ({_why(e)})")
-            return 0
-        if not data:
-            return 0
+            return b""
         self._n += len(data)
-        self._bundle.bytes_read += len(data)
+        with self._bundle._lock:
+            self._bundle.bytes_read += len(data)
         if (self._compressed and self._n > lim.ratio_grace_bytes
                 and self._n > lim.max_ratio * max(1, self._compressed)):
             self._stop("ratio")
-        b[: len(data)] = data
-        return len(data)
+        return data
+
+    read1 = read
 
     def _stop(self, why: str) -> None:
         self._stopped = True

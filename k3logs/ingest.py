@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import re
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Iterator
 
@@ -24,8 +25,9 @@ from .sniff import HEAD_BYTES, Sniffed, sniff
 
 TB_HEAD = r"Traceback \(most recent call last\)|Fatal Python error: |^Process [\w.-]+:$|Exception in thread "
 # lines of a traceback (frames, code, markers, chain separators, the exception): kept after a header
-TB_BODY = (r'File "|^\s|\s{3}\S|Traceback|During handling|The above exception|Error|Exception|Exit|Interrupt|Fatal'
-           r"|Thread 0x|Current thread|\^\^|~~|^\S*$")
+TB_BODY = (r'File "|^\s|\]\s{2,}\S|Traceback|During handling|The above exception|Error|Exception|Exit|Interrupt'
+           r"|Fatal|Thread 0x|Current thread|\^\^|~~|^\S*$")
+EARLY_TIME = r"^.{0,80}?\d\d:\d\d:\d\d"  # a time of day near the start of a line
 TB_WINDOW = 400  # lines kept after a traceback header (its frames and exception)
 PARSE_ROWS = 200_000  # kept lines parsed together
 
@@ -67,26 +69,30 @@ class _KeepState:
         self.since_tb = TB_WINDOW + 1
 
 
-def _keep_mask(batch: pl.DataFrame, keep: Keep, state: _KeepState) -> pl.Series:
+def _keep_rows(batch: pl.DataFrame, keep: Keep, state: _KeepState) -> pl.Series:
+    """Indices (sorted) of the rows of `batch` worth parsing. One vectorised pass over every line (the
+    anchors); everything else works on the few rows that pass it."""
     raw = batch["raw"]
-    n = len(batch)
-    hit = raw.str.contains(keep.regex)
-    idx = pl.int_range(0, n, eager=True)
-    # traceback headers are among the hits ("Traceback" is an anchor): look for them there only
-    hit_idx = hit.arg_true()
-    tb = idx.is_in(hit_idx.filter(raw.gather(hit_idx).str.contains(TB_HEAD)).implode())
-    # rows within TB_WINDOW after a traceback header (continuing from the previous batch) that look like
-    # part of a traceback
-    last_tb = pl.select(pl.when(pl.lit(tb)).then(pl.lit(idx)).otherwise(None).forward_fill()).to_series()
-    dist = pl.select(pl.when(last_tb.is_null()).then(pl.lit(idx) + state.since_tb)
-                     .otherwise(pl.lit(idx) - last_tb)).to_series()
-    in_tb = dist <= TB_WINDOW
-    state.since_tb = int(dist[-1]) + 1 if n else state.since_tb
-    if in_tb.any():
-        in_tb = in_tb & raw.str.contains(TB_BODY)
-    wanted = hit | in_tb
-    # the two lines before each kept line: kernel continuations, and a time for lines that carry none
-    return wanted | wanted.shift(-1, fill_value=False) | wanted.shift(-2, fill_value=False)
+    n = len(raw)
+    hit_idx = raw.str.contains(keep.regex).arg_true()
+    hits = raw.gather(hit_idx)
+    parts = [hit_idx]
+    # rows within TB_WINDOW after a traceback header (also one still open from the previous batch) that
+    # look like part of a traceback; headers are among the hits ("Traceback" is an anchor)
+    starts = hit_idx.filter(hits.str.contains(TB_HEAD)).to_list()
+    spans = [(0, TB_WINDOW - state.since_tb)] if state.since_tb <= TB_WINDOW else []
+    spans += [(st, st + TB_WINDOW) for st in starts]
+    state.since_tb = n - starts[-1] if starts else state.since_tb + n
+    if spans:
+        window = pl.concat([pl.int_range(lo, min(hi, n - 1) + 1, dtype=pl.UInt32, eager=True)
+                            for lo, hi in spans]).unique()
+        parts.append(window.filter(raw.gather(window).str.contains(TB_BODY)))
+    # the two lines before a kept line that carries no time of its own (kernel continuation lines, NCCL
+    # lines): the record it continues, and a time for it
+    untimed = hit_idx.filter(~hits.str.contains(EARLY_TIME)).cast(pl.Int64)
+    if len(untimed):
+        parts += [(untimed - 1).clip(0).cast(pl.UInt32), (untimed - 2).clip(0).cast(pl.UInt32)]
+    return pl.concat(parts).unique().sort()
 
 
 def _read_dump(stream, limit: int) -> str:
@@ -144,7 +150,7 @@ def iter_rows(stream, ctx: FileContext, settings: Settings, keep: Keep | None, f
         if keep is not None:
             # filtered strings still point into the batch's buffers: copy the few kept ones out, so
             # that memory stays bounded by one batch
-            batch = pl.from_arrow(batch.filter(_keep_mask(batch, keep, state)).to_arrow())
+            batch = pl.from_arrow(batch[_keep_rows(batch, keep, state)].to_arrow())
         if batch.is_empty():
             continue
         gathered.append(batch)
@@ -195,9 +201,25 @@ def _drain(stream) -> int:
 
 def ingest(bundle: Bundle, settings: Settings, keep: Keep | None, formats: Formats | None = None,
            parse: bool = True) -> Ingested:
-    """Read the whole bundle; `parse=False` only sniffs and counts lines."""
+    """Read the whole bundle; `parse=False` only sniffs and counts lines. The files of a folder are read
+    by `settings.jobs` threads (the heavy work runs in polars and pyarrow, outside the GIL)."""
     formats = formats or builtin_formats()
+
+    def work(group) -> Ingested:
+        part = Ingested()
+        for member in group():
+            ingest_member(member, settings, keep, formats, part, parse)
+        return part
+
+    groups = list(bundle.groups())
+    if settings.jobs > 1 and len(groups) > 1:
+        with ThreadPoolExecutor(settings.jobs) as pool:
+            parts = list(pool.map(work, groups))
+    else:
+        parts = [work(g) for g in groups]
     out = Ingested()
-    for member in bundle.members():
-        ingest_member(member, settings, keep, formats, out, parse)
+    for part in parts:  # in bundle order, whatever finished first
+        out.files += part.files
+        out.events += part.events
+        out.dumps += part.dumps
     return out

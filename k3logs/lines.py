@@ -49,7 +49,7 @@ def open_text(stream: BinaryIO, head: bytes) -> BinaryIO:
     return stream
 
 
-def _split(buf: bytes, max_line: int) -> tuple[pl.Series, pl.Series]:
+def _split(buf, max_line: int) -> tuple[pl.Series, pl.Series]:
     """Split bytes that end just after a '\\n' into lines (without the '\\n'), as a polars String series, each
     cut to its first `max_line` bytes; and which lines were cut."""
     arr = pa.LargeBinaryArray.from_buffers(
@@ -68,7 +68,7 @@ def _split(buf: bytes, max_line: int) -> tuple[pl.Series, pl.Series]:
         if long.any():
             text = pl.Series([b.decode("utf-8", "replace") for b in s.to_list()], dtype=pl.String)
         else:  # in one go: a replacement never swallows a '\n'
-            text = pl.Series([buf.decode("utf-8", "replace")]).str.split("\n").explode()
+            text = pl.Series([bytes(buf).decode("utf-8", "replace")]).str.split("\n").explode()
             text = text.slice(0, len(text) - 1)
     return text.rename(RAW), long.rename(TRUNCATED)
 
@@ -105,13 +105,21 @@ def iter_line_batches(stream: BinaryIO, batch_bytes: int, max_line: int, stats: 
                 continue
             chunk = chunk[nl + 1:]
             skipping = False
-        buf = carry + chunk if carry else chunk
-        cut = buf.rfind(b"\n")
+        cut = chunk.rfind(b"\n")
         if cut < 0:
-            carry = buf
+            carry = carry + chunk if carry else chunk
+        elif carry:
+            # the line that straddles two reads is joined on its own: copying the whole chunk is slow
+            first = chunk.find(b"\n")
+            text, trunc = _split(carry + chunk[: first + 1], max_line)
+            if cut > first:
+                more, more_trunc = _split(memoryview(chunk)[first + 1: cut + 1], max_line)
+                text, trunc = pl.concat([text, more]), pl.concat([trunc, more_trunc])
+            carry = chunk[cut + 1:]
+            yield batch(text, trunc)
         else:
-            carry = buf[cut + 1:]
-            yield batch(*_split(buf[: cut + 1], max_line))
+            carry = chunk[cut + 1:]
+            yield batch(*_split(memoryview(chunk)[: cut + 1], max_line))
         if len(carry) > max_line:
             # emit the head of the giant line now, skip the rest up to its newline
             head = pl.Series(RAW, [carry[:max_line].decode("utf-8", "replace")])
