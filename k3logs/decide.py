@@ -54,6 +54,7 @@ class Finding:
     phase: str | None
     text: str
     source: str | None = None
+    uptime: float | None = None       # kernel seconds since boot, for lines with no wall time
     fields: dict = field(default_factory=dict)
     check: str | None = None          # set when the finding comes from a failing environment check
     explained_by: int | None = None
@@ -112,7 +113,8 @@ def _findings(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue) -> list[Findi
     if det.is_empty():
         return []
     rows = det.join(ev.select("eid", "file", "line", "line_end", "ts", "ts_quality", "node", "rank", "pid", "phase",
-                              "source", "text", "exc_lines", "exc_types", "exc_messages", "frames"), on="eid", how="left")
+                              "source", "uptime", "text", "exc_lines", "exc_types", "exc_messages", "frames"),
+                    on="eid", how="left")
     sigs = {s.id: s for s in cat.signatures}
     out: list[Finding] = []
     vetoed: set[tuple[int, int]] = set()
@@ -144,7 +146,7 @@ def _findings(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue) -> list[Findi
             eid=r["eid"], sig=sig.id, category=category, role=role, priority=sig.priority, file=r["file"],
             line=line, span=(r["line"], r["line_end"] or r["line"]), ts=r["ts"], ts_quality=r["ts_quality"],
             node=r["node"], rank=rank, pid=r["pid"], phase=phase, text=text.split("\n", 1)[0], source=r["source"],
-            fields=fields,
+            uptime=r["uptime"], fields=fields,
             title=title, phase_from_stack=stack_phase))
     return out
 
@@ -213,9 +215,13 @@ def _first(cands: list[Finding], cat: Catalogue) -> Finding:
     """The earliest; within the same second the more specific (priority), then the triage order."""
     cands = sorted(cands, key=_sort_key)
     first = cands[0]
-    if first.ts is None:
-        return first
-    tied = [c for c in cands if c.ts is not None and abs((c.ts - first.ts).total_seconds()) < TIE_SECONDS]
+    if first.ts is None:  # kernel lines with only seconds since boot: simultaneous on the same clock
+        if first.uptime is None:
+            return first
+        tied = [c for c in cands if c.ts is None and c.file == first.file and c.uptime is not None
+                and abs(c.uptime - first.uptime) < TIE_SECONDS]
+    else:
+        tied = [c for c in cands if c.ts is not None and abs((c.ts - first.ts).total_seconds()) < TIE_SECONDS]
     triage = {k: v.triage for k, v in cat.categories.items()}
     return sorted(tied, key=lambda c: (-c.priority, _sort_key(c), triage.get(c.category, 99)))[0]
 
@@ -241,11 +247,19 @@ def _statement(root: Finding, findings: list[Finding]) -> Finding:
 
 def _borrow_rank(root: Finding, findings: list[Finding]) -> None:
     """A cause with no rank (a kernel line, a crash written by C code) takes the rank of the first
-    event it explains on its node, or of a dead-worker symptom that names it right after."""
+    event it explains on its node, or of a dead-worker symptom that names it right after. A cause whose
+    time is unknown (kernel seconds since boot with no boot time) also takes that event's phase."""
+    # what it explains: itself, or the other lines of the same failure (an oom-kill block) that
+    # explained those events first
+    same = {i for i, f in enumerate(findings) if f is root or (f.category == root.category and f.node == root.node)}
+    explained = [f for f in findings if f.explained_by in same]
+    if root.ts is None or root.ts_quality == "relative":
+        placed = [f for f in explained if f.phase and f.ts is not None]
+        if placed:
+            root.phase = sorted(placed, key=_sort_key)[0].phase
     if root.rank is not None:
         return
-    idx = findings.index(root)
-    linked = [f for f in findings if f.explained_by == idx and f.rank is not None and f.node == root.node]
+    linked = [f for f in explained if f.rank is not None and f.node == root.node]
     near = [f for f in findings if f.role == "symptom" and f.rank is not None and f.node == root.node
             and (dt := _seconds(root, f)) is not None and -TIE_SECONDS <= dt <= 120 and "rank" in f.fields]
     for group in (linked, near):
@@ -267,17 +281,29 @@ def _stack_phase(root: Finding, findings: list[Finding]) -> None:
         root.phase = sorted(same, key=_sort_key)[0].phase
 
 
+SERVING = r"Avg generation throughput: (?:[1-9]|0\.\d*[1-9])"  # the engine produced tokens
+
+
 def _other(ev: pl.DataFrame, findings: list[Finding]) -> tuple[Finding | None, str | None, int]:
-    """The first exception on the earliest-failing rank, and how many ranks repeat its template."""
-    recognised = {f.eid for f in findings if f.role in ("context", "symptom")}
+    """The first exception on the earliest-failing rank, and how many ranks repeat its template.
+    Exceptions on benign lines are left out, and so are those the service survived: one request
+    rejected while the engine kept producing tokens on that node is not an incident."""
+    benign = {f.eid for f in findings if f.role == "context"}
+    symptoms = {f.eid for f in findings if f.role == "symptom"}
     cand = ev.filter(
         (pl.col("exc_types").is_not_null() & (pl.col("text").str.starts_with("Fatal Python error").not_()))
         | (pl.col("text").str.contains(EXCEPTION_LINE) & pl.col("level").is_in(["ERROR", "CRITICAL"]).fill_null(True)))
+    cand = cand.filter(~pl.col("eid").is_in(pl.Series(sorted(benign), dtype=pl.UInt32).implode()))
+    served = ev.filter(pl.col("text").str.contains(SERVING) & pl.col("ts").is_not_null()) \
+        .group_by("node").agg(pl.col("ts").max().alias("_served"))
+    cand = cand.join(served, on="node", how="left", nulls_equal=True).filter(
+        pl.col("_served").is_null() | pl.col("ts").is_null()
+        | (pl.col("_served") < pl.col("ts") + pl.duration(seconds=int(TIE_SECONDS * 10))))
     if cand.is_empty():
         return None, None, 0
     cand = cand.sort(["ts", "file", "line"], nulls_last=True)
     rows = list(cand.iter_rows(named=True))
-    fresh = [r for r in rows if r["eid"] not in recognised] or rows
+    fresh = [r for r in rows if r["eid"] not in symptoms] or rows
     r = fresh[0]
     line = r["exc_lines"][0] if r["exc_lines"] else r["line"]
     text = r["text"].split("\n", 1)[0]
