@@ -32,6 +32,7 @@ class NodeClock:
     anchors: int = 0
     boot_time: str | None = None        # ISO UTC
     boot_source: str | None = None
+    source: str = "estimated from the rank-assignment lines"
 
 
 @dataclass
@@ -75,7 +76,8 @@ def _exact(tz: str) -> pl.Expr:
 
 def learn(ev: pl.DataFrame, tz: str = UTC, skew_tolerance: float = 2.0,
           boot_facts: dict[str | None, datetime] | None = None,
-          reference_facts: list[datetime] | None = None) -> tuple[ClockModel, ClockReport]:
+          reference_facts: list[datetime] | None = None,
+          measured: dict[str, float] | None = None) -> tuple[ClockModel, ClockReport]:
     """Reference dates for year-less times, boot times, and per-node offsets, from attributed events."""
     m, rep = ClockModel(tz=tz), ClockReport()
     c = pl.col
@@ -117,7 +119,22 @@ def learn(ev: pl.DataFrame, tz: str = UTC, skew_tolerance: float = 2.0,
         if node is not None:
             nc = rep.nodes.setdefault(node, NodeClock())
             nc.boot_time, nc.boot_source = when.replace(tzinfo=timezone.utc).isoformat(), sources[node]
-    # per-node offsets from the rank-assignment lines every worker prints at the same moment
+    # per-node offsets: measured in the bundle (simultaneous `date` readings, chrony) if it can, else
+    # estimated from the rank-assignment lines every worker prints at the same moment
+    if measured:
+        nodes_known = set(nodes)
+        usable = {n: off for n, off in measured.items() if n in nodes_known}
+        if len(usable) >= 2:
+            ref_node = min(usable)
+            rep.reference_node = ref_node
+            for node, off in sorted(usable.items()):
+                rel = off - usable[ref_node]
+                nc = rep.nodes.setdefault(node, NodeClock())
+                nc.offset_s, nc.anchors, nc.source = round(rel, 3), 0, "measured in the bundle"
+                nc.applied = abs(rel) > 0.5  # a measurement is trusted below the estimate's tolerance
+                if nc.applied:
+                    m.offsets[node] = rel
+            return m, rep
     timed = _times(ev.filter(c("text").str.contains(ASSIGNED) & c("node").is_not_null()), m)
     anchors = timed.filter(c("ts").is_not_null()).group_by("node").agg(
         c("ts").median().alias("_a"), pl.len().alias("_n")).sort("node")

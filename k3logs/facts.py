@@ -24,7 +24,7 @@ import polars as pl
 
 from .dumps import Segment, command_kind, is_launch_line, sniff_dump, split_transcript
 from .facts_cmdline import parse_env, parse_launch
-from .facts_host import (parse_ibstat, parse_ip, parse_lsmod, parse_manifest, parse_misc, parse_pod_tables, parse_host_ips,
+from .facts_host import (parse_ibstat, parse_ip, parse_lsmod, parse_manifest, parse_misc, parse_pod_tables, parse_host_ips, parse_clocks,
                          parse_prometheus,
                          parse_ps, parse_uptime)
 from .facts_k8s import parse_describe, parse_docker_inspect, parse_pod_spec
@@ -85,6 +85,7 @@ def facts_from_dump(kind: str, file: str, text: str, node: str | None) -> list[F
         _run(sink, seg_kind, parser, body, seg.start, seg.command if seg_kind in TAKES_COMMAND else None)
     _run(sink, "pod_tables", parse_pod_tables, lines, 0, None)
     _run(sink, "host_ips", parse_host_ips, lines, 0, None)
+    _run(sink, "clocks", parse_clocks, lines, 0, None)
     for kind_ in MERGED:
         segs_ = [s for s in merged if command_kind(s.command) == kind_]
         if segs_:

@@ -330,3 +330,21 @@ def parse_host_ips(sink: Sink, lines: list[str], base: int) -> None:
             ip = m.group("ip") or m.group("ip2") or m.group("ip3")
             if host and ip and not ip.startswith("127."):
                 sink.add("host_ip", f"{host.split('.', 1)[0]} {ip}", base + i + 1)
+
+
+CHRONY = re.compile(r"^(?:(?P<host>[A-Za-z][\w.-]*): )?System time\s*:\s*(?P<sec>[\d.]+) seconds (?P<dir>fast|slow) of NTP time")
+DATE_READING = re.compile(r"^(?P<host>[A-Za-z][\w.-]*): (?P<ts>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)\s*$")
+
+
+def parse_clocks(sink: Sink, lines: list[str], base: int) -> None:
+    """Clock evidence: chrony's 'System time : X seconds fast|slow of NTP time' (a host's error) and the
+    same `date` taken on several hosts at once (pdsh / clush 'host: <time>' lines)."""
+    for i, ln in enumerate(lines):
+        m = CHRONY.match(ln.strip())
+        if m:
+            sec = float(m.group("sec")) * (1 if m.group("dir") == "fast" else -1)
+            sink.add("clock_offset", f"{m.group('host') or ''} {sec}".strip(), base + i + 1)
+            continue
+        m = DATE_READING.match(ln.strip())
+        if m:
+            sink.add("clock_reading", f"{m.group('host')} {m.group('ts')}", base + i + 1)

@@ -3,6 +3,7 @@ detect -> decide -> facts and checks -> Report."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
 
 import polars as pl
@@ -47,6 +48,29 @@ def _dump_facts(ing: Ingested, bundle: Bundle) -> list[Fact]:
     return out
 
 
+def _measured_offsets(facts: list[Fact]) -> dict[str, float]:
+    """Per-node clock offsets the bundle measured: the same `date` read on several hosts at once (best),
+    else chrony's own error against NTP."""
+    readings: dict[str, dict[str, datetime]] = {}
+    for f in facts:
+        if f.name == "clock_reading":
+            host, ts = f.value.split(" ", 1)
+            if (dt := parse_iso(ts)) is not None:
+                readings.setdefault(f.file, {})[host] = dt
+    for by_host in readings.values():
+        if len(by_host) >= 2:
+            first = min(by_host.values())
+            return {h: (t - first).total_seconds() for h, t in by_host.items()}
+    chrony = {}
+    for f in facts:
+        if f.name == "clock_offset":
+            parts = f.value.split()
+            host = parts[0] if len(parts) == 2 else f.node
+            if host:
+                chrony[host] = float(parts[-1])
+    return chrony if len(chrony) >= 2 else {}
+
+
 def _host_per_file(facts: list[Fact]) -> dict[str, str]:
     """The host a dump was taken on: its hostname, or the one node it names (a table of many pods on
     many nodes says nothing about where it was taken)."""
@@ -87,7 +111,8 @@ def run(path: str | Path, settings: Settings | None = None, catalogue: Catalogue
         if f.name == "boot_time" and (dt := parse_iso(f.value)):
             boots[f.node] = dt
     refs = [dt for f in facts if f.name == "collected_at" and (dt := parse_iso(f.value))]
-    clock_model, clock_report = clock.learn(events, settings.tz, settings.skew_tolerance, boots, refs)
+    clock_model, clock_report = clock.learn(events, settings.tz, settings.skew_tolerance, boots, refs,
+                                            _measured_offsets(facts))
     events = clock.apply(events, clock_model)
     events = events.sort(["ts", "file", "line", "sub"], nulls_last=True).with_row_index("eid")
     events = assign_phases(events)
