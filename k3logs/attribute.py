@@ -20,6 +20,8 @@ WORLD_LINE = r"world_size=(?P<w>\d+) rank=(?P<r>\d+) local_rank=(?P<l>\d+) distr
 # torchelastic: an agent's 'failed (exitcode: N) local_rank: L (pid: P)' and a summary entry's fields
 AGENT_FAILED = r"local_rank: (?P<l>\d+) \(pid: (?P<p>\d+)\)"
 ELASTIC_RANK = r"^\s+rank\s*: (?P<r>\d+) \(local_rank: (?P<l>\d+)\)"
+# any line that prints a process's global and local rank together ('rank=13/16 local_rank=5')
+RANK_AND_LOCAL = r"\brank[=:]\s?(?P<r>\d+)(?:/\d+)?[,;]?\s+local_rank[=:]\s?(?P<l>\d+)\b"
 NCCL_INIT = r"comm 0x[0-9a-f]+ rank (?P<r>\d+) nranks (?P<w>\d+) cudaDev (?P<dev>\d+)(?: nvmlDev \d+)? busId (?P<bus>[0-9a-f]+)"
 NCCL_COMM = r"comm 0x[0-9a-f]+ rank (?P<r>\d+) nRanks (?P<w>\d+) nNodes"
 NCCL_BOOT = r"Bootstrap ?: Using (?:\[\d+\])?[\w.-]+:(?P<ip>\d+\.\d+\.\d+\.\d+)<"
@@ -150,7 +152,8 @@ def learn(events: pl.DataFrame, host_facts: dict[str, str] | None = None,
     nccl_worlds = [int(w) for w in init["w"].to_list() + comm["w"].to_list()]
     # torchelastic entries: (host, rank, local rank); agents' 'local_rank: L (pid: P)'
     elastic = ev.select("node", pl.col("text").str.extract_groups(ELASTIC_RANK).alias("g")).unnest("g").drop_nulls("r")
-    for node, r, loc in elastic.iter_rows():
+    printed = ev.select("node", pl.col("text").str.extract_groups(RANK_AND_LOCAL).alias("g")).unnest("g").drop_nulls("r")
+    for node, r, loc in pl.concat([elastic, printed]).iter_rows():
         a.local_rank.setdefault((node, int(loc)), int(r))
     agents = ev.select("node", pl.col("text").str.extract_groups(AGENT_FAILED).alias("g")).unnest("g").drop_nulls("l")
     for node, loc, pid in agents.iter_rows():
@@ -248,6 +251,11 @@ def apply(events: pl.DataFrame, a: Attribution) -> pl.DataFrame:
           .with_columns(pl.coalesce("rank", "_prank", "_frank", "_nrank").cast(pl.Int32).alias("rank"),
                         pl.coalesce("dev", "_pgpu").cast(pl.Int32).alias("gpu"))
           .drop("_prank", "_pgpu", "_frank", "_nrank"))
+    if a.local_rank and "local_rank" in ev.columns:
+        lm = pl.DataFrame([(n, l, r) for (n, l), r in a.local_rank.items()],
+                          schema={"node": pl.String, "local_rank": pl.Int32, "_lr": pl.Int32}, orient="row")
+        ev = ev.join(lm, on=["node", "local_rank"], how="left").with_columns(
+            pl.coalesce("rank", "_lr").alias("rank")).drop("_lr")
     if a.unnamed_rank0:
         ev = ev.with_columns(pl.when(pl.col("source").is_in(["vllm", "traceback"]) & pl.col("rank").is_null())
                              .then(pl.lit(0, pl.Int32)).otherwise(pl.col("rank")).alias("rank"))
