@@ -17,6 +17,7 @@ FRAME = (r"^(?:\s+File \"|\s{2,}\S|\s*[~^]+\s*$|Thread 0x[0-9a-fA-F]+|Current th
 SEP = r"^(?:During handling of the above exception, another exception occurred:|The above exception was the direct cause of the following exception:)\s*$"
 EXC = r"^[A-Za-z_][\w.]*(?::|\s*$)"  # 'ValueError: ...', 'KeyboardInterrupt'
 MAX_EXC_CONTINUATION = 30
+WINDOW = 2000  # rows of its stream after a header that a traceback may span
 FRAME_FUNC = re.compile(r'^\s*File "[^"]*", line \d+,? in (\S+)')
 # inside an exception group (3.11+) every line carries a '|' margin and sub-exceptions are framed by '+---'
 GROUP_START = "Exception Group Traceback"
@@ -153,7 +154,11 @@ def fold_tracebacks(df: pl.DataFrame) -> pl.DataFrame:
         return df
     df = df.with_row_index("_i")
     # one stream per process, and per rank: torchrun interleaves the '[rankN]: ' tracebacks of its ranks
-    streams = df.with_columns(pl.col("text").str.contains(START).any().over("pid", "rank").alias("_has")).filter("_has")
+    # only the rows that can belong to a traceback: within WINDOW rows of a header in the same stream
+    start = pl.col("text").str.contains(START)
+    pos = pl.int_range(pl.len()).over("pid", "rank")
+    last_start = pl.when(start).then(pos).otherwise(None).forward_fill().over("pid", "rank")
+    streams = df.filter((pos - last_start) <= WINDOW)
     streams = streams.with_columns(_roles(streams), pl.col("text").str.contains(EXC).alias("_exc"))
     blocks: list[_Block] = []
     for _, part in streams.group_by("pid", "rank", maintain_order=True):

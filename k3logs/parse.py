@@ -7,7 +7,9 @@ prefixes (repeatedly) -> the application line format, which sets `source`, level
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 import polars as pl
 
@@ -167,12 +169,23 @@ def _strip_ansi(df: pl.DataFrame) -> pl.DataFrame:
     return df.with_columns(pl.col("text").str.replace_all(ANSI, ""))
 
 
+def _on_rows(df: pl.DataFrame, mask: pl.Series, fn) -> pl.DataFrame:
+    """Apply `fn` to the rows where `mask` holds only (the others are left as they are, in line order)."""
+    if not mask.any():
+        return df
+    if mask.all():
+        return fn(df)
+    return pl.concat([df.filter(~mask), fn(df.filter(mask))], how="vertical_relaxed").sort([LINE, SUB])
+
+
 def _carriage_returns(df: pl.DataFrame) -> pl.DataFrame:
     """A trailing '\\r' marks a line continued by vLLM's formatter; other '\\r's separate tqdm states:
     keep the prefix written before the first one and the last state (with whatever is glued to it)."""
-    text = df["text"]
-    if not text.str.contains("\r", literal=True).any():
-        return df.with_columns(pl.lit(False).alias("cr_end"))
+    df = df.with_columns(pl.lit(False).alias("cr_end"))
+    return _on_rows(df, df["text"].str.contains("\r", literal=True), _collapse_states)
+
+
+def _collapse_states(df: pl.DataFrame) -> pl.DataFrame:
     t = pl.col("text").str.strip_chars_end("\n")
     cr_end = t.str.ends_with("\r")
     t = t.str.strip_chars_end("\r")
@@ -185,6 +198,11 @@ def _carriage_returns(df: pl.DataFrame) -> pl.DataFrame:
 
 def _split_glued(df: pl.DataFrame) -> pl.DataFrame:
     """Text written right after an unfinished tqdm state (no newline between) becomes its own row."""
+    # a tqdm state ends in 'it/s]' or 's/it]' (rate) before anything glued to it
+    return _on_rows(df, df["text"].str.contains_any(["/s]", "/it]"]), _split_glued_rows)
+
+
+def _split_glued_rows(df: pl.DataFrame) -> pl.DataFrame:
     cand = df["text"].str.contains(r"\d+/\d+ \[[\d:]+<")
     if not cand.any():
         return df
@@ -201,45 +219,64 @@ def _split_glued(df: pl.DataFrame) -> pl.DataFrame:
     return pl.concat([heads, tails]).sort([LINE, SUB])
 
 
+# What a prefix can look like, cheaply: '(...)' with up to two levels of nesting, '[...]:', an Open MPI tag.
+# Which prefix format it is, and what it says, is decided once per distinct head (a few per file).
+PREFIX_HEAD = (r"^((?:\x1b\[[\d;]*m)?\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)(?:\x1b\[[\d;]*m)? ?"
+               r"|(?:[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d [\d:]{8} \d{4})?\[\d+,\d+\]<std(?:out|err)>: ?"
+               r"|\[[^\]\s]{1,40}\]:? ?)")
+SIMPLE_HEAD = r"^(\([^()]*\) ?|\[[^\],\s]{1,40}\]:? ?)"  # no comma: '[1,3]<stdout>:' is Open MPI's
+PREFIX_FIELDS = {"_len": pl.Int32, "_proc": pl.String, "_pid": pl.Int64, "_ip": pl.String, "_rank": pl.Int32,
+                 "_local_rank": pl.Int32, "_stream": pl.String}
+
+
+@lru_cache(maxsize=8)
+def _compiled_prefixes(prefixes: tuple[Format, ...]) -> tuple[tuple[Format, re.Pattern], ...]:
+    return tuple((f, re.compile(f.regex)) for f in prefixes)
+
+
+def _read_heads(heads: list[str], prefixes: tuple[Format, ...]) -> pl.DataFrame:
+    """What each distinct prefix head says (first matching prefix format), or nothing."""
+    rows = []
+    for h in heads:
+        for fmt, rx in _compiled_prefixes(prefixes):
+            m = rx.match(h)
+            if not m:
+                continue
+            g = m.groupdict()
+            _int = lambda v: int(v) if v is not None else None  # noqa: E731
+            rows.append((h, m.end(), (g.get("proc") or "").strip() if "proc" in g else None, _int(g.get("pid")),
+                         g.get("ip"), _int(g.get("rank")), _int(g.get("local_rank")), g.get("stream")))
+            break
+    return pl.DataFrame(rows, schema={"_head": pl.String, **PREFIX_FIELDS}, orient="row")
+
+
 def _peel_prefixes(df: pl.DataFrame, prefixes: tuple[Format, ...]) -> pl.DataFrame:
     """Strip process/Ray/rank prefixes repeatedly; the innermost process wins, the outer Ray ip is kept."""
-    done: list[pl.DataFrame] = []
-    todo = df
+    c = pl.col
     for _ in range(8):
-        # a prefix opens with '(' or '[' (after colour), or with Open MPI's --timestamp-output date
-        starts = pl.col("text").str.contains(r"^(?:\x1b\[[\d;]*m)?[\[(]|^[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d [\d:]{8} \d{4}\[")
-        done.append(todo.filter(~starts))
-        todo = todo.filter(starts)
-        if todo.is_empty():
+        text = df["text"]
+        heads = text.str.extract(SIMPLE_HEAD, 1)  # most heads: '(Name pid=N) ', '[rank3]:'
+        odd = heads.is_null() & (text.str.starts_with("(") | text.str.contains("]<std", literal=True))
+        if odd.any():  # nested parentheses (Ray Data / Serve actor names), Open MPI tags
+            idx = odd.arg_true()
+            heads = heads.scatter(idx, text.gather(idx).str.extract(PREFIX_HEAD, 1))
+        if heads.null_count() == len(heads):
             break
-        progressed = pl.repeat(False, len(todo), eager=True)
-        for fmt in prefixes:
-            ext = _extract(todo, fmt)
-            m = ext["_m"].is_not_null()
-            if not m.any():
-                continue
-            progressed = progressed | m
-            g = _groups(fmt)
-            upd = {"text": todo["text"].str.slice(ext["_m"].str.len_chars())}
-            if "proc" in g:
-                upd["proc"] = ext["proc"].str.strip_chars()
-            if "pid" in g:
-                upd["pid"] = ext["pid"].cast(pl.Int64, strict=False)
-            cols = [pl.when(pl.lit(m)).then(pl.lit(v)).otherwise(pl.col(k)).alias(k) for k, v in upd.items()]
-            if "ip" in g:  # the outermost (Ray) ip is the node's
-                cols.append(pl.coalesce(pl.col("ip"), pl.lit(ext["ip"])).alias("ip"))
-            for name in ("rank", "local_rank"):
-                if name in g:
-                    cols.append(pl.coalesce(pl.col(name), pl.lit(ext[name]).cast(pl.Int32, strict=False)).alias(name))
-            if "stream" in g:
-                cols.append(pl.coalesce(pl.col("stream"), pl.lit(ext["stream"])).alias("stream"))
-            todo = todo.with_columns(cols)
-        done.append(todo.filter(~progressed))
-        todo = todo.filter(progressed)
-        if todo.is_empty():
+        table = _read_heads(heads.drop_nulls().unique().sort().to_list(), prefixes)
+        if table.is_empty():
             break
-    done.append(todo)
-    return pl.concat(done)
+        df = df.with_columns(heads.alias("_head")).join(table, on="_head", how="left", maintain_order="left")
+        hit = c("_len").is_not_null()
+        df = df.with_columns(
+            pl.when(hit).then(c("text").str.slice(c("_len"))).otherwise(c("text")).alias("text"),
+            pl.when(hit & c("_proc").is_not_null()).then(c("_proc")).otherwise(c("proc")).alias("proc"),
+            pl.when(hit & c("_pid").is_not_null()).then(c("_pid")).otherwise(c("pid")).alias("pid"),
+            pl.coalesce("ip", "_ip").alias("ip"),  # the outermost (Ray) ip is the node's
+            pl.coalesce("rank", "_rank").alias("rank"),
+            pl.coalesce("local_rank", "_local_rank").alias("local_rank"),
+            pl.coalesce("stream", "_stream").alias("stream"),
+        ).drop("_head", *PREFIX_FIELDS)
+    return df
 
 
 def _apply_lines(df: pl.DataFrame, formats: tuple[Format, ...], kind: str) -> pl.DataFrame:
