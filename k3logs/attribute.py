@@ -223,15 +223,20 @@ def _apply_nodes(ev: pl.DataFrame, a: Attribution) -> pl.DataFrame:
                         schema={"file": pl.String, "_fnode": pl.String})
     imap = pl.DataFrame({"ip": list(a.ip_node), "_inode": list(a.ip_node.values())},
                         schema={"ip": pl.String, "_inode": pl.String})
-    # a line that names one of the bundle's nodes (a Kubernetes event row, 'assigned ... to <node>')
-    named = pl.lit(None, pl.String)
-    if a.nodes:
+    ev = (ev.join(fmap, on="file", how="left").join(imap, on="ip", how="left")
+          .with_columns(pl.coalesce("_h", "_inode", pl.col("ip"), "_fnode").alias("node"))
+          .drop("_h", "_inode", "_fnode"))
+    # a line with no node of its own that names one of the bundle's nodes (a Kubernetes event row,
+    # 'assigned ... to <node>'); else the bundle's only node
+    missing = ev["node"].is_null()
+    if a.nodes and missing.any():
         names = "|".join(re.escape(n) for n in sorted(a.nodes, key=len, reverse=True))
-        named = pl.col("text").str.extract(rf"(?:^|[\s/=:'\"(])({names})(?:$|[\s,.;:'\")])", 1)
-    return (ev.join(fmap, on="file", how="left").join(imap, on="ip", how="left")
-            .with_columns(pl.coalesce("_h", "_inode", pl.col("ip"), "_fnode", named, pl.lit(a.single_node))
-                          .alias("node"))
-            .drop("_h", "_inode", "_fnode"))
+        idx = missing.arg_true()
+        named = ev["text"].gather(idx).str.extract(rf"(?:^|[\s/=:'\"(])({names})(?:$|[\s,.;:'\")])", 1)
+        ev = ev.with_columns(ev["node"].scatter(idx, named))
+    if a.single_node:
+        ev = ev.with_columns(pl.col("node").fill_null(a.single_node))
+    return ev
 
 
 def apply(events: pl.DataFrame, a: Attribution) -> pl.DataFrame:
@@ -245,12 +250,14 @@ def apply(events: pl.DataFrame, a: Attribution) -> pl.DataFrame:
                          schema={"file": pl.String, "_frank": pl.Int32})
     nmap = pl.DataFrame({"proc": list(a.name_rank), "_nrank": list(a.name_rank.values())},
                         schema={"proc": pl.String, "_nrank": pl.Int32})
-    ev = (ev.join(pr, on=["node", "pid"], how="left", nulls_equal=True)
-          .join(pg, on=["node", "pid"], how="left", nulls_equal=True)
-          .join(frank, on="file", how="left").join(nmap, on="proc", how="left")
-          .with_columns(pl.coalesce("rank", "_prank", "_frank", "_nrank").cast(pl.Int32).alias("rank"),
-                        pl.coalesce("dev", "_pgpu").cast(pl.Int32).alias("gpu"))
-          .drop("_prank", "_pgpu", "_frank", "_nrank"))
+    for table, on in ((pr, ["node", "pid"]), (pg, ["node", "pid"]), (frank, ["file"]), (nmap, ["proc"])):
+        if table.height:
+            ev = ev.join(table, on=on, how="left", nulls_equal=True)
+        else:
+            ev = ev.with_columns(pl.lit(None, table.schema[table.columns[-1]]).alias(table.columns[-1]))
+    ev = ev.with_columns(pl.coalesce("rank", "_prank", "_frank", "_nrank").cast(pl.Int32).alias("rank"),
+                         pl.coalesce("dev", "_pgpu").cast(pl.Int32).alias("gpu")).drop("_prank", "_pgpu", "_frank",
+                                                                                        "_nrank")
     if a.local_rank and "local_rank" in ev.columns:
         lm = pl.DataFrame([(n, l, r) for (n, l), r in a.local_rank.items()],
                           schema={"node": pl.String, "local_rank": pl.Int32, "_lr": pl.Int32}, orient="row")
@@ -320,12 +327,16 @@ def _name_ranks(procs: list[str], a: Attribution) -> dict[str, int]:
 
 
 def _kernel_gpu(ev: pl.DataFrame, a: Attribution) -> pl.DataFrame:
-    kern = (pl.col("source") == "kernel") & pl.col("text").str.contains(r"NVRM|nvidia|NVIDIA")
-    pci = ev.select(pl.when(kern).then(pl.col("text").str.extract_groups(PCI)).alias("g")).unnest("g")
-    if pci["bus"].is_null().all():
-        return ev.with_columns(pl.lit(None, pl.String).alias("_bus"))
-    keys = [bus_key(d, b, v) if b is not None else None for d, b, v in zip(pci["dom"], pci["bus"], pci["dev"])]
-    ev = ev.with_columns(pl.Series("_bus", keys, dtype=pl.String))
+    kern = ev.select((pl.col("source") == "kernel") & pl.col("text").str.contains(r"NVRM|nvidia|NVIDIA"))
+    idx = kern.to_series().fill_null(False).arg_true()
+    pci = ev["text"].gather(idx).str.extract_groups(PCI).struct.unnest()
+    keys = pci.select(pl.when(pl.col("bus").is_not_null()).then(pl.concat_str([
+        pl.col("dom").fill_null("0000").str.slice(-4).str.to_lowercase(), pl.lit(":"),
+        pl.col("bus").str.to_lowercase(), pl.lit(":"), pl.col("dev").str.to_lowercase()])))
+    bus = pl.Series("_bus", [None] * 0, dtype=pl.String).extend_constant(None, ev.height)
+    ev = ev.with_columns(bus.scatter(idx, keys.to_series()) if len(idx) else bus)
+    if ev["_bus"].null_count() == ev.height:
+        return ev
     br = pl.DataFrame([(n, b, r) for (n, b), r in a.bus_rank.items()],
                       schema={"node": pl.String, "_bus": pl.String, "_brank": pl.Int32}, orient="row")
     bg = pl.DataFrame([(n, b, g) for (n, b), g in a.bus_gpu.items()],

@@ -161,15 +161,18 @@ def _times(ev: pl.DataFrame, m: ClockModel) -> pl.DataFrame:
     ev = (ev.join(refs, on="node", how="left", nulls_equal=True)
           .join(boots, on="node", how="left", nulls_equal=True)
           .with_columns(c("_ref").fill_null(pl.lit(m.bundle_ref, pl.Datetime("us"))), _exact(m.tz).alias("_exact")))
-    # the year of year-less times: the one that puts them closest to the node's (else the bundle's) dated lines
+    # the year of year-less times: the one that puts them closest to the node's (else the bundle's) dated
+    # lines (a December line next to January references belongs to the year before)
     yl = pl.when(c("wt_kind") == "yearless").then(c("wt")).when(c("lt_kind") == "yearless").then(c("lt"))
-    cands = [_as_utc(_with_year(yl, c("_ref").dt.year() + d), m.tz) for d in (-1, 0, 1)]
-    diffs = [(cand - c("_ref")).abs() for cand in cands]
+    ref_year = c("_ref").dt.year()
+    same_year = _with_year(yl, ref_year)
+    half_year = pl.duration(days=183)
     if m.no_future:
-        far = pl.duration(days=100_000)
-        diffs = [pl.when(cand > c("_ref")).then(far).otherwise(diff) for cand, diff in zip(cands, diffs)]
-    best = (pl.when(diffs[0] < pl.min_horizontal(diffs[1], diffs[2])).then(cands[0])
-            .when(diffs[2] < diffs[1]).then(cands[2]).otherwise(cands[1]))
+        year = pl.when(same_year > c("_ref")).then(ref_year - 1).otherwise(ref_year)
+    else:
+        year = (pl.when(same_year - c("_ref") > half_year).then(ref_year - 1)
+                .when(c("_ref") - same_year > half_year).then(ref_year + 1).otherwise(ref_year))
+    best = _as_utc(_with_year(yl, year), m.tz)
     from_boot = c("_boot") + pl.duration(microseconds=(c("uptime") * 1e6).cast(pl.Int64))
     ev = ev.with_columns(pl.when(yl.is_not_null()).then(best).alias("_yearless"))
     return ev.with_columns(
@@ -192,8 +195,10 @@ def apply(ev: pl.DataFrame, m: ClockModel, last_ts: dict[str, datetime] | None =
         ev = ev.join(carry, on="file", how="left")
     else:
         ev = ev.with_columns(pl.lit(None, pl.Datetime("us")).alias("_carry"))
-    filled = pl.coalesce(c("ts").forward_fill().over("file", order_by=["line", "sub"]), c("_carry"))
-    ev = ev.with_columns(pl.when(c("ts_quality").is_null()).then(filled).otherwise(c("ts")).alias("ts")).with_columns(
+    if ev["ts_quality"].null_count():
+        filled = pl.coalesce(c("ts").forward_fill().over("file", order_by=["line", "sub"]), c("_carry"))
+        ev = ev.with_columns(pl.when(c("ts_quality").is_null()).then(filled).otherwise(c("ts")).alias("ts"))
+    ev = ev.with_columns(
         pl.when(c("ts_quality").is_null() & c("ts").is_not_null()).then(pl.lit("inferred"))
         .otherwise(c("ts_quality")).fill_null("none").alias("ts_quality")).drop("_carry")
     if last_ts is not None:

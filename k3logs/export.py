@@ -20,7 +20,7 @@ class EventWriter:
 
     def __enter__(self) -> "EventWriter":
         if self.fmt == "parquet":
-            self._pq = pq.ParquetWriter(self.out, arrow_schema(), compression="zstd")
+            self._pq = pq.ParquetWriter(self.out, arrow_schema(), compression="lz4")
         else:
             self._fh = open(self.out, "wb")
         return self

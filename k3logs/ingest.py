@@ -155,7 +155,7 @@ def iter_rows(stream, ctx: FileContext, settings: Settings, keep: Keep | None, f
             continue
         gathered.append(batch)
         size += batch.height
-        if size >= PARSE_ROWS:
+        if keep is None or size >= PARSE_ROWS:  # every line kept: a batch is already big enough
             yield from flush(final=False)
     yield from flush(final=True)
 

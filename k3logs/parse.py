@@ -223,8 +223,8 @@ def _split_glued_rows(df: pl.DataFrame) -> pl.DataFrame:
 # Which prefix format it is, and what it says, is decided once per distinct head (a few per file).
 PREFIX_HEAD = (r"^((?:\x1b\[[\d;]*m)?\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)(?:\x1b\[[\d;]*m)? ?"
                r"|(?:[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d [\d:]{8} \d{4})?\[\d+,\d+\]<std(?:out|err)>: ?"
-               r"|\[[^\]\s]{1,40}\]:? ?)")
-SIMPLE_HEAD = r"^(\([^()]*\) ?|\[[^\],\s]{1,40}\]:? ?)"  # no comma: '[1,3]<stdout>:' is Open MPI's
+               r"|\[[A-Za-z][^\]\s]{0,39}\]:? ?)")
+SIMPLE_HEAD = r"^(\([^()]*\) ?|\[[A-Za-z][^\],\s]{0,39}\]:? ?)"  # [rank3]:, [default0]: (not [1,3]<stdout>: nor kernel times)
 PREFIX_FIELDS = {"_len": pl.Int32, "_proc": pl.String, "_pid": pl.Int64, "_ip": pl.String, "_rank": pl.Int32,
                  "_local_rank": pl.Int32, "_stream": pl.String}
 

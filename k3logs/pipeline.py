@@ -2,6 +2,10 @@
 detect -> decide -> facts and checks -> Report."""
 from __future__ import annotations
 
+import queue
+import threading
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -22,6 +26,10 @@ from .ingest import Ingested, Keep, ingest, iter_rows, open_member
 from .lines import LineStats
 from .schema import EVENT_SCHEMA
 from .settings import Settings
+
+
+QUEUED = 1  # event batches a parsing thread may hold ahead of the writer
+EVENTS_BATCH_BYTES = 4 << 20
 
 
 @dataclass
@@ -87,13 +95,23 @@ def _host_per_file(facts: list[Fact]) -> dict[str, str]:
     return out
 
 
-def run(path: str | Path, settings: Settings | None = None, catalogue: Catalogue | None = None,
-        keep_all: bool = False) -> Analysis:
-    settings = settings or Settings()
-    cat = catalogue or load_catalogue()
+@dataclass
+class Learnt:
+    """What the first pass over a bundle learns: its files, parsed kept lines, facts, maps and clocks."""
+
+    bundle: Bundle
+    ingested: Ingested
+    events: pl.DataFrame
+    facts: list[Fact]
+    attribution: Attribution
+    clock: ClockReport
+    clock_model: ClockModel
+
+
+def learn(path: str | Path, settings: Settings, cat: Catalogue, keep_all: bool = False) -> Learnt:
+    """Read the bundle (only the lines the diagnosis needs unless `keep_all`), then attribute and align them."""
     bundle = Bundle(path, settings.limits)
-    keep = None if keep_all else Keep(anchors(cat))
-    ing = ingest(bundle, settings, keep)
+    ing = ingest(bundle, settings, None if keep_all else Keep(anchors(cat)))
     events = (pl.concat(ing.events, how="diagonal_relaxed") if ing.events else
               pl.DataFrame(schema={"file": pl.String, "line": pl.Int64, "sub": pl.Int8, "text": pl.String}))
     events = ensure_columns(events)
@@ -114,14 +132,25 @@ def run(path: str | Path, settings: Settings | None = None, catalogue: Catalogue
     clock_model, clock_report = clock.learn(events, settings.tz, settings.skew_tolerance, boots, refs,
                                             _measured_offsets(facts))
     events = clock.apply(events, clock_model)
-    events = events.sort(["ts", "file", "line", "sub"], nulls_last=True).with_row_index("eid")
+    return Learnt(bundle, ing, events, facts, attribution, clock_report, clock_model)
+
+
+def run(path: str | Path, settings: Settings | None = None, catalogue: Catalogue | None = None,
+        keep_all: bool = False) -> Analysis:
+    """Diagnose a bundle: learn it, then detect, decide and check the environment."""
+    settings = settings or Settings()
+    cat = catalogue or load_catalogue()
+    lt = learn(path, settings, cat, keep_all)
+    events = lt.events.sort(["ts", "file", "line", "sub"], nulls_last=True).with_row_index("eid")
     events = assign_phases(events)
     det = detect(events, cat)
-    facts += facts_from_events(events.select("file", "line", "node", "source", pl.col("text").alias("message")))
+    facts = lt.facts + facts_from_events(
+        events.select("file", "line", "node", "source", pl.col("text").alias("message")))
     checks = run_checks(facts)
-    dumps = {bundle.display(f): text for f, _, text in ing.dumps}
+    dumps = {lt.bundle.display(f): text for f, _, text in lt.ingested.dumps}
     decision = quiet_verdict(decide(events, det, cat), checks, events, dumps, cat)
-    return Analysis(bundle, ing, events, det, attribution, clock_report, clock_model, facts, checks, decision, cat)
+    return Analysis(lt.bundle, lt.ingested, events, det, lt.attribution, lt.clock, lt.clock_model, facts, checks,
+                    decision, cat)
 
 
 def ensure_columns(ev: pl.DataFrame) -> pl.DataFrame:
@@ -143,22 +172,62 @@ def to_event_table(ev: pl.DataFrame) -> pl.DataFrame:
 
 
 def stream_events(path: str | Path, settings: Settings | None = None, catalogue: Catalogue | None = None):
-    """Every line of the bundle as event-table batches (file order, then line), in bounded memory:
-    a first pass over the lines `analyze` keeps learns the node/rank maps and the clocks; the second
-    parses each file batch by batch and applies them."""
+    """Every line of the bundle as event-table batches, file after file in bundle order, in bounded
+    memory: a first pass over the lines `analyze` keeps learns the node/rank maps and the clocks; the
+    second parses every line of each file and applies them. Files are parsed by `settings.jobs` threads,
+    each at most QUEUED batches ahead of the writer, so the output order does not depend on timing."""
     settings = settings or Settings()
-    first = run(path, settings, catalogue)
+    first = learn(path, settings, catalogue or load_catalogue())
+    # every line is parsed here, so each batch holds several times its bytes while in flight
+    settings = replace(settings, batch_bytes=min(settings.batch_bytes, EVENTS_BATCH_BYTES))
     formats = builtin_formats()
     bundle = Bundle(path, settings.limits)
-    sink = Ingested()
-    last_ts: dict = {}
-    for member in bundle.members():
-        info, stream, ctx = open_member(member, settings, formats, sink)
-        sink.dumps.clear()
-        if stream is None or ctx is None:
-            continue
-        display = first.bundle.display(member.path)
-        for rows in iter_rows(stream, ctx, settings, None, formats, LineStats()):
-            rows = ensure_columns(rows.with_columns(pl.lit(display).alias("file")))
-            rows = clock.apply(attribute.apply(rows, first.attribution), first.clock_model, last_ts)
-            yield to_event_table(rows.sort(["line", "sub"]))
+
+    stopping = threading.Event()  # the consumer went away: producers must not wait on full queues
+
+    def put(out: queue.Queue, item) -> None:
+        while not stopping.is_set():
+            try:
+                out.put(item, timeout=0.1)
+                return
+            except queue.Full:
+                continue
+
+    def produce(group, out: queue.Queue) -> None:
+        try:
+            sink = Ingested()
+            for member in group():
+                _, stream, ctx = open_member(member, settings, formats, sink)
+                sink.dumps.clear()
+                if stream is None or ctx is None:
+                    continue
+                display = first.bundle.display(member.path)
+                last_ts: dict = {}
+                for rows in iter_rows(stream, ctx, settings, None, formats, LineStats()):
+                    rows = ensure_columns(rows.with_columns(pl.lit(display).alias("file")))
+                    rows = clock.apply(attribute.apply(rows, first.attribution), first.clock_model, last_ts)
+                    put(out, to_event_table(rows.sort(["line", "sub"])))
+        except BaseException as e:  # handed to the consumer, raised there
+            put(out, e)
+        finally:
+            put(out, None)
+
+    def drain(out: queue.Queue):
+        while (item := out.get()) is not None:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+
+    with ThreadPoolExecutor(max(1, settings.jobs)) as pool:
+        running: deque[queue.Queue] = deque()
+        try:
+            for group in bundle.groups():
+                q: queue.Queue = queue.Queue(maxsize=QUEUED)
+                pool.submit(produce, group, q)
+                running.append(q)
+                while len(running) > max(1, settings.jobs):
+                    yield from drain(running.popleft())
+            while running:
+                yield from drain(running.popleft())
+        finally:
+            stopping.set()
