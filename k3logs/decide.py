@@ -132,7 +132,8 @@ def _findings(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue) -> list[Findi
             entry = cat.xid.get(int(fields["xid"]))
             if entry:
                 role = entry.role if sig.role == "cause" else sig.role
-                title = f"Xid {entry.code}: {entry.name}"
+                where = f" on GPU {fields['pci']}" if fields.get("pci") else ""
+                title = f"Xid {entry.code}{where}: {entry.meaning.split(':')[0].split('.')[0]}"
         if role != "context" and (r["eid"], r["link"], r["part"]) in vetoed:
             continue  # the line is benign or user data (a logged prompt): nothing on it is an event
         line = r["line"]

@@ -1,0 +1,38 @@
+"""Which cause signatures fire on at least one corpus case (CI keeps this list empty).
+
+    python tools/coverage.py corpora/
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from k3logs.catalogue import load_catalogue
+from k3logs.evaluate import find_cases
+from k3logs.pipeline import run
+
+
+def fired_signatures(root: Path) -> dict[str, list[str]]:
+    cat = load_catalogue()
+    where: dict[str, list[str]] = {}
+    for case in find_cases(root):
+        a = run(case / "bundle", catalogue=cat)
+        for sig in set(a.detections["sig"].to_list()):
+            where.setdefault(sig, []).append(case.name)
+    return where
+
+
+def main(argv: list[str]) -> int:
+    root = Path(argv[1] if len(argv) > 1 else "corpora")
+    cat = load_catalogue()
+    where = fired_signatures(root)
+    missing = [s for s in cat.signatures if s.role == "cause" and s.id not in where]
+    for s in missing:
+        print(f"{s.id:45} {s.category:24} {s.location}")
+    print(f"{len(missing)} of {sum(s.role == 'cause' for s in cat.signatures)} cause signatures fire on no case",
+          file=sys.stderr)
+    return 1 if missing else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
