@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import redact
 from .assemble import make_report
 from .catalogue import Catalogue, load_catalogue
 from .discover import Bundle
@@ -16,8 +17,10 @@ from .settings import Settings
 
 def analyze(path: str | Path, settings: Settings | None = None, catalogue: Catalogue | None = None) -> Report:
     """Diagnose one bundle."""
+    settings = settings or Settings()
     analysis = run(path, settings, catalogue)
-    return make_report(analysis, str(path))
+    report = make_report(analysis, str(path))
+    return redact.obj(report) if settings.redact else report
 
 
 @dataclass

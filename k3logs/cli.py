@@ -15,7 +15,8 @@ CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 
 
 
 def _fail(message: str, status: int = ExitStatus.ERROR) -> None:
-    click.echo(f"k3logs: error: {message}", err=True)
+    from . import redact
+    click.echo(f"k3logs: error: {redact.text(message)}", err=True)
     sys.exit(int(status))
 
 
@@ -68,6 +69,8 @@ def bundle_options(fn):
         click.option("--max-line-bytes", type=int, default=None, help="Longer lines are truncated (default 256 KiB)."),
         click.option("--max-ratio", type=int, default=None, help="Decompression ratio treated as a bomb "
                      "(default 1000)."),
+        click.option("--no-redact", is_flag=True, help="Keep secrets (tokens, keys, passwords) in the output: "
+                     "for local use only."),
         click.option("--debug", is_flag=True, help="Show the Python traceback of an error."),
     ]
     for opt in reversed(opts):
@@ -75,13 +78,13 @@ def bundle_options(fn):
     return fn
 
 
-def _settings(tz: str, skew_tolerance: float, **limits) -> Settings:
+def _settings(tz: str, skew_tolerance: float, no_redact: bool = False, **limits) -> Settings:
     try:
         from zoneinfo import ZoneInfo
         ZoneInfo(tz)
     except Exception as e:
         raise UsageError(f"unknown time zone {tz!r}; use an IANA name such as UTC or Europe/Berlin") from e
-    s = Settings(tz=tz, skew_tolerance=skew_tolerance)
+    s = Settings(tz=tz, skew_tolerance=skew_tolerance, redact=not no_redact)
     return s.with_limits(**{k: v for k, v in limits.items() if v is not None})
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import polars as pl
 
-from . import attribute, clock
+from . import attribute, clock, redact
 from .attribute import Attribution
 from .catalogue import Catalogue, load_catalogue
 from .clock import ClockModel, ClockReport, parse_iso
@@ -162,8 +162,11 @@ def ensure_columns(ev: pl.DataFrame) -> pl.DataFrame:
     return ev.with_columns(pl.coalesce("_line_end", "line").alias("line_end")).drop("_line_end")
 
 
-def to_event_table(ev: pl.DataFrame) -> pl.DataFrame:
-    """The public event schema (schema.EVENT_SCHEMA) from the internal columns."""
+def to_event_table(ev: pl.DataFrame, redact_secrets: bool = True) -> pl.DataFrame:
+    """The public event schema (schema.EVENT_SCHEMA) from the internal columns; secrets redacted."""
+    if redact_secrets:
+        ev = ev.with_columns(redact.expr(pl.col("text")).alias("text"),
+                             pl.col("exc_messages").list.eval(redact.expr(pl.element())).alias("exc_messages"))
     return ev.select(
         "file", "line", "line_end", "sub", "source", "wrapper", "stream", "node", "rank", "gpu", "pid",
         pl.col("proc").alias("process"), "host", "ip", "level", "ts", "ts_quality", "uptime",
@@ -206,7 +209,7 @@ def stream_events(path: str | Path, settings: Settings | None = None, catalogue:
                 for rows in iter_rows(stream, ctx, settings, None, formats, LineStats()):
                     rows = ensure_columns(rows.with_columns(pl.lit(display).alias("file")))
                     rows = clock.apply(attribute.apply(rows, first.attribution), first.clock_model, last_ts)
-                    put(out, to_event_table(rows.sort(["line", "sub"])))
+                    put(out, to_event_table(rows.sort(["line", "sub"]), settings.redact))
         except BaseException as e:  # handed to the consumer, raised there
             put(out, e)
         finally:
