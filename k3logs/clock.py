@@ -23,6 +23,7 @@ from .attribute import ASSIGNED
 UTC = "UTC"
 INNER_UPTIME = r"^\[\s*(\d+\.\d+)\]"
 DATED = r"\b(20\d\d-[01]\d-[0-3]\d[ T][0-2]\d:[0-5]\d:[0-5]\d)"  # a full date written inside a line
+DATED_RFC2822 = r"\b([0-3]?\d [A-Z][a-z]{2} 20\d\d [0-2]\d:[0-5]\d:[0-5]\d)\b"  # 'Start Time: Thu, 17 Oct 2024 ...' 
 
 
 @dataclass
@@ -84,8 +85,11 @@ def learn(ev: pl.DataFrame, tz: str = UTC, skew_tolerance: float = 2.0,
     exact = ev.select("node", _exact(tz).alias("_e")).drop_nulls("_e")
     for (node,), g in exact.group_by("node"):
         m.node_ref[node] = g["_e"].median()
-    mentioned = ev["text"].str.extract(DATED, 1).str.replace("T", " ").str.to_datetime("%Y-%m-%d %H:%M:%S", time_unit="us",
-                                                                   strict=False).drop_nulls()
+    mentioned = pl.concat([
+        ev["text"].str.extract(DATED, 1).str.replace("T", " ").str.to_datetime("%Y-%m-%d %H:%M:%S", time_unit="us",
+                                                                             strict=False),
+        ev["text"].str.extract(DATED_RFC2822, 1).str.to_datetime("%d %b %Y %H:%M:%S", time_unit="us", strict=False),
+    ]).drop_nulls()
     if exact.height:
         m.bundle_ref, rep.year_source = exact["_e"].median(), "dated lines in the bundle"
     elif reference_facts:

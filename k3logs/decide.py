@@ -26,6 +26,7 @@ from .catalogue import Catalogue, Signature
 from .detect import frame_phase, phase_marks
 from .schema import PHASES
 
+SAME_FAILURE_S = 60.0     # the same fault seen again this soon is the same failure (not a retry)
 TIE_SECONDS = 1.0          # log times have one-second resolution: causes this close are simultaneous
 EXPLAIN_WINDOW_S = 3600.0  # an explanation reaches this far forward in time
 WORKERS = re.compile(r"^(?:Worker|VllmWorker|RayWorker|RayWorkerWrapper|RayWorkerProc)\b")
@@ -277,7 +278,9 @@ def _stack_phase(root: Finding, findings: list[Finding]) -> None:
     (a driver fault warned about at import, then raised inside init_device on every worker)."""
     if root.phase_from_stack:
         return
-    same = [f for f in findings if f.category == root.category and f.phase_from_stack and f.phase]
+    same = [f for f in findings if f.category == root.category and f.phase_from_stack and f.phase
+            and (root.node is None or f.node in (None, root.node))
+            and (dt := _seconds(root, f)) is not None and -TIE_SECONDS <= dt <= SAME_FAILURE_S]
     if same:
         root.phase = sorted(same, key=_sort_key)[0].phase
 
