@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 import polars as pl
+import pytest
 import zstandard
 
 from k3logs.discover import Bundle
@@ -132,3 +133,45 @@ def row(df: pl.DataFrame, line: int, sub: int = 0) -> dict:
 def span(r: Mapping) -> tuple[int, int]:
     end = r.get("_line_end")
     return r["line"], (end if end is not None else r["line"])
+
+
+# ------------------------------------------------------------------------------------------------------
+# analysis helpers (catalogue, detect, attribute, clock, decide, report, cli tests)
+# ------------------------------------------------------------------------------------------------------
+TESTS_DIR = Path(__file__).resolve().parent
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: takes more than 20 s (still runs by default; deselect with -m 'not slow')")
+
+
+@pytest.fixture(scope="session")
+def catalogue():
+    """The built-in catalogue, loaded once."""
+    from k3logs.catalogue import load_catalogue
+    return load_catalogue()
+
+
+def analyze_files(tmp_path: Path, files: Mapping[str, Content], name: str = "bundle", keep_all: bool = False,
+                  settings=None, catalogue=None):
+    """Write `files` as a folder bundle and run the whole pipeline on it: the Analysis."""
+    from k3logs.pipeline import run
+    return run(make_bundle(tmp_path, files, name), settings, catalogue, keep_all=keep_all)
+
+
+def report_of(analysis, path: str = "bundle"):
+    from k3logs.assemble import make_report
+    return make_report(analysis, path)
+
+
+def event_at(events: pl.DataFrame, file: str, line: int) -> dict:
+    """The one event of `file` whose span [line, line_end] holds physical line `line` (the narrowest)."""
+    end = "line_end" if "line_end" in events.columns else "line"
+    hit = events.filter((pl.col("file") == file) & (pl.col("line") <= line) & (pl.col(end) >= line))
+    assert hit.height, f"no event holds {file}:{line}"
+    return hit.sort(pl.col(end) - pl.col("line")).row(0, named=True)
+
+
+def text_of(*items: str) -> str:
+    """Log text from lines (each gets its newline)."""
+    return "".join(i + "\n" for i in items)

@@ -1,0 +1,304 @@
+"""The command line, through click's CliRunner (catch_exceptions=False: a traceback is a failure): exit
+statuses of the contract, one-line errors, -o, sniff's table, the event table in three formats,
+signatures list/check, eval over the corpus, --version."""
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import polars as pl
+import pytest
+from click.testing import CliRunner
+
+from conftest import TESTS_DIR, make_bundle, tar_bytes, text_of
+from k3logs import __version__
+from k3logs.catalogue import load_catalogue
+from k3logs.cli import cli
+from k3logs.schema import EVENT_SCHEMA
+from test_report import HEALTHY, INCIDENT, check_contract
+
+REPO = TESTS_DIR.parent
+
+
+def invoke(*args: str, **kw):
+    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False, **kw)
+
+
+def one_error_line(result) -> str:
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("k3logs: error: "), lines[0]
+    assert "Traceback" not in result.output and "Traceback" not in result.stderr
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def incident(tmp_path_factory):
+    return make_bundle(tmp_path_factory.mktemp("cli"), INCIDENT)
+
+
+# ------------------------------------------------------------------------------------------
+# analyze: exit statuses and output
+# ------------------------------------------------------------------------------------------
+def test_analyze_json_of_an_incident_exits_1_and_follows_the_contract(incident):
+    r = invoke("analyze", incident, "--format", "json")
+    assert r.exit_code == 1, r.stderr
+    d = json.loads(r.stdout)
+    check_contract(d)
+    assert d["healthy"] is False and d["root_cause"]["category"] == "gpu.xid"
+
+
+def test_analyze_json_of_a_healthy_bundle_exits_0(tmp_path):
+    r = invoke("analyze", make_bundle(tmp_path, HEALTHY), "--format", "json")
+    assert r.exit_code == 0, r.stderr
+    d = json.loads(r.stdout)
+    check_contract(d)
+    assert d["healthy"] is True and d["first_causal"] is None
+
+
+def test_analyze_a_missing_path_exits_2_with_one_line(tmp_path):
+    r = invoke("analyze", tmp_path / "no-such-bundle")
+    assert r.exit_code == 2
+    assert "no-such-bundle" in one_error_line(r)
+    assert r.stdout == ""
+
+
+def test_analyze_a_dangling_link_exits_2(tmp_path):
+    (tmp_path / "bundle.log").symlink_to(tmp_path / "gone.log")
+    r = invoke("analyze", tmp_path / "bundle.log")
+    assert r.exit_code == 2 and "dangling" in one_error_line(r)
+
+
+def test_analyze_a_fifo_exits_2(tmp_path):
+    os.mkfifo(tmp_path / "pipe")
+    r = invoke("analyze", tmp_path / "pipe")
+    assert r.exit_code == 2 and "not a regular file" in one_error_line(r)
+
+
+def test_analyze_an_unreadable_file_exits_2(tmp_path, monkeypatch):
+    p = tmp_path / "vllm.log"
+    p.write_text(HEALTHY["vllm.log"])
+    real_access = os.access
+    # the tests may run as root, who reads everything: make this one file unreadable
+    monkeypatch.setattr(os, "access", lambda path, mode, *a, **k: False if Path(path) == p else real_access(path, mode))
+    r = invoke("analyze", p)
+    assert r.exit_code == 2
+    assert "Traceback" not in r.stderr and re.search(r"not readable|permission denied", r.stderr)
+
+
+def test_analyze_a_partly_unreadable_bundle_still_reports(tmp_path):
+    archive = tmp_path / "bundle.tar.gz"
+    good = tar_bytes(HEALTHY, "gz")
+    archive.write_bytes(good[: len(good) - 40])   # the gzip stream is cut short
+    r = invoke("analyze", archive, "--format", "json")
+    assert r.exit_code in (0, 1), r.stderr
+    assert json.loads(r.stdout)["bundle"]["skipped"]
+
+
+@pytest.mark.xfail(strict=True, reason="report-contract.md: exit 2 for 'a bundle that could not be read at all' "
+                   "(errors.BundleError: '... empty of anything readable'); a .tar.gz none of whose bytes can be "
+                   "decompressed, or an empty folder, is reported as healthy with exit 0")
+@pytest.mark.parametrize("make", ["corrupt-archive", "empty-folder"])
+def test_analyze_a_bundle_with_nothing_readable_exits_2(tmp_path, make):
+    if make == "corrupt-archive":
+        target = tmp_path / "bundle.tar.gz"
+        target.write_bytes(b"\x1f\x8b\x08garbage, not a gzip stream at all")
+    else:
+        target = tmp_path / "empty"
+        target.mkdir()
+    r = invoke("analyze", target, "--format", "json")
+    assert r.exit_code == 2
+    one_error_line(r)
+
+
+def test_analyze_bad_usage_exits_2(incident):
+    r = invoke("analyze", incident, "--tz", "Mars/Olympus")
+    assert r.exit_code == 2 and "time zone" in one_error_line(r)
+    r = invoke("analyze", incident, "--format", "xml")
+    assert r.exit_code == 2
+
+
+def test_analyze_out_writes_the_report_and_nothing_to_stdout(incident, tmp_path):
+    out = tmp_path / "report.md"
+    r = invoke("analyze", incident, "-o", out)
+    assert r.exit_code == 1 and r.stdout == ""
+    md = out.read_text(encoding="utf-8")
+    assert "**Verdict:" in md and "`node-b/kern.log:1`" in md
+    jout = tmp_path / "report.json"
+    assert invoke("analyze", incident, "--format", "json", "--out", jout).exit_code == 1
+    assert json.loads(jout.read_text())["first_causal"]["file"] == "node-b/kern.log"
+
+
+def test_analyze_stdout_is_byte_identical_across_runs(incident):
+    a, b = invoke("analyze", incident, "--format", "json"), invoke("analyze", incident, "--format", "json")
+    assert a.stdout_bytes == b.stdout_bytes
+    a, b = invoke("analyze", incident), invoke("analyze", incident)
+    assert a.stdout_bytes == b.stdout_bytes
+
+
+def test_analyze_with_user_patterns(tmp_path):
+    pats = tmp_path / "pats"
+    pats.mkdir()
+    (pats / "widget.toml").write_text('''\
+[[signature]]
+id = "widget-exploded"
+category = "proc.segfault"
+title = "Widget exploded"
+role = "cause"
+prefilter = ["widget exploded"]
+regex = 'widget exploded at (?P<addr>0x[0-9a-f]+)'
+explanation = "A made-up failure."
+remediation = ["Replace the widget."]
+[signature.samples]
+match = ["widget exploded at 0x1f"]
+no_match = ["widget is fine"]
+''')
+    bundle = make_bundle(tmp_path, {"app.log": text_of("ERROR 08-11 10:00:00 [w.py:1] widget exploded at 0xbeef")})
+    r = invoke("analyze", bundle, "--format", "json", "--patterns", pats)
+    assert r.exit_code == 1
+    d = json.loads(r.stdout)
+    assert (d["root_cause"]["signature"], d["root_cause"]["remediation"]) == ("widget-exploded", ["Replace the widget."])
+
+
+# ------------------------------------------------------------------------------------------
+# sniff
+# ------------------------------------------------------------------------------------------
+def test_sniff_table_has_a_row_and_a_reason_for_every_file(incident):
+    r = invoke("sniff", incident)
+    assert r.exit_code == 0, r.stderr
+    header, *rows = r.stdout.splitlines()
+    assert header.split() == ["file", "kind", "lines", "bytes", "reason"]
+    assert len(rows) == len(INCIDENT)
+    got = {}
+    for row in rows:
+        file, kind, nlines, nbytes, reason = row.split(None, 4)
+        assert nlines.isdigit() and nbytes.isdigit() and reason.strip(), row
+        got[file] = kind
+    assert got == {"node-a/vllm.log": "vllm", "node-b/vllm.log": "vllm", "node-b/kern.log": "kernel",
+                   "node-b/nvidia-smi.txt": "nvidia_smi", "node-b/core.bin": "binary"}
+
+
+def test_sniff_json(incident):
+    r = invoke("sniff", incident, "--format", "json")
+    rows = json.loads(r.stdout)
+    assert {x["file"] for x in rows} == set(INCIDENT)
+    assert all(x["reason"] for x in rows)
+
+
+# ------------------------------------------------------------------------------------------
+# events
+# ------------------------------------------------------------------------------------------
+EVENTS_BUNDLE = {   # no multi-line events: one row per physical line
+    "node-a/vllm.log": text_of(
+        "(Worker_TP0 pid=101) INFO 08-11 10:00:00 [parallel_state.py:1] rank 0 in world size 2 is assigned as DP "
+        "rank 0, PP rank 0, TP rank 0, EP rank 0",
+        "plain words",
+        "(Worker_TP0 pid=101) INFO 08-11 10:00:02 [x.py:1] hello"),
+    "node-b/vllm.log": text_of(
+        "(Worker_TP1 pid=202) INFO 08-11 10:00:00 [parallel_state.py:1] rank 1 in world size 2 is assigned as DP "
+        "rank 0, PP rank 0, TP rank 1, EP rank 1",
+        "(Worker_TP1 pid=202) ERROR 08-11 10:00:09 [core.py:708] RuntimeError: CUDA error: an illegal memory access "
+        "was encountered"),
+    "node-b/nccl.log": text_of("gpu-b:202:202 [1] NCCL INFO NCCL version 2.21.5+cuda12.4",
+                               "gpu-b:202:202 [1] NCCL INFO Bootstrap : Using eth0:10.0.0.2<0>"),
+    "node-b/dmesg.txt": text_of("[ 1000.000000] Linux version 6.8.0"),
+}
+N_LINES = sum(v.count("\n") for v in EVENTS_BUNDLE.values())
+
+
+@pytest.fixture(scope="module")
+def events_bundle(tmp_path_factory):
+    return make_bundle(tmp_path_factory.mktemp("events"), EVENTS_BUNDLE)
+
+
+def read_events(path: Path, fmt: str) -> pl.DataFrame:
+    return {"parquet": pl.read_parquet, "csv": pl.read_csv, "jsonl": pl.read_ndjson}[fmt](path)
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv", "jsonl"])
+def test_events_writes_every_line(events_bundle, tmp_path, fmt):
+    out = tmp_path / f"x.{fmt}"
+    r = invoke("events", events_bundle, "-o", out)
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout == "" and f"wrote {N_LINES} events" in r.stderr
+    df = read_events(out, fmt)
+    assert df.height == N_LINES
+    assert sorted(zip(df["file"], df["line"])) == sorted(
+        (f, i) for f, v in EVENTS_BUNDLE.items() for i in range(1, v.count("\n") + 1))
+
+
+def test_events_parquet_has_the_event_schema(events_bundle, tmp_path):
+    out = tmp_path / "x.parquet"
+    invoke("events", events_bundle, "-o", out)
+    df = pl.read_parquet(out)
+    assert dict(df.schema) == dict(EVENT_SCHEMA)
+    row = df.filter((pl.col("file") == "node-b/vllm.log") & (pl.col("line") == 2)).row(0, named=True)
+    # node-b's NCCL lines name its host: the folder stands for gpu-b
+    assert (row["node"], row["rank"], row["pid"], row["level"], row["ts_quality"]) == ("gpu-b", 1, 202, "ERROR",
+                                                                                       "inferred")
+
+
+def test_events_format_option_overrides_the_extension(events_bundle, tmp_path):
+    out = tmp_path / "events.out"
+    assert invoke("events", events_bundle, "-o", out, "--format", "jsonl").exit_code == 0
+    assert pl.read_ndjson(out).height == N_LINES
+
+
+def test_events_needs_an_output(events_bundle):
+    r = invoke("events", events_bundle)
+    assert r.exit_code == 2 and "-o" in r.stderr
+
+
+# ------------------------------------------------------------------------------------------
+# signatures
+# ------------------------------------------------------------------------------------------
+def test_signatures_list_lists_every_id():
+    r = invoke("signatures", "list")
+    assert r.exit_code == 0
+    ids = [ln.split()[0] for ln in r.stdout.splitlines()]
+    assert ids == [s.id for s in load_catalogue().signatures]
+    assert re.search(r"\d+ signatures, \d+ Xid codes", r.stderr)
+
+
+@pytest.mark.slow  # replays every sample of every signature (about 20 s)
+def test_signatures_check_passes_on_the_builtins():
+    r = invoke("signatures", "check", "--fail-on-issues")
+    assert r.exit_code == 0, r.stdout
+    assert r.stdout == ""
+    assert re.search(r"\d+ signatures, 0 issue\(s\)", r.stderr)
+
+
+@pytest.mark.parametrize("case", ["bad-regex", "unknown-key", "invalid-toml"])
+def test_signatures_check_fails_on_a_broken_folder(case):
+    r = invoke("signatures", "check", "--fail-on-issues", "--patterns", TESTS_DIR / "bad_patterns" / case)
+    assert r.exit_code == 1
+    assert r.stdout.strip() == (TESTS_DIR / "expected" / f"{case}.txt").read_text().strip().replace(
+        "bad_patterns/", str(TESTS_DIR / "bad_patterns") + "/")
+
+
+# ------------------------------------------------------------------------------------------
+# eval, version, help
+# ------------------------------------------------------------------------------------------
+def test_eval_of_the_corpus_scores_every_case(monkeypatch):
+    monkeypatch.chdir(REPO)
+    r = invoke("eval", "corpora/")
+    assert r.exit_code == 0, r.stdout[-3000:]
+    assert "cases=100.00%" in r.stdout.splitlines()[-1]
+    assert "false_alarms=0" in r.stdout.splitlines()[-1]
+
+
+def test_eval_of_a_folder_without_cases_is_bad_usage(tmp_path):
+    r = invoke("eval", tmp_path / "nothing")
+    assert r.exit_code == 2
+
+
+def test_version():
+    r = invoke("--version")
+    assert r.exit_code == 0 and r.stdout.strip() == f"k3logs, version {__version__}"
+
+
+def test_help_short_option():
+    r = invoke("-h")
+    assert r.exit_code == 0 and "analyze" in r.stdout and "Usage:" in r.stdout

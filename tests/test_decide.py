@@ -1,0 +1,309 @@
+"""decide: the first CAUSE across ranks and nodes. Symptoms never win while a cause exists; a cause
+explains the later causes of the categories it lists in its scope (Xid -> CUDA error, oom-kill -> killed
+worker, /dev/shm -> 'unhandled system error', driver mismatch -> CUDA init errors); the OOM category follows
+the phase; no cause leaves a symptom of a root-cause category (low confidence), else the first exception as
+`other`; a quiet bundle can still hold a configuration fault."""
+from __future__ import annotations
+
+import pytest
+
+from conftest import analyze_files, report_of, text_of
+from k3logs.decide import Finding, _mask
+
+WATCHDOG = ("[rank{r}]:[E811 {t}.412207911 ProcessGroupNCCL.cpp:616] [Rank {r}] Watchdog caught collective operation "
+            "timeout: WorkNCCL(SeqNum=808, OpType=ALLREDUCE, NumelIn=9801523, NumelOut=9801523, Timeout(ms)=600000) "
+            "ran for 600020 milliseconds before timing out.")
+OOM = ("ERROR 08-11 {t} [core.py:708] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. "
+       "GPU {g} has a total capacity of 79.15 GiB of which 1.02 GiB is free.")
+ILLEGAL = "ERROR 08-11 {t} [core.py:708] RuntimeError: CUDA error: an illegal memory access was encountered"
+XID79 = "NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."
+
+
+def assigned(rank: int, world: int, pid: int, t: str = "10:00:00") -> str:
+    return (f"(Worker_TP{rank} pid={pid}) INFO 08-11 {t} [parallel_state.py:1] rank {rank} in world size {world} is "
+            f"assigned as DP rank 0, PP rank 0, TP rank {rank}, EP rank {rank}")
+
+
+def root_of(a) -> Finding:
+    assert not a.decision.healthy and a.decision.root is not None
+    return a.decision.root
+
+
+def finding(a, sig: str) -> Finding:
+    (f,) = [f for f in a.decision.findings if f.sig == sig]
+    return f
+
+
+def explained_by_root(a, f: Finding) -> bool:
+    return f.explained_by is not None and a.decision.findings[f.explained_by] is a.decision.root
+
+
+# ------------------------------------------------------------------------------------------
+# causes before symptoms
+# ------------------------------------------------------------------------------------------
+def test_an_earlier_watchdog_timeout_loses_to_a_later_cause_on_another_rank(tmp_path):
+    a = analyze_files(tmp_path, {"node-a/vllm.log": text_of(
+        assigned(3, 8, 303), assigned(5, 8, 305),
+        WATCHDOG.format(r=3, t="10:00:05"),
+        "(Worker_TP5 pid=305) " + OOM.format(t="10:00:06", g=5))})
+    root = root_of(a)
+    assert (root.sig, root.rank, root.line) == ("cuda-out-of-memory", 5, 4)
+    assert root.category.startswith("oom.")
+    r = report_of(a)
+    assert [(s.category, s.rank, s.line) for s in r.symptoms] == [("nccl.timeout", 3, 3)]
+    assert r.root_cause.confidence == "high"
+
+
+# ------------------------------------------------------------------------------------------
+# cross-source links
+# ------------------------------------------------------------------------------------------
+def test_xid_explains_the_cuda_error_that_follows_on_its_node(tmp_path):
+    # the dmesg has no boot time: the Xid's time is unknown, yet it explains the CUDA error of its node
+    a = analyze_files(tmp_path, {
+        "node-a/vllm.log": text_of(assigned(0, 2, 101), WATCHDOG.format(r=0, t="10:10:05")),
+        "node-b/vllm.log": text_of(assigned(1, 2, 202), "(Worker_TP1 pid=202) " + ILLEGAL.format(t="10:00:09")),
+        "node-b/dmesg.txt": text_of("[ 1000.000000] Linux version 6.8.0", f"[12311.920117] {XID79}"),
+    })
+    root = root_of(a)
+    assert (root.category, root.file, root.line, root.node) == ("gpu.xid", "node-b/dmesg.txt", 2, "node-b")
+    assert root.ts is None and root.rank == 1          # the rank it borrows from the error it explains
+    assert explained_by_root(a, finding(a, "cuda-illegal-memory-access"))
+    r = report_of(a)
+    assert r.root_cause.title.startswith("Xid 79") and r.root_cause.confidence == "high"
+    assert {s.category for s in r.symptoms} == {"gpu.illegal_access", "nccl.timeout"}
+
+
+def test_the_cuda_error_without_an_xid_is_the_root(tmp_path):
+    a = analyze_files(tmp_path, {
+        "node-b/vllm.log": text_of(assigned(1, 2, 202), "(Worker_TP1 pid=202) " + ILLEGAL.format(t="10:00:09")),
+        "node-b/dmesg.txt": text_of("[ 1000.000000] Linux version 6.8.0")})
+    assert root_of(a).category == "gpu.illegal_access"
+
+
+def test_xid_on_another_node_does_not_explain_the_cuda_error(tmp_path):
+    a = analyze_files(tmp_path, {
+        "node-a/vllm.log": text_of(assigned(0, 2, 101), "(Worker_TP0 pid=101) " + ILLEGAL.format(t="10:00:05")),
+        "node-b/vllm.log": text_of(assigned(1, 2, 202)),
+        "node-b/kern.log": f"2026-08-11T10:00:07+00:00 gpu-b kernel: {XID79}\n"})
+    assert root_of(a).category == "gpu.illegal_access"   # earlier, and on a node the Xid does not reach
+    assert finding(a, "cuda-illegal-memory-access").explained_by is None
+
+
+def test_kernel_oom_kill_explains_the_vanished_worker_and_the_timeouts(tmp_path):
+    a = analyze_files(tmp_path, {
+        "node-a/vllm.log": text_of(assigned(0, 2, 101), WATCHDOG.format(r=0, t="10:10:05")),
+        "node-b/vllm.log": text_of(
+            assigned(1, 2, 202),
+            "(EngineCore_DP0 pid=77) ERROR 08-11 10:00:12 [multiproc_executor.py:154] Worker proc VllmWorker-1 died "
+            "unexpectedly, shutting down executor.",
+            "/entrypoint.sh: line 12:    77 Killed                  python3 -m vllm.entrypoints.openai.api_server",
+            WATCHDOG.format(r=1, t="10:10:04")),
+        "node-b/dmesg.txt": text_of(
+            "[12311.920117] python3 invoked oom-killer: gfp_mask=0x140cca(GFP_HIGHUSER_MOVABLE|__GFP_COMP), order=0, "
+            "oom_score_adj=0",
+            "[12311.952001] Out of memory: Killed process 202 (python3) total-vm:412334876kB, anon-rss:201334564kB, "
+            "file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:421004kB oom_score_adj:0"),
+    })
+    root = root_of(a)
+    assert (root.category, root.file, root.line, root.node, root.rank) == ("oom.host", "node-b/dmesg.txt", 2, "node-b", 1)
+    assert explained_by_root(a, finding(a, "process-sigkill"))       # a cause it explains: not a rival
+    assert explained_by_root(a, finding(a, "worker-proc-died"))
+    same_node_timeout = [f for f in a.decision.findings if f.category == "nccl.timeout" and f.node == "node-b"]
+    assert same_node_timeout and all(explained_by_root(a, f) for f in same_node_timeout)
+    assert {s.category for s in report_of(a).symptoms} >= {"symptom.worker_died", "nccl.timeout", "proc.killed"}
+
+
+def test_dev_shm_failure_explains_unhandled_system_error(tmp_path):
+    # NCCL_DEBUG_FILE lines carry no time; the Python errors do and come first in time order
+    a = analyze_files(tmp_path, {
+        "vllm.log": text_of(
+            assigned(0, 2, 101), assigned(1, 2, 102),
+            "(Worker_TP0 pid=101) ERROR 08-11 10:00:02 [multiproc_executor.py:596] RuntimeError: NCCL error: "
+            "unhandled system error (run with NCCL_DEBUG=INFO for details)",
+            "(Worker_TP1 pid=102) ERROR 08-11 10:00:02 [multiproc_executor.py:596] RuntimeError: NCCL error: "
+            "unhandled system error (run with NCCL_DEBUG=INFO for details)"),
+        "nccl.gpu-a.102.log": text_of(
+            "gpu-a:102:140 [1] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>",
+            "gpu-a:102:140 [1] misc/shmutils.cc:73 NCCL WARN Error: failed to extend /dev/shm/nccl-Ab3dQz to "
+            "9637892 bytes, error: No space left on device (28)"),
+    })
+    root = root_of(a)
+    assert (root.category, root.file, root.line, root.rank) == ("nccl.shm", "nccl.gpu-a.102.log", 2, 1)
+    errors = [f for f in a.decision.findings if f.category == "nccl.system_error"]
+    assert len(errors) == 2 and all(explained_by_root(a, f) for f in errors)
+
+
+def test_unhandled_system_error_alone_is_its_own_root_with_medium_confidence(tmp_path):
+    a = analyze_files(tmp_path, {"vllm.log": text_of(
+        assigned(0, 1, 101),
+        "(Worker_TP0 pid=101) ERROR 08-11 10:00:02 [multiproc_executor.py:596] RuntimeError: NCCL error: "
+        "unhandled system error (run with NCCL_DEBUG=INFO for details)")})
+    assert root_of(a).category == "nccl.system_error"
+    assert a.decision.confidence == "medium"      # a weak category: the real cause is usually elsewhere
+
+
+def test_driver_mismatch_explains_cuda_init_errors(tmp_path):
+    a = analyze_files(tmp_path, {
+        "dmesg.txt": text_of("[ 8123.220114] NVRM: API mismatch: the client has the version 580.82.07, but NVRM: "
+                             "this kernel module has the version 575.57.08.  Please NVRM: make sure that this kernel "
+                             "module and all NVIDIA driver NVRM: components have the same version."),
+        "vllm.log": text_of(
+            "INFO 08-11 10:00:00 [__init__.py:239] Automatically detected platform cuda.",
+            "(Worker_TP0 pid=101) ERROR 08-11 10:00:01 [multiproc_executor.py:596] RuntimeError: CUDA error: "
+            "initialization error")})
+    root = root_of(a)
+    assert (root.category, root.sig, root.file, root.line) == ("env.driver_mismatch", "nvml-driver-library-mismatch",
+                                                                "dmesg.txt", 1)
+    assert explained_by_root(a, finding(a, "cuda-initialization-error"))
+
+
+# ------------------------------------------------------------------------------------------
+# no cause
+# ------------------------------------------------------------------------------------------
+def test_benign_noise_alone_is_healthy(tmp_path):
+    a = analyze_files(tmp_path, {"vllm.log": text_of(
+        "INFO 08-11 10:00:00 [__init__.py:239] Automatically detected platform cuda.",
+        "WARNING 08-11 10:00:01 [tokenizer.py:1] Using a slow tokenizer. This might cause a significant slowdown. "
+        "Consider using a fast tokenizer instead.",
+        "WARNING 08-11 10:00:01 [config.py:1] DeprecationWarning: `torch_dtype` is deprecated! Use `dtype` instead!",
+        "(APIServer pid=1) INFO 08-11 10:00:04 [launcher.py:1] Application startup complete.",
+        "(APIServer pid=1) INFO:     10.0.9.41:53422 - \"POST /v1/chat/completions HTTP/1.1\" 200 OK")})
+    assert a.decision.healthy and a.decision.root is None
+    r = report_of(a)
+    assert (r.healthy, r.root_cause.category, r.first_causal, r.exit_status) == (True, "none", None, 0)
+
+
+def test_watchdog_timeout_alone_is_the_root_with_low_confidence(tmp_path):
+    a = analyze_files(tmp_path, {"vllm.log": text_of(assigned(0, 2, 101), WATCHDOG.format(r=0, t="10:10:05"))})
+    root = root_of(a)
+    assert (root.category, root.line, root.rank) == ("nccl.timeout", 2, 0)
+    assert a.decision.confidence == "low"
+    assert report_of(a).exit_status == 1
+
+
+KEYERROR = [
+    "(Worker_TP{r} pid={p}) ERROR 08-11 10:00:0{s} [core.py:1] Traceback (most recent call last):",
+    '(Worker_TP{r} pid={p}) ERROR 08-11 10:00:0{s} [core.py:1]   File "/app/logits.py", line 12, in apply',
+    "(Worker_TP{r} pid={p}) ERROR 08-11 10:00:0{s} [core.py:1]     return self.table[token_id]",
+    "(Worker_TP{r} pid={p}) ERROR 08-11 10:00:0{s} [core.py:1] KeyError: 'token_1516{r}{s}'",
+]
+
+
+def test_unknown_exception_is_other_with_its_template_and_repeats(tmp_path):
+    a = analyze_files(tmp_path, {
+        "node-a/vllm.log": text_of(assigned(0, 2, 101), *(x.format(r=0, p=101, s=4) for x in KEYERROR)),
+        "node-b/vllm.log": text_of(assigned(1, 2, 202), *(x.format(r=1, p=202, s=3) for x in KEYERROR)),
+    })
+    root = root_of(a)
+    # the earliest-failing rank, at the line stating the exception, the traceback as its span
+    assert (root.category, root.sig, root.node, root.rank, root.line, root.span) == (
+        "other", None, "node-b", 1, 5, (2, 5))
+    assert a.decision.confidence == "low"
+    assert (a.decision.template, a.decision.repeats) == ("KeyError: <s>", 2)
+    r = report_of(a)
+    assert r.other == {"template": "KeyError: <s>", "repeats": 2} and r.exit_status == 1
+
+
+def test_mask_turns_numbers_hex_strings_and_paths_into_placeholders():
+    assert _mask("KeyError: 'token_151643' at 0x7f3a in /opt/app/x.py line 12") == \
+        "KeyError: <s> at <hex> in <path> line <n>"
+
+
+# ------------------------------------------------------------------------------------------
+# OOM by phase
+# ------------------------------------------------------------------------------------------
+W = "(Worker_TP0 pid=101) "
+HEAD = [W + "INFO 08-11 10:00:00 [parallel_state.py:1] rank 0 in world size 1 is assigned as DP rank 0, PP rank 0, "
+            "TP rank 0, EP rank 0"]
+LOAD = W + "INFO 08-11 10:01:00 [gpu_model_runner.py:1] Starting to load model /models/m..."
+KV = W + "INFO 08-11 10:02:00 [gpu_worker.py:1] Available KV cache memory: 34.27 GiB"
+CAPTURE = (W + "INFO 08-11 10:03:00 [gpu_model_runner.py:1] Capturing CUDA graphs (mixed prefill-decode, PIECEWISE):"
+               "   1%|          | 1/67 [00:00<00:19,  3.45it/s]")
+CAPTURED = W + "INFO 08-11 10:03:30 [gpu_model_runner.py:1] Graph capturing finished in 7 secs, took 0.53 GiB"
+UP = "(APIServer pid=1) INFO 08-11 10:04:00 [launcher.py:1] Application startup complete."
+STATS = ("(APIServer pid=1) INFO 08-11 {t} [loggers.py:123] Engine 000: Avg prompt throughput: 2110.4 tokens/s, Avg "
+         "generation throughput: {g} tokens/s, Running: {run} reqs, Waiting: {wait} reqs, GPU KV cache usage: {kv}%, "
+         "Prefix cache hit rate: 63.9%")
+
+
+@pytest.mark.parametrize("before, t, category, phase", [
+    ([LOAD], "10:01:05", "oom.load", "model_load"),
+    ([LOAD, KV, CAPTURE], "10:03:05", "oom.cudagraph", "cudagraph_capture"),
+    ([LOAD, KV, CAPTURE, CAPTURED, UP], "10:06:00", "oom.inference", "serving"),
+])
+def test_the_same_cuda_oom_text_is_split_by_phase(tmp_path, before, t, category, phase):
+    a = analyze_files(tmp_path, {"vllm.log": text_of(*HEAD, *before, W + OOM.format(t=t, g=0))})
+    root = root_of(a)
+    assert (root.sig, root.category, root.phase) == ("cuda-out-of-memory", category, phase)
+    r = report_of(a)
+    assert (r.root_cause.category, r.phase) == (category, phase)
+
+
+def test_oom_while_serving_reports_the_load_at_failure(tmp_path):
+    a = analyze_files(tmp_path, {"vllm.log": text_of(
+        *HEAD, LOAD, KV, CAPTURE, CAPTURED, UP,
+        STATS.format(t="10:05:00", g="388.0", run=12, wait=0, kv="41.7"),
+        STATS.format(t="10:05:10", g="388.0", run=22, wait=3, kv="91.7"),
+        W + OOM.format(t="10:06:00", g=0),
+        STATS.format(t="10:06:10", g="0.0", run=0, wait=9, kv="0.0"))})   # after the failure: not used
+    assert root_of(a).category == "oom.inference"
+    load = report_of(a).load_at_failure
+    assert (load["running"], load["waiting"], load["kv_cache_usage_pct"], load["evidence"]) == (22, 3, 91.7, "vllm.log:8")
+    assert load["max_waiting_recent"] == 3
+
+
+# ------------------------------------------------------------------------------------------
+# what is not an incident, and what a quiet bundle can still hold
+# ------------------------------------------------------------------------------------------
+REJECTED = [
+    "(APIServer pid=1) ERROR 08-11 10:04:30 [serving_chat.py:1] Error in preprocessing prompt inputs",
+    "(APIServer pid=1) ERROR 08-11 10:04:30 [serving_chat.py:1] Traceback (most recent call last):",
+    '(APIServer pid=1) ERROR 08-11 10:04:30 [serving_chat.py:1]   File "/app/chat_utils.py", line 12, in parse',
+    "(APIServer pid=1) ERROR 08-11 10:04:30 [serving_chat.py:1]     return tmpl.render(messages)",
+    "(APIServer pid=1) ERROR 08-11 10:04:30 [serving_chat.py:1] ValueError: unexpected role 'critic' in message 3",
+]
+
+
+def test_an_exception_the_service_survived_is_not_an_incident(tmp_path):
+    a = analyze_files(tmp_path, {"vllm.log": text_of(
+        *HEAD, LOAD, KV, CAPTURE, CAPTURED, UP, *REJECTED,
+        STATS.format(t="10:05:00", g="350.0", run=2, wait=0, kv="1.7"))})
+    assert a.decision.healthy
+    assert report_of(a).exit_status == 0
+
+
+def test_an_exception_after_the_last_tokens_is_an_incident(tmp_path):
+    a = analyze_files(tmp_path, {"vllm.log": text_of(
+        *HEAD, LOAD, KV, CAPTURE, CAPTURED, UP,
+        STATS.format(t="10:04:20", g="350.0", run=2, wait=0, kv="1.7"), *REJECTED)})
+    root = root_of(a)
+    assert (root.category, root.line) == ("other", 12)
+
+
+K3_LAUNCH = "vllm serve moonshotai/Kimi-K3 \\\n  --tensor-parallel-size 8 \\\n  --max-model-len 262144{extra}\n"
+QUIET_LOG = text_of(
+    "INFO 08-11 10:00:00 [__init__.py:239] Automatically detected platform cuda.",
+    "(APIServer pid=1) INFO 08-11 10:04:00 [launcher.py:1] Application startup complete.",
+    STATS.format(t="10:05:00", g="388.0", run=22, wait=3, kv="91.7"))
+
+
+def test_quiet_k3_bundle_without_prefix_caching_is_a_config_incident(tmp_path):
+    a = analyze_files(tmp_path, {"launch.sh": K3_LAUNCH.format(extra=""), "vllm.log": QUIET_LOG})
+    root = root_of(a)
+    assert (root.category, root.check, root.file, root.line) == ("config.prefix_caching_off", "prefix_caching_flag",
+                                                                 "launch.sh", 1)
+    r = report_of(a)
+    assert (r.root_cause.confidence, r.exit_status) == ("medium", 1)
+    assert any("--enable-prefix-caching" in step for step in r.root_cause.remediation)
+
+
+def test_quiet_k3_bundle_with_prefix_caching_is_healthy(tmp_path):
+    a = analyze_files(tmp_path, {"launch.sh": K3_LAUNCH.format(extra=" --enable-prefix-caching"),
+                                 "vllm.log": QUIET_LOG})
+    assert a.decision.healthy
+
+
+def test_a_failing_quiet_check_does_not_replace_a_crash(tmp_path):
+    a = analyze_files(tmp_path, {"launch.sh": K3_LAUNCH.format(extra=""), "vllm.log": text_of(
+        *HEAD, LOAD, W + OOM.format(t="10:01:05", g=0))})
+    assert root_of(a).category == "oom.load"
