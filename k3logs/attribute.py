@@ -178,6 +178,10 @@ def learn(events: pl.DataFrame, host_facts: dict[str, str] | None = None,
         if a.world_size and int(w) == a.world_size:
             a.pid_rank.setdefault((node, pid), int(r))
             a.bus_rank.setdefault((node, nccl_bus(bus)), int(r))
+    # any NCCL line names its process's CUDA device ('host:pid:tid [dev] NCCL ...')
+    for node, pid, dev in ranks.filter(pl.col("dev").is_not_null() & (pl.col("source") == "nccl")) \
+            .select("node", "pid", "dev").unique().iter_rows():
+        a.pid_gpu.setdefault((node, pid), int(dev))
     for node, pid, r, w in comm.iter_rows():
         if a.world_size and int(w) == a.world_size:
             a.pid_rank.setdefault((node, pid), int(r))
@@ -189,18 +193,28 @@ def learn(events: pl.DataFrame, host_facts: dict[str, str] | None = None,
     for (f, node, pid) in ev.filter(pl.col("file").is_in(list(a.file_rank)) & pl.col("pid").is_not_null()) \
             .select("file", "node", "pid").unique().iter_rows():
         a.pid_rank.setdefault((node, pid), a.file_rank[f])
-    # a process known only by its local rank takes the global rank that local rank has on its node
-    for (node, pid), loc in a.pid_local.items():
-        if (node, loc) in a.local_rank:
-            a.pid_rank.setdefault((node, pid), a.local_rank[(node, loc)])
-    for (node, bus), pid in a.bus_pid.items():
-        if (node, pid) in a.pid_rank:
-            a.bus_rank.setdefault((node, bus), a.pid_rank[(node, pid)])
-    # parallel sizes, for worker names when no map exists
+    # parallel sizes, for worker names and device ranks when no map exists
     for pat, attr in ((TP_SIZE, "tp_size"), (PP_SIZE, "pp_size")):
         found = ev["text"].str.extract(pat, 1).drop_nulls()
         if len(found):
             setattr(a, attr, int(found.mode().sort()[0]))
+    # a process known only by its local rank takes the global rank that local rank has on its node; with
+    # the default CUDA_VISIBLE_DEVICES a worker's local rank is its CUDA device (NCCL's [dev])
+    for (node, pid), loc in a.pid_local.items():
+        if (node, loc) in a.local_rank:
+            a.pid_rank.setdefault((node, pid), a.local_rank[(node, loc)])
+    single_replica = len({n for n, _ in a.pid_gpu}) <= 1 and (
+        a.world_size is None or a.tp_size is None or a.world_size == a.tp_size * (a.pp_size or 1))
+    for (node, pid), dev in a.pid_gpu.items():
+        if (node, pid) in a.pid_rank:
+            continue
+        if (node, dev) in a.local_rank:
+            a.pid_rank[(node, pid)] = a.local_rank[(node, dev)]
+        elif single_replica and a.tp_size and (a.pp_size or 1) == 1:
+            a.pid_rank[(node, pid)] = dev  # one node, tensor parallel only: rank = TP rank = device
+    for (node, bus), pid in a.bus_pid.items():
+        if (node, pid) in a.pid_rank:
+            a.bus_rank.setdefault((node, bus), a.pid_rank[(node, pid)])
     a.name_rank = _name_ranks(sorted(ev["proc"].drop_nulls().unique().to_list()), a)
     # a single-GPU deployment whose processes print no name (V0, early V1): its output is rank 0's
     a.unnamed_rank0 = (a.tp_size or 0) * (a.pp_size or 1) == 1 and a.world_size in (None, 1) \
