@@ -151,8 +151,12 @@ def regex_error(pattern: str) -> str | None:
     """The Rust regex engine's complaint about `pattern`, or None if it compiles."""
     try:
         pl.Series([""], dtype=pl.String).str.contains(pattern)
-    except Exception as e:  # polars raises ComputeError with the engine's message
-        return str(e).splitlines()[0][:300]
+    except Exception as e:  # polars raises ComputeError with the engine's message, caret and reason
+        lines = str(e).splitlines()
+        reason = next((ln[len("error: "):] for ln in lines if ln.startswith("error: ")), lines[0] if lines else "")
+        caret = next((ln for ln in lines if ln.strip() and set(ln.strip()) == {"^"}), None)
+        where = f" at column {len(caret) - len(caret.lstrip()) - 3}" if caret else ""  # the engine indents by 4
+        return f"{reason}{where}"[:300]
     return None
 
 

@@ -191,9 +191,6 @@ def test_bad_patterns_are_refused_by_the_strict_loader(case):
         load_catalogue([BAD_DIR / case])
 
 
-@pytest.mark.xfail(strict=True, reason="catalogue.regex_error keeps only the first line of the polars error "
-                   "('regex error: regex parse error:'), dropping the engine's reason (unclosed character class, "
-                   "look-around not supported) and its caret: the issue says that the regex is bad but not why")
 @pytest.mark.parametrize("case, why", [("bad-regex", "unclosed character class"),
                                        ("lookaround", "look-around")])
 def test_regex_issue_says_why_it_does_not_compile(case, why):
