@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -103,10 +104,11 @@ def _node_folders(files: list[str], file_hosts: dict[str, str], known_hosts: set
 
 
 def learn(events: pl.DataFrame, host_facts: dict[str, str] | None = None,
-          gpu_bus_facts: dict[str, list[str]] | None = None, ip_hosts: dict[str, str] | None = None
-          ) -> Attribution:
+          gpu_bus_facts: dict[str, list[str]] | None = None, ip_hosts: dict[str, str] | None = None,
+          files: Iterable[str] = ()) -> Attribution:
     """Learn the node and rank maps of a bundle from its parsed events (and the host names and GPU bus
-    ids its dumps give: `host_facts` maps a file to a host, `gpu_bus_facts` a file to bus ids by index)."""
+    ids its dumps give: `host_facts` maps a file to a host, `gpu_bus_facts` a file to bus ids by index).
+    `files` names every file of the bundle, so that files with no line kept still get their folder's node."""
     a = Attribution()
     host_facts = host_facts or {}
     ev = _hosts(_elastic_entries(events))
@@ -127,7 +129,7 @@ def learn(events: pl.DataFrame, host_facts: dict[str, str] | None = None,
     for f, h in host_facts.items():
         file_hosts.setdefault(f, short_host(h))
     known_hosts = set(file_hosts.values()) | set(a.ip_node.values()) | set(ev["_h"].drop_nulls().unique().to_list())
-    files = sorted(set(ev["file"].unique().to_list()) | set(host_facts))
+    files = sorted(set(ev["file"].unique().to_list()) | set(host_facts) | set(gpu_bus_facts or {}) | set(files))
     a.folder_node = _node_folders(files, file_hosts, known_hosts)
     for f in files:
         d = _top_dir(f)
@@ -273,6 +275,9 @@ def apply(events: pl.DataFrame, a: Attribution) -> pl.DataFrame:
                          pl.coalesce("dev", "_pgpu").cast(pl.Int32).alias("gpu")).drop("_prank", "_pgpu", "_frank",
                                                                                         "_nrank")
     if a.local_rank and "local_rank" in ev.columns:
+        # torchelastic's agent reports a child's failure: 'failed (exitcode: -6) local_rank: 1 (pid: 4326)'
+        ev = ev.with_columns(pl.coalesce("local_rank", pl.col("text").str.extract(AGENT_FAILED, 1)
+                                         .cast(pl.Int32)).alias("local_rank"))
         lm = pl.DataFrame([(n, l, r) for (n, l), r in a.local_rank.items()],
                           schema={"node": pl.String, "local_rank": pl.Int32, "_lr": pl.Int32}, orient="row")
         ev = ev.join(lm, on=["node", "local_rank"], how="left").with_columns(

@@ -153,9 +153,6 @@ def test_torchelastic_pid_and_local_rank_give_the_rank_of_that_process(tmp_path)
     assert a.attribution.local_rank[("gpu-q22", 1)] == 9
 
 
-@pytest.mark.xfail(strict=True, reason="attribute: torchelastic's agent line 'failed (exitcode: -6) local_rank: 1 "
-                   "(pid: 4326)' is about the child (local rank 1 -> rank 9) but keeps the agent's pid 4321 and no "
-                   "rank (corpora c116 line 94, c205 line 181 expect the child's rank)")
 def test_torchelastic_agent_failure_line_gets_the_failed_childs_rank(tmp_path):
     a = analyze_files(tmp_path, {"job.log": ELASTIC}, keep_all=True)
     assert event_at(a.events, "job.log", 2)["rank"] == 9
@@ -232,10 +229,6 @@ def test_xid_pci_address_to_rank_via_nvidia_smi_index_and_local_rank(tmp_path):
     assert (ev["node"], ev["gpu"], ev["rank"]) == ("node-b", 1, 3)
 
 
-@pytest.mark.xfail(strict=True, reason="attribute.learn: bus ids from nvidia-smi dumps are keyed by "
-                   "a.file_node.get(file), but file_node only holds files that produced events, so a dump in a "
-                   "per-node folder gets node None; with two nodes' dumps the first one's index wins for every "
-                   "node (here node-a's 9a=GPU 0 is applied to node-b's Xid: gpu 0 / rank 2 instead of 1 / 3)")
 def test_xid_gpu_index_comes_from_the_nvidia_smi_dump_of_the_same_node(tmp_path):
     def job(pids_ranks):
         return text_of(*(f"(Worker pid={p}) INFO 08-11 10:00:00 [worker.py:1] world_size=4 rank={r} local_rank={lr} "

@@ -87,8 +87,6 @@ def test_case_verdict_matches_the_truth(case):
 # ------------------------------------------------------------------------------------------
 FOLDER_NOT_A_HOST = ("attribute._node_folders: a per-node folder is mapped to a host only when that host is already "
                      "known from host fields or a dump's single hostname")
-TORCHELASTIC_AGENT = ("attribute: torchelastic's agent line 'failed (exitcode: N) local_rank: L (pid: P)' reports the "
-                      "child with local rank L but keeps the agent's pid and no rank")
 KNOWN_BUGS: dict[tuple[str, str, int], str] = {
     **{("c101-driver-too-old-cu130-2node-lws",
         "node-h200-r12-n03/var/log/pods/llm-prod_dsv32-chat-0_2d7c5e91-0a4b-4f3e-8c61-b9e0d4a7f152/vllm/0.log", n):
@@ -101,8 +99,6 @@ KNOWN_BUGS: dict[tuple[str, str, int], str] = {
     ("c115-segfault-nccl-proxy-ray-2node", "h20-ray-02/dmesg.txt", 7):
         "attribute: a kernel 'NCCL Progress 5[2391]: segfault' line gets no rank: thread 2391 belongs to pid 2318 "
         "(the absl 'E 2318 2391' line relayed by Ray), which is rank 13",
-    ("c116-sigkill-torchrun-2node-slurm", "dgx-a100-018/771205-1.out", 94): TORCHELASTIC_AGENT + " (want rank 6)",
-    ("c205-bootstrap-docker0-torchrun-compose", "node-2/compose-logs.txt", 181): TORCHELASTIC_AGENT + " (want 13)",
     **{("c204-roce-linkflap-pp2-serving", "node-a/vllm-serve.log", n):
        FOLDER_NOT_A_HOST + ": node-a stays 'node-a' although node-b is gpu-h200-r5-08 and the pdsh transcript "
        "(env-both-nodes.txt) names the other host gpu-h200-r5-07; its measured clock offset is then unused"

@@ -81,10 +81,6 @@ def test_a_large_bundle_comes_in_bounded_batches(tmp_path):
     assert sum(b.height for b in batches) == sum(v.count("\n") for v in files.values())
 
 
-@pytest.mark.xfail(strict=True, reason="attribute.apply/_apply_nodes maps a file to its node through "
-                   "Attribution.file_node, which only holds files that had lines kept by analyze's anchor filter; in "
-                   "`k3logs events` the lines of any other file of a per-node folder (plain app logs, dumps such as "
-                   "nvidia-smi CSV) get node null instead of the folder's node")
 def test_every_file_of_a_node_folder_gets_the_node_in_the_event_table(tmp_path):
     root = make_bundle(tmp_path, {**TWO_NODES, "node-a/app.log": text_of("just some words", "more words"),
                                   "node-b/gpus.csv": "index, name, pci.bus_id\n0, NVIDIA H100 80GB HBM3, "
