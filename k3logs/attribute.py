@@ -9,6 +9,7 @@ it unambiguous. Kernel lines about a GPU (Xid, 'fallen off the bus') get the ran
 address (NCCL busId), and the GPU index from nvidia-smi's bus ids."""
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
@@ -96,8 +97,15 @@ def _node_folders(files: list[str], file_hosts: dict[str, str], known_hosts: set
         match = [h for h in known_hosts if h == d or (len(h) >= 4 and (h in d or d in h))]
         if len(match) == 1:
             out[d] = match[0]
+    # one folder left and one host the bundle names left: that folder is that host
+    left = [d for d in dirs if d not in out and d.lower() not in NOT_NODE_DIRS]
+    unplaced = known_hosts - set(out.values())
+    if out and len(left) == 1 and len(unplaced) == 1:
+        out[left[0]] = next(iter(unplaced))
+    # the other folders are nodes only when they look like siblings (node-a, node-b), not like a layout
+    # (var-lib-docker, host)
     candidates = [d for d in dirs if d not in out and d.lower() not in NOT_NODE_DIRS]
-    if len(candidates) + len(out) >= 2:
+    if candidates and len(candidates) + len(out) >= 2 and len(os.path.commonprefix([*candidates, *out])) >= 3:
         for d in candidates:
             out[d] = d
     return out
@@ -105,10 +113,11 @@ def _node_folders(files: list[str], file_hosts: dict[str, str], known_hosts: set
 
 def learn(events: pl.DataFrame, host_facts: dict[str, str] | None = None,
           gpu_bus_facts: dict[str, list[str]] | None = None, ip_hosts: dict[str, str] | None = None,
-          files: Iterable[str] = ()) -> Attribution:
+          files: Iterable[str] = (), named_hosts: Iterable[str] = ()) -> Attribution:
     """Learn the node and rank maps of a bundle from its parsed events (and the host names and GPU bus
     ids its dumps give: `host_facts` maps a file to a host, `gpu_bus_facts` a file to bus ids by index).
-    `files` names every file of the bundle, so that files with no line kept still get their folder's node."""
+    `files` names every file of the bundle, so that files with no line kept still get their folder's node;
+    `named_hosts` are hosts the dumps name anywhere (a pod listing's node column)."""
     a = Attribution()
     host_facts = host_facts or {}
     ev = _hosts(_elastic_entries(events))
@@ -128,7 +137,8 @@ def learn(events: pl.DataFrame, host_facts: dict[str, str] | None = None,
             file_hosts[f] = rows["_h"][0]
     for f, h in host_facts.items():
         file_hosts.setdefault(f, short_host(h))
-    known_hosts = set(file_hosts.values()) | set(a.ip_node.values()) | set(ev["_h"].drop_nulls().unique().to_list())
+    known_hosts = set(file_hosts.values()) | set(a.ip_node.values()) | set(ev["_h"].drop_nulls().unique().to_list()) \
+        | {short_host(h) for h in named_hosts}
     files = sorted(set(ev["file"].unique().to_list()) | set(host_facts) | set(gpu_bus_facts or {}) | set(files))
     a.folder_node = _node_folders(files, file_hosts, known_hosts)
     for f in files:

@@ -49,6 +49,32 @@ def test_node_from_per_node_folder(tmp_path):
     assert event_at(a.events, "node-b/vllm.log", 1)["node"] == "node-b"
 
 
+def test_folders_that_are_a_layout_not_siblings_are_not_nodes(tmp_path):
+    a = analyze_files(tmp_path, {"var-lib-docker/c1-json.log": text_of(PLATFORM), "host/dmesg.txt": text_of(
+        "[ 5000.100000] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  580.95.05")})
+    assert event_at(a.events, "var-lib-docker/c1-json.log", 1)["node"] != "var-lib-docker"
+    assert a.attribution.folder_node == {}
+
+
+def test_node_folder_takes_a_host_named_only_in_a_pod_listing(tmp_path):
+    a = analyze_files(tmp_path, {
+        "node-h200-n03/vllm.log": text_of(PLATFORM),
+        "node-h200-n04/vllm.log": text_of("gpu:123:456 [0] NCCL INFO NCCL version 2.21.5+cuda12.4", PLATFORM),
+        "pods-wide.txt": "NAME      READY   STATUS    RESTARTS   AGE   IP           NODE        NOMINATED NODE   "
+                         "READINESS GATES\nk3-0      1/1     Running   0          5m    10.1.0.5     h200-n03    "
+                         "<none>           <none>\n"})
+    assert event_at(a.events, "node-h200-n03/vllm.log", 1)["node"] == "h200-n03"
+
+
+def test_the_one_folder_left_is_the_one_host_left(tmp_path):
+    a = analyze_files(tmp_path, {
+        "node-a/vllm.log": text_of(PLATFORM),
+        "node-b/vllm.log": text_of("gpu-r5-08:123:456 [0] NCCL INFO NCCL version 2.21.5+cuda12.4"),
+        "env.txt": "# pdsh -w gpu-r5-[07-08] date +%FT%T.%N\ngpu-r5-07: 2025-12-09T02:03:17.118402991\n"
+                   "gpu-r5-08: 2025-12-09T02:03:19.224871230\n"})
+    assert a.attribution.folder_node == {"node-a": "gpu-r5-07", "node-b": "gpu-r5-08"}
+
+
 def test_node_from_nccl_host_field_applies_to_the_whole_file(tmp_path):
     a = analyze_files(tmp_path, {"logs/vllm.log": text_of(
         "gpu-x07:123:456 [0] NCCL INFO NCCL version 2.21.5+cuda12.4", PLATFORM)})

@@ -88,27 +88,12 @@ def test_case_verdict_matches_the_truth(case):
 FOLDER_NOT_A_HOST = ("attribute._node_folders: a per-node folder is mapped to a host only when that host is already "
                      "known from host fields or a dump's single hostname")
 KNOWN_BUGS: dict[tuple[str, str, int], str] = {
-    **{("c101-driver-too-old-cu130-2node-lws",
-        "node-h200-r12-n03/var/log/pods/llm-prod_dsv32-chat-0_2d7c5e91-0a4b-4f3e-8c61-b9e0d4a7f152/vllm/0.log", n):
-       FOLDER_NOT_A_HOST + ": folder node-h200-r12-n03 stays 'node-h200-r12-n03' (h200-r12-n03 is named only in the "
-       "kubectl get pods -o wide table) while its sibling node-h200-r12-n04 becomes 'h200-r12-n04'"
-       for n in (2, 3, 4, 17, 53)},
     ("c103-empty-cuda-visible-devices-slurm", "logs/qwen3-serve-48213.out", 1):
         "parse/clock: the `date` output inside the Slurm banner 'Job 48213 started on cn-gpu-031 at Wed Apr  8 "
         "09:14:02 UTC 2026' is not read as the line's time (ts null, ts_quality 'none')",
     ("c115-segfault-nccl-proxy-ray-2node", "h20-ray-02/dmesg.txt", 7):
         "attribute: a kernel 'NCCL Progress 5[2391]: segfault' line gets no rank: thread 2391 belongs to pid 2318 "
         "(the absl 'E 2318 2391' line relayed by Ray), which is rank 13",
-    **{("c204-roce-linkflap-pp2-serving", "node-a/vllm-serve.log", n):
-       FOLDER_NOT_A_HOST + ": node-a stays 'node-a' although node-b is gpu-h200-r5-08 and the pdsh transcript "
-       "(env-both-nodes.txt) names the other host gpu-h200-r5-07; its measured clock offset is then unused"
-       for n in (40, 1206, 1300)},
-    **{("c215-healthy-tp8-docker-graceful-stop", f, n):
-       "attribute._node_folders: with two top folders ('var-lib-docker', 'host') every folder becomes a node, "
-       "although the bundle is one host (h200-prod-22, docker inspect)"
-       for f, n in [("var-lib-docker/containers/d41c8e07b2f95a3e6c1d0b84f7a29e5c3b6d1f08a9e4c72b5d3f6a1e0c8b9d47/"
-                     "d41c8e07b2f95a3e6c1d0b84f7a29e5c3b6d1f08a9e4c72b5d3f6a1e0c8b9d47-json.log", n)
-                    for n in (52, 202, 814, 1654, 1661)] + [("host/dmesg.txt", 13)]},
     ("c303-k3-cu130-image-r575-node-toolkit-requirement-2node", "kubectl-logs-kimi-k3-0-1-c-cuda-check-previous.txt",
      3): "attribute: the logs of pod kimi-k3-0-1 (kubectl logs ... -c cuda-check --previous) get no node, although "
          "the bundle's pod listing places that pod on b200-k3-n06",
