@@ -51,6 +51,11 @@ def _as_utc(expr: pl.Expr, tz: str) -> pl.Expr:
         .dt.replace_time_zone(None)
 
 
+def _yearless() -> pl.Expr:
+    c = pl.col
+    return pl.when(c("wt_kind") == "yearless").then(c("wt")).when(c("lt_kind") == "yearless").then(c("lt"))
+
+
 def _with_year(expr: pl.Expr, year: pl.Expr) -> pl.Expr:
     return pl.datetime(year, expr.dt.month(), expr.dt.day(), expr.dt.hour(), expr.dt.minute(), expr.dt.second(),
                        expr.dt.microsecond(), time_unit="us")
@@ -66,6 +71,7 @@ class ClockModel:
     boots: dict[str | None, datetime] = field(default_factory=dict)
     offsets: dict[str, float] = field(default_factory=dict)   # applied offsets only
     no_future: bool = False  # the reference is "now": never pick a year that is after it
+    file_ref: dict[str, datetime] = field(default_factory=dict)  # with no_future: each file's last time
 
 
 def _exact(tz: str) -> pl.Expr:
@@ -102,13 +108,21 @@ def learn(ev: pl.DataFrame, tz: str = UTC, skew_tolerance: float = 2.0,
         m.bundle_ref = datetime.now(timezone.utc).replace(tzinfo=None)
         m.no_future = True
         rep.year_source = "none in the bundle: the most recent past year was assumed"
+        # one year per file, not per line: its last line is in the most recent past, the others are near it
+        now = pl.lit(m.bundle_ref, pl.Datetime("us"))
+        last = ev.filter(_yearless().is_not_null()).group_by("file").agg(
+            _yearless().sort_by(["line", "sub"]).last().alias("_y")).with_columns(
+            _with_year(c("_y"), now.dt.year()).alias("_y")).with_columns(
+            pl.when(c("_y") > now).then(c("_y").dt.offset_by("-1y")).otherwise(c("_y")).alias("_y"))
+        m.file_ref = dict(last.iter_rows())
     # boot times: from the dumps (uptime -s, date + /proc/uptime), else from kernel lines with both clocks
     sources: dict[str | None, str] = {}
     for node, bt in (boot_facts or {}).items():
         m.boots[node] = bt.astimezone(timezone.utc).replace(tzinfo=None) if bt.tzinfo else bt
         sources[node] = "uptime -s / date in the bundle"
     both = ev.filter(c("source") == "kernel").select(
-        "node", _exact(tz).alias("_e"), c("text").str.extract(INNER_UPTIME, 1).cast(pl.Float64, strict=False).alias("_up")
+        "node", _exact(tz).alias("_e"),
+        pl.coalesce(c("uptime"), c("text").str.extract(INNER_UPTIME, 1).cast(pl.Float64, strict=False)).alias("_up")
     ).drop_nulls(["_e", "_up"])
     for (node,), g in both.group_by("node"):
         if node not in m.boots:
@@ -162,20 +176,23 @@ def _times(ev: pl.DataFrame, m: ClockModel) -> pl.DataFrame:
                         schema={"node": pl.String, "_ref": pl.Datetime("us")})
     boots = pl.DataFrame({"node": list(m.boots), "_boot": list(m.boots.values())},
                          schema={"node": pl.String, "_boot": pl.Datetime("us")})
+    frefs = pl.DataFrame({"file": list(m.file_ref), "_fref": list(m.file_ref.values())},
+                         schema={"file": pl.String, "_fref": pl.Datetime("us")})
     ev = (ev.join(refs, on="node", how="left", nulls_equal=True)
           .join(boots, on="node", how="left", nulls_equal=True)
-          .with_columns(c("_ref").fill_null(pl.lit(m.bundle_ref, pl.Datetime("us"))), _exact(m.tz).alias("_exact")))
-    # the year of year-less times: the one that puts them closest to the node's (else the bundle's) dated
-    # lines (a December line next to January references belongs to the year before)
-    yl = pl.when(c("wt_kind") == "yearless").then(c("wt")).when(c("lt_kind") == "yearless").then(c("lt"))
+          .join(frefs, on="file", how="left")
+          .with_columns(pl.coalesce("_fref", "_ref", pl.lit(m.bundle_ref, pl.Datetime("us"))).alias("_ref"),
+                        (c("_fref").is_null() & m.no_future).alias("_past"), _exact(m.tz).alias("_exact")))
+    # the year of year-less times: the one that puts them closest to the file's last time (with nothing to
+    # date the bundle), else the node's or the bundle's dated lines (a December line next to January
+    # references belongs to the year before)
+    yl = _yearless()
     ref_year = c("_ref").dt.year()
     same_year = _with_year(yl, ref_year)
     half_year = pl.duration(days=183)
-    if m.no_future:
-        year = pl.when(same_year > c("_ref")).then(ref_year - 1).otherwise(ref_year)
-    else:
-        year = (pl.when(same_year - c("_ref") > half_year).then(ref_year - 1)
-                .when(c("_ref") - same_year > half_year).then(ref_year + 1).otherwise(ref_year))
+    year = (pl.when(c("_past")).then(pl.when(same_year > c("_ref")).then(ref_year - 1).otherwise(ref_year))
+            .when(same_year - c("_ref") > half_year).then(ref_year - 1)
+            .when(c("_ref") - same_year > half_year).then(ref_year + 1).otherwise(ref_year))
     best = _as_utc(_with_year(yl, year), m.tz)
     from_boot = c("_boot") + pl.duration(microseconds=(c("uptime") * 1e6).cast(pl.Int64))
     ev = ev.with_columns(pl.when(yl.is_not_null()).then(best).alias("_yearless"))
@@ -185,7 +202,7 @@ def _times(ev: pl.DataFrame, m: ClockModel) -> pl.DataFrame:
         .when(c("_yearless").is_not_null() | (c("uptime").is_not_null() & c("_boot").is_not_null()))
         .then(pl.lit("inferred"))
         .when(c("uptime").is_not_null()).then(pl.lit("relative"))
-        .otherwise(None).alias("ts_quality")).drop("_ref", "_boot", "_exact", "_yearless")
+        .otherwise(None).alias("ts_quality")).drop("_ref", "_fref", "_past", "_boot", "_exact", "_yearless")
 
 
 def apply(ev: pl.DataFrame, m: ClockModel, last_ts: dict[str, datetime] | None = None) -> pl.DataFrame:

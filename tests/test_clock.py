@@ -84,9 +84,6 @@ def test_no_date_anywhere_takes_the_most_recent_past_year(tmp_path, now_2026_06_
     assert "most recent past year" in a.clock.year_source
 
 
-@pytest.mark.xfail(strict=True, reason="clock._times picks the year of each year-less line on its own (closest to "
-                   "'now', never in the future): a year-old log that spans today's month-day gets 2026 for 06-14 and "
-                   "2025 for 06-16, so its later line is placed a year before its earlier line")
 def test_no_date_anywhere_keeps_a_file_in_order_across_todays_date(tmp_path, now_2026_06_15):
     a = analyze_files(tmp_path, {"vllm.log": text_of(vllm("06-14 23:00:00"), vllm("06-16 01:00:00"))}, keep_all=True)
     first, second = at(a, "vllm.log", 1)[0], at(a, "vllm.log", 2)[0]
@@ -123,10 +120,6 @@ def test_dmesg_without_boot_time_stays_relative(tmp_path):
     assert (ev["ts"], ev["ts_quality"], ev["uptime"]) == (None, "relative", 3600.25)
 
 
-@pytest.mark.xfail(strict=True, reason="clock.learn reads the seconds since boot of a dated kernel line with "
-                   "INNER_UPTIME on `text`, but the parser has already moved '[ 3600.000000]' into the `uptime` column "
-                   "and cut it from the text: syslog/journald kernel lines with both clocks never give the boot time, "
-                   "so the node's dmesg stays 'relative'")
 def test_kernel_lines_with_both_clocks_give_the_boot_time(tmp_path):
     a = analyze_files(tmp_path, {"node-a/kern.log": text_of(
         "2026-08-11T10:00:00+00:00 gpu-a kernel: [ 3600.000000] mlx5_core 0000:17:00.0: Port module event",
