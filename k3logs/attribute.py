@@ -113,11 +113,13 @@ def _node_folders(files: list[str], file_hosts: dict[str, str], known_hosts: set
 
 def learn(events: pl.DataFrame, host_facts: dict[str, str] | None = None,
           gpu_bus_facts: dict[str, list[str]] | None = None, ip_hosts: dict[str, str] | None = None,
-          files: Iterable[str] = (), named_hosts: Iterable[str] = ()) -> Attribution:
+          files: Iterable[str] = (), named_hosts: Iterable[str] = (), pod_nodes: dict[str, str] | None = None
+          ) -> Attribution:
     """Learn the node and rank maps of a bundle from its parsed events (and the host names and GPU bus
     ids its dumps give: `host_facts` maps a file to a host, `gpu_bus_facts` a file to bus ids by index).
     `files` names every file of the bundle, so that files with no line kept still get their folder's node;
-    `named_hosts` are hosts the dumps name anywhere (a pod listing's node column)."""
+    `named_hosts` are hosts the dumps name anywhere (a pod listing's node column), `pod_nodes` maps a pod
+    to its node."""
     a = Attribution()
     host_facts = host_facts or {}
     ev = _hosts(_elastic_entries(events))
@@ -141,9 +143,13 @@ def learn(events: pl.DataFrame, host_facts: dict[str, str] | None = None,
         | {short_host(h) for h in named_hosts}
     files = sorted(set(ev["file"].unique().to_list()) | set(host_facts) | set(gpu_bus_facts or {}) | set(files))
     a.folder_node = _node_folders(files, file_hosts, known_hosts)
+    pods = sorted(pod_nodes or {}, key=len, reverse=True)  # the longest name first: kimi-k3-0-1, then kimi-k3-0
     for f in files:
         d = _top_dir(f)
         a.file_node[f] = (a.folder_node.get(d) if d else None) or file_hosts.get(f)
+        if not a.file_node[f]:   # 'kubectl-logs-POD-c-CONTAINER.txt': the node a pod listing places POD on
+            pod = next((p for p in pods if re.search(rf"(?<![A-Za-z0-9]){re.escape(p)}(?![A-Za-z0-9])", f)), None)
+            a.file_node[f] = short_host(pod_nodes[pod]) if pod else None
     nodes_seen = {n for n in a.file_node.values() if n} | known_hosts
     a.single_node = next(iter(nodes_seen)) if len(nodes_seen) == 1 else None
     a.nodes = sorted(n for n in nodes_seen if n and not re.fullmatch(r"[\d.]+", n))

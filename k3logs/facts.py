@@ -11,7 +11,7 @@ gpu_bus_ids, gpu_uuids, gpu_error, ecc_uncorrectable, remapped_rows_pending, nvl
 launch_command, prefix_caching, all2all_backend, tensor_parallel_size, pipeline_parallel_size,
 data_parallel_size, max_model_len, gpu_memory_utilization, model, ucx_tls, nccl_dmabuf_enable,
 nccl_socket_ifname, nccl_ib_hca, cuda_visible_devices, env:<NAME>, nvidia_peermem_loaded, mlx5_loaded,
-ib_port_state, shm_size, ipc_mode, hostname, node_name, ip, boot_time, collected_at, pip_cuda_majors,
+ib_port_state, shm_size, ipc_mode, hostname, node_name, pod_node, ip, boot_time, collected_at, pip_cuda_majors,
 pip_mixed_cuda, model_architecture, exit_code, oom_killed, restart_count, last_state_reason, pod_events;
 and a few more (expert_parallel, nnodes, served_model_name, kv_transfer, nccl_cuda, nccl_dmabuf_524,
 nccl_bootstrap, gpu_process, process, nics, kernel_version, ofed_version, uptime_seconds, image_id,

@@ -298,7 +298,8 @@ WIDE_HEADER = re.compile(r"^(?P<lead>#\s*)?NAME\s+READY\s+STATUS\s+RESTARTS\s+AG
 
 
 def parse_pod_tables(sink: Sink, lines: list[str], base: int) -> None:
-    """`kubectl get pods -o wide` tables anywhere in a text (also as comments): each pod's node."""
+    """`kubectl get pods -o wide` tables anywhere in a text (also as comments): each pod's node
+    (`node_name`, and `pod_node` 'POD NODE')."""
     for i, ln in enumerate(lines):
         m = WIDE_HEADER.match(ln)
         if not m:
@@ -314,6 +315,8 @@ def parse_pod_tables(sink: Sink, lines: list[str], base: int) -> None:
             node = row[col:].split()[0] if len(row) > col and row[col:].split() else None
             if node and node not in ("<none>",) and re.match(r"[A-Za-z][\w.-]*$", node):
                 sink.add("node_name", node, base + j + 1)
+                if row.split():
+                    sink.add("pod_node", f"{row.split()[0]} {node}", base + j + 1)
 
 
 HOST_IP = re.compile(r"\b(?P<host>[A-Za-z][\w-]*[\d-][\w-]*)\s*\((?P<ip>\d{1,3}(?:\.\d{1,3}){3})\)"

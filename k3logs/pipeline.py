@@ -122,8 +122,9 @@ def learn(path: str | Path, settings: Settings, cat: Catalogue, keep_all: bool =
     buses = {f.file: f.value.split(",") for f in facts if f.name == "gpu_bus_ids"}
     ip_hosts = {f.value.split()[1]: f.value.split()[0] for f in facts if f.name == "host_ip"}
     named = {f.value.split()[0] for f in facts if f.name in ("hostname", "node_name", "clock_reading") and f.value}
+    pods = dict(f.value.split()[:2] for f in facts if f.name == "pod_node" and len(f.value.split()) == 2)
     attribution = attribute.learn(events, host_facts, buses, ip_hosts, [bundle.display(f) for f in bundle.names],
-                                  named)
+                                  named, pods)
     events = attribute.apply(events, attribution)
     facts = [replace(f, node=f.node or attribution.file_node.get(f.file)) for f in facts]
     boots = {}

@@ -66,6 +66,20 @@ def test_node_folder_takes_a_host_named_only_in_a_pod_listing(tmp_path):
     assert event_at(a.events, "node-h200-n03/vllm.log", 1)["node"] == "h200-n03"
 
 
+def test_kubectl_logs_of_a_pod_take_the_node_the_pod_listing_gives(tmp_path):
+    a = analyze_files(tmp_path, {
+        "kubectl-get-pods-wide.txt": "NAME          READY   STATUS    RESTARTS   AGE     IP           NODE       "
+                                     "NOMINATED NODE   READINESS GATES\n"
+                                     "kimi-k3-0     1/1     Running   0          7m29s   10.6.5.41    gpu-n05    "
+                                     "<none>           <none>\n"
+                                     "kimi-k3-0-1   0/1     Error     6          7m29s   10.6.6.12    gpu-n06    "
+                                     "<none>           <none>\n",
+        "kubectl-logs-kimi-k3-0-1-c-init.txt": text_of(PLATFORM),
+        "kubectl-logs-kimi-k3-0.txt": text_of(PLATFORM)})
+    assert event_at(a.events, "kubectl-logs-kimi-k3-0-1-c-init.txt", 1)["node"] == "gpu-n06"   # the longer name
+    assert event_at(a.events, "kubectl-logs-kimi-k3-0.txt", 1)["node"] == "gpu-n05"
+
+
 def test_the_one_folder_left_is_the_one_host_left(tmp_path):
     a = analyze_files(tmp_path, {
         "node-a/vllm.log": text_of(PLATFORM),

@@ -94,9 +94,6 @@ KNOWN_BUGS: dict[tuple[str, str, int], str] = {
     ("c115-segfault-nccl-proxy-ray-2node", "h20-ray-02/dmesg.txt", 7):
         "attribute: a kernel 'NCCL Progress 5[2391]: segfault' line gets no rank: thread 2391 belongs to pid 2318 "
         "(the absl 'E 2318 2391' line relayed by Ray), which is rank 13",
-    ("c303-k3-cu130-image-r575-node-toolkit-requirement-2node", "kubectl-logs-kimi-k3-0-1-c-cuda-check-previous.txt",
-     3): "attribute: the logs of pod kimi-k3-0-1 (kubectl logs ... -c cuda-check --previous) get no node, although "
-         "the bundle's pod listing places that pod on b200-k3-n06",
     ("c402-hca-firmware-fatal-retry-exceeded-pp2", "b200-ib-r3-06/dmesg-T.txt", 6):
         "attribute: an mlx5 'Fatal error 1 detected' line of the HCA at 0000:5c:00.0 gets no rank; nvidia-smi topo's "
         "NIC legend ties mlx5_3 to GPU3's rail (local rank 3 on PP1 = rank 11)",
