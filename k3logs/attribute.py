@@ -32,6 +32,10 @@ PP_SIZE = r"pipeline_parallel_size['\"]?[=:] ?(?P<pp>\d+)"
 PCI = r"(?:PCI:)?(?P<dom>[0-9a-fA-F]{4,8}):(?P<bus>[0-9a-fA-F]{2}):(?P<dev>[0-9a-fA-F]{2})"
 WORKER_NAME = re.compile(r"^(?:Worker|VllmWorker)(?:_DP(?P<dp>\d+))?(?:_PP(?P<pp>\d+))?(?:_TP(?P<tp>\d+))?(?:_EP\d+)?"
                          r"(?: rank=(?P<rank>\d+)| TP(?P<tp2>\d+))?$")
+# the PCI device a kernel line is about: AER names it after 'error received:' (the first address is the port)
+AER_SOURCE = r"error (?:message )?received: (?:from )?" + PCI
+# a task the kernel reports by thread id: 'NCCL Progress 5[2391]: segfault at 28 ...'
+KERNEL_TASK = r"\[(\d+)\]: (?:segfault|trap|general protection)"
 NODE_FILE_NAME = re.compile(r"rank[-_]?(\d+)", re.I)
 NOT_NODE_DIRS = {"pods", "pod", "containers", "container", "logs", "log", "nccl", "metrics", "model", "models",
                  "kernel", "dmesg", "config", "configs", "k8s", "kubernetes", "events", "env", "ray", "vllm",
@@ -72,6 +76,7 @@ class Attribution:
     bus_pid: dict[tuple[str | None, str], int] = field(default_factory=dict)
     local_rank: dict[tuple[str | None, int], int] = field(default_factory=dict)   # (node, local rank) -> rank
     pid_local: dict[tuple[str | None, int], int] = field(default_factory=dict)
+    tid_pid: dict[tuple[str | None, int], int] = field(default_factory=dict)   # a thread's process
     file_rank: dict[str, int] = field(default_factory=dict)
     name_rank: dict[str, int] = field(default_factory=dict)
     single_node: str | None = None
@@ -196,6 +201,9 @@ def learn(events: pl.DataFrame, host_facts: dict[str, str] | None = None,
         if a.world_size and int(w) == a.world_size:
             a.pid_rank.setdefault((node, pid), int(r))
             a.bus_rank.setdefault((node, nccl_bus(bus)), int(r))
+    for node, pid, tid in ranks.filter(pl.col("tid").is_not_null() & (pl.col("tid") != pl.col("pid"))) \
+            .select("node", "pid", "tid").unique().iter_rows():
+        a.tid_pid.setdefault((node, int(tid)), pid)
     # any NCCL line names its process's CUDA device ('host:pid:tid [dev] NCCL ...')
     for node, pid, dev in ranks.filter(pl.col("dev").is_not_null() & (pl.col("source") == "nccl")) \
             .select("node", "pid", "dev").unique().iter_rows():
@@ -361,10 +369,27 @@ def _name_ranks(procs: list[str], a: Attribution) -> dict[str, int]:
     return out
 
 
+def _kernel_task(ev: pl.DataFrame, a: Attribution) -> pl.DataFrame:
+    """A kernel line about a task (a segfault) takes the rank of the process the thread belongs to."""
+    if not a.pid_rank:
+        return ev
+    task = pl.col("text").str.extract(KERNEL_TASK, 1).cast(pl.Int64, strict=False)
+    rows = [(n, t, a.pid_rank.get((n, a.tid_pid.get((n, t), t)))) for n, t in a.tid_pid] + \
+        [(n, p, r) for (n, p), r in a.pid_rank.items()]
+    tr = pl.DataFrame(rows, schema={"node": pl.String, "_task": pl.Int64, "_trank": pl.Int32}, orient="row") \
+        .drop_nulls().unique(["node", "_task"], keep="first")
+    return ev.with_columns(pl.when(pl.col("source") == "kernel").then(task).alias("_task")) \
+        .join(tr, on=["node", "_task"], how="left", nulls_equal=False) \
+        .with_columns(pl.coalesce("rank", "_trank").alias("rank")).drop("_task", "_trank")
+
+
 def _kernel_gpu(ev: pl.DataFrame, a: Attribution) -> pl.DataFrame:
-    kern = ev.select((pl.col("source") == "kernel") & pl.col("text").str.contains(r"NVRM|nvidia|NVIDIA"))
+    ev = _kernel_task(ev, a)
+    kern = ev.select((pl.col("source") == "kernel") & pl.col("text").str.contains(r"NVRM|nvidia|NVIDIA|AER"))
     idx = kern.to_series().fill_null(False).arg_true()
-    pci = ev["text"].gather(idx).str.extract_groups(PCI).struct.unnest()
+    text = ev["text"].gather(idx)
+    first, aer = text.str.extract_groups(PCI).struct.unnest(), text.str.extract_groups(AER_SOURCE).struct.unnest()
+    pci = aer.select(pl.when(aer["bus"].is_not_null()).then(aer[c]).otherwise(first[c]) for c in ("dom", "bus", "dev"))
     keys = pci.select(pl.when(pl.col("bus").is_not_null()).then(pl.concat_str([
         pl.col("dom").fill_null("0000").str.slice(-4).str.to_lowercase(), pl.lit(":"),
         pl.col("bus").str.to_lowercase(), pl.lit(":"), pl.col("dev").str.to_lowercase()])))

@@ -285,6 +285,23 @@ def test_xid_gpu_index_comes_from_the_nvidia_smi_dump_of_the_same_node(tmp_path)
     assert (ev["node"], ev["gpu"], ev["rank"]) == ("node-b", 1, 3)
 
 
+def test_aer_line_is_about_the_device_that_reported_the_error_not_the_port(tmp_path):
+    a = analyze_files(tmp_path, {**TWO_COMMS, "node-b/dmesg.txt": text_of(
+        "[ 5000.100000] pcieport 0000:8b:00.0: AER: Uncorrected (Fatal) error received: 0000:9a:00.0")})
+    ev = event_at(a.events, "node-b/dmesg.txt", 1)
+    assert (ev["node"], ev["gpu"], ev["rank"]) == ("gpu-b", 1, 3)
+
+
+def test_kernel_segfault_of_a_thread_takes_the_rank_of_its_process(tmp_path):
+    a = analyze_files(tmp_path, {
+        "node-b/out.log": text_of(nccl_init("gpu-b", 201, 0, 2, 4, "18000"), nccl_init("gpu-b", 202, 1, 3, 4, "9a000"),
+                                  "gpu-b:202:2391 [1] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion from peer "
+                                  "10.0.0.1<40123> with status=12 opcode=1 len=0 vendor err 129 (Recv)"),
+        "node-b/dmesg.txt": text_of("[ 5000.100000] NCCL Progress 5[2391]: segfault at 28 ip 00007f3a91e4c2b1 "
+                                    "sp 00007f3a4dffe9a0 error 4 in libmlx5.so.1[7f3a91e32000+4c000]")})
+    assert event_at(a.events, "node-b/dmesg.txt", 1)["rank"] == 3
+
+
 def test_xid_root_cause_takes_the_rank_of_its_gpu(tmp_path):
     a = analyze_files(tmp_path, {**TWO_COMMS, "node-b/dmesg.txt": text_of(XID_9A)})
     root = a.decision.root

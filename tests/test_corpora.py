@@ -85,22 +85,13 @@ def test_case_verdict_matches_the_truth(case):
 # ------------------------------------------------------------------------------------------
 # attribution spot checks
 # ------------------------------------------------------------------------------------------
-FOLDER_NOT_A_HOST = ("attribute._node_folders: a per-node folder is mapped to a host only when that host is already "
-                     "known from host fields or a dump's single hostname")
 KNOWN_BUGS: dict[tuple[str, str, int], str] = {
     ("c103-empty-cuda-visible-devices-slurm", "logs/qwen3-serve-48213.out", 1):
         "parse/clock: the `date` output inside the Slurm banner 'Job 48213 started on cn-gpu-031 at Wed Apr  8 "
         "09:14:02 UTC 2026' is not read as the line's time (ts null, ts_quality 'none')",
-    ("c115-segfault-nccl-proxy-ray-2node", "h20-ray-02/dmesg.txt", 7):
-        "attribute: a kernel 'NCCL Progress 5[2391]: segfault' line gets no rank: thread 2391 belongs to pid 2318 "
-        "(the absl 'E 2318 2391' line relayed by Ray), which is rank 13",
     ("c402-hca-firmware-fatal-retry-exceeded-pp2", "b200-ib-r3-06/dmesg-T.txt", 6):
         "attribute: an mlx5 'Fatal error 1 detected' line of the HCA at 0000:5c:00.0 gets no rank; nvidia-smi topo's "
         "NIC legend ties mlx5_3 to GPU3's rail (local rank 3 on PP1 = rank 11)",
-    ("c401-pcie-aer-fatal-gpu-lost-pp2-lws", "h100-lws-n12/journalctl-k.txt", 23):
-        "attribute._kernel_gpu: only NVRM/nvidia lines are mapped to a GPU, and by their first PCI address; "
-        "'pcieport 0000:8b:00.0: AER: Uncorrected (Fatal) error received: 0000:9b:00.0' names the GPU second "
-        "(9b = rank 13)",
 }
 
 
