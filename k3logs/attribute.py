@@ -34,6 +34,7 @@ WORKER_NAME = re.compile(r"^(?:Worker|VllmWorker)(?:_DP(?P<dp>\d+))?(?:_PP(?P<pp
                          r"(?: rank=(?P<rank>\d+)| TP(?P<tp2>\d+))?$")
 # the PCI device a kernel line is about: AER names it after 'error received:' (the first address is the port)
 AER_SOURCE = r"error (?:message )?received: (?:from )?" + PCI
+HCA_NAMED = r"mlx5_core " + PCI + r"\.\d+ (?P<hca>mlx5_\d+):"
 # a task the kernel reports by thread id: 'NCCL Progress 5[2391]: segfault at 28 ...'
 KERNEL_TASK = r"\[(\d+)\]: (?:segfault|trap|general protection)"
 NODE_FILE_NAME = re.compile(r"rank[-_]?(\d+)", re.I)
@@ -116,24 +117,56 @@ def _node_folders(files: list[str], file_hosts: dict[str, str], known_hosts: set
     return out
 
 
-def learn(events: pl.DataFrame, host_facts: dict[str, str] | None = None,
-          gpu_bus_facts: dict[str, list[str]] | None = None, ip_hosts: dict[str, str] | None = None,
-          files: Iterable[str] = (), named_hosts: Iterable[str] = (), pod_nodes: dict[str, str] | None = None
-          ) -> Attribution:
-    """Learn the node and rank maps of a bundle from its parsed events (and the host names and GPU bus
-    ids its dumps give: `host_facts` maps a file to a host, `gpu_bus_facts` a file to bus ids by index).
-    `files` names every file of the bundle, so that files with no line kept still get their folder's node;
-    `named_hosts` are hosts the dumps name anywhere (a pod listing's node column), `pod_nodes` maps a pod
-    to its node."""
+@dataclass
+class DumpHints:
+    """What the bundle's dumps tell attribution (read from their facts by `hints_from_facts`)."""
+
+    file_host: dict[str, str] = field(default_factory=dict)          # a dump's own host
+    gpu_buses: dict[str, list[str]] = field(default_factory=dict)    # a dump's GPU bus ids by index
+    ip_host: dict[str, str] = field(default_factory=dict)            # 'node-b (10.0.0.2)'
+    named_hosts: set[str] = field(default_factory=set)               # hosts named anywhere (pod listing, pdsh)
+    pod_node: dict[str, str] = field(default_factory=dict)           # a pod listing's NAME -> NODE
+    nic_gpu: dict[str, dict[str, int]] = field(default_factory=dict)  # a dump's HCA -> the GPU on its switch
+
+
+def hints_from_facts(facts: Iterable) -> DumpHints:
+    """Collect the facts attribution uses. A dump's host is its hostname, else the one node it names (a
+    table of many pods on many nodes says nothing about where it was taken)."""
+    h, names = DumpHints(), defaultdict(lambda: defaultdict(set))
+    for f in facts:
+        words = f.value.split() if isinstance(f.value, str) else []
+        if f.name in ("hostname", "node_name"):
+            names[f.file][f.name].add(f.value)
+        if f.name in ("hostname", "node_name", "clock_reading") and words:
+            h.named_hosts.add(short_host(words[0]))
+        elif f.name == "gpu_bus_ids":
+            h.gpu_buses[f.file] = f.value.split(",")
+        elif f.name == "host_ip" and len(words) == 2:
+            h.ip_host[words[1]] = words[0]
+        elif f.name == "pod_node" and len(words) == 2:
+            h.pod_node[words[0]] = words[1]
+        elif f.name == "nic_gpu" and len(words) == 2:
+            h.nic_gpu.setdefault(f.file, {})[words[0]] = int(words[1])
+    for file, by in names.items():
+        host = next((next(iter(by[k])) for k in ("hostname", "node_name") if len(by.get(k, ())) == 1), None)
+        if host:
+            h.file_host[file] = host
+    return h
+
+
+def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[str] = ()) -> Attribution:
+    """Learn the node and rank maps of a bundle from its parsed events and what its dumps say. `files`
+    names every file of the bundle, so that files with no line kept still get their folder's node."""
+    hints = hints or DumpHints()
+    host_facts = hints.file_host
     a = Attribution()
-    host_facts = host_facts or {}
     ev = _hosts(_elastic_entries(events))
     # 1. ip -> host from NCCL bootstrap lines and from Ray-relayed NCCL lines
     boot = ev.filter(pl.col("_h").is_not_null() & (pl.col("source") == "nccl")).select(
         "_h", pl.coalesce(pl.col("text").str.extract(NCCL_BOOT, 1), pl.col("ip")).alias("_ip")).drop_nulls().unique()
     for h, ip in sorted(boot.iter_rows()):
         a.ip_node.setdefault(ip, h)
-    for ip, h in sorted((ip_hosts or {}).items()):
+    for ip, h in sorted(hints.ip_host.items()):
         a.ip_node.setdefault(ip, h)
     # 2. the host each file's own lines name (lines relayed from other nodes by Ray carry ip=)
     own = ev.filter(pl.col("_h").is_not_null() & pl.col("ip").is_null()).group_by("file", "_h").len()
@@ -145,16 +178,16 @@ def learn(events: pl.DataFrame, host_facts: dict[str, str] | None = None,
     for f, h in host_facts.items():
         file_hosts.setdefault(f, short_host(h))
     known_hosts = set(file_hosts.values()) | set(a.ip_node.values()) | set(ev["_h"].drop_nulls().unique().to_list()) \
-        | {short_host(h) for h in named_hosts}
-    files = sorted(set(ev["file"].unique().to_list()) | set(host_facts) | set(gpu_bus_facts or {}) | set(files))
+        | hints.named_hosts
+    files = sorted(set(ev["file"].unique().to_list()) | set(host_facts) | set(hints.gpu_buses) | set(files))
     a.folder_node = _node_folders(files, file_hosts, known_hosts)
-    pods = sorted(pod_nodes or {}, key=len, reverse=True)  # the longest name first: kimi-k3-0-1, then kimi-k3-0
+    pods = sorted(hints.pod_node, key=len, reverse=True)  # the longest name first: kimi-k3-0-1, then kimi-k3-0
     for f in files:
         d = _top_dir(f)
         a.file_node[f] = (a.folder_node.get(d) if d else None) or file_hosts.get(f)
         if not a.file_node[f]:   # 'kubectl-logs-POD-c-CONTAINER.txt': the node a pod listing places POD on
             pod = next((p for p in pods if re.search(rf"(?<![A-Za-z0-9]){re.escape(p)}(?![A-Za-z0-9])", f)), None)
-            a.file_node[f] = short_host(pod_nodes[pod]) if pod else None
+            a.file_node[f] = short_host(hints.pod_node[pod]) if pod else None
     nodes_seen = {n for n in a.file_node.values() if n} | known_hosts
     a.single_node = next(iter(nodes_seen)) if len(nodes_seen) == 1 else None
     a.nodes = sorted(n for n in nodes_seen if n and not re.fullmatch(r"[\d.]+", n))
@@ -245,10 +278,19 @@ def learn(events: pl.DataFrame, host_facts: dict[str, str] | None = None,
     # a single-GPU deployment whose processes print no name (V0, early V1): its output is rank 0's
     a.unnamed_rank0 = (a.tp_size or 0) * (a.pp_size or 1) == 1 and a.world_size in (None, 1) \
         and ev["proc"].is_null().all()
-    for file, buses in (gpu_bus_facts or {}).items():
+    for file, buses in hints.gpu_buses.items():
         node = a.file_node.get(file) or a.single_node
         for i, b in enumerate(buses):
             a.bus_gpu.setdefault((node, b), i)
+    # an HCA's kernel lines are about the GPU on its PCIe switch (its rail): 'mlx5_core ADDR mlx5_3:' names
+    # the HCA at ADDR, nvidia-smi topo's PIX cell the GPU next to mlx5_3
+    hca_gpu = {(a.file_node.get(f) or a.single_node, hca): g for f, by in hints.nic_gpu.items() for hca, g in by.items()}
+    if hca_gpu:
+        named = ev.filter(pl.col("source") == "kernel").select(
+            "node", pl.col("text").str.extract_groups(HCA_NAMED).alias("g")).unnest("g").drop_nulls("hca").unique()
+        for node, dom, bus, dev, hca in named.iter_rows():
+            if (node, hca) in hca_gpu:
+                a.bus_gpu.setdefault((node, bus_key(dom, bus, dev)), hca_gpu[(node, hca)])
     return a
 
 
@@ -335,13 +377,6 @@ def _elastic_entries(ev: pl.DataFrame) -> pl.DataFrame:
                            pl.coalesce("host", "_ehost").alias("host")).drop("_entry", "_erank", "_ehost")
 
 
-def attribute(events: pl.DataFrame, host_facts: dict[str, str] | None = None,
-              gpu_bus_facts: dict[str, list[str]] | None = None) -> tuple[pl.DataFrame, Attribution]:
-    """Learn the maps from these events and apply them to them."""
-    a = learn(events, host_facts, gpu_bus_facts)
-    return apply(events, a), a
-
-
 def _name_ranks(procs: list[str], a: Attribution) -> dict[str, int]:
     """Global rank from a worker's name, when the layout makes it unambiguous. On a single-GPU
     deployment the engine core is the only worker: rank 0."""
@@ -385,7 +420,7 @@ def _kernel_task(ev: pl.DataFrame, a: Attribution) -> pl.DataFrame:
 
 def _kernel_gpu(ev: pl.DataFrame, a: Attribution) -> pl.DataFrame:
     ev = _kernel_task(ev, a)
-    kern = ev.select((pl.col("source") == "kernel") & pl.col("text").str.contains(r"NVRM|nvidia|NVIDIA|AER"))
+    kern = ev.select((pl.col("source") == "kernel") & pl.col("text").str.contains(r"NVRM|nvidia|NVIDIA|AER|mlx5_core"))
     idx = kern.to_series().fill_null(False).arg_true()
     text = ev["text"].gather(idx)
     first, aer = text.str.extract_groups(PCI).struct.unnest(), text.str.extract_groups(AER_SOURCE).struct.unnest()
@@ -404,8 +439,13 @@ def _kernel_gpu(ev: pl.DataFrame, a: Attribution) -> pl.DataFrame:
     # nvidia-smi bus ids may come from a dump without a node: match on the bus alone when unique
     bg_any = bg.group_by("_bus").agg(pl.col("_bgpu").first(), pl.len().alias("_n")).filter(pl.col("_n") == 1) \
         .select("_bus", pl.col("_bgpu").alias("_bgpu_any"))
-    # with the default CUDA_VISIBLE_DEVICES a worker's local rank is its GPU index
-    lr = pl.DataFrame([(n, g, r) for (n, g), r in a.local_rank.items()],
+    # with the default CUDA_VISIBLE_DEVICES a worker's local rank is its GPU index, and so is its NCCL [dev]
+    by_dev = defaultdict(set)
+    for (n, p), g in a.pid_gpu.items():
+        if (n, p) in a.pid_rank:
+            by_dev[(n, g)].add(a.pid_rank[(n, p)])
+    gpu_rank = {k: next(iter(r)) for k, r in by_dev.items() if len(r) == 1} | a.local_rank
+    lr = pl.DataFrame([(n, g, r) for (n, g), r in gpu_rank.items()],
                       schema={"node": pl.String, "_lgpu": pl.Int32, "_lrank": pl.Int32}, orient="row")
     ev = (ev.join(br, on=["node", "_bus"], how="left")
           .join(bg.rename({"_gnode": "node"}), on=["node", "_bus"], how="left")

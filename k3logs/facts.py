@@ -7,7 +7,7 @@ read in Python. The regexes for log facts are data: patterns/facts.toml `[[log_f
 
 Fact names (see the README's environment section): driver_version, driver_branch, driver_cuda, cuda_runtime,
 torch_version, torch_cuda_build, vllm_version, nccl_version, image, image_digest, gpu_model, gpu_count,
-gpu_bus_ids, gpu_uuids, gpu_error, ecc_uncorrectable, remapped_rows_pending, nvlink, interconnect,
+gpu_bus_ids, gpu_uuids, nic_gpu, gpu_error, ecc_uncorrectable, remapped_rows_pending, nvlink, interconnect,
 launch_command, prefix_caching, all2all_backend, tensor_parallel_size, pipeline_parallel_size,
 data_parallel_size, max_model_len, gpu_memory_utilization, model, ucx_tls, nccl_dmabuf_enable,
 nccl_socket_ifname, nccl_ib_hca, cuda_visible_devices, env:<NAME>, nvidia_peermem_loaded, mlx5_loaded,

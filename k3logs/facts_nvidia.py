@@ -188,6 +188,7 @@ def parse_topo(sink: Sink, lines: list[str], base: int) -> None:
     devs = [c.strip() for c in cols if _DEV.match(c.strip())]
     gpu_rows, nvlink_line, nics = 0, None, {}
     pcie_only = True
+    nic_gpus: dict[str, list[tuple[int, int]]] = {}   # NICk -> [(GPU index, line)] on the same PCIe switch
     for i in range(h + 1, len(lines)):
         ln, no = lines[i], base + i + 1
         cells = [c.strip() for c in (ln.split("\t") if "\t" in ln else ln.split())]
@@ -207,12 +208,17 @@ def parse_topo(sink: Sink, lines: list[str], base: int) -> None:
                 if dev.startswith("GPU") and re.fullmatch(r"NV\d+", cell):
                     pcie_only = False
                     nvlink_line = nvlink_line or no
+                elif dev.startswith("NIC") and cell == "PIX":
+                    nic_gpus.setdefault(dev, []).append((int(cells[0][3:]), no))
         elif _RDMA_NIC.match(cells[0]):
             nics[cells[0]] = no
     for i, ln in enumerate(lines):
         m = re.match(r"^\s*NIC(\d+)\s*:\s*(\S+)\s*$", ln)
         if m:
             nics[m.group(2)] = base + i + 1
+            gpus = nic_gpus.get(f"NIC{m.group(1)}", [])
+            if len(gpus) == 1:   # the GPU whose rail this NIC is (one GPU behind the same PCIe switch)
+                sink.add("nic_gpu", f"{m.group(2)} {gpus[0][0]}", gpus[0][1])
     nics = {n: l for n, l in nics.items() if not re.fullmatch(r"NIC\d+", n)}
     hline = base + h + 1
     if gpu_rows:

@@ -79,22 +79,6 @@ def _measured_offsets(facts: list[Fact]) -> dict[str, float]:
     return chrony if len(chrony) >= 2 else {}
 
 
-def _host_per_file(facts: list[Fact]) -> dict[str, str]:
-    """The host a dump was taken on: its hostname, or the one node it names (a table of many pods on
-    many nodes says nothing about where it was taken)."""
-    names: dict[str, dict[str, set[str]]] = {}
-    for f in facts:
-        if f.name in ("hostname", "node_name"):
-            names.setdefault(f.file, {}).setdefault(f.name, set()).add(f.value)
-    out = {}
-    for file, by in names.items():
-        for key in ("hostname", "node_name"):
-            if len(by.get(key, ())) == 1:
-                out[file] = next(iter(by[key]))
-                break
-    return out
-
-
 @dataclass
 class Learnt:
     """What the first pass over a bundle learns: its files, parsed kept lines, facts, maps and clocks."""
@@ -118,13 +102,8 @@ def learn(path: str | Path, settings: Settings, cat: Catalogue, keep_all: bool =
     events = events.with_columns(pl.col("file").replace({f: bundle.display(f) for f in bundle.names}))
 
     facts = _dump_facts(ing, bundle)
-    host_facts = _host_per_file(facts)
-    buses = {f.file: f.value.split(",") for f in facts if f.name == "gpu_bus_ids"}
-    ip_hosts = {f.value.split()[1]: f.value.split()[0] for f in facts if f.name == "host_ip"}
-    named = {f.value.split()[0] for f in facts if f.name in ("hostname", "node_name", "clock_reading") and f.value}
-    pods = dict(f.value.split()[:2] for f in facts if f.name == "pod_node" and len(f.value.split()) == 2)
-    attribution = attribute.learn(events, host_facts, buses, ip_hosts, [bundle.display(f) for f in bundle.names],
-                                  named, pods)
+    attribution = attribute.learn(events, attribute.hints_from_facts(facts),
+                                  [bundle.display(f) for f in bundle.names])
     events = attribute.apply(events, attribution)
     facts = [replace(f, node=f.node or attribution.file_node.get(f.file)) for f in facts]
     boots = {}

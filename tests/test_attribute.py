@@ -302,6 +302,18 @@ def test_kernel_segfault_of_a_thread_takes_the_rank_of_its_process(tmp_path):
     assert event_at(a.events, "node-b/dmesg.txt", 1)["rank"] == 3
 
 
+def test_hca_kernel_line_takes_the_rank_of_the_gpu_on_its_rail(tmp_path):
+    topo = ("\tGPU0\tGPU1\tNIC0\tNIC1\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\n"
+            "GPU0\t X \tNV18\tPIX\tSYS\t0-55\t0\t\tN/A\n"
+            "GPU1\tNV18\t X \tSYS\tPIX\t56-111\t1\t\tN/A\n"
+            "\nNIC Legend:\n\n  NIC0: mlx5_0\n  NIC1: mlx5_1\n")
+    a = analyze_files(tmp_path, {**TWO_COMMS, "node-b/topo.txt": topo, "node-b/dmesg.txt": text_of(
+        "[ 100.000000] mlx5_core 0000:5c:00.0 mlx5_1: Port: 1 Link ACTIVE",
+        "[ 5000.100000] mlx5_core 0000:5c:00.0: poll_health:806:(pid 0): Fatal error 1 detected")})
+    ev = event_at(a.events, "node-b/dmesg.txt", 2)
+    assert (ev["node"], ev["gpu"], ev["rank"]) == ("gpu-b", 1, 3)
+
+
 def test_xid_root_cause_takes_the_rank_of_its_gpu(tmp_path):
     a = analyze_files(tmp_path, {**TWO_COMMS, "node-b/dmesg.txt": text_of(XID_9A)})
     root = a.decision.root

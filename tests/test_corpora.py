@@ -89,9 +89,6 @@ KNOWN_BUGS: dict[tuple[str, str, int], str] = {
     ("c103-empty-cuda-visible-devices-slurm", "logs/qwen3-serve-48213.out", 1):
         "parse/clock: the `date` output inside the Slurm banner 'Job 48213 started on cn-gpu-031 at Wed Apr  8 "
         "09:14:02 UTC 2026' is not read as the line's time (ts null, ts_quality 'none')",
-    ("c402-hca-firmware-fatal-retry-exceeded-pp2", "b200-ib-r3-06/dmesg-T.txt", 6):
-        "attribute: an mlx5 'Fatal error 1 detected' line of the HCA at 0000:5c:00.0 gets no rank; nvidia-smi topo's "
-        "NIC legend ties mlx5_3 to GPU3's rail (local rank 3 on PP1 = rank 11)",
 }
 
 

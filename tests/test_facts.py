@@ -103,6 +103,14 @@ def test_topo_with_nic_legend():
     assert one(got, "gpu_count")[0] == "4"
     assert set(values(got, "interconnect")) == {"nvlink", "rdma"}
     assert one(got, "nics") == ("mlx5_0,mlx5_1", 17)
+    assert values(got, "nic_gpu") == []   # two GPUs behind each NIC's switch: no rail to tell
+
+
+def test_topo_one_gpu_per_nic_gives_each_hca_its_gpu():
+    rail = S.TOPO.replace("GPU1\tNV18\t X \tNV18\tNV18\tPIX", "GPU1\tNV18\t X \tNV18\tNV18\tNODE") \
+        .replace("GPU2\tNV18\tNV18\t X \tNV18\tSYS\tPIX", "GPU2\tNV18\tNV18\t X \tNV18\tSYS\tNODE")
+    got = facts("nvidia_topo", rail)
+    assert sorted(values(got, "nic_gpu")) == ["mlx5_0 0", "mlx5_1 3"]
 
 
 def test_topo_pcie_only_with_spaces():
