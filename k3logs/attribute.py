@@ -351,7 +351,7 @@ def apply(events: pl.DataFrame, a: Attribution) -> pl.DataFrame:
     if a.unnamed_rank0:
         ev = ev.with_columns(pl.when(pl.col("source").is_in(["vllm", "traceback"]) & pl.col("rank").is_null())
                              .then(pl.lit(0, pl.Int32)).otherwise(pl.col("rank")).alias("rank"))
-    return _kernel_gpu(ev, a)
+    return _kernel(ev, a)
 
 
 ELASTIC_FIELD = r"^\s+(?:time|host|rank|exitcode|error_file|traceback)\s*:"
@@ -404,34 +404,65 @@ def _name_ranks(procs: list[str], a: Attribution) -> dict[str, int]:
     return out
 
 
-def _kernel_task(ev: pl.DataFrame, a: Attribution) -> pl.DataFrame:
+def _kernel(ev: pl.DataFrame, a: Attribution) -> pl.DataFrame:
+    """Kernel lines take a rank from the task or the PCI device they are about (worked out on the kernel
+    rows alone: a batch of application logs has none)."""
+    idx = (ev["source"] == "kernel").fill_null(False).arg_true()
+    if not len(idx):
+        return ev
+    sub = _kernel_gpu(_kernel_task(ev[["node", "text", "rank", "gpu"]][idx], a), a)
+    return ev.with_columns(ev["rank"].cast(pl.Int32).scatter(idx, sub["rank"].cast(pl.Int32)),
+                           ev["gpu"].cast(pl.Int32).scatter(idx, sub["gpu"].cast(pl.Int32)))
+
+
+def _kernel_task(kern: pl.DataFrame, a: Attribution) -> pl.DataFrame:
     """A kernel line about a task (a segfault) takes the rank of the process the thread belongs to."""
     if not a.pid_rank:
-        return ev
-    task = pl.col("text").str.extract(KERNEL_TASK, 1).cast(pl.Int64, strict=False)
+        return kern
     rows = [(n, t, a.pid_rank.get((n, a.tid_pid.get((n, t), t)))) for n, t in a.tid_pid] + \
         [(n, p, r) for (n, p), r in a.pid_rank.items()]
     tr = pl.DataFrame(rows, schema={"node": pl.String, "_task": pl.Int64, "_trank": pl.Int32}, orient="row") \
         .drop_nulls().unique(["node", "_task"], keep="first")
-    return ev.with_columns(pl.when(pl.col("source") == "kernel").then(task).alias("_task")) \
-        .join(tr, on=["node", "_task"], how="left", nulls_equal=False) \
+    return kern.with_columns(pl.col("text").str.extract(KERNEL_TASK, 1).cast(pl.Int64, strict=False).alias("_task")) \
+        .join(tr, on=["node", "_task"], how="left", maintain_order="left") \
         .with_columns(pl.coalesce("rank", "_trank").alias("rank")).drop("_task", "_trank")
 
 
-def _kernel_gpu(ev: pl.DataFrame, a: Attribution) -> pl.DataFrame:
-    ev = _kernel_task(ev, a)
-    kern = ev.select((pl.col("source") == "kernel") & pl.col("text").str.contains(r"NVRM|nvidia|NVIDIA|AER|mlx5_core"))
-    idx = kern.to_series().fill_null(False).arg_true()
-    text = ev["text"].gather(idx)
+def _kernel_gpu(kern: pl.DataFrame, a: Attribution) -> pl.DataFrame:
+    """A kernel line about a PCI device (Xid, AER, an HCA on a GPU's rail) takes that GPU and its rank."""
+    text = kern["text"]
     first, aer = text.str.extract_groups(PCI).struct.unnest(), text.str.extract_groups(AER_SOURCE).struct.unnest()
     pci = aer.select(pl.when(aer["bus"].is_not_null()).then(aer[c]).otherwise(first[c]) for c in ("dom", "bus", "dev"))
-    keys = pci.select(pl.when(pl.col("bus").is_not_null()).then(pl.concat_str([
+    about = text.str.contains(r"NVRM|nvidia|NVIDIA|AER|mlx5_core") & pci["bus"].is_not_null()
+    kern = kern.with_columns(pci.select(pl.when(about).then(pl.concat_str([
         pl.col("dom").fill_null("0000").str.slice(-4).str.to_lowercase(), pl.lit(":"),
-        pl.col("bus").str.to_lowercase(), pl.lit(":"), pl.col("dev").str.to_lowercase()])))
-    bus = pl.Series("_bus", [None] * 0, dtype=pl.String).extend_constant(None, ev.height)
-    ev = ev.with_columns(bus.scatter(idx, keys.to_series()) if len(idx) else bus)
-    if ev["_bus"].null_count() == ev.height:
-        return ev
+        pl.col("bus").str.to_lowercase(), pl.lit(":"), pl.col("dev").str.to_lowercase()])).alias("_bus")).to_series())
+    if kern["_bus"].null_count() == kern.height:
+        return kern
+    br = pl.DataFrame([(n, b, r) for (n, b), r in a.bus_rank.items()],
+                      schema={"node": pl.String, "_bus": pl.String, "_brank": pl.Int32}, orient="row")
+    bg = pl.DataFrame([(n, b, g) for (n, b), g in a.bus_gpu.items()],
+                      schema={"_gnode": pl.String, "_bus": pl.String, "_bgpu": pl.Int32}, orient="row")
+    # nvidia-smi bus ids may come from a dump without a node: match on the bus alone when unique
+    bg_any = bg.group_by("_bus").agg(pl.col("_bgpu").first(), pl.len().alias("_n")).filter(pl.col("_n") == 1) \
+        .select("_bus", pl.col("_bgpu").alias("_bgpu_any"))
+    # with the default CUDA_VISIBLE_DEVICES a worker's local rank is its GPU index, and so is its NCCL [dev]
+    by_dev = defaultdict(set)
+    for (n, p), g in a.pid_gpu.items():
+        if (n, p) in a.pid_rank:
+            by_dev[(n, g)].add(a.pid_rank[(n, p)])
+    gpu_rank = {k: next(iter(r)) for k, r in by_dev.items() if len(r) == 1} | a.local_rank
+    lr = pl.DataFrame([(n, g, r) for (n, g), r in gpu_rank.items()],
+                      schema={"node": pl.String, "_lgpu": pl.Int32, "_lrank": pl.Int32}, orient="row")
+    return (kern.join(br, on=["node", "_bus"], how="left", maintain_order="left")
+            .join(bg.rename({"_gnode": "node"}), on=["node", "_bus"], how="left", maintain_order="left")
+            .join(bg_any, on="_bus", how="left", maintain_order="left")
+            .with_columns(pl.when(pl.col("_bus").is_not_null()).then(pl.coalesce("gpu", "_bgpu", "_bgpu_any"))
+                          .otherwise(pl.col("gpu")).cast(pl.Int32).alias("gpu"))
+            .join(lr, left_on=["node", "gpu"], right_on=["node", "_lgpu"], how="left", maintain_order="left")
+            .with_columns(pl.when(pl.col("_bus").is_not_null()).then(pl.coalesce("rank", "_brank", "_lrank"))
+                          .otherwise(pl.col("rank")).alias("rank"))
+            .drop("_bus", "_brank", "_bgpu", "_bgpu_any", "_lrank"))
     br = pl.DataFrame([(n, b, r) for (n, b), r in a.bus_rank.items()],
                       schema={"node": pl.String, "_bus": pl.String, "_brank": pl.Int32}, orient="row")
     bg = pl.DataFrame([(n, b, g) for (n, b), g in a.bus_gpu.items()],
