@@ -169,20 +169,22 @@ def learn(ev: pl.DataFrame, tz: str = UTC, skew_tolerance: float = 2.0,
     return m, rep
 
 
+def _lookup(key: str, by: dict[str | None, datetime]) -> pl.Expr:
+    """The time `by` gives the row's `key` (a None key stands for rows whose key is null)."""
+    known = {k: v for k, v in by.items() if k is not None}
+    found = pl.col(key).replace_strict(known, default=None, return_dtype=pl.Datetime("us")) if known else \
+        pl.lit(None, pl.Datetime("us"))
+    return found if None not in by else pl.when(pl.col(key).is_null()).then(pl.lit(by[None], pl.Datetime("us"))) \
+        .otherwise(found)
+
+
 def _times(ev: pl.DataFrame, m: ClockModel) -> pl.DataFrame:
     """`ts` (naive UTC) and `ts_quality` from each line's own clock, before filling and offsets."""
     c = pl.col
-    refs = pl.DataFrame({"node": list(m.node_ref), "_ref": list(m.node_ref.values())},
-                        schema={"node": pl.String, "_ref": pl.Datetime("us")})
-    boots = pl.DataFrame({"node": list(m.boots), "_boot": list(m.boots.values())},
-                         schema={"node": pl.String, "_boot": pl.Datetime("us")})
-    frefs = pl.DataFrame({"file": list(m.file_ref), "_fref": list(m.file_ref.values())},
-                         schema={"file": pl.String, "_fref": pl.Datetime("us")})
-    ev = (ev.join(refs, on="node", how="left", nulls_equal=True)
-          .join(boots, on="node", how="left", nulls_equal=True)
-          .join(frefs, on="file", how="left")
-          .with_columns(pl.coalesce("_fref", "_ref", pl.lit(m.bundle_ref, pl.Datetime("us"))).alias("_ref"),
-                        (c("_fref").is_null() & m.no_future).alias("_past"), _exact(m.tz).alias("_exact")))
+    ev = ev.with_columns(_lookup("node", m.node_ref).alias("_ref"), _lookup("node", m.boots).alias("_boot"),
+                         _lookup("file", m.file_ref).alias("_fref")) \
+        .with_columns(pl.coalesce("_fref", "_ref", pl.lit(m.bundle_ref, pl.Datetime("us"))).alias("_ref"),
+                      (c("_fref").is_null() & m.no_future).alias("_past"), _exact(m.tz).alias("_exact"))
     # the year of year-less times: the one that puts them closest to the file's last time (with nothing to
     # date the bundle), else the node's or the bundle's dated lines (a December line next to January
     # references belongs to the year before)
