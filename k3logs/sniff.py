@@ -14,6 +14,7 @@ from .formats import Formats, builtin_formats
 HEAD_BYTES = 64 * 1024
 HEAD_LINES = 200
 WRAPPER_ORDER = ("docker_json", "cri", "kubectl_prefix", "journald_iso", "rfc3339", "journald", "compose")
+NUL_RUN = re.compile(rb"\x00{8,}")
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 VLLM_PROC = re.compile(r"^\((?:APIServer|ApiServer_\d+|EngineCore\w*|Worker\w*|VllmWorker[^)]*|VllmWorkerProcess"
                        r"|RayWorkerProc|RayWorkerWrapper|RayWorkerVllm) pid=\d+")
@@ -56,10 +57,15 @@ def _binary_reason(head: bytes) -> str | None:
     if head.startswith((b"\xff\xfe", b"\xfe\xff")):
         return None  # UTF-16 with a BOM: text
     sample = head[:8192]
-    nul = sample.count(0)
-    ctrl = sum(1 for b in sample if b < 32 and b not in (9, 10, 13, 27))
-    if nul > len(sample) // 100 or ctrl > len(sample) // 10:
-        return f"binary content ({(nul + ctrl) * 100 // len(sample)}% control bytes in the first {len(sample)})"
+    # runs of NUL bytes are holes, not content: a log zero-filled by a crash, or truncated under its writer
+    # (logrotate copytruncate) so that its writer goes on at its old offset
+    text = NUL_RUN.sub(b"", sample)
+    if not text:
+        return f"only NUL bytes in the first {len(sample)}"
+    nul = text.count(0)
+    ctrl = sum(1 for b in text if b < 32 and b not in (9, 10, 13, 27))  # NUL included
+    if nul > len(text) // 100 or ctrl > len(text) // 10:
+        return f"binary content ({ctrl * 100 // len(text)}% control bytes in the first {len(sample)})"
     return None
 
 
