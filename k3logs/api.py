@@ -9,17 +9,28 @@ from .assemble import make_report
 from .catalogue import Catalogue, load_catalogue
 from .discover import Bundle
 from .evaluate import CaseScore, find_cases, load_truth, score
+from .evidence import read_excerpts
 from .ingest import ingest
-from .pipeline import run, stream_events
+from .pipeline import Analysis, run, stream_events
 from .report import Report
 from .settings import Settings
 
 
-def analyze(path: str | Path, settings: Settings | None = None, catalogue: Catalogue | None = None) -> Report:
-    """Diagnose one bundle."""
+def analyze(path: str | Path, settings: Settings | None = None, catalogue: Catalogue | None = None,
+            context_lines: int = 0) -> Report:
+    """Diagnose one bundle. With `context_lines`, the report also holds that many lines of the bundle
+    before and after every line it cites (`evidence_context`, for the HTML report)."""
     settings = settings or Settings()
-    analysis = run(path, settings, catalogue)
-    report = make_report(analysis, str(path))
+    return report_of(run(path, settings, catalogue), str(path), settings, context_lines)
+
+
+def report_of(analysis: Analysis, display_path: str, settings: Settings | None = None,
+              context_lines: int = 0) -> Report:
+    """The report of an analysis (secrets redacted unless the settings say not to)."""
+    settings = settings or Settings()
+    report = make_report(analysis, display_path)
+    if context_lines > 0:
+        report.evidence_context = read_excerpts(analysis.bundle, report, context_lines, settings)
     return redact.obj(report) if settings.redact else report
 
 

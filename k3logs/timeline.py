@@ -1,0 +1,515 @@
+"""The geometry of the timeline picture, computed from the Report alone: one lane per node and rank
+(grouped by node: first the node's own lane for kernel lines and launcher events, then its ranks), one
+UTC x axis shared by all lanes and cut where a long quiet stretch would squash the rest, phase bands,
+symptoms by category, kernel events, the first cause, per-node clock notes. The template
+report_templates/timeline.svg.j2 only draws what this returns; numbers are formatted here, once, so the
+same report always gives the same bytes."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from .report import Report
+from .schema import PHASES
+
+WIDTH = 1000            # fits a GitHub/GitLab markdown column without much scaling
+LABEL_W = 184           # lane labels on the left
+PLOT_X = 192
+PLOT_RIGHT = WIDTH - 12
+NODE_H = 28             # a node's own lane holds its name and clock note
+RANK_H = 16
+TOP = 78                # title, cause label, date and tick rows above the first lane
+CHAR_W = 0.56           # average glyph width per pixel of font size (sans-serif), to cut long labels
+BREAK_W = 36            # an axis break
+NOTIME_W = 56           # the column of events whose time is unknown
+GAP_W = 8
+MIN_SEG_W = 64
+MIN_BREAK_S = 60.0      # a quiet stretch shorter than this is never cut
+BREAK_SHARE = 0.35      # ... nor one that takes less than this share of what is still drawn
+MAX_BREAKS = 4
+NICE_STEPS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400,
+              172800, 604800)
+TICK_SPACING = 72       # pixels between tick labels at least
+TICK_MARGIN = 24        # no tick label this close to a segment's ends
+
+CAUSE_COLOUR = "#d62728"  # kept for the first cause only
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f",
+           "#393b79", "#637939", "#8c6d31")
+PHASE_COLOURS = {"startup": "#e9e9e9", "device_init": "#d6e6f5", "distributed_init": "#d4edd1",
+                 "model_load": "#fde0bf", "kv_cache_init": "#f2d9ee", "cudagraph_capture": "#e3daf4",
+                 "serving": "#cfeeea", "shutdown": "#f3d2d2"}
+
+
+# ------------------------------------------------------------------------------------------------------
+# what the template draws
+# ------------------------------------------------------------------------------------------------------
+@dataclass
+class Lane:
+    node: str          # "" when the bundle cannot tell the node
+    rank: str          # "" for a node's own lane
+    kind: str          # node | rank
+    y: str
+    h: str
+    mid: str
+    label: str
+    note: str = ""     # clock note of a node lane
+    title: str = ""
+    shade: bool = False
+    label_y: str = ""
+    note_y: str = ""
+
+
+@dataclass
+class Band:
+    x: str
+    y: str
+    w: str
+    h: str
+    colour: str
+    phase: str
+    label: str
+    label_x: str
+    label_y: str
+    title: str
+
+
+@dataclass
+class Mark:
+    kind: str          # cause | symptom | kernel
+    shape: str         # circle | square | diamond
+    x: str
+    y: str
+    colour: str
+    hollow: bool
+    node: str
+    rank: str
+    ts: str            # ISO time, "" when unknown
+    category: str
+    title: str
+    dx_end: str = ""   # a kernel line repeated until later: a line to its last time (relative to x)
+
+
+@dataclass
+class Tick:
+    x: str
+    label: str
+    date: str
+
+
+@dataclass
+class Break:
+    x: str
+    w: str
+    mid: str
+    label: str
+    zigzag: tuple[str, str] = ("", "")   # the two strokes of the break sign on the axis
+
+
+@dataclass
+class LegendItem:
+    kind: str          # phase | category | kernel | cause
+    colour: str
+    label: str
+    x: str             # the swatch's box (top left)
+    y: str
+    cx: str            # its centre
+    cy: str
+    text_x: str
+    text_y: str
+    points: str = ""   # the cause's diamond
+
+
+@dataclass
+class CauseLine:
+    x: str
+    y1: str
+    y2: str
+    label: str
+    label_x: str
+    label_y: str
+    anchor: str
+
+
+@dataclass
+class Picture:
+    width: int
+    height: int
+    title: str
+    plot_x: str
+    plot_right: str
+    axis_y: str
+    lanes_bottom: str
+    tick_y: str = ""
+    date_y: str = ""
+    cover_y: str = ""     # breaks cover the plot from here, this high
+    cover_h: str = ""
+    plot_h: str = ""
+    lanes: list[Lane] = field(default_factory=list)
+    bands: list[Band] = field(default_factory=list)
+    marks: list[Mark] = field(default_factory=list)
+    ticks: list[Tick] = field(default_factory=list)
+    breaks: list[Break] = field(default_factory=list)
+    legend: list[LegendItem] = field(default_factory=list)
+    notes: list[tuple[str, str]] = field(default_factory=list)  # (y, text) below the legend
+    cause: CauseLine | None = None
+    notime: Break | None = None   # the column for events with no time
+    empty: bool = False
+
+
+def num(v: float) -> str:
+    """One decimal, no '-0.0': coordinates always print the same."""
+    s = f"{v:.1f}"
+    return "0.0" if s == "-0.0" else s
+
+
+def cut(text: str, px: float, size: float) -> str:
+    """`text` shortened with an ellipsis to about `px` pixels at font `size`."""
+    text = " ".join(str(text).split())
+    n = max(4, int(px / (size * CHAR_W)))
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def seconds(ts: str | None) -> float | None:
+    if not ts:
+        return None
+    try:
+        dt = datetime.fromisoformat(ts)
+    except ValueError:
+        return None
+    return (dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)).timestamp()
+
+
+def utc(t: float) -> datetime:
+    return datetime.fromtimestamp(t, tz=timezone.utc)
+
+
+def duration(s: float) -> str:
+    """A quiet stretch, briefly: 45 s, 12 min, 3 h 5 min, 21 d."""
+    if s < 90:
+        return f"{s:.0f} s"
+    if s < 5400:
+        return f"{s / 60:.0f} min"
+    if s < 2 * 86400:
+        h, m = divmod(int(round(s / 60)), 60)
+        return f"{h} h {m} min" if m and h < 10 else f"{h} h"
+    return f"{s / 86400:.0f} d"
+
+
+def clock_time(t: float) -> str:
+    """HH:MM:SS, with milliseconds when the time has them."""
+    d = utc(t)
+    return d.strftime("%H:%M:%S") + (f".{d.microsecond // 1000:03d}" if d.microsecond else "")
+
+
+def clock_note(offset: float | None, applied: bool, reference: bool) -> str:
+    if reference:
+        return "reference clock"
+    if offset is None or (offset == 0 and not applied):
+        return ""
+    off = f"{offset:+.2f}".rstrip("0").rstrip(".")
+    return f"clock {off} s (corrected)" if applied else f"clock {off} s (not applied)"
+
+
+# ------------------------------------------------------------------------------------------------------
+# the x axis: clusters of times separated by breaks, each mapped linearly onto its share of the width
+# ------------------------------------------------------------------------------------------------------
+@dataclass
+class Segment:
+    t0: float
+    t1: float
+    x0: float
+    x1: float
+
+    def x(self, t: float) -> float:
+        return self.x0 + (t - self.t0) / (self.t1 - self.t0) * (self.x1 - self.x0)
+
+
+class Axis:
+    def __init__(self, times: list[float], x0: float, x1: float):
+        times = sorted(set(times))
+        self.segments: list[Segment] = []
+        self.gaps: list[tuple[float, float, float]] = []   # (x of the break, its width, seconds skipped)
+        if not times:
+            return
+        cuts = self._breaks(times)
+        clusters, start = [], 0
+        for i in sorted(cuts):
+            clusters.append((times[start], times[i]))
+            start = i + 1
+        clusters.append((times[start], times[-1]))
+        spans = []
+        for k, (a, b) in enumerate(clusters):
+            pad = max(0.5, 0.03 * (b - a))
+            if k > 0:
+                pad_l = min(pad, 0.25 * (a - clusters[k - 1][1]))
+            else:
+                pad_l = pad
+            pad_r = min(pad, 0.25 * (clusters[k + 1][0] - b)) if k + 1 < len(clusters) else pad
+            spans.append((a - pad_l, b + pad_r))
+        avail = (x1 - x0) - BREAK_W * (len(spans) - 1)
+        widths = _share([b - a for a, b in spans], avail, MIN_SEG_W)
+        x = x0
+        for k, ((a, b), w) in enumerate(zip(spans, widths)):
+            self.segments.append(Segment(a, b, x, x + w))
+            x += w
+            if k + 1 < len(spans):
+                self.gaps.append((x, BREAK_W, spans[k + 1][0] - b))
+                x += BREAK_W
+
+    @staticmethod
+    def _breaks(times: list[float]) -> set[int]:
+        """Indices i where the stretch times[i] -> times[i+1] is cut: the longest first, while each is
+        longer than a minute and than a good share of what would still be drawn."""
+        drawn = times[-1] - times[0]
+        gaps = sorted(((times[i + 1] - times[i], i) for i in range(len(times) - 1)), key=lambda g: (-g[0], g[1]))
+        out: set[int] = set()
+        for g, i in gaps:
+            if len(out) >= MAX_BREAKS or g < MIN_BREAK_S or g < BREAK_SHARE * drawn:
+                break
+            out.add(i)
+            drawn -= g
+        return out
+
+    def x(self, t: float) -> float:
+        for s in self.segments:
+            if t <= s.t1:
+                return s.x(max(t, s.t0))
+        return self.segments[-1].x1
+
+    def clip(self, a: float, b: float) -> list[tuple[float, float]]:
+        """[a, b] as drawn: one piece per segment it overlaps."""
+        return [(s.x(max(a, s.t0)), s.x(min(b, s.t1))) for s in self.segments if a <= s.t1 and b >= s.t0]
+
+    def ticks(self) -> list[tuple[float, str, str]]:
+        out, last_day = [], None
+        for s in self.segments:
+            span = s.t1 - s.t0
+            step = next((n for n in NICE_STEPS if n * (s.x1 - s.x0) / span >= TICK_SPACING), NICE_STEPS[-1])
+            t = math.ceil(s.t0 / step) * step
+            ts = []
+            while t <= s.t1:
+                if s.x0 + TICK_MARGIN <= s.x(t) <= s.x1 - TICK_MARGIN:  # labels stay clear of the breaks
+                    ts.append(t)
+                t += step
+            if not ts:  # a narrow segment: its middle, to the second
+                ts, step = [float(round((s.t0 + s.t1) / 2))], 1
+            for t in ts:
+                d = utc(t)
+                label = d.strftime("%H:%M:%S") if step < 60 else d.strftime("%H:%M") if step < 86400 \
+                    else d.strftime("%m-%d")
+                day = d.strftime("%Y-%m-%d")
+                out.append((s.x(t), label, day if day != last_day else ""))
+                last_day = day
+        return out
+
+
+def _zigzag(mid: float, y: float) -> tuple[str, str]:
+    return (f"{num(mid - 6)},{num(y + 5)} {num(mid - 2)},{num(y - 5)}",
+            f"{num(mid + 2)},{num(y + 5)} {num(mid + 6)},{num(y - 5)}")
+
+
+def _share(durations: list[float], avail: float, minimum: float) -> list[float]:
+    """Widths proportional to durations, none below `minimum` (unless there is no room for that)."""
+    n = len(durations)
+    if minimum * n >= avail:
+        return [avail / n] * n
+    fixed: set[int] = set()
+    while True:
+        rest = avail - minimum * len(fixed)
+        total = sum(d for i, d in enumerate(durations) if i not in fixed) or 1.0
+        widths = [minimum if i in fixed else rest * d / total for i, d in enumerate(durations)]
+        small = {i for i, w in enumerate(widths) if w < minimum and i not in fixed}
+        if not small:
+            return widths
+        fixed |= small
+
+
+# ------------------------------------------------------------------------------------------------------
+# the picture
+# ------------------------------------------------------------------------------------------------------
+def _lane_keys(r: Report) -> dict[str | None, list[int]]:
+    """Every node that anything drawn names, with the ranks seen on it."""
+    lanes: dict[str | None, set[int]] = {}
+    for n in r.nodes:
+        lanes.setdefault(n.node, set()).update(n.ranks)
+    for item in [*r.phases, *r.symptoms]:
+        ranks = lanes.setdefault(item.node, set())
+        if item.rank is not None:
+            ranks.add(item.rank)
+    for k in r.kernel_events:
+        lanes.setdefault(k.node, set())
+    if r.first_causal is not None:
+        ranks = lanes.setdefault(r.origin.node, set())
+        if r.origin.rank is not None:
+            ranks.add(r.origin.rank)
+    order = sorted((n for n in lanes if n is not None)) + ([None] if None in lanes else [])
+    return {n: sorted(lanes[n]) for n in order}
+
+
+def _key(node: str | None, rank: int | None) -> tuple[str, str]:
+    return ("" if node is None else node, "" if rank is None else str(rank))
+
+
+def layout(r: Report) -> Picture:
+    keys = _lane_keys(r)
+    nodes = {n.node: n for n in r.nodes}
+    reference = r.clock.get("reference_node") if r.clock else None
+
+    # lanes, top to bottom
+    lanes: list[Lane] = []
+    lane_of: dict[tuple[str, str], Lane] = {}
+    y = float(TOP)
+    for gi, (node, ranks) in enumerate(keys.items()):
+        ns = nodes.get(node)
+        note = clock_note(ns.clock_offset_s, ns.clock_offset_applied, node == reference and len(keys) > 1) \
+            if ns else ""
+        name = node if node is not None else "(node unknown)"
+        count = f"{len(ranks)} rank{'s' if len(ranks) != 1 else ''}" if ranks else "no ranks"
+        lane = Lane(*_key(node, None), "node", num(y), num(NODE_H), num(y + NODE_H / 2 + 2), cut(name, LABEL_W - 8, 11),
+                    cut(f"{count} · {note}" if note else count, LABEL_W - 8, 9),
+                    f"node {name}: {count}" + (f"; {note}" if note else ""), shade=True, label_y=num(y + 12),
+                    note_y=num(y + 24))
+        lanes.append(lane)
+        lane_of[_key(node, None)] = lane
+        y += NODE_H
+        for rank in ranks:
+            lane = Lane(*_key(node, rank), "rank", num(y), num(RANK_H), num(y + RANK_H / 2), f"rank {rank}",
+                        title=f"{name} rank {rank}", label_y=num(y + RANK_H / 2 + 3.5))
+            lanes.append(lane)
+            lane_of[_key(node, rank)] = lane
+            y += RANK_H
+    bottom = y
+
+    # the axis: every time something is drawn at
+    symptoms = [s for s in r.symptoms if s.source != "kernel"]
+    cause_t = seconds(r.first_causal.timestamp) if r.first_causal else None
+    times = [t for p in r.phases for t in (seconds(p.start), seconds(p.end)) if t is not None]
+    times += [t for s in symptoms if (t := seconds(s.timestamp)) is not None]
+    times += [t for k in r.kernel_events for t in (seconds(k.timestamp), seconds(k.last)) if t is not None]
+    if cause_t is not None:
+        times.append(cause_t)
+    untimed = any(seconds(s.timestamp) is None for s in symptoms) or \
+        any(seconds(k.timestamp) is None for k in r.kernel_events) or (r.first_causal is not None and cause_t is None)
+    right = PLOT_RIGHT - (NOTIME_W + GAP_W if untimed else 0)
+    axis = Axis(times, PLOT_X, right)
+
+    axis_y = TOP - 6
+    pic = Picture(WIDTH, 0, cut(f"k3logs timeline (UTC): {r.root_cause.title}", WIDTH - 16, 13), num(PLOT_X),
+                  num(PLOT_RIGHT), num(axis_y), num(bottom), num(axis_y - 5), num(axis_y - 18), num(axis_y - 14),
+                  num(bottom - axis_y + 14), num(bottom - axis_y), lanes=lanes)
+    pic.empty = not times and not untimed
+    if untimed:
+        x = right + GAP_W
+        pic.notime = Break(num(x), num(NOTIME_W), num(x + NOTIME_W / 2), "no time")
+
+    def x_of(ts: str | None) -> float:
+        t = seconds(ts)
+        if t is None:
+            return right + GAP_W + NOTIME_W / 2
+        return axis.x(t)
+
+    # phase bands: the first lane of each node that has them carries their names
+    labelled: set[tuple[str, str]] = set()
+    for p in r.phases:
+        a, b = seconds(p.start), seconds(p.end)
+        lane = lane_of.get(_key(p.node, p.rank))
+        if a is None or b is None or lane is None:
+            continue
+        first = (lane.node, p.phase) not in labelled
+        for x0, x1 in axis.clip(a, b):
+            w = max(x1 - x0, 1.5)
+            ly, lh = float(lane.y), float(lane.h)
+            label = ""
+            if first and w > len(p.phase.replace("_", " ")) * 9 * CHAR_W + 6:
+                label = p.phase.replace("_", " ")
+                labelled.add((lane.node, p.phase))
+                first = False
+            pic.bands.append(Band(num(x0), num(ly + 2), num(w), num(lh - 4), PHASE_COLOURS.get(p.phase, "#eeeeee"),
+                                  p.phase, label, num(x0 + 3), num(ly + lh / 2 + 3),
+                                  f"{p.phase}: {p.start} to {p.end}"))
+
+    # colours by category, in sorted order so that they never depend on the bundle's file order
+    cats = sorted({s.category for s in symptoms} | {k.category for k in r.kernel_events if k.role != "cause"})
+    colour = {c: PALETTE[i % len(PALETTE)] for i, c in enumerate(cats)}
+
+    marks: list[tuple[tuple, Mark]] = []
+    for s in symptoms:
+        lane = lane_of.get(_key(s.node, s.rank))
+        if lane is None:
+            continue
+        times_seen = f"{s.count} times, first" if s.count > 1 else "at"
+        what = s.title or s.category
+        marks.append(((seconds(s.timestamp) is None, seconds(s.timestamp) or 0.0, float(lane.y), s.category),
+                      Mark("symptom", "circle", num(x_of(s.timestamp)), lane.mid, colour[s.category], False,
+                           lane.node, lane.rank, s.timestamp or "", s.category,
+                           f"{s.category} ({what}) {times_seen} {s.timestamp or 'an unknown time'}, "
+                           f"{s.file}:{s.line}")))
+    for k in r.kernel_events:
+        lane = lane_of.get(_key(k.node, None))
+        if lane is None:
+            continue
+        t0, t1 = seconds(k.timestamp), seconds(k.last)
+        col = CAUSE_COLOUR if k.role == "cause" else colour[k.category]
+        extra = f", {k.count} times until {k.last}" if k.count > 1 else ""
+        marks.append(((t0 is None, t0 or 0.0, float(lane.y), k.category),
+                      Mark("kernel", "square", num(x_of(k.timestamp)), lane.mid, col, k.role == "context",
+                           lane.node, lane.rank, k.timestamp or "", k.category,
+                           f"kernel {k.role}: {k.title} at {k.timestamp or 'an unknown time'}{extra}, {k.file}:{k.line}",
+                           num(axis.x(t1) - axis.x(t0)) if t0 is not None and t1 is not None and t1 > t0 else "")))
+    if r.first_causal is not None:
+        lane = lane_of.get(_key(r.origin.node, r.origin.rank)) or lane_of.get(_key(r.origin.node, None))
+        if lane is not None:
+            x = x_of(r.first_causal.timestamp)
+            where = " ".join(w for w in (r.origin.node, None if r.origin.rank is None else f"rank {r.origin.rank}") if w)
+            when = clock_time(cause_t) if cause_t is not None else "time unknown"
+            marks.append(((cause_t is None, cause_t or 0.0, float(lane.y), "~cause"),
+                          Mark("cause", "diamond", num(x), lane.mid, CAUSE_COLOUR, False, lane.node, lane.rank,
+                               r.first_causal.timestamp or "", r.root_cause.category,
+                               f"first cause: {r.root_cause.title} at {r.first_causal.timestamp or 'an unknown time'}"
+                               f", {r.first_causal.file}:{r.first_causal.line}")))
+            label = f"first cause · {when}" + (f" · {where}" if where else "") + f" · {r.root_cause.title}"
+            left = x > (PLOT_X + PLOT_RIGHT) / 2
+            room = (x - 12) if left else (WIDTH - x - 12)
+            pic.cause = CauseLine(num(x), num(40), num(bottom), cut(label, room, 11), num(x - 4 if left else x + 4),
+                                  num(36), "end" if left else "start")
+    pic.marks = [m for _, m in sorted(marks, key=lambda km: km[0])]
+    pic.ticks = [Tick(num(x), label, day) for x, label, day in axis.ticks()]
+    pic.breaks = [Break(num(x), num(w), num(x + w / 2), duration(s), _zigzag(x + w / 2, axis_y))
+                  for x, w, s in axis.gaps]
+
+    # legend: phases, categories, kernel lines, cause; wrapped to the width
+    items: list[tuple[str, str, str]] = [("phase", PHASE_COLOURS[p], p.replace("_", " ")) for p in PHASES
+                                         if any(b.phase == p for b in pic.bands)]
+    on_lanes = {s.category for s in symptoms}
+    items += [("category" if c in on_lanes else "kernel", colour[c], c) for c in cats]
+    if r.kernel_events:
+        items.append(("kernel", "#555555", "kernel line, on its node's lane (hollow: context only)"))
+    if pic.cause is not None:
+        items.append(("cause", CAUSE_COLOUR, "first cause"))
+    x, ly = 8.0, bottom + 22
+    for kind, col, label in items:
+        w = 18 + len(label) * 10 * CHAR_W + 14
+        if x + w > WIDTH - 8:
+            x, ly = 8.0, ly + 18
+        cx, cy = x + 7, ly - 4
+        pic.legend.append(LegendItem(kind, col, label, num(x), num(ly - 9), num(cx), num(cy), num(x + 18), num(ly),
+                                     f"{num(cx)},{num(cy - 7)} {num(cx + 7)},{num(cy)} {num(cx)},{num(cy + 7)} "
+                                     f"{num(cx - 7)},{num(cy)}"))
+        x += w
+    notes = []
+    if reference:
+        notes.append(f"Times are UTC on the clock of {reference}; each node's clock correction is noted under its "
+                     f"name.")
+    if pic.breaks:
+        notes.append("Zigzag gaps cut quiet stretches out of the axis; each is labelled with the time it skips.")
+    if pic.notime is not None:
+        notes.append("Events whose time the bundle does not give are drawn in the 'no time' column.")
+    if pic.empty:
+        notes.append("Nothing in this bundle carries a time: there is no timeline to draw.")
+    ny = ly + 22
+    for n in notes:
+        pic.notes.append((num(ny), cut(n, WIDTH - 16, 10)))
+        ny += 15
+    pic.height = int(math.ceil(ny + 4))
+    return pic
