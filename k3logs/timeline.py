@@ -20,7 +20,8 @@ PLOT_RIGHT = WIDTH - 12
 NODE_H = 28             # a node's own lane holds its name and clock note
 RANK_H = 16
 TOP = 78                # title, cause label, date and tick rows above the first lane
-CHAR_W = 0.56           # average glyph width per pixel of font size (sans-serif), to cut long labels
+CHAR_W = 0.52           # average glyph width per pixel of font size (sans-serif), to cut long labels
+BOLD_W = 0.64           # the same for bold text, and a generous bound for laying out the legend
 BREAK_W = 36            # an axis break
 NOTIME_W = 56           # the column of events whose time is unknown
 GAP_W = 8
@@ -163,10 +164,10 @@ def num(v: float) -> str:
     return "0.0" if s == "-0.0" else s
 
 
-def cut(text: str, px: float, size: float) -> str:
+def cut(text: str, px: float, size: float, bold: bool = False) -> str:
     """`text` shortened with an ellipsis to about `px` pixels at font `size`."""
     text = " ".join(str(text).split())
-    n = max(4, int(px / (size * CHAR_W)))
+    n = max(4, int(px / (size * (BOLD_W if bold else CHAR_W))))
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
@@ -366,7 +367,7 @@ def layout(r: Report) -> Picture:
             if ns else ""
         name = node if node is not None else "(node unknown)"
         count = f"{len(ranks)} rank{'s' if len(ranks) != 1 else ''}" if ranks else "no ranks"
-        lane = Lane(*_key(node, None), "node", num(y), num(NODE_H), num(y + NODE_H / 2 + 2), cut(name, LABEL_W - 8, 11),
+        lane = Lane(*_key(node, None), "node", num(y), num(NODE_H), num(y + NODE_H / 2 + 2), cut(name, LABEL_W - 8, 11, bold=True),
                     cut(f"{count} · {note}" if note else count, LABEL_W - 8, 9),
                     f"node {name}: {count}" + (f"; {note}" if note else ""), shade=True, label_y=num(y + 12),
                     note_y=num(y + 24))
@@ -395,9 +396,10 @@ def layout(r: Report) -> Picture:
     axis = Axis(times, PLOT_X, right)
 
     axis_y = TOP - 6
-    pic = Picture(WIDTH, 0, cut(f"k3logs timeline (UTC): {r.root_cause.title}", WIDTH - 16, 13), num(PLOT_X),
-                  num(PLOT_RIGHT), num(axis_y), num(bottom), num(axis_y - 5), num(axis_y - 18), num(axis_y - 14),
-                  num(bottom - axis_y + 14), num(bottom - axis_y), lanes=lanes)
+    title = cut(f"k3logs timeline (UTC): {r.root_cause.title}", WIDTH - 16, 13, bold=True)
+    pic = Picture(WIDTH, 0, title, num(PLOT_X), num(PLOT_RIGHT), num(axis_y), num(bottom), tick_y=num(axis_y - 5),
+                  date_y=num(axis_y - 18), cover_y=num(axis_y - 14), cover_h=num(bottom - axis_y + 14),
+                  plot_h=num(bottom - axis_y), lanes=lanes)
     pic.empty = not times and not untimed
     if untimed:
         x = right + GAP_W
@@ -471,8 +473,8 @@ def layout(r: Report) -> Picture:
             label = f"first cause · {when}" + (f" · {where}" if where else "") + f" · {r.root_cause.title}"
             left = x > (PLOT_X + PLOT_RIGHT) / 2
             room = (x - 12) if left else (WIDTH - x - 12)
-            pic.cause = CauseLine(num(x), num(40), num(bottom), cut(label, room, 11), num(x - 4 if left else x + 4),
-                                  num(36), "end" if left else "start")
+            pic.cause = CauseLine(num(x), num(40), num(bottom), cut(label, room, 11, bold=True),
+                                  num(x - 4 if left else x + 4), num(36), "end" if left else "start")
     pic.marks = [m for _, m in sorted(marks, key=lambda km: km[0])]
     pic.ticks = [Tick(num(x), label, day) for x, label, day in axis.ticks()]
     pic.breaks = [Break(num(x), num(w), num(x + w / 2), duration(s), _zigzag(x + w / 2, axis_y))
@@ -489,7 +491,7 @@ def layout(r: Report) -> Picture:
         items.append(("cause", CAUSE_COLOUR, "first cause"))
     x, ly = 8.0, bottom + 22
     for kind, col, label in items:
-        w = 18 + len(label) * 10 * CHAR_W + 14
+        w = 18 + len(label) * 10 * BOLD_W + 10
         if x + w > WIDTH - 8:
             x, ly = 8.0, ly + 18
         cx, cy = x + 7, ly - 4
