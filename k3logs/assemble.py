@@ -10,9 +10,9 @@ import polars as pl
 from .checks import evidence_missing
 from .decide import Finding
 from .pipeline import Analysis
-from .schema import PHASES
 from .report import (BundleSummary, CheckOut, Environment, FileEntry, FirstCausal, KernelEvent, NodeSummary, Origin,
                      PhaseSpan, Report, RootCause, Rung, Skipped, Symptom, TimelineEntry, iso)
+from .schema import PHASES
 
 TIMELINE_BEFORE = 8
 TIMELINE_AFTER = 24
@@ -107,9 +107,8 @@ def _phase_spans(a: Analysis) -> list[PhaseSpan]:
         return []
     ev = ev.filter(pl.col("ts").is_not_null() & pl.col("phase").is_not_null() & (pl.col("ts_quality") != "relative")
                    & (pl.col("source") != "kernel").fill_null(True))
-    ranked = ev.filter(pl.col("rank").is_not_null())["node"].unique().to_list()
-    ev = ev.filter(pl.col("rank").is_not_null() | ~pl.col("node").is_in(pl.Series(ranked, dtype=pl.String).implode())
-                   .fill_null(None in ranked))
+    node_has_ranks = pl.col("rank").is_not_null().any().over("node")
+    ev = ev.filter(pl.col("rank").is_not_null() | ~node_has_ranks)
     lane = ["node", "rank"]
     order = {p: i for i, p in enumerate(PHASES)}
     ev = ev.select("node", "rank", "ts", pl.col("phase").replace_strict(order, default=None, return_dtype=pl.Int8)

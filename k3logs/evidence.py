@@ -88,7 +88,7 @@ def read_excerpts(bundle: Bundle, report: Report, lines: int, settings: Settings
         for batch in iter_line_batches(open_text(stream, head), settings.batch_bytes, settings.limits.max_line_bytes):
             hit = batch.filter(pl.col("line").is_in(need.implode()))
             got.update(zip(hit["line"].to_list(), hit["raw"].to_list()))
-            if int(batch["line"][-1]) >= last:
+            if batch.height and int(batch["line"][-1]) >= last:
                 break  # the rest of the file is not needed
         found[file] = got
     out = []

@@ -285,3 +285,67 @@ def test_corpus_case_picture_matches_its_report(corpus_svg):
 def test_same_bundle_same_bytes(corpus_svg):
     _, svg = corpus_svg
     assert render_svg(analyze(CASE / "bundle")) == svg
+
+
+# ------------------------------------------------------------------------------------------
+# what the report gives the picture: phase spans per lane, kernel events per node
+# ------------------------------------------------------------------------------------------
+def worker(tp: int, pid: int, t: str, message: str) -> str:
+    return f"(Worker_TP{tp} pid={pid}) INFO 08-11 {t} [x.py:1] {message}"
+
+
+LIFECYCLE = {
+    "node-a/vllm.log": "".join(line + "\n" for line in [
+        worker(0, 101, "10:00:00", "rank 0 in world size 2 is assigned as DP rank 0, PP rank 0, TP rank 0, EP rank 0"),
+        worker(1, 102, "10:00:01", "rank 1 in world size 2 is assigned as DP rank 0, PP rank 0, TP rank 1, EP rank 1"),
+        worker(0, 101, "10:00:10", "Starting to load model /models/x..."),
+        worker(1, 102, "10:00:12", "Starting to load model /models/x..."),
+        worker(0, 101, "10:01:00", "Available KV cache memory: 34.27 GiB"),
+        worker(1, 102, "10:01:05", "Available KV cache memory: 34.27 GiB"),
+        worker(0, 101, "10:01:30", "Graph capturing finished in 7 secs, took 0.53 GiB"),
+    ]),
+    # a boot line weeks earlier: kernel lines only borrow their node's phase, they must not stretch a band
+    "node-a/kern.log": "2026-07-20T08:00:00+00:00 gpu-a kernel: Linux version 6.8.0 (buildd@lcy02) #1 SMP\n"
+                       "2026-08-11T10:02:00+00:00 gpu-a kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', "
+                       "name=<unknown>, GPU has fallen off the bus.\n",
+}
+
+
+@pytest.fixture(scope="module")
+def lifecycle(tmp_path_factory):
+    from conftest import make_bundle
+    return analyze(make_bundle(tmp_path_factory.mktemp("lifecycle"), LIFECYCLE))
+
+
+def test_phase_spans_follow_each_ranks_landmarks(lifecycle):
+    by_rank: dict[int | None, list] = {}
+    for p in lifecycle.phases:
+        by_rank.setdefault(p.rank, []).append(p)
+    assert set(by_rank) == {0, 1}   # the node has ranks: no separate lane for its other processes
+    r0 = [(p.phase, p.start, p.end) for p in by_rank[0]]
+    assert r0 == [("distributed_init", "2026-08-11T10:00:00Z", "2026-08-11T10:00:10Z"),
+                  ("model_load", "2026-08-11T10:00:10Z", "2026-08-11T10:01:00Z"),
+                  ("kv_cache_init", "2026-08-11T10:01:00Z", "2026-08-11T10:01:30Z"),
+                  ("serving", "2026-08-11T10:01:30Z", "2026-08-11T10:01:30Z")]
+    r1 = [(p.phase, p.start, p.end) for p in by_rank[1]]
+    assert r1[-1] == ("kv_cache_init", "2026-08-11T10:01:05Z", "2026-08-11T10:01:05Z")
+    assert all(not p.start.startswith("2026-07") for p in lifecycle.phases)
+
+
+def test_kernel_events_are_grouped_per_node_with_the_cause_marked(lifecycle):
+    xid = [k for k in lifecycle.kernel_events if k.category == "gpu.xid"]
+    assert len(xid) == 1
+    k = xid[0]
+    assert (k.role, k.file, k.line, k.count, k.timestamp) == ("cause", "node-a/kern.log", 2, 1, "2026-08-11T10:02:00Z")
+    assert k.node == lifecycle.origin.node
+    assert all(s.source != "kernel" for s in lifecycle.symptoms)
+
+
+def test_a_node_without_ranks_gets_one_lane_and_kernel_lines_do_not_stretch_it(tmp_path):
+    from conftest import make_bundle
+    from test_report import HEALTHY
+    files = {"node-a/vllm.log": HEALTHY["vllm.log"], "node-a/kern.log": LIFECYCLE["node-a/kern.log"]}
+    r = analyze(make_bundle(tmp_path, files))
+    assert r.phases and {p.rank for p in r.phases} == {None}
+    assert [p.phase for p in r.phases] == ["startup", "serving"]
+    assert r.phases[0].start == "2026-08-11T10:00:00Z" and r.phases[-1].end == "2026-08-11T10:05:00Z"
