@@ -134,8 +134,7 @@ def _kernel_events(findings: list[Finding], root: Finding | None) -> list[Kernel
     groups: dict[tuple, list[Finding]] = defaultdict(list)
     for f in findings:
         if f.source == "kernel":
-            role = "cause" if f is root else ("symptom" if f.role == "cause" and f.explained_by is not None
-                                              else f.role)
+            role = "cause" if f is root else ("symptom" if f.role == "cause" else f.role)  # as in the timeline
             groups[(f.node, role, f.category, f.title or f.category)].append(f)
     out = []
     for (node, role, cat, title), fs in groups.items():

@@ -81,6 +81,8 @@ class Mark:
     category: str
     title: str
     dx_end: str = ""   # a kernel line repeated until later: a line to its last time (relative to x)
+    half: str = "4"    # a square's half size: the first cause's kernel line is larger, so that a line of the
+    size: str = "8"    # same failure a microsecond later (drawn over it) leaves it visible
 
 
 @dataclass
@@ -219,155 +221,172 @@ def _key(node: str | None, rank: int | None) -> tuple[str, str]:
     return ("" if node is None else node, "" if rank is None else str(rank))
 
 
-def layout(r: Report) -> Picture:
-    keys = _lane_keys(r)
+def _lanes(r: Report) -> tuple[list[Lane], dict[tuple[str, str], Lane], float]:
+    """The lanes top to bottom, by (node, rank) key, and where the last one ends."""
     nodes = {n.node: n for n in r.nodes}
     reference = r.clock.get("reference_node") if r.clock else None
-
-    # lanes, top to bottom
+    keys = _lane_keys(r)
     lanes: list[Lane] = []
-    lane_of: dict[tuple[str, str], Lane] = {}
     y = float(TOP)
-    for gi, (node, ranks) in enumerate(keys.items()):
+    for node, ranks in keys.items():
         ns = nodes.get(node)
         note = clock_note(ns.clock_offset_s, ns.clock_offset_applied, node == reference and len(keys) > 1) \
             if ns else ""
         name = node if node is not None else "(node unknown)"
         count = f"{len(ranks)} rank{'s' if len(ranks) != 1 else ''}" if ranks else "no ranks"
-        lane = Lane(*_key(node, None), "node", num(y), num(NODE_H), num(y + NODE_H / 2 + 2), cut(name, LABEL_W - 8, 11, bold=True),
-                    cut(f"{count} · {note}" if note else count, LABEL_W - 8, 9),
-                    f"node {name}: {count}" + (f"; {note}" if note else ""), shade=True, label_y=num(y + 12),
-                    note_y=num(y + 24))
-        lanes.append(lane)
-        lane_of[_key(node, None)] = lane
+        node_key, rank_key = _key(node, None)
+        lanes.append(Lane(node_key, rank_key, "node", num(y), num(NODE_H), num(y + NODE_H / 2 + 2),
+                          cut(name, LABEL_W - 8, 11, bold=True),
+                          cut(f"{count} · {note}" if note else count, LABEL_W - 8, 9),
+                          f"node {name}: {count}" + (f"; {note}" if note else ""), shade=True,
+                          label_y=num(y + 12), note_y=num(y + 24)))
         y += NODE_H
         for rank in ranks:
-            lane = Lane(*_key(node, rank), "rank", num(y), num(RANK_H), num(y + RANK_H / 2), f"rank {rank}",
-                        title=f"{name} rank {rank}", label_y=num(y + RANK_H / 2 + 3.5))
-            lanes.append(lane)
-            lane_of[_key(node, rank)] = lane
+            lanes.append(Lane(node_key, str(rank), "rank", num(y), num(RANK_H), num(y + RANK_H / 2), f"rank {rank}",
+                              title=f"{name} rank {rank}", label_y=num(y + RANK_H / 2 + 3.5)))
             y += RANK_H
-    bottom = y
+    return lanes, {(ln.node, ln.rank): ln for ln in lanes}, y
 
-    # the axis: every time something is drawn at
-    symptoms = [s for s in r.symptoms if s.source != "kernel"]
-    cause_t = seconds(r.first_causal.timestamp) if r.first_causal else None
-    times = [t for p in r.phases for t in (seconds(p.start), seconds(p.end)) if t is not None]
-    times += [t for s in symptoms if (t := seconds(s.timestamp)) is not None]
-    times += [t for k in r.kernel_events for t in (seconds(k.timestamp), seconds(k.last)) if t is not None]
-    if cause_t is not None:
-        times.append(cause_t)
-    untimed = any(seconds(s.timestamp) is None for s in symptoms) or \
-        any(seconds(k.timestamp) is None for k in r.kernel_events) or (r.first_causal is not None and cause_t is None)
-    right = PLOT_RIGHT - (NOTIME_W + GAP_W if untimed else 0)
-    axis = Axis(times, PLOT_X, right)
 
-    axis_y = TOP - 6
-    title = cut(f"k3logs timeline (UTC): {r.root_cause.title}", WIDTH - 16, 13, bold=True)
-    pic = Picture(WIDTH, 0, title, num(PLOT_X), num(PLOT_RIGHT), num(axis_y), num(bottom), tick_y=num(axis_y - 5),
-                  date_y=num(axis_y - 18), cover_y=num(axis_y - 14), cover_h=num(bottom - axis_y + 14),
-                  plot_h=num(bottom - axis_y), lanes=lanes)
-    pic.empty = not times and not untimed
-    if untimed:
-        x = right + GAP_W
-        pic.notime = Break(num(x), num(NOTIME_W), num(x + NOTIME_W / 2), "no time")
-
-    def x_of(ts: str | None) -> float:
-        t = seconds(ts)
-        if t is None:
-            return right + GAP_W + NOTIME_W / 2
-        return axis.x(t)
-
-    # phase bands: the first lane of each node that has them carries their names
+def _bands(r: Report, lane_of: dict[tuple[str, str], Lane], axis: Axis) -> list[Band]:
+    """Phase bands, cut by the axis breaks; the first lane of each node that has room names them."""
+    out: list[Band] = []
     labelled: set[tuple[str, str]] = set()
     for p in r.phases:
         a, b = seconds(p.start), seconds(p.end)
         lane = lane_of.get(_key(p.node, p.rank))
         if a is None or b is None or lane is None:
             continue
-        first = (lane.node, p.phase) not in labelled
+        name = p.phase.replace("_", " ")
+        ly, lh = float(lane.y), float(lane.h)
         for x0, x1 in axis.clip(a, b):
             w = max(x1 - x0, 1.5)
-            ly, lh = float(lane.y), float(lane.h)
             label = ""
-            if first and w > len(p.phase.replace("_", " ")) * 9 * CHAR_W + 6:
-                label = p.phase.replace("_", " ")
+            if (lane.node, p.phase) not in labelled and w > len(name) * 9 * CHAR_W + 6:
+                label = name
                 labelled.add((lane.node, p.phase))
-                first = False
-            pic.bands.append(Band(num(x0), num(ly + 2), num(w), num(lh - 4), PHASE_COLOURS.get(p.phase, "#eeeeee"),
-                                  p.phase, label, num(x0 + 3), num(ly + lh / 2 + 3),
-                                  f"{p.phase}: {p.start} to {p.end}"))
+            out.append(Band(num(x0), num(ly + 2), num(w), num(lh - 4), PHASE_COLOURS.get(p.phase, "#eeeeee"),
+                            p.phase, label, num(x0 + 3), num(ly + lh / 2 + 3), f"{p.phase}: {p.start} to {p.end}"))
+    return out
 
-    # colours by category, in sorted order so that they never depend on the bundle's file order
-    cats = sorted({s.category for s in symptoms} | {k.category for k in r.kernel_events if k.role != "cause"})
-    colour = {c: PALETTE[i % len(PALETTE)] for i, c in enumerate(cats)}
 
+def _marks(r: Report, symptoms: list, lane_of: dict[tuple[str, str], Lane], x_of, axis: Axis,
+           colour: dict[str, str]) -> list[Mark]:
+    """Symptoms on their lanes, kernel lines on their node's lane, the first cause on its rank: in time
+    order (untimed last), then top to bottom."""
     marks: list[tuple[tuple, Mark]] = []
     for s in symptoms:
         lane = lane_of.get(_key(s.node, s.rank))
         if lane is None:
             continue
-        times_seen = f"{s.count} times, first" if s.count > 1 else "at"
-        what = s.title or s.category
-        marks.append(((seconds(s.timestamp) is None, seconds(s.timestamp) or 0.0, float(lane.y), s.category),
-                      Mark("symptom", "circle", num(x_of(s.timestamp)), lane.mid, colour[s.category], False,
-                           lane.node, lane.rank, s.timestamp or "", s.category,
-                           f"{s.category} ({what}) {times_seen} {s.timestamp or 'an unknown time'}, "
+        t = seconds(s.timestamp)
+        seen = f"{s.count} times, first" if s.count > 1 else "at"
+        marks.append(((t is None, t or 0.0, float(lane.y), s.category),
+                      Mark("symptom", "circle", num(x_of(t)), lane.mid, colour[s.category], False, lane.node,
+                           lane.rank, s.timestamp or "", s.category,
+                           f"{s.category} ({s.title or s.category}) {seen} {s.timestamp or 'an unknown time'}, "
                            f"{s.file}:{s.line}")))
     for k in r.kernel_events:
         lane = lane_of.get(_key(k.node, None))
         if lane is None:
             continue
         t0, t1 = seconds(k.timestamp), seconds(k.last)
-        col = CAUSE_COLOUR if k.role == "cause" else colour[k.category]
         extra = f", {k.count} times until {k.last}" if k.count > 1 else ""
+        repeat = num(axis.x(t1) - axis.x(t0)) if t0 is not None and t1 is not None and t1 > t0 else ""
         marks.append(((t0 is None, t0 or 0.0, float(lane.y), k.category),
-                      Mark("kernel", "square", num(x_of(k.timestamp)), lane.mid, col, k.role == "context",
-                           lane.node, lane.rank, k.timestamp or "", k.category,
-                           f"kernel {k.role}: {k.title} at {k.timestamp or 'an unknown time'}{extra}, {k.file}:{k.line}",
-                           num(axis.x(t1) - axis.x(t0)) if t0 is not None and t1 is not None and t1 > t0 else "")))
-    if r.first_causal is not None:
-        lane = lane_of.get(_key(r.origin.node, r.origin.rank)) or lane_of.get(_key(r.origin.node, None))
-        if lane is not None:
-            x = x_of(r.first_causal.timestamp)
-            where = " ".join(w for w in (r.origin.node, None if r.origin.rank is None else f"rank {r.origin.rank}") if w)
-            when = clock_time(cause_t) if cause_t is not None else "time unknown"
-            marks.append(((cause_t is None, cause_t or 0.0, float(lane.y), "~cause"),
-                          Mark("cause", "diamond", num(x), lane.mid, CAUSE_COLOUR, False, lane.node, lane.rank,
-                               r.first_causal.timestamp or "", r.root_cause.category,
-                               f"first cause: {r.root_cause.title} at {r.first_causal.timestamp or 'an unknown time'}"
-                               f", {r.first_causal.file}:{r.first_causal.line}")))
-            label = f"first cause · {when}" + (f" · {where}" if where else "") + f" · {r.root_cause.title}"
-            left = x > (PLOT_X + PLOT_RIGHT) / 2
-            room = (x - 12) if left else (WIDTH - x - 12)
-            pic.cause = CauseLine(num(x), num(40), num(bottom), cut(label, room, 11, bold=True),
-                                  num(x - 4 if left else x + 4), num(36), "end" if left else "start")
-    pic.marks = [m for _, m in sorted(marks, key=lambda km: km[0])]
+                      Mark("kernel", "square", num(x_of(t0)), lane.mid,
+                           CAUSE_COLOUR if k.role == "cause" else colour[k.category], k.role == "context", lane.node,
+                           lane.rank, k.timestamp or "", k.category,
+                           f"kernel {k.role}: {k.title} at {k.timestamp or 'an unknown time'}{extra}, "
+                           f"{k.file}:{k.line}", repeat, *(("6", "12") if k.role == "cause" else ()))))
+    fc = r.first_causal
+    lane = lane_of.get(_key(r.origin.node, r.origin.rank)) if fc else None
+    if fc is not None and lane is not None:
+        t = seconds(fc.timestamp)
+        marks.append(((t is None, t or 0.0, float(lane.y), "~cause"),
+                      Mark("cause", "diamond", num(x_of(t)), lane.mid, CAUSE_COLOUR, False, lane.node, lane.rank,
+                           fc.timestamp or "", r.root_cause.category,
+                           f"first cause: {r.root_cause.title} at {fc.timestamp or 'an unknown time'}, "
+                           f"{fc.file}:{fc.line}")))
+    return [m for _, m in sorted(marks, key=lambda km: km[0])]
+
+
+def _cause_line(r: Report, mark: Mark, bottom: float) -> CauseLine:
+    """The dashed line through every lane at the first cause, labelled at the top on the side with room."""
+    x = float(mark.x)
+    t = seconds(r.first_causal.timestamp) if r.first_causal else None
+    where = " ".join(w for w in (r.origin.node, None if r.origin.rank is None else f"rank {r.origin.rank}") if w)
+    label = f"first cause · {clock_time(t) if t is not None else 'time unknown'}" + (f" · {where}" if where else "") \
+        + f" · {r.root_cause.title}"
+    left = x > (PLOT_X + PLOT_RIGHT) / 2
+    room = (x - 12) if left else (WIDTH - x - 12)
+    return CauseLine(num(x), num(40), num(bottom), cut(label, room, 11, bold=True), num(x - 4 if left else x + 4),
+                     num(36), "end" if left else "start")
+
+
+def _legend(items: list[tuple[str, str, str]], y: float) -> tuple[list[LegendItem], float]:
+    """Legend entries wrapped to the width; returns them and the baseline of the last row."""
+    out, x = [], 8.0
+    for kind, col, label in items:
+        w = 18 + len(label) * 10 * BOLD_W + 10
+        if x + w > WIDTH - 8:
+            x, y = 8.0, y + 18
+        cx, cy = x + 7, y - 4
+        out.append(LegendItem(kind, col, label, num(x), num(y - 9), num(cx), num(cy), num(x + 18), num(y),
+                              f"{num(cx)},{num(cy - 7)} {num(cx + 7)},{num(cy)} {num(cx)},{num(cy + 7)} "
+                              f"{num(cx - 7)},{num(cy)}"))
+        x += w
+    return out, y
+
+
+def layout(r: Report) -> Picture:
+    lanes, lane_of, bottom = _lanes(r)
+
+    # the axis: every time something is drawn at; kernel symptoms are drawn as kernel events
+    symptoms = [s for s in r.symptoms if s.source != "kernel"]
+    stamps = [t for p in r.phases for t in (p.start, p.end)] + [s.timestamp for s in symptoms] + \
+        [t for k in r.kernel_events for t in (k.timestamp, k.last)] + \
+        ([r.first_causal.timestamp] if r.first_causal else [])
+    times = [t for ts in stamps if (t := seconds(ts)) is not None]
+    untimed = any(seconds(s.timestamp) is None for s in symptoms) or \
+        any(seconds(k.timestamp) is None for k in r.kernel_events) or \
+        (r.first_causal is not None and seconds(r.first_causal.timestamp) is None)
+    right = PLOT_RIGHT - (NOTIME_W + GAP_W if untimed else 0)
+    axis = Axis(times, PLOT_X, right)
+
+    def x_of(t: float | None) -> float:
+        return right + GAP_W + NOTIME_W / 2 if t is None else axis.x(t)
+
+    axis_y = TOP - 6
+    title = cut(f"k3logs timeline (UTC): {r.root_cause.title}", WIDTH - 16, 13, bold=True)
+    pic = Picture(WIDTH, 0, title, num(PLOT_X), num(PLOT_RIGHT), num(axis_y), num(bottom), tick_y=num(axis_y - 5),
+                  date_y=num(axis_y - 18), cover_y=num(axis_y - 14), cover_h=num(bottom - axis_y + 14),
+                  plot_h=num(bottom - axis_y), lanes=lanes, empty=not times and not untimed)
+    if untimed:
+        pic.notime = Break(num(right + GAP_W), num(NOTIME_W), num(right + GAP_W + NOTIME_W / 2), "no time")
     pic.ticks = [Tick(num(x), label, day) for x, label, day in axis.ticks()]
     pic.breaks = [Break(num(x), num(w), num(x + w / 2), duration(s), _zigzag(x + w / 2, axis_y))
                   for x, w, s in axis.gaps]
+    pic.bands = _bands(r, lane_of, axis)
+    # colours by category, in sorted order so that they never depend on the bundle's file order
+    cats = sorted({s.category for s in symptoms} | {k.category for k in r.kernel_events if k.role != "cause"})
+    colour = {c: PALETTE[i % len(PALETTE)] for i, c in enumerate(cats)}
+    pic.marks = _marks(r, symptoms, lane_of, x_of, axis, colour)
+    cause = next((m for m in pic.marks if m.kind == "cause"), None)
+    if cause is not None:
+        pic.cause = _cause_line(r, cause, bottom)
 
-    # legend: phases, categories, kernel lines, cause; wrapped to the width
-    items: list[tuple[str, str, str]] = [("phase", PHASE_COLOURS[p], p.replace("_", " ")) for p in PHASES
-                                         if any(b.phase == p for b in pic.bands)]
     on_lanes = {s.category for s in symptoms}
+    items = [("phase", PHASE_COLOURS[p], p.replace("_", " ")) for p in PHASES if any(b.phase == p for b in pic.bands)]
     items += [("category" if c in on_lanes else "kernel", colour[c], c) for c in cats]
     if r.kernel_events:
         items.append(("kernel", "#555555", "kernel line, on its node's lane (hollow: context only)"))
     if pic.cause is not None:
         items.append(("cause", CAUSE_COLOUR, "first cause"))
-    x, ly = 8.0, bottom + 22
-    for kind, col, label in items:
-        w = 18 + len(label) * 10 * BOLD_W + 10
-        if x + w > WIDTH - 8:
-            x, ly = 8.0, ly + 18
-        cx, cy = x + 7, ly - 4
-        pic.legend.append(LegendItem(kind, col, label, num(x), num(ly - 9), num(cx), num(cy), num(x + 18), num(ly),
-                                     f"{num(cx)},{num(cy - 7)} {num(cx + 7)},{num(cy)} {num(cx)},{num(cy + 7)} "
-                                     f"{num(cx - 7)},{num(cy)}"))
-        x += w
+    pic.legend, y = _legend(items, bottom + 22)
+
     notes = []
-    if reference:
+    if reference := (r.clock.get("reference_node") if r.clock else None):
         notes.append(f"Times are UTC on the clock of {reference}; each node's clock correction is noted under its "
                      f"name.")
     if pic.breaks:
@@ -376,9 +395,8 @@ def layout(r: Report) -> Picture:
         notes.append("Events whose time the bundle does not give are drawn in the 'no time' column.")
     if pic.empty:
         notes.append("Nothing in this bundle carries a time: there is no timeline to draw.")
-    ny = ly + 22
     for n in notes:
-        pic.notes.append((num(ny), cut(n, WIDTH - 16, 10)))
-        ny += 15
-    pic.height = int(math.ceil(ny + 4))
+        y += 15 if pic.notes else 22
+        pic.notes.append((num(y), cut(n, WIDTH - 16, 10)))
+    pic.height = int(math.ceil(y + (4 if pic.notes else 26)))
     return pic

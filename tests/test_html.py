@@ -113,7 +113,8 @@ def test_cited_lines_open_onto_their_context_from_the_bundle(incident):
     assert lines[0] in shown and lines[1] in shown   # the line before it, and itself
     hit = [s for s in cited.find("pre").iter("span") if s.get("class") == "hit"]
     assert len(hit) == 1 and lines[1] in text(hit[0]) and re.match(r"\s+2\s", text(hit[0]))
-    first = next(d for d in details if text(d.find("summary")) == f"{report.first_causal.file}:{report.first_causal.line}")
+    cause = f"{report.first_causal.file}:{report.first_causal.line}"
+    first = next(d for d in details if text(d.find("summary")) == cause)
     assert report.first_causal.text in text(first)
 
 

@@ -43,7 +43,8 @@ def test_case_renders_markdown_svg_and_html(case):
     else:
         assert len(causes) == 1
         lane = lane_at(ls, causes[0]["y"])
-        assert (lane["node"], lane["rank"]) == (r.origin.node or "", "" if r.origin.rank is None else str(r.origin.rank))
+        want = (r.origin.node or "", "" if r.origin.rank is None else str(r.origin.rank))
+        assert (lane["node"], lane["rank"]) == want
 
     html = render_html(r)
     page = check_html(html)
