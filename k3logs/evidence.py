@@ -2,7 +2,8 @@
 kernel events, the evidence of checks and of the recovery ladder), read again from the bundle. Only the
 files cited are read, each only up to its last cited line, and only when asked (the HTML report): the
 analysis itself stays one pass over the bundle. The lines are shown as stored (physical lines, the
-numbering `grep -n` uses), with terminal colours removed; secrets are redacted with the rest of the report."""
+numbering `grep -n` uses), with terminal colours removed; secrets are redacted with the rest of the report,
+and lines that are only key material are not shown at all."""
 from __future__ import annotations
 
 import re
@@ -18,6 +19,10 @@ MAX_SPAN = 40          # a cited multi-line event (a traceback) is shown up to t
 MAX_LINE_CHARS = 400   # a longer line is cut (the report is for reading, the bundle has the rest)
 MAX_CITES = 400        # excerpts per report at most
 ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]")
+# the redaction rules work line by line and know secrets by their names; an excerpt can also show lines
+# that are nothing but key material (the body of a PEM private key, a long base64 blob): never shown
+KEY_MATERIAL = re.compile(r"^\s*(?:-----(?:BEGIN|END) [A-Z0-9 ]*PRIVATE KEY-----"
+                          r"|(?=[^\s]*[0-9])(?=[^\s]*[A-Za-z])[A-Za-z0-9+/_-]{40,}={0,2})\s*$")
 
 
 def _ref(ref: str | None) -> tuple[str, int] | None:
@@ -61,6 +66,8 @@ def _clean(text: str) -> str:
     text = ANSI.sub("", text)
     if "\r" in text:  # a progress bar redrawn in place: what the terminal showed last
         text = next((p for p in reversed(text.split("\r")) if p.strip()), "")
+    if KEY_MATERIAL.match(text):
+        return "[redacted: key material]"
     return text if len(text) <= MAX_LINE_CHARS else text[: MAX_LINE_CHARS - 1] + "…"
 
 

@@ -160,3 +160,13 @@ def test_secrets_never_reach_the_html_not_even_in_context(tmp_path):
     assert root.findall(".//details")
     assert not any(s in html for s in SECRETS)
     assert "[redacted]" in "".join(text(d) for d in root.findall(".//details"))
+
+
+def test_key_material_next_to_a_cited_line_is_not_shown(tmp_path):
+    body = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj"
+    log = SECRET_LOG + "-----BEGIN PRIVATE KEY-----\n" + body + "\n-----END PRIVATE KEY-----\n"
+    make_bundle(tmp_path, {"vllm.log": log})
+    html = render_html(analyze(tmp_path / "bundle", context_lines=5))
+    shown = "".join(text(d) for d in check_html(html).findall(".//details"))
+    assert "[redacted: key material]" in shown
+    assert body not in html and "BEGIN PRIVATE KEY" not in html
