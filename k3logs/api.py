@@ -13,18 +13,30 @@ from .catalogue import Catalogue, load_catalogue
 from .discover import Bundle
 from .errors import BundleError
 from .evaluate import CaseScore, find_cases, load_truth, score
+from .evidence import read_excerpts
 from .ingest import Ingested, ingest
-from .pipeline import run, stream_events
+from .pipeline import Analysis, run, stream_events
 from .report import Report
 from .settings import Settings
 
 
-def analyze(path: str | Path, settings: Settings | None = None, catalogue: Catalogue | None = None) -> Report:
-    """Diagnose one bundle. Raises BundleError when nothing in it could be read (report-contract.md: exit 2)."""
+def analyze(path: str | Path, settings: Settings | None = None, catalogue: Catalogue | None = None,
+            context_lines: int = 0) -> Report:
+    """Diagnose one bundle. Raises BundleError when nothing in it could be read (report-contract.md: exit 2).
+    With `context_lines`, the report also holds that many lines of the bundle before and after every line
+    it cites (`evidence_context`, for the HTML report)."""
     settings = settings or Settings()
-    analysis = run(path, settings, catalogue)
-    _check_readable(path, analysis.bundle, analysis.ingested)
-    report = make_report(analysis, str(path))
+    return report_of(run(path, settings, catalogue), str(path), settings, context_lines)
+
+
+def report_of(analysis: Analysis, display_path: str, settings: Settings | None = None,
+              context_lines: int = 0) -> Report:
+    """The report of an analysis (secrets redacted unless the settings say not to)."""
+    settings = settings or Settings()
+    _check_readable(display_path, analysis.bundle, analysis.ingested)
+    report = make_report(analysis, display_path)
+    if context_lines > 0:
+        report.evidence_context = read_excerpts(analysis.bundle, report, context_lines, settings)
     return redact.obj(report) if settings.redact else report
 
 
