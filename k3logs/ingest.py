@@ -141,7 +141,7 @@ def open_member(member: Member, settings: Settings, formats: Formats, out: Inges
     info = FileInfo(member.path, sn.kind, reason, sn.wrappers, is_dump=sn.is_dump, hole=hole)
     out.files.append(info)
     if not sn.parsed_as_log:
-        info.bytes = hole + len(head) + _drain(stream)
+        info.bytes = hole + _drain(stream)  # the stream replays the head
         return info, None, None
     if sn.is_dump or (sn.kind == "log" and (member.size or 0) <= settings.limits.max_dump_bytes):
         # dumps are read whole for facts; so is free text (notes, shell transcripts) that names hosts
@@ -196,12 +196,12 @@ def iter_rows(stream, ctx: FileContext, settings: Settings, keep: Keep | None, f
 
 def _open_tail(rows: pl.DataFrame) -> int:
     """Index of the first row that may still belong to a multi-line event continuing in the next batch:
-    the last traceback header if it is near the end, or a trailing run of '\\r'-continued lines."""
+    the first traceback header near the end (a chain has several: 'The above exception was the direct
+    cause ...'), or a trailing run of '\\r'-continued lines."""
     n = rows.height
     heads = rows.select(pl.col("text").str.contains(TB_HEAD).arg_true().alias("i"))["i"]
-    cut = n
-    if len(heads) and n - int(heads[-1]) <= TB_WINDOW:
-        cut = int(heads[-1])
+    near = heads.filter(heads >= max(0, n - TB_WINDOW))
+    cut = int(near[0]) if len(near) else n
     cont = rows["cr_end"].fill_null(False)
     if n and cont[-1]:
         not_cont = (~cont).arg_true()

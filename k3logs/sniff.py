@@ -54,9 +54,14 @@ def _compiled(formats_id: int) -> dict[str, list[tuple[str, re.Pattern]]]:
 def _binary_reason(head: bytes) -> str | None:
     if not head:
         return None
-    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return None  # UTF-16 with a BOM: text
     sample = head[:8192]
+    if sample.startswith((b"\xff\xfe", b"\xfe\xff")):
+        # UTF-16 with a BOM is text if it decodes as text: random bytes after a BOM give lone surrogates
+        chars = sample.decode("utf-16", "replace")
+        bad = sum(1 for c in chars if c == "\ufffd" or (c < " " and c not in "\t\n\r\x1b"))
+        if bad > len(chars) // 100:
+            return f"binary content ({bad * 100 // len(chars)}% undecodable or control characters after a UTF-16 BOM)"
+        return None
     # runs of NUL bytes are holes, not content: a log zero-filled by a crash, or truncated under its writer
     # (logrotate copytruncate) so that its writer goes on at its old offset
     text = NUL_RUN.sub(b"", sample)

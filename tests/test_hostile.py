@@ -952,7 +952,9 @@ def test_an_empty_folder_exits_2_with_one_line(tmp_path):
 
 
 @pytest.mark.parametrize("data", [b"\x89PNG\r\n\x1a\n" + bytes(64) + os.urandom(4000), os.urandom(5000),
-                                  b"\x7fELF\x02\x01\x01\x00" + bytes(4000)], ids=["png", "random", "elf"])
+                                  b"\xff\xfe" + os.urandom(5000), b"\xfe\xff" + os.urandom(5000),
+                                  b"\x7fELF\x02\x01\x01\x00" + bytes(4000)],
+                         ids=["png", "random", "random-after-utf16-le-bom", "random-after-utf16-be-bom", "elf"])
 def test_a_file_that_is_not_a_bundle_exits_2_with_one_line(tmp_path, data):
     p = tmp_path / "picture.png"
     p.write_bytes(data)
