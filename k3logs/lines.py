@@ -1,6 +1,6 @@
 """Bytes -> batches of (line, text): split on b'\\n' only (a tqdm bar redrawn with '\\r' stays one line),
-decode UTF-8 with replacement (UTF-16 with a BOM and Latin-1 files are recoded), cut over-long lines
-without ever holding them whole. Splitting and decoding are vectorised (pyarrow / polars)."""
+decode UTF-8 with replacement (UTF-16 with a BOM is recoded; other bytes that are not UTF-8 become
+U+FFFD), cut over-long lines without ever holding them whole. Splitting and decoding are vectorised (pyarrow / polars)."""
 from __future__ import annotations
 
 import codecs

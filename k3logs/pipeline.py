@@ -147,7 +147,7 @@ def ensure_columns(ev: pl.DataFrame) -> pl.DataFrame:
 def to_event_table(ev: pl.DataFrame, redact_secrets: bool = True) -> pl.DataFrame:
     """The public event schema (schema.EVENT_SCHEMA) from the internal columns; secrets redacted."""
     if redact_secrets:
-        ev = ev.with_columns(redact.expr(pl.col("text")).alias("text"),
+        ev = ev.with_columns(redact.series(ev["text"]),
                              pl.col("exc_messages").list.eval(redact.expr(pl.element())).alias("exc_messages"))
     return ev.select(
         "file", "line", "line_end", "sub", "source", "wrapper", "stream", "node", "rank", "gpu", "pid",

@@ -68,6 +68,22 @@ def expr(e: pl.Expr) -> pl.Expr:
     return e
 
 
+@lru_cache(maxsize=1)
+def _any_rule() -> str:
+    """One regex that matches wherever some rule would (inline flags stay inside each group)."""
+    return "|".join(f"(?:{r.regex})" for r in rules())
+
+
+def series(s: pl.Series) -> pl.Series:
+    """`expr` over a string Series, faster: one pass finds the few rows that hold a secret and only those
+    go through every rule (a row no rule matches is left as it is by all of them)."""
+    hits = s.str.contains(_any_rule()).fill_null(False).arg_true()
+    if hits.is_empty():
+        return s
+    fixed = s.gather(hits).to_frame().select(expr(pl.col(s.name))).to_series()
+    return s.clone().scatter(hits, fixed)
+
+
 def obj(value):
     """A copy of a report (dataclasses, dicts, lists) with every string redacted."""
     if isinstance(value, str):

@@ -30,6 +30,16 @@ def test_rule_samples(rule):
         assert pl.select(redact.expr(pl.lit(line))).item() == line
 
 
+def test_series_redacts_only_the_rows_with_a_secret_and_agrees_with_text():
+    lines = [x for r in redact.rules() for x in (*r.match, *r.no_match)] + [None, "", "plain line"]
+    got = redact.series(pl.Series("text", lines))
+    assert got.name == "text" and got.len() == len(lines)
+    assert got.to_list() == [None if x is None else redact.text(x) for x in lines]
+    assert sum(a != b for a, b in zip(got.to_list(), lines)) == sum(len(r.match) for r in redact.rules())
+    clean = pl.Series("text", ["a", None, "b"])
+    assert redact.series(clean).to_list() == ["a", None, "b"]
+
+
 @pytest.fixture
 def secret_bundle(tmp_path):
     d = tmp_path / "bundle"
