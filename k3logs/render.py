@@ -9,7 +9,7 @@ from .report import Report
 from .resources import data_dir
 
 
-def _cell(value) -> str:
+def cell(value) -> str:
     """Safe inside a markdown table cell: one line, pipes escaped, bounded."""
     text = " ".join(str(value).split())
     text = text.replace("|", "\\|")
@@ -20,7 +20,7 @@ def _cell(value) -> str:
 def _env(folder: str) -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(folder), undefined=jinja2.StrictUndefined,
                              autoescape=False, keep_trailing_newline=True, trim_blocks=False)
-    env.filters["cell"] = _cell
+    env.filters["cell"] = cell
     return env
 
 
