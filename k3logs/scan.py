@@ -42,7 +42,7 @@ from .settings import Settings
 TABLE = "incidents.parquet"
 REPORTS = "reports"
 ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.zst", ".tar.zstd", ".tar.bz2", ".tar.xz", ".zip")
-MAX_TASKS_PER_WORKER = 25  # then the worker process is replaced: what a bundle left in its heap is given back
+MAX_TASKS_PER_WORKER = 100  # then the worker process is replaced: what bundles left in its heap is given back
 CHECKPOINT_S = 30.0        # an interrupted scan keeps the rows finished up to this long ago
 HASH_CHUNK = 1 << 20
 ERROR_CHARS = 400
