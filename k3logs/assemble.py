@@ -10,8 +10,9 @@ import polars as pl
 from .checks import evidence_missing
 from .decide import Finding
 from .pipeline import Analysis
-from .report import (BundleSummary, CheckOut, Environment, FileEntry, FirstCausal, NodeSummary, Origin, Report,
-                     RootCause, Rung, Skipped, Symptom, TimelineEntry, iso)
+from .report import (BundleSummary, CheckOut, Environment, FileEntry, FirstCausal, KernelEvent, NodeSummary, Origin,
+                     PhaseSpan, Report, RootCause, Rung, Skipped, Symptom, TimelineEntry, iso)
+from .schema import PHASES
 
 TIMELINE_BEFORE = 8
 TIMELINE_AFTER = 24
@@ -57,7 +58,7 @@ def _symptoms(findings: list[Finding], root: Finding | None) -> list[Symptom]:
     out = []
     for (cat, node, rank), fs in groups.items():
         first = sorted(fs, key=lambda f: (f.ts is None, f.ts.timestamp() if f.ts else 0, f.file, f.line))[0]
-        out.append(Symptom(cat, first.file, first.line, node, rank, len(fs), first.title, iso(first.ts)))
+        out.append(Symptom(cat, first.file, first.line, node, rank, len(fs), first.title, iso(first.ts), first.source))
     return sorted(out, key=lambda s: (s.timestamp is None, s.timestamp or "", s.category, s.node or "",
                                       -1 if s.rank is None else s.rank, s.file, s.line))
 
@@ -95,6 +96,55 @@ def _nodes(a: Analysis) -> list[NodeSummary]:
                                nc.offset_s if nc else None, nc.applied if nc else False,
                                nc.boot_time if nc else None))
     return out
+
+
+def _phase_spans(a: Analysis) -> list[PhaseSpan]:
+    """Runs of one phase per lane, in time order: a lane per rank, and a node's own processes (launchers,
+    API server) as one lane when the node has no ranked events. Kernel lines only borrow their node's
+    phase (a boot line would stretch a band over weeks), so they are left out."""
+    ev = a.events
+    if ev.is_empty():
+        return []
+    ev = ev.filter(pl.col("ts").is_not_null() & pl.col("phase").is_not_null() & (pl.col("ts_quality") != "relative")
+                   & (pl.col("source") != "kernel").fill_null(True))
+    node_has_ranks = pl.col("rank").is_not_null().any().over("node")
+    ev = ev.filter(pl.col("rank").is_not_null() | ~node_has_ranks)
+    lane = ["node", "rank"]
+    order = {p: i for i, p in enumerate(PHASES)}
+    ev = ev.select("node", "rank", "ts", pl.col("phase").replace_strict(order, default=None, return_dtype=pl.Int8)
+                   .alias("_i")).drop_nulls("_i").sort(["node", "rank", "ts", "_i"], nulls_last=True)
+    # a phase never goes back within a lane (processes of one rank interleave), except when the
+    # server starts again
+    restart = ((pl.col("_i") == 0) & (pl.col("_i").shift(1).over(lane) > 0)).fill_null(False)
+    ev = ev.with_columns(restart.cum_sum().over(lane).alias("_attempt"))
+    ev = ev.with_columns(pl.col("_i").cum_max().over([*lane, "_attempt"]).alias("_i"))
+    ev = ev.with_columns(((pl.col("_i") != pl.col("_i").shift(1).over(lane)).fill_null(True)
+                          | (pl.col("_attempt") != pl.col("_attempt").shift(1).over(lane)).fill_null(True))
+                         .cum_sum().over(lane).alias("_run"))
+    ev = ev.with_columns(pl.col("_i").replace_strict(dict(enumerate(PHASES)), return_dtype=pl.String).alias("phase"))
+    runs = ev.group_by([*lane, "_run"]).agg(pl.col("phase").first(), pl.col("ts").min().alias("start"),
+                                            pl.col("ts").max().alias("_last")).sort([*lane, "_run"], nulls_last=True)
+    runs = runs.with_columns(pl.coalesce(pl.col("start").shift(-1).over(lane), pl.col("_last")).alias("end"))
+    return [PhaseSpan(r["node"], r["rank"], r["phase"], iso(r["start"]), iso(r["end"]))
+            for r in runs.iter_rows(named=True)]
+
+
+def _kernel_events(findings: list[Finding], root: Finding | None) -> list[KernelEvent]:
+    """The kernel lines the catalogue recognised, per node and what they say (first, last, how many)."""
+    groups: dict[tuple, list[Finding]] = defaultdict(list)
+    for f in findings:
+        if f.source == "kernel":
+            role = "cause" if f is root else ("symptom" if f.role == "cause" else f.role)  # as in the timeline
+            groups[(f.node, role, f.category, f.title or f.category)].append(f)
+    out = []
+    for (node, role, cat, title), fs in groups.items():
+        fs = sorted(fs, key=lambda f: (f is not root, f.ts is None, f.ts.timestamp() if f.ts else 0, f.file, f.line))
+        last = max((f.ts for f in fs if f.ts is not None), default=None)
+        ranks = {f.rank for f in fs}
+        out.append(KernelEvent(node, fs[0].rank if len(ranks) == 1 else None, role, cat, title, fs[0].file,
+                               fs[0].line, iso(fs[0].ts), iso(last), len(fs)))
+    return sorted(out, key=lambda k: (k.node is None, k.node or "", k.timestamp is None, k.timestamp or "",
+                                      k.category, k.title, k.file, k.line))
 
 
 def _ladder(a: Analysis, root: Finding | None) -> list[Rung]:
@@ -226,7 +276,8 @@ def make_report(a: Analysis, display_path: str) -> Report:
                                 [CheckOut(c.id, c.status, c.evidence, c.detail) for c in checks]),
         evidence_missing=missing, why_not_symptom=why, timeline=_timeline(a, root), nodes=_nodes(a),
         recovery_ladder=_ladder(a, root), load_at_failure=d.load, other=other,
-        sniffed=sorted(files, key=lambda f: f.file), clock=clock)
+        sniffed=sorted(files, key=lambda f: f.file), clock=clock, phases=_phase_spans(a),
+        kernel_events=_kernel_events(d.findings, root))
 
 
 def _last_phase(a: Analysis) -> str | None:

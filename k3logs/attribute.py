@@ -463,28 +463,3 @@ def _kernel_gpu(kern: pl.DataFrame, a: Attribution) -> pl.DataFrame:
             .with_columns(pl.when(pl.col("_bus").is_not_null()).then(pl.coalesce("rank", "_brank", "_lrank"))
                           .otherwise(pl.col("rank")).alias("rank"))
             .drop("_bus", "_brank", "_bgpu", "_bgpu_any", "_lrank"))
-    br = pl.DataFrame([(n, b, r) for (n, b), r in a.bus_rank.items()],
-                      schema={"node": pl.String, "_bus": pl.String, "_brank": pl.Int32}, orient="row")
-    bg = pl.DataFrame([(n, b, g) for (n, b), g in a.bus_gpu.items()],
-                      schema={"_gnode": pl.String, "_bus": pl.String, "_bgpu": pl.Int32}, orient="row")
-    # nvidia-smi bus ids may come from a dump without a node: match on the bus alone when unique
-    bg_any = bg.group_by("_bus").agg(pl.col("_bgpu").first(), pl.len().alias("_n")).filter(pl.col("_n") == 1) \
-        .select("_bus", pl.col("_bgpu").alias("_bgpu_any"))
-    # with the default CUDA_VISIBLE_DEVICES a worker's local rank is its GPU index, and so is its NCCL [dev]
-    by_dev = defaultdict(set)
-    for (n, p), g in a.pid_gpu.items():
-        if (n, p) in a.pid_rank:
-            by_dev[(n, g)].add(a.pid_rank[(n, p)])
-    gpu_rank = {k: next(iter(r)) for k, r in by_dev.items() if len(r) == 1} | a.local_rank
-    lr = pl.DataFrame([(n, g, r) for (n, g), r in gpu_rank.items()],
-                      schema={"node": pl.String, "_lgpu": pl.Int32, "_lrank": pl.Int32}, orient="row")
-    ev = (ev.join(br, on=["node", "_bus"], how="left")
-          .join(bg.rename({"_gnode": "node"}), on=["node", "_bus"], how="left")
-          .join(bg_any, on="_bus", how="left")
-          .with_columns(pl.when(pl.col("_bus").is_not_null()).then(pl.coalesce("gpu", "_bgpu", "_bgpu_any"))
-                        .otherwise(pl.col("gpu")).alias("gpu"))
-          .join(lr, left_on=["node", "gpu"], right_on=["node", "_lgpu"], how="left")
-          .with_columns(pl.when(pl.col("_bus").is_not_null()).then(pl.coalesce("rank", "_brank", "_lrank"))
-                        .otherwise(pl.col("rank")).alias("rank"))
-          .drop("_brank", "_bgpu", "_bgpu_any", "_lrank"))
-    return ev

@@ -106,11 +106,17 @@ def cli():
 
 @cli.command()
 @click.argument("bundle", type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md", show_default=True)
-@click.option("-o", "--out", type=click.Path(path_type=Path), help="Write the report here instead of stdout.")
+@click.option("--format", "fmt", type=click.Choice(["md", "json", "html"]), default="md", show_default=True,
+              help="md for people, json for machines, html: one self-contained page with the timeline picture "
+                   "and the lines around every cited line.")
+@click.option("-o", "--out", type=click.Path(), help="Write the report to this file instead of stdout; to a folder "
+              "(existing, or a path ending in '/') as report.md + timeline.svg, report.json or report.html.")
+@click.option("--context-lines", type=click.IntRange(0, 50), default=None,
+              help="Lines of the bundle shown before and after each cited line (html: 3 by default; json: "
+                   "`evidence_context`, 0 by default).")
 @bundle_options
 @handle_errors
-def analyze(bundle, fmt, out, patterns, tz, skew_tolerance, **limits):
+def analyze(bundle, fmt, out, context_lines, patterns, tz, skew_tolerance, **limits):
     """Diagnose one incident bundle (folder, archive or log file).
 
     Exit status: 0 no incident, 1 incident diagnosed, 2 bad usage or unreadable bundle.
@@ -118,15 +124,21 @@ def analyze(bundle, fmt, out, patterns, tz, skew_tolerance, **limits):
     \b
     Example:
         k3logs analyze ./bundle --format json -o report.json
+        k3logs analyze ./bundle -o incident/          # incident/report.md + incident/timeline.svg
+        k3logs analyze ./bundle --format html -o report.html
     """
+    from . import output
     from .api import analyze as run_analysis
-    from .render import render_json, render_markdown
-    report = run_analysis(bundle, _settings(tz, skew_tolerance, **limits), _catalogue(patterns))
-    text = render_json(report) if fmt == "json" else render_markdown(report)
-    if out:
-        out.write_text(text, encoding="utf-8")
+    where = output.target(out)  # a bad -o fails before the bundle is read
+    if context_lines is None:
+        context_lines = 3 if fmt == "html" else 0
+    report = run_analysis(bundle, _settings(tz, skew_tolerance, **limits), _catalogue(patterns), context_lines)
+    if where.path is None:
+        click.echo(output.render(report, fmt), nl=False)
     else:
-        click.echo(text, nl=False)
+        written = output.write(report, fmt, where)
+        if where.folder:
+            click.echo(f"wrote {', '.join(str(p) for p in written)}", err=True)
     sys.exit(report.exit_status)
 
 

@@ -10,7 +10,9 @@ import io
 import lzma
 import os
 import posixpath
+import re
 import stat
+import struct
 import tarfile
 import threading
 import zipfile
@@ -25,6 +27,8 @@ from .errors import BundleError
 from .settings import Limits
 
 PEEK = 512
+# what tarfile raises on damaged data (ValueError: pax fields it converts without checking, e.g. GNU.sparse.map)
+_TAR_ERRORS = (tarfile.TarError, OSError, EOFError, ValueError, zlib.error, zstandard.ZstdError, lzma.LZMAError)
 COMPRESSED_SUFFIXES = (".gz", ".tgz", ".zst", ".zstd", ".bz2", ".xz")
 
 
@@ -40,6 +44,22 @@ class Member:
     stream: BinaryIO        # valid until the next member is requested
     size: int | None = None  # bytes as stored, when known
     mtime: float | None = None
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def printable(name: str) -> str:
+    """A name as it may be shown: bytes that were not UTF-8 (tarfile and os.scandir keep them as lone
+    surrogates, which no output can encode) become U+FFFD, control characters (a newline, a terminal escape)
+    become \\xNN."""
+    if not _CONTROL.search(name):
+        return name
+    try:
+        name = name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    except UnicodeEncodeError:
+        pass
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0xd800 else "\ufffd", name)
 
 
 def sanitize(name: str) -> str:
@@ -112,6 +132,9 @@ class Bundle:
         self.bytes_read = 0
         self._lock = threading.Lock()  # groups may be read by several threads
         self._archive = False
+        self._cut: set[str] = set()   # compressed containers cut short by a limit (reason already recorded)
+        self._tops: set[str] = set()  # first path segments of the names (two are enough to know there is no prefix)
+        self._all_nested = True       # every name has a '/'
         if not self.path.exists() and not self.path.is_symlink():
             raise BundleError(f"cannot read {self.path}: no such file or folder")
         st = os.stat(self.path) if self.path.exists() else None
@@ -124,16 +147,15 @@ class Bundle:
 
     # ----------------------------------------------------------------------------------------
     def skip(self, file: str, reason: str) -> None:
-        self.skipped.append(Skip(file, reason))
+        self.skipped.append(Skip(printable(file), printable(reason)))
 
     @property
     def common_prefix(self) -> str:
         """The single top-level folder every archive member shares ('' for folders or mixed roots)."""
         if not self._archive or not self.names:
             return ""
-        firsts = {n.split("/", 1)[0] for n in self.names}
-        if len(firsts) == 1 and all("/" in n for n in self.names):
-            return firsts.pop() + "/"
+        if len(self._tops) == 1 and self._all_nested:  # kept up to date by _emit: O(1) per call
+            return next(iter(self._tops)) + "/"
         return ""
 
     def display(self, name: str) -> str:
@@ -253,7 +275,7 @@ class Bundle:
             yield from self._tar(name, prefix, stream, depth)
             return
         inner = _decompressor(kind, stream, head)
-        inner_head, inner_stream = peek(_Guarded(inner, name, self), 512)
+        inner_head, inner_stream = peek(_Guarded(inner, name, self, compressed_size=size), 512)
         inner_kind = _magic(inner_head)
         if inner_kind == "tar":
             yield from self._tar(name, prefix, inner_stream, depth, compressed_size=size)
@@ -268,8 +290,8 @@ class Bundle:
              ) -> Iterator[Member]:
         """`compressed_size`: of the whole compressed tar, an upper bound on any member's share (ratio limit)."""
         try:
-            tf = tarfile.open(fileobj=stream, mode="r|")
-        except (tarfile.TarError, OSError, EOFError, zlib.error, zstandard.ZstdError, lzma.LZMAError) as e:
+            tf = tarfile.open(fileobj=stream, mode="r|", tarinfo=_TarInfo)
+        except _TAR_ERRORS as e:
             self.skip(name, f"corrupt or unreadable tar archive: {_why(e)}")
             return
         count = 0
@@ -279,13 +301,19 @@ class Bundle:
                 mname = prefix + sanitize(ti.name)
                 if ti.isdir():
                     continue
+                if self.bytes_read >= self.limits.max_total_bytes:
+                    self.skip(name, f"bundle already gave {self.limits.max_total_bytes} bytes (--max-total-bytes); "
+                                    f"the rest of the archive was not read")
+                    return
                 if count > self.limits.max_members:
                     self.skip(mname, f"more than {self.limits.max_members} members; the rest were not read")
                     break
                 if not ti.isreg():
                     self.skip(mname, f"not a regular file ({_tar_type(ti)}); never opened")
                     continue
-                fobj = tf.extractfile(ti)
+                # straight from the archive stream (tarfile's own reader drops a whole chunk at the damage);
+                # sparse members need tarfile's map
+                fobj = _TarData(tf.fileobj, ti.size, mname, self) if ti.sparse is None else tf.extractfile(ti)
                 if fobj is None:
                     continue
                 head, s = peek(fobj)
@@ -294,8 +322,14 @@ class Bundle:
                     yield from self._emit(Member(mname, s, ti.size, float(ti.mtime)), compressed_size=compressed_size)
                 else:
                     yield from self._open_container(mname, s, head, kind, depth + 1, size=ti.size)
-        except (tarfile.TarError, OSError, EOFError, zlib.error, zstandard.ZstdError, lzma.LZMAError) as e:
-            self.skip(name, f"archive is truncated or corrupt after {count} member(s): {_why(e)}")
+        except _TAR_ERRORS as e:
+            if name not in self._cut:  # else the reason is already recorded
+                self.skip(name, f"archive is truncated or corrupt after {count} member(s): {_why(e)}")
+            return
+        bad = getattr(tf, "_k3_bad_header", None)  # tarfile ends quietly at a damaged header
+        if bad is not None and name not in self._cut:
+            self.skip(name, f"archive is truncated or corrupt after {count} member(s): {_why(bad)}; "
+                            f"the rest was not read")
 
     def _zip(self, name: str, prefix: str, stream: BinaryIO, seekable: BinaryIO | None, depth: int
              ) -> Iterator[Member]:
@@ -312,8 +346,12 @@ class Bundle:
         try:
             zf = zipfile.ZipFile(fobj)
             infos = zf.infolist()
-        except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:
-            self.skip(name, f"corrupt zip archive: {_why(e)}")
+        except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError, struct.error) as e:
+            # (NotImplementedError: a 'version needed' byte zipfile does not know, damaged or not)
+            # a zip cut short (an interrupted copy) loses its central directory, at the end: its members
+            # can still be read in order from their local headers, up to the damage
+            self.skip(name, f"corrupt zip archive: {_why(e)}; members read from their local headers up to the damage")
+            yield from self._zip_salvage(name, prefix, fobj, depth)
             return
         for count, zi in enumerate(infos, 1):
             mname = prefix + sanitize(zi.filename)
@@ -342,11 +380,68 @@ class Bundle:
                 else:
                     yield from self._open_container(mname, s, head, kind, depth + 1, size=zi.file_size)
 
+    def _zip_salvage(self, name: str, prefix: str, fobj: BinaryIO, depth: int) -> Iterator[Member]:
+        """The members of a zip without its central directory, from their local headers (stored or deflated)."""
+        end = fobj.seek(0, os.SEEK_END)
+        pos, count = 0, 0
+        while True:
+            fobj.seek(pos)
+            hdr = fobj.read(30)
+            if len(hdr) < 30 or hdr[:4] != b"PK\x03\x04":
+                return
+            _, _, flags, method, _, _, _, csize, usize, nlen, xlen = struct.unpack("<4sHHHHHIIIHH", hdr)
+            if not nlen:  # not a header a zip writer makes: damage
+                return
+            raw_name = fobj.read(nlen)
+            extra = fobj.read(xlen)
+            if (csize == 0xFFFFFFFF or usize == 0xFFFFFFFF) and not flags & 0x08:
+                usize, csize = _zip64_sizes(extra, usize, csize)
+            start = pos + 30 + nlen + xlen
+            known = not flags & 0x08  # else sizes follow the data (a streamed zip): only deflate ends by itself
+            mname = prefix + sanitize(raw_name.decode("utf-8" if flags & 0x800 else "cp437", "replace"))
+            count += 1
+            if count > self.limits.max_members:
+                self.skip(mname, f"more than {self.limits.max_members} members; the rest were not read")
+                return
+            if flags & 0x1 or method not in (0, 8):
+                self.skip(mname, "encrypted zip member; not read" if flags & 0x1 else
+                          f"zip member compressed with method {method}; not read")
+                if not known:
+                    return
+                pos = start + csize
+                continue
+            if not known and method == 0:
+                self.skip(mname, "stored zip member of unknown size; the rest of the archive was not read")
+                return
+            member = _ZipLocal(fobj, start, method, csize if known else None)
+            if not raw_name.endswith(b"/"):
+                head, st = peek(_Guarded(member, mname, self))
+                kind = _magic(head)
+                if kind is None:
+                    yield from self._emit(Member(mname, st, usize if known else None, None),
+                                          compressed_size=csize if known else end - start)
+                else:
+                    yield from self._open_container(mname, st, head, kind, depth + 1,
+                                                    size=usize if known else None)
+            if known:
+                pos = start + csize
+            else:
+                done = member.finish()  # read through the rest of the deflate stream to find where it ends
+                if done is None:
+                    return
+                pos = _after_descriptor(fobj, done)
+                if pos is None:
+                    return
+
     # ----------------------------------------------------------------------------------------
     def _emit(self, m: Member, compressed_size: int | None = None) -> Iterator[Member]:
+        m.path = printable(m.path)
         with self._lock:
             self.files += 1
             self.names.append(m.path)
+            if len(self._tops) < 2:
+                self._tops.add(m.path.split("/", 1)[0])
+            self._all_nested = self._all_nested and "/" in m.path
         if self.files > self.limits.max_members:
             self.skip(m.path, f"more than {self.limits.max_members} files; not read")
             return
@@ -358,16 +453,31 @@ class Bundle:
 
 
 class _Guarded:
-    """Turns a decompression failure into end-of-data plus a recorded skip (salvage what was readable)."""
+    """Turns a decompression failure into end-of-data plus a recorded skip (salvage what was readable).
+    With `compressed_size`, also ends the data at twice the ratio limit: a tar reads through (skips) the
+    unread part of every member, so a bomb member stopped by _Limited would otherwise be decompressed whole
+    after all. (Twice: the members' own limit, which names the member, comes first.)"""
 
-    def __init__(self, raw: BinaryIO, name: str, bundle: Bundle):
+    def __init__(self, raw: BinaryIO, name: str, bundle: Bundle, compressed_size: int | None = None):
         self._raw, self._name, self._bundle, self._failed = raw, name, bundle, False
+        lim = bundle.limits
+        self._budget = 2 * max(lim.ratio_grace_bytes, lim.max_ratio * compressed_size) if compressed_size else None
+        self._n = 0
 
     def read(self, n: int | None = -1) -> bytes:
         if self._failed:
             return b""
+        if self._budget is not None and self._n > self._budget:
+            self._failed = True
+            self._bundle._cut.add(self._name)
+            self._bundle.skip(self._name, f"decompresses to more than {self._budget} bytes, far more than "
+                                          f"{self._bundle.limits.max_ratio}x its size (a decompression bomb?): the rest "
+                                          f"was not read; raise --max-ratio to read it all")
+            return b""
         try:  # read1: one decompression step, so data decoded before the damage is not lost with it
-            return self._raw.read1(n) if hasattr(self._raw, "read1") else self._raw.read(n)
+            data = self._raw.read1(n) if hasattr(self._raw, "read1") else self._raw.read(n)
+            self._n += len(data)
+            return data
         except (OSError, EOFError, zlib.error, zstandard.ZstdError, lzma.LZMAError, zipfile.BadZipFile,
                 ValueError) as e:
             self._failed = True
@@ -375,6 +485,94 @@ class _Guarded:
             return b""
 
     read1 = read
+
+
+class _TarData:
+    """The data of one tar member, read from the archive stream: where the stream ends early, what was read
+    is given and the member is recorded as read in part."""
+
+    def __init__(self, raw, size: int, name: str, bundle: Bundle):
+        self._raw, self._left, self._name, self._bundle = raw, size, name, bundle
+        self._n = 0
+
+    def read(self, n: int | None = -1) -> bytes:
+        n = self._left if n is None or n < 0 else min(n, self._left)
+        if n <= 0:
+            return b""
+        data = self._raw.read(n)
+        self._n += len(data)
+        self._left -= len(data)
+        if len(data) < n:
+            self._left = 0
+            self._bundle.skip(self._name, f"read only the first {self._n} bytes: the archive ends inside this "
+                                          f"member (truncated or corrupt)")
+        return data
+
+    read1 = read
+
+
+MAX_TAR_META = 1 << 20  # bytes of extended headers (pax, GNU long names, sparse maps) before one member
+
+
+class _Capped:
+    """A tarfile stream that may give at most `limit` more bytes (while tarfile reads a sparse map)."""
+
+    def __init__(self, raw, limit: int):
+        self._raw, self._left = raw, limit
+
+    def read(self, n: int = -1) -> bytes:
+        if n is None or n < 0 or n > self._left:
+            raise tarfile.ReadError(f"sparse map longer than {MAX_TAR_META} bytes")
+        self._left -= n
+        return self._raw.read(n)
+
+    def __getattr__(self, name):
+        return getattr(self._raw, name)
+
+
+class _TarInfo(tarfile.TarInfo):
+    """tarfile's member header, bounded. tarfile reads an extended header whole into memory (a pax header
+    may claim gigabytes), follows chains of them by recursion, and ends quietly at a damaged header: here
+    each is capped, chains are short, and a damaged header is remembered to be reported."""
+
+    @classmethod
+    def fromtarfile(cls, tf):
+        depth = getattr(tf, "_k3_depth", 0)
+        if depth >= 8:
+            raise tarfile.ReadError("more than 8 extended headers before one member")
+        tf._k3_depth = depth + 1
+        try:
+            return super().fromtarfile(tf)
+        except tarfile.HeaderError as e:
+            if depth == 0 and not isinstance(e, tarfile.EOFHeaderError):
+                tf._k3_bad_header = e
+            raise
+        finally:
+            tf._k3_depth = depth
+
+    def _proc_member(self, tf):
+        if self.type in (tarfile.GNUTYPE_LONGNAME, tarfile.GNUTYPE_LONGLINK, tarfile.XHDTYPE, tarfile.XGLTYPE,
+                         tarfile.SOLARIS_XHDTYPE):
+            total = self.size + (getattr(tf, "_k3_global", 0) if self.type == tarfile.XGLTYPE else 0)
+            if total > MAX_TAR_META:
+                raise tarfile.ReadError(f"extended header of {self.size} bytes (more than {MAX_TAR_META})")
+            if self.type == tarfile.XGLTYPE:  # global headers accumulate over the whole archive
+                tf._k3_global = total
+        return super()._proc_member(tf)
+
+    def _capped(self, method, tf, *args):
+        raw = tf.fileobj
+        tf.fileobj = _Capped(raw, MAX_TAR_META)
+        try:
+            return method(*args)
+        finally:
+            tf.fileobj = raw
+
+    def _proc_sparse(self, tf):  # GNU sparse: a chain of map blocks, each followed while it says 'more'
+        return self._capped(super()._proc_sparse, tf, tf)
+
+    def _proc_gnusparse_10(self, next, pax_headers, tf):  # pax sparse 1.0: a map read line by line
+        return self._capped(super()._proc_gnusparse_10, tf, next, pax_headers, tf)
 
 
 class _Zstd:
@@ -450,6 +648,76 @@ class _Limited:
         else:
             msg = f"read only the first {self._n} bytes: bundle limit {lim.max_total_bytes} (--max-total-bytes)"
         self._bundle.skip(self._name, msg)
+
+
+class _ZipLocal:
+    """The data of one zip member found by its local header: stored bytes, or a raw deflate stream (which
+    ends by itself, so its size need not be known). Raises EOFError where the file ends first."""
+
+    def __init__(self, fobj: BinaryIO, start: int, method: int, csize: int | None):
+        self._f, self._pos, self._left = fobj, start, csize
+        self._d = zlib.decompressobj(-15) if method == 8 else None
+        self._tail = b""
+
+    def _raw(self, n: int) -> bytes:
+        self._f.seek(self._pos)  # the salvage loop and this reader share the file
+        data = self._f.read(n if self._left is None else min(n, self._left))
+        self._pos += len(data)
+        if self._left is not None:
+            self._left -= len(data)
+        return data
+
+    def read(self, n: int = -1) -> bytes:
+        n = n if n and n > 0 else 1 << 20
+        if self._d is None:
+            data = self._raw(n)
+            if not data and self._left:
+                raise EOFError("zip member data ends early (the archive is truncated)")
+            return data
+        while not self._d.eof:
+            data = self._tail or self._raw(1 << 16)
+            if not data:
+                raise EOFError("zip member data ends early (the archive is truncated)")
+            out = self._d.decompress(data, n)
+            self._tail = self._d.unconsumed_tail
+            if out:
+                return out
+        return b""
+
+    read1 = read
+
+    def finish(self) -> int | None:
+        """Where the member's deflate data ends (reading through what was not read); None if damaged."""
+        try:
+            while self.read(1 << 20):
+                pass
+        except (EOFError, zlib.error):
+            return None
+        return self._pos - len(self._d.unused_data) if self._d else self._pos  # (at the end, the tail is unused_data)
+
+
+def _zip64_sizes(extra: bytes, usize: int, csize: int) -> tuple[int, int]:
+    i = 0
+    while i + 4 <= len(extra):
+        tag, size = struct.unpack("<HH", extra[i:i + 4])
+        if tag == 1:
+            k = min(size, 16, len(extra) - i - 4) // 8  # a damaged extra field may be shorter than it says
+            vals = list(struct.unpack(f"<{k}Q", extra[i + 4:i + 4 + k * 8]))
+            if usize == 0xFFFFFFFF and vals:
+                usize = vals.pop(0)
+            if csize == 0xFFFFFFFF and vals:
+                csize = vals.pop(0)
+            break
+        i += 4 + size
+    return usize, csize
+
+
+def _after_descriptor(fobj: BinaryIO, pos: int) -> int | None:
+    """Offset of the next local header after a data descriptor (12 to 24 bytes, with or without its signature)."""
+    fobj.seek(pos)
+    window = fobj.read(32)
+    nxt = window.find(b"PK\x03\x04", 12)
+    return pos + nxt if 0 <= nxt <= 24 else None
 
 
 def _decompressor(kind: str, stream: BinaryIO, head: bytes = b"") -> BinaryIO:

@@ -7,6 +7,7 @@ needs: the whole traceback after a 'Traceback' header, the line before it (kerne
 the nearest earlier line that carries a time (for lines that carry none)."""
 from __future__ import annotations
 
+import functools
 import io
 import re
 from concurrent.futures import ThreadPoolExecutor
@@ -15,7 +16,8 @@ from typing import Iterator
 
 import polars as pl
 
-from .discover import Bundle, Member, peek
+from . import redact
+from .discover import Bundle, Member, Prepend, peek
 from .fold import fold_continuations, fold_tracebacks
 from .formats import Formats, builtin_formats
 from .lines import LineStats, iter_line_batches, open_text
@@ -38,7 +40,7 @@ class Keep:
 
     anchors: tuple[str, ...]
 
-    @property
+    @functools.cached_property  # built once, not once per file (bundles may hold thousands of files)
     def regex(self) -> str:
         return "|".join(re.escape(a) for a in sorted(set(self.anchors)))
 
@@ -53,6 +55,7 @@ class FileInfo:
     bytes: int = 0
     truncated: int = 0
     is_dump: bool = False
+    hole: int = 0        # leading NUL bytes skipped (counted in `bytes`)
 
 
 @dataclass
@@ -95,6 +98,30 @@ def _keep_rows(batch: pl.DataFrame, keep: Keep, state: _KeepState) -> pl.Series:
     return pl.concat(parts).unique().sort()
 
 
+HOLE = b"\x00" * 8
+_ZEROS = bytes(1 << 20)
+
+
+def _skip_hole(head: bytes, stream) -> tuple[int, bytes, object]:
+    """Skip the NUL bytes a file starts with: a log truncated under its writer (logrotate copytruncate)
+    starts with a hole as long as it was, then its new lines. Returns how many, and the head and stream
+    from the first other byte (line numbers do not change: a hole holds no newline)."""
+    stream.read(len(head))  # `stream` gives `head` first (peek): already seen, all in memory
+    rest = head.lstrip(b"\x00")
+    hole = len(head) - len(rest)
+    while not rest:
+        chunk = stream.read(len(_ZEROS))
+        if not chunk:
+            return hole, b"", stream
+        if chunk == _ZEROS[:len(chunk)]:  # a memcmp: lstrip would cost a second per GB of hole
+            hole += len(chunk)
+            continue
+        rest = chunk.lstrip(b"\x00")
+        hole += len(chunk) - len(rest)
+    head, stream = peek(Prepend(stream, rest), HEAD_BYTES)
+    return hole, head, stream
+
+
 def _read_dump(stream, limit: int) -> str:
     data = stream.read(limit + 1)
     return data[:limit].decode("utf-8", "replace")
@@ -105,15 +132,22 @@ def open_member(member: Member, settings: Settings, formats: Formats, out: Inges
     """Sniff a member; keep its text if it is a dump. Returns its FileInfo and, if it is read as lines,
     the text stream and the parsing context (None otherwise)."""
     head, stream = peek(member.stream, HEAD_BYTES)
-    sn: Sniffed = sniff(head, member.size, formats)
-    info = FileInfo(member.path, sn.kind, sn.reason, sn.wrappers, is_dump=sn.is_dump)
+    hole = 0
+    if head.startswith(HOLE):
+        hole, head, stream = _skip_hole(head, stream)
+    sn: Sniffed = sniff(head, member.size, formats) if head or not hole else \
+        Sniffed("binary", (), f"only NUL bytes ({hole})")
+    reason = f"{sn.reason} (after a hole of {hole} NUL bytes)" if hole and head else sn.reason
+    info = FileInfo(member.path, sn.kind, reason, sn.wrappers, is_dump=sn.is_dump, hole=hole)
     out.files.append(info)
     if not sn.parsed_as_log:
-        info.bytes = len(head) + _drain(stream)
+        info.bytes = hole + _drain(stream)  # the stream replays the head
         return info, None, None
     if sn.is_dump or (sn.kind == "log" and (member.size or 0) <= settings.limits.max_dump_bytes):
         # dumps are read whole for facts; so is free text (notes, shell transcripts) that names hosts
         text = _read_dump(stream, settings.limits.max_dump_bytes)
+        if settings.redact:  # a secret whose value is on the next line is only seen here, in the whole text
+            text = redact.block(text)
         out.dumps.append((member.path, sn.kind if sn.is_dump else "text", text))
         stream = io.BytesIO(text.encode("utf-8"))
         head = text[:16].encode()
@@ -162,12 +196,12 @@ def iter_rows(stream, ctx: FileContext, settings: Settings, keep: Keep | None, f
 
 def _open_tail(rows: pl.DataFrame) -> int:
     """Index of the first row that may still belong to a multi-line event continuing in the next batch:
-    the last traceback header if it is near the end, or a trailing run of '\\r'-continued lines."""
+    the first traceback header near the end (a chain has several: 'The above exception was the direct
+    cause ...'), or a trailing run of '\\r'-continued lines."""
     n = rows.height
     heads = rows.select(pl.col("text").str.contains(TB_HEAD).arg_true().alias("i"))["i"]
-    cut = n
-    if len(heads) and n - int(heads[-1]) <= TB_WINDOW:
-        cut = int(heads[-1])
+    near = heads.filter(heads >= max(0, n - TB_WINDOW))
+    cut = int(near[0]) if len(near) else n
     cont = rows["cr_end"].fill_null(False)
     if n and cont[-1]:
         not_cont = (~cont).arg_true()
@@ -189,7 +223,7 @@ def ingest_member(member: Member, settings: Settings, keep: Keep | None, formats
     else:
         for _ in iter_line_batches(stream, settings.batch_bytes, settings.limits.max_line_bytes, stats):
             pass
-    info.lines, info.bytes, info.truncated = stats.lines, stats.bytes, stats.truncated
+    info.lines, info.bytes, info.truncated = stats.lines, info.hole + stats.bytes, stats.truncated
 
 
 def _drain(stream) -> int:

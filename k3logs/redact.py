@@ -21,6 +21,7 @@ class Rule:
     replace: str
     match: tuple[str, ...]
     no_match: tuple[str, ...]
+    multiline: bool = False  # also applied to whole texts (block): its secret may sit on the next line
 
     @property
     def python(self) -> tuple[re.Pattern, str]:
@@ -32,7 +33,8 @@ def rules() -> tuple[Rule, ...]:
     path = data_dir("patterns") / "secrets.toml"
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
-        return tuple(Rule(d["id"], d["regex"], d["replace"], tuple(d.get("match", [])), tuple(d.get("no_match", [])))
+        return tuple(Rule(d["id"], d["regex"], d["replace"], tuple(d.get("match", [])), tuple(d.get("no_match", [])),
+                          bool(d.get("multiline", False)))
                      for d in data["secret"])
     except (tomllib.TOMLDecodeError, KeyError, TypeError) as e:
         raise CatalogueError(f"secrets rules are invalid: {e}", source=SourceLocation(str(path))) from e
@@ -47,6 +49,15 @@ def text(value: str) -> str:
     """One string with every secret replaced."""
     for pattern, repl in _compiled():
         value = pattern.sub(repl, value)  # an alternative's unmatched group is replaced by nothing
+    return value
+
+
+def block(value: str) -> str:
+    """A whole text (a dump read whole) with the secrets that span lines replaced: the multiline rules only
+    (every rule applies line by line to whatever is output; running them all over megabytes costs seconds)."""
+    for rule, (pattern, repl) in zip(rules(), _compiled()):
+        if rule.multiline:
+            value = pattern.sub(repl, value)
     return value
 
 

@@ -75,6 +75,7 @@ class Symptom:
     count: int
     title: str | None = None
     timestamp: str | None = None
+    source: str | None = None   # the log kind of the first one (kernel lines belong on their node's lane)
 
 
 @dataclass
@@ -125,6 +126,45 @@ class NodeSummary:
 
 
 @dataclass
+class PhaseSpan:
+    """How long one lane (a rank; a node's own processes when it has no ranks) stayed in one phase:
+    from the first event of a run of that phase to the first of the next run (or the lane's last event)."""
+
+    node: str | None
+    rank: int | None
+    phase: str
+    start: str
+    end: str
+
+
+@dataclass
+class KernelEvent:
+    """Kernel lines the catalogue recognised on one node (cause, symptom or context), grouped by what
+    they say: the first one, the last one's time and how many."""
+
+    node: str | None
+    rank: int | None       # the rank owning the GPU the line names, when known
+    role: str
+    category: str
+    title: str
+    file: str
+    line: int
+    timestamp: str | None
+    last: str | None
+    count: int
+
+
+@dataclass
+class Excerpt:
+    """Lines of the bundle around one cited line (`line`), as stored: `first` is the number of lines[0]."""
+
+    file: str
+    line: int
+    first: int
+    lines: list[str]
+
+
+@dataclass
 class Report:
     bundle: BundleSummary
     healthy: bool
@@ -145,12 +185,16 @@ class Report:
     other: dict | None = None
     sniffed: list[FileEntry] = field(default_factory=list)
     clock: dict = field(default_factory=dict)
+    phases: list[PhaseSpan] = field(default_factory=list)
+    kernel_events: list[KernelEvent] = field(default_factory=list)
+    evidence_context: list[Excerpt] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         d = asdict(self)
         order = ["schema_version", "tool", "bundle", "healthy", "root_cause", "first_causal", "origin", "phase",
                  "symptoms", "environment", "evidence_missing", "why_not_symptom", "timeline", "nodes",
-                 "recovery_ladder", "load_at_failure", "other", "clock", "sniffed"]
+                 "recovery_ladder", "load_at_failure", "other", "clock", "sniffed", "phases", "kernel_events",
+                 "evidence_context"]
         return {k: d[k] for k in order}
 
     def to_json(self) -> str:

@@ -14,6 +14,7 @@ from .formats import Formats, builtin_formats
 HEAD_BYTES = 64 * 1024
 HEAD_LINES = 200
 WRAPPER_ORDER = ("docker_json", "cri", "kubectl_prefix", "journald_iso", "rfc3339", "journald", "compose")
+NUL_RUN = re.compile(rb"\x00{8,}")
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 VLLM_PROC = re.compile(r"^\((?:APIServer|ApiServer_\d+|EngineCore\w*|Worker\w*|VllmWorker[^)]*|VllmWorkerProcess"
                        r"|RayWorkerProc|RayWorkerWrapper|RayWorkerVllm) pid=\d+")
@@ -53,13 +54,23 @@ def _compiled(formats_id: int) -> dict[str, list[tuple[str, re.Pattern]]]:
 def _binary_reason(head: bytes) -> str | None:
     if not head:
         return None
-    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return None  # UTF-16 with a BOM: text
     sample = head[:8192]
-    nul = sample.count(0)
-    ctrl = sum(1 for b in sample if b < 32 and b not in (9, 10, 13, 27))
-    if nul > len(sample) // 100 or ctrl > len(sample) // 10:
-        return f"binary content ({(nul + ctrl) * 100 // len(sample)}% control bytes in the first {len(sample)})"
+    if sample.startswith((b"\xff\xfe", b"\xfe\xff")):
+        # UTF-16 with a BOM is text if it decodes as text: random bytes after a BOM give lone surrogates
+        chars = sample.decode("utf-16", "replace")
+        bad = sum(1 for c in chars if c == "\ufffd" or (c < " " and c not in "\t\n\r\x1b"))
+        if bad > len(chars) // 100:
+            return f"binary content ({bad * 100 // len(chars)}% undecodable or control characters after a UTF-16 BOM)"
+        return None
+    # runs of NUL bytes are holes, not content: a log zero-filled by a crash, or truncated under its writer
+    # (logrotate copytruncate) so that its writer goes on at its old offset
+    text = NUL_RUN.sub(b"", sample)
+    if not text:
+        return f"only NUL bytes in the first {len(sample)}"
+    nul = text.count(0)
+    ctrl = sum(1 for b in text if b < 32 and b not in (9, 10, 13, 27))  # NUL included
+    if nul > len(text) // 100 or ctrl > len(text) // 10:
+        return f"binary content ({ctrl * 100 // len(text)}% control bytes in the first {len(sample)})"
     return None
 
 

@@ -97,9 +97,6 @@ def test_analyze_a_partly_unreadable_bundle_still_reports(tmp_path):
     assert json.loads(r.stdout)["bundle"]["skipped"]
 
 
-@pytest.mark.xfail(strict=True, reason="report-contract.md: exit 2 for 'a bundle that could not be read at all' "
-                   "(errors.BundleError: '... empty of anything readable'); a .tar.gz none of whose bytes can be "
-                   "decompressed, or an empty folder, is reported as healthy with exit 0")
 @pytest.mark.parametrize("make", ["corrupt-archive", "empty-folder"])
 def test_analyze_a_bundle_with_nothing_readable_exits_2(tmp_path, make):
     if make == "corrupt-archive":

@@ -55,10 +55,6 @@ def test_traceback_chain_is_matched_link_by_link(tmp_path):
     assert not any(link == -1 for link, _ in got)     # a folded traceback is not matched as a whole
 
 
-@pytest.mark.xfail(strict=True, reason="ingest.iter_rows with keep=None (k3logs events, validate.parse_text used by "
-                   "the sample replay, run(keep_all=True)) flushes every batch with _open_tail, which cuts at the LAST "
-                   "'Traceback' header: the second link of a chained traceback ('The above exception was the direct "
-                   "cause ...') is held back and folded as a separate event, so the chain is split in two")
 def test_chained_traceback_stays_one_event_when_every_line_is_kept(catalogue):
     ev = parse_text(text_of(*CHAIN))
     tb = ev.filter(pl.col("exc_types").is_not_null())

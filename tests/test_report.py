@@ -133,9 +133,6 @@ def test_bundle_summary_counts_files_lines_and_skips(incident):
     assert b["skipped"][0]["reason"].startswith("binary")
 
 
-@pytest.mark.xfail(strict=True, reason="ingest.open_member counts a file that is not read as lines (binary, ...) as "
-                   "len(head) + _drain(stream), but peek() returns a Prepend stream that replays the head: the head is "
-                   "counted twice (core.bin, 2056 bytes, is reported as 4112; bundle.bytes and the sniff table too)")
 def test_bundle_bytes_are_the_bytes_of_the_files(incident):
     _, d = incident
     assert d["bundle"]["bytes"] == sum(len(v if isinstance(v, bytes) else v.encode()) for v in INCIDENT.values())

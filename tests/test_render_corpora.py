@@ -1,0 +1,58 @@
+"""Every corpus case renders in every form: markdown with its picture, the SVG (well-formed XML, one lane per
+rank of the report, the first cause on its origin's lane, one mark per symptom, kernel event and cause)
+and the HTML report (well-formed, self-contained, every cited line's context that the bundle holds).
+The analyses are the ones test_corpora.py already made (cached), so this costs only the rendering."""
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from k3logs.api import report_of
+from k3logs.render import render_html, render_markdown, render_svg
+from k3logs.settings import Settings
+from test_corpora import CASES, CORPORA, analysis_of
+from test_html import check_html
+from test_timeline import lane_at, lanes, marks
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_case_renders_markdown_svg_and_html(case):
+    r = report_of(analysis_of(case), str(CORPORA / case / "bundle"), Settings(), context_lines=3)
+
+    md = render_markdown(r, picture="timeline.svg")
+    assert md.startswith("# k3logs report") and md.count("](timeline.svg)") == 1
+
+    svg = render_svg(r)
+    assert render_svg(r) == svg
+    root = ET.fromstring(svg.encode("utf-8"))
+    ls = lanes(root)
+    ranks = {(n.node, str(k)) for n in r.nodes for k in n.ranks}
+    drawn = {(ln["node"], ln["rank"]) for ln in ls if ln["kind"] == "rank"}
+    assert ranks <= drawn and len(drawn) == len([ln for ln in ls if ln["kind"] == "rank"])
+    ms = marks(root)
+    symptoms = [s for s in r.symptoms if s.source != "kernel"]
+    assert len([m for m in ms if m["kind"] == "symptom"]) == len(symptoms)
+    assert len([m for m in ms if m["kind"] == "kernel"]) == len(r.kernel_events)
+    causes = [m for m in ms if m["kind"] == "cause"]
+    if r.first_causal is None:
+        assert not causes
+    else:
+        assert len(causes) == 1
+        lane = lane_at(ls, causes[0]["y"])
+        want = (r.origin.node or "", "" if r.origin.rank is None else str(r.origin.rank))
+        assert (lane["node"], lane["rank"]) == want
+
+    html = render_html(r)
+    page = check_html(html)
+    assert len(page.findall(f".//{SVG}svg")) == 1
+    summaries = {"".join(d.find("summary").itertext()) for d in page.iter("details")}
+    assert {f"{e.file}:{e.line}" for e in r.evidence_context} <= summaries
+    if r.first_causal is not None:
+        fc = f"{r.first_causal.file}:{r.first_causal.line}"
+        bundle_file = CORPORA / case / "bundle" / r.first_causal.file
+        if bundle_file.is_file() and not re.search(r"\.(gz|zst|bz2|xz)$", bundle_file.name):
+            assert fc in summaries, "the first cause's line is in a plain file: its context must be shown"
