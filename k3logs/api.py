@@ -1,6 +1,7 @@
 """The library's entry points (the CLI is a thin layer over these)."""
 from __future__ import annotations
 
+import os
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,7 +12,7 @@ from . import redact
 from .assemble import make_report
 from .catalogue import Catalogue, load_catalogue
 from .discover import Bundle
-from .errors import BundleError
+from .errors import BundleError, UsageError
 from .evaluate import CaseScore, find_cases, load_truth, score
 from .evidence import read_excerpts
 from .ingest import Ingested, ingest
@@ -21,12 +22,14 @@ from .settings import Settings
 
 
 def analyze(path: str | Path, settings: Settings | None = None, catalogue: Catalogue | None = None,
-            context_lines: int = 0) -> Report:
-    """Diagnose one bundle. Raises BundleError when nothing in it could be read (report-contract.md: exit 2).
-    With `context_lines`, the report also holds that many lines of the bundle before and after every line
-    it cites (`evidence_context`, for the HTML report)."""
+            context_lines: int = 0, display: str | None = None) -> Report:
+    """Diagnose one bundle; the report names it `display` (default: `path` as given). Raises BundleError
+    when nothing in it could be read (report-contract.md: exit 2). With `context_lines`, the report also
+    holds that many lines of the bundle before and after every line it cites (`evidence_context`, for the
+    HTML report)."""
     settings = settings or Settings()
-    return report_of(run(path, settings, catalogue), str(path), settings, context_lines)
+    return report_of(run(path, settings, catalogue), str(path) if display is None else display, settings,
+                     context_lines)
 
 
 def report_of(analysis: Analysis, display_path: str, settings: Settings | None = None,
@@ -98,6 +101,38 @@ def write_events(path: str | Path, out: Path, fmt: str = "parquet", settings: Se
         raise BundleError(f"no line of {path} could be read as text (it is empty, binary, corrupt or unreadable); "
                           f"`k3logs sniff` lists every file and why")
     return n
+
+
+def scan_archive(archive: str | Path, out: str | Path, settings: Settings | None = None,
+                 patterns: tuple[Path, ...] = (), jobs: int | None = None, ray: str | None = None, display=None):
+    """Analyse every bundle directly under `archive` (folders and archive files) into `out`/incidents.parquet
+    and `out`/reports/, `jobs` worker processes at a time (default: one per core), or as Ray tasks on the
+    cluster at `ray` ('local' starts one here). Resumes: unchanged bundles are not analysed again.
+    Returns a scan.ScanResult (rows, counts, exit status)."""
+    from .scan import analysis_key, scan
+    settings = settings or Settings()
+    cat = load_catalogue(tuple(patterns))
+    if jobs is not None and jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, not {jobs}")
+    return scan(Path(archive), Path(out), settings, cat, analysis_key(settings, patterns), jobs or cores(), ray,
+                display)
+
+
+def cores() -> int:
+    """CPUs this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def read_scan(out: str | Path) -> list[dict]:
+    """The rows of `out`/incidents.parquet written by `scan_archive`."""
+    from .scan import TABLE, read_table
+    path = Path(out) / TABLE
+    if not path.is_file():
+        raise BundleError(f"no scan in {out}: {TABLE} is missing (run `k3logs scan ARCHIVE -o {out}` first)")
+    rows = read_table(path)
+    if not rows:
+        raise BundleError(f"{path} is empty or was not written by this version of k3logs scan; scan again")
+    return rows
 
 
 def evaluate_corpus(root: Path, settings: Settings | None = None,

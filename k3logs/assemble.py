@@ -23,8 +23,8 @@ LADDER = (
     "concurrent requests show no new OOM",
     "sustained multi-node requests show no NCCL / RDMA / all-to-all errors",
 )
-FACT_KEYS = ("driver_version", "driver_cuda", "cuda_runtime", "torch_version", "torch_cuda_build", "vllm_version",
-             "nccl_version", "image", "image_digest", "gpu_model", "gpu_count", "interconnect", "model",
+FACT_KEYS = ("driver_version", "driver_branch", "driver_cuda", "cuda_runtime", "torch_version", "torch_cuda_build",
+             "vllm_version", "nccl_version", "image", "image_digest", "gpu_model", "gpu_count", "interconnect", "model",
              "tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size", "max_model_len",
              "prefix_caching", "all2all_backend", "ucx_tls", "nccl_dmabuf_enable", "nvidia_peermem_loaded",
              "shm_size", "launch_command")

@@ -187,6 +187,58 @@ def events(bundle, out, fmt, patterns, tz, skew_tolerance, **limits):
     click.echo(f"wrote {n} events to {out}", err=True)
 
 
+@cli.command()
+@click.argument("archive", type=click.Path(path_type=Path))
+@click.option("-o", "--out", type=click.Path(path_type=Path), required=True,
+              help="Output folder: incidents.parquet and reports/ (a second run resumes).")
+@click.option("-j", "--jobs", type=int, default=None, help="Worker processes (default: one per core); with "
+              "--ray local, the CPUs of the local Ray instance.")
+@click.option("--ray", "ray_address", metavar="ADDRESS", default=None, help="Run the bundles as Ray tasks on the "
+              "cluster at ADDRESS (auto, HOST:6379, ray://HOST:10001) or 'local'; needs k3logs[ray].")
+@click.option("--summary", is_flag=True, help="Then print the markdown summary of OUT.")
+@bundle_options
+@handle_errors
+def scan(archive, out, jobs, ray_address, summary, patterns, tz, skew_tolerance, **limits):
+    """Analyse every bundle (folder or archive file) directly under ARCHIVE, in parallel; resumable.
+
+    Writes OUT/incidents.parquet (one row per bundle, sorted by path) and OUT/reports/*.json. A bundle that
+    fails is recorded with its error and the scan goes on. Exit status: 0 no incident, 1 incidents found,
+    2 bad usage or ARCHIVE unreadable, 3 some bundles could not be analysed.
+
+    \b
+    Example:
+        k3logs scan /data/old-incidents -o scan-out --jobs 8 --summary
+        k3logs scan /shared/incidents -o scan-out --ray auto
+    """
+    from . import progress
+    from .api import scan_archive
+    from .scan_summary import summarize
+    result = scan_archive(archive, out, _settings(tz, skew_tolerance, **limits), patterns, jobs, ray_address,
+                          progress.for_stderr("scan"))
+    others = f"; {len(result.others)} other file(s) under ARCHIVE ignored" if result.others else ""
+    click.echo(f"{len(result.rows)} bundles ({len(result.analysed)} analysed, {len(result.unchanged)} unchanged): "
+               f"{result.incidents} incidents, {result.failed} failed{others} -> {out}", err=True)
+    if summary:
+        click.echo(summarize(result.rows))
+    sys.exit(result.exit_status)
+
+
+@cli.command("scan-summary")
+@click.argument("out", type=click.Path(path_type=Path))
+@click.option("--debug", is_flag=True, help="Show the Python traceback of an error.")
+@handle_errors
+def scan_summary(out):
+    """Print the markdown summary of a finished scan (OUT of `k3logs scan`) without scanning again.
+
+    \b
+    Example:
+        k3logs scan-summary scan-out > recurring.md
+    """
+    from .api import read_scan
+    from .scan_summary import summarize
+    click.echo(summarize(read_scan(out)))
+
+
 @cli.group()
 def signatures():
     """List, test and check the signature catalogue.

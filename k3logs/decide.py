@@ -31,6 +31,7 @@ TIE_SECONDS = 1.0          # log times have one-second resolution: causes this c
 EXPLAIN_WINDOW_S = 3600.0  # an explanation reaches this far forward in time
 WORKERS = re.compile(r"^(?:Worker|VllmWorker|RayWorker|RayWorkerWrapper|RayWorkerProc)\b")
 EXCEPTION_LINE = r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Fault)\b:?"
+SAME_TEMPLATE = 90         # rapidfuzz ratio (0-100) from which two masked messages are the same error
 MASKS = [(re.compile(r"0x[0-9a-fA-F]+"), "<hex>"), (re.compile(r"\b\d+(?:\.\d+)?\b"), "<n>"),
          (re.compile(r"'[^']*'|\"[^\"]*\""), "<s>"), (re.compile(r"/[\w./-]+"), "<path>")]
 
@@ -75,10 +76,16 @@ class Decision:
     load: dict | None = None           # for oom.inference: running / waiting / KV use before it
 
 
-def _mask(text: str) -> str:
+def mask_template(text: str) -> str:
+    """An error message with its numbers, addresses, quoted strings and paths masked: its template."""
     for rx, rep in MASKS:
         text = rx.sub(rep, text)
     return text.strip()
+
+
+def same_template(a: str, b: str) -> bool:
+    """Two masked messages are one error template (also used by `scan` to group bundles' unknown errors)."""
+    return fuzz.ratio(a, b) >= SAME_TEMPLATE
 
 
 def assign_phases(ev: pl.DataFrame) -> pl.DataFrame:
@@ -311,9 +318,9 @@ def _other(ev: pl.DataFrame, findings: list[Finding]) -> tuple[Finding | None, s
     r = fresh[0]
     line = r["exc_lines"][0] if r["exc_lines"] else r["line"]
     text = r["text"].split("\n", 1)[0]
-    template = _mask(text)
+    template = mask_template(text)
     same = {(x["node"], x["rank"]) for x in rows
-            if fuzz.ratio(template, _mask(x["text"].split("\n", 1)[0])) >= 90}
+            if same_template(template, mask_template(x["text"].split("\n", 1)[0]))}
     f = Finding(eid=r["eid"], sig=None, category="other", role="cause", priority=0, file=r["file"], line=line,
                 span=(r["line"], r["line_end"] or r["line"]), ts=r["ts"], ts_quality=r["ts_quality"],
                 node=r["node"], rank=r["rank"], pid=r["pid"], phase=_phase(r["phase"], r["frames"], None), text=text,

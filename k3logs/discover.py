@@ -85,6 +85,12 @@ def _magic(head: bytes) -> str | None:
     return None
 
 
+def container_kind(path: str | os.PathLike) -> str | None:
+    """What a file is by its first bytes: gzip, zstd, bzip2, xz, zip, tar, or None (no archive or compression)."""
+    with open(path, "rb") as fh:
+        return _magic(fh.read(PEEK))
+
+
 class Prepend:
     """A read-only stream whose first bytes were already read (to sniff it): gives them back first.
     Plain pass-through reads, no copies; a read may return less than asked (callers read until b"")."""

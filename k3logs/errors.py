@@ -11,6 +11,7 @@ class ExitStatus(IntEnum):
     NO_INCIDENT = 0
     INCIDENT = 1
     ERROR = 2  # bad usage, or a bundle that could not be read at all
+    SOME_FAILED = 3  # scan: finished, but some bundles could not be analysed (their rows carry the error)
     INTERRUPTED = 130
 
 

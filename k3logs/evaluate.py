@@ -34,7 +34,8 @@ def find_cases(root: Path) -> list[Path]:
     return sorted(p.parent for p in root.glob("*/truth.json"))
 
 
-def _lines(fc: dict) -> list[tuple[str, int]]:
+def truth_lines(fc: dict) -> list[tuple[str, int]]:
+    """(file, line) pairs a truth accepts as the first causal event: its own and its `line_alt`s."""
     out = [(fc.get("file"), fc.get("line"))]
     for alt in fc.get("line_alt", []) or []:
         if isinstance(alt, dict):
@@ -52,7 +53,7 @@ def score(case: str, truth: dict, report: Report) -> CaseScore:
     got_cat = report.root_cause.category
     s.ok["category"] = got_cat in cats
     got_line = (report.first_causal.file, report.first_causal.line) if report.first_causal else None
-    s.ok["line"] = (got_line is None) if fc is None else (got_line in _lines(fc))
+    s.ok["line"] = (got_line is None) if fc is None else (got_line in truth_lines(fc))
     origin = truth.get("origin") or {}
     s.ok["node"] = origin.get("node") is None or report.origin.node == origin.get("node")
     s.ok["rank"] = origin.get("rank") is None or report.origin.rank == origin.get("rank")
@@ -60,7 +61,7 @@ def score(case: str, truth: dict, report: Report) -> CaseScore:
     s.ok["phase"] = healthy or report.phase in phases
     s.got = {"category": got_cat, "line": got_line, "node": report.origin.node, "rank": report.origin.rank,
              "phase": report.phase}
-    s.want = {"category": cats, "line": _lines(fc) if fc else None, "node": origin.get("node"),
+    s.want = {"category": cats, "line": truth_lines(fc) if fc else None, "node": origin.get("node"),
               "rank": origin.get("rank"), "phase": phases}
     return s
 

@@ -17,7 +17,7 @@ from .timeline import layout
 NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
 
 
-def _cell(value) -> str:
+def cell(value) -> str:
     """Safe inside a markdown table cell: one line, pipes escaped, bounded."""
     text = " ".join(str(value).split())
     text = text.replace("|", "\\|")
@@ -37,7 +37,7 @@ def _env(folder: str, markup: bool) -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(folder), undefined=jinja2.StrictUndefined,
                              autoescape=markup, keep_trailing_newline=True, trim_blocks=False,
                              finalize=_xml_safe if markup else None)
-    env.filters["cell"] = _cell
+    env.filters["cell"] = cell
     return env
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import analyze_files, report_of, text_of
-from k3logs.decide import Finding, _mask
+from k3logs.decide import Finding, mask_template
 
 WATCHDOG = ("[rank{r}]:[E811 {t}.412207911 ProcessGroupNCCL.cpp:616] [Rank {r}] Watchdog caught collective operation "
             "timeout: WorkNCCL(SeqNum=808, OpType=ALLREDUCE, NumelIn=9801523, NumelOut=9801523, Timeout(ms)=600000) "
@@ -205,7 +205,7 @@ def test_unknown_exception_is_other_with_its_template_and_repeats(tmp_path):
 
 
 def test_mask_turns_numbers_hex_strings_and_paths_into_placeholders():
-    assert _mask("KeyError: 'token_151643' at 0x7f3a in /opt/app/x.py line 12") == \
+    assert mask_template("KeyError: 'token_151643' at 0x7f3a in /opt/app/x.py line 12") == \
         "KeyError: <s> at <hex> in <path> line <n>"
 
 

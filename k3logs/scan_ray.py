@@ -1,0 +1,76 @@
+"""The scan's per-bundle work as Ray tasks, for archives that outgrow one machine. Ray is an optional extra
+(`pip install 'k3logs[ray]'`), imported only here and only when `--ray` is given.
+
+Each task runs the same `scan.scan_one` as a local worker and returns the same Outcome, so the output is the
+same. The bundles must be readable at the same path on every Ray node (a shared filesystem) and k3logs
+installed there; OUT is written by this process only."""
+from __future__ import annotations
+
+import logging
+from typing import Iterator
+
+from .catalogue import Catalogue
+from .errors import UsageError
+from .scan import MAX_TASKS_PER_WORKER, Entry, Outcome, one_line_error, scan_one
+from .settings import Settings
+
+
+def _ray():
+    try:
+        import ray
+    except ImportError as e:
+        raise UsageError("--ray needs Ray, which is not installed: pip install 'k3logs[ray]'") from e
+    return ray
+
+
+def _connect(ray, address: str, jobs: int) -> bool:
+    """Join the cluster at `address` ('local': start a Ray instance on this machine with `jobs` CPUs).
+    Returns whether this call started Ray (and so must shut it down)."""
+    if ray.is_initialized():
+        return False
+    quiet = {"logging_level": logging.WARNING, "log_to_driver": False}
+    try:
+        if address == "local":
+            ray.init(num_cpus=jobs, include_dashboard=False, **quiet)
+        else:
+            ray.init(address=address, **quiet)
+    except Exception as e:  # ConnectionError, ValueError, RuntimeError ... depending on the Ray version
+        first = (str(e) or type(e).__name__).splitlines()[0]
+        raise UsageError(f"cannot start or reach Ray at {address!r}: {first}") from e
+    return True
+
+
+def run_ray(entries: list[Entry], catalogue: Catalogue, settings: Settings, address: str,
+            jobs: int) -> Iterator[Outcome]:
+    """Outcomes of `entries` from Ray tasks, about two per cluster CPU in flight (bounded driver memory).
+    A task that fails in Ray itself (its worker died, the node was lost) gives that bundle's error.
+    Ray is imported and reached here, before anything is scanned, so that a missing Ray or a wrong address
+    is a usage error."""
+    ray = _ray()
+    started = _connect(ray, address, jobs)
+    return _outcomes(ray, started, entries, catalogue, settings, jobs)
+
+
+def _outcomes(ray, started: bool, entries: list[Entry], catalogue: Catalogue, settings: Settings,
+              jobs: int) -> Iterator[Outcome]:
+    try:
+        task = ray.remote(num_cpus=1, max_calls=MAX_TASKS_PER_WORKER, max_retries=1)(scan_one)
+        cat_ref, settings_ref = ray.put(catalogue), ray.put(settings)
+        window = max(1, 2 * int(ray.cluster_resources().get("CPU", jobs)))
+        pending = list(reversed(entries))
+        inflight: dict = {}
+        while pending or inflight:
+            while pending and len(inflight) < window:
+                entry = pending.pop()
+                inflight[task.remote(entry, cat_ref, settings_ref)] = entry
+            done, _ = ray.wait(list(inflight), num_returns=1)
+            for ref in done:
+                entry = inflight.pop(ref)
+                try:
+                    yield ray.get(ref)
+                except ray.exceptions.RayError as e:
+                    first = (str(e) or type(e).__name__).splitlines()[0]
+                    yield Outcome(entry.rel, {"error": one_line_error(f"Ray task failed: {first}", settings)})
+    finally:
+        if started:
+            ray.shutdown()

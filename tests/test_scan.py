@@ -1,0 +1,382 @@
+"""`k3logs scan`: an archive of corpus bundles (folders, .tar.gz, .zip, .tar.zst) with a truncated and a
+mislabelled archive among them. Rows are checked against each case's truth.json; then determinism
+(--jobs 1 vs 2, Ray vs local), resume, interruption, hostile names, redaction, the summary and the exit
+statuses."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+
+from conftest import TESTS_DIR, files_under, tar_bytes, zip_bytes
+from k3logs.api import read_scan, scan_archive
+from k3logs.cli import cli
+from k3logs.evaluate import truth_lines
+from k3logs.progress import NullDisplay
+from k3logs.scan import SCHEMA, TABLE, content_hash, report_names
+from k3logs.scan_summary import other_families, summarize
+from k3logs.settings import Settings
+
+CORPORA = TESTS_DIR.parent / "corpora"
+# name in the archive -> (corpus case, how it is stored)
+GOOD = {
+    "c208-xid79": ("c208-xid79-torchrun-misleading-rootcause", "folder"),
+    "c217-keyerror.tar.gz": ("c217-other-custom-logitsproc-keyerror", "tar.gz"),
+    "c214-healthy.zip": ("c214-healthy-k3-2node-deepep-rdma", "zip"),
+    "c201-dmabuf.tar.zst": ("c201-k3-dp2-dmabuf524-debugfile", "tar.zst"),
+    "c213-no-prefix-caching.tgz": ("c213-k3-prefix-caching-not-enabled", "tar.gz"),
+}
+TRUNCATED = "truncated.tar.gz"  # the first half of a good .tar.gz
+MISLABELLED = "mislabelled.zip"  # not an archive at all
+
+
+def bundle_files(case: str) -> dict[str, bytes]:
+    root = CORPORA / case / "bundle"
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def add_bundle(archive: Path, name: str, case: str, how: str) -> None:
+    if how == "folder":
+        shutil.copytree(CORPORA / case / "bundle", archive / name)
+        return
+    files = {f"bundle/{k}": v for k, v in bundle_files(case).items()}
+    data = zip_bytes(files) if how == "zip" else tar_bytes(files, how.removeprefix("tar").lstrip("."))
+    (archive / name).write_bytes(data)
+
+
+def truth(case: str) -> dict:
+    return json.loads((CORPORA / case / "truth.json").read_text(encoding="utf-8"))
+
+
+def build_archive(root: Path) -> Path:
+    archive = root / "archive"
+    archive.mkdir()
+    for name, (case, how) in GOOD.items():
+        add_bundle(archive, name, case, how)
+    whole = tar_bytes({f"bundle/{k}": v for k, v in bundle_files("c215-healthy-tp8-docker-graceful-stop").items()},
+                      "gz")
+    (archive / TRUNCATED).write_bytes(whole[: len(whole) // 2])
+    (archive / MISLABELLED).write_bytes(b"these are notes, not a zip archive\n" * 20)
+    (archive / "README.txt").write_text("not a bundle: ignored\n")
+    return archive
+
+
+def rows_by_path(out: Path) -> dict[str, dict]:
+    return {r["path"]: r for r in read_scan(out)}
+
+
+def invoke(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
+
+
+@pytest.fixture(scope="module")
+def scanned(tmp_path_factory):
+    """The archive scanned once with two worker processes: (archive, out, result)."""
+    root = tmp_path_factory.mktemp("scan")
+    archive = build_archive(root)
+    out = root / "out"
+    result = scan_archive(archive, out, jobs=2)
+    return archive, out, result
+
+
+# ------------------------------------------------------------------------------------------
+# the rows
+# ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", sorted(GOOD))
+def test_each_row_agrees_with_the_truth_of_its_case(scanned, name):
+    _, out, _ = scanned
+    row, t = rows_by_path(out)[name], truth(GOOD[name][0])
+    assert row["error"] is None
+    assert row["healthy"] is bool(t.get("healthy"))
+    assert row["category"] in [t["root_cause"], *t.get("root_cause_alt", [])]
+    origin = t.get("origin") or {}
+    if origin.get("node") is not None:
+        assert row["node"] == origin["node"]
+    if origin.get("rank") is not None:
+        assert row["rank"] == origin["rank"]
+    if t.get("first_causal"):
+        assert (row["first_causal_file"], row["first_causal_line"]) in truth_lines(t["first_causal"])
+    if not t.get("healthy"):
+        assert row["phase"] in [t["phase"], *t.get("phase_alt", [])]
+
+
+def test_a_corrupt_and_a_mislabelled_archive_get_their_error_and_the_scan_goes_on(scanned):
+    _, _, result = scanned
+    rows = {r["path"]: r for r in result.rows}
+    assert set(rows) == set(GOOD) | {TRUNCATED, MISLABELLED}, "README.txt is not a bundle"
+    assert result.others == ["README.txt"]
+    assert "truncated or corrupt" in rows[TRUNCATED]["error"]
+    assert rows[TRUNCATED]["report"] is not None, "what could be read is still analysed and reported"
+    assert "not an archive" in rows[MISLABELLED]["error"]
+    assert rows[MISLABELLED]["category"] is None and rows[MISLABELLED]["report"] is None
+    assert rows[MISLABELLED]["content_hash"] == hashlib.blake2b(
+        b"these are notes, not a zip archive\n" * 20).hexdigest()
+    assert result.failed == 2 and result.exit_status == 3
+
+
+def test_reports_sit_beside_the_table_and_match_their_rows(scanned):
+    _, out, _ = scanned
+    for path, row in rows_by_path(out).items():
+        if row["report"] is None:
+            continue
+        report = json.loads((out / row["report"]).read_text(encoding="utf-8"))
+        assert report["bundle"]["path"] == path
+        assert report["root_cause"]["category"] == row["category"]
+        assert report["root_cause"]["signature"] == row["signature"]
+        assert (report["origin"]["node"], report["origin"]["rank"]) == (row["node"], row["rank"])
+        when = (report["first_causal"] or {}).get("timestamp")
+        assert (datetime.fromisoformat(when) if when else None) == row["first_causal_time"]
+        for key, value in report["environment"]["facts"].items():
+            assert row["environment"].get(key) == value
+    assert sorted(p.name for p in (out / "reports").iterdir()) == sorted(
+        Path(r["report"]).name for r in rows_by_path(out).values() if r["report"])
+
+
+def test_the_table_is_sorted_by_path_and_jobs_1_writes_the_same_bytes(scanned, tmp_path):
+    archive, out, _ = scanned
+    table = pq.read_table(out / TABLE)
+    assert table.schema.equals(SCHEMA)
+    paths = table.column("path").to_pylist()
+    assert paths == sorted(paths)
+    scan_archive(archive, tmp_path / "one", jobs=1)
+    assert (tmp_path / "one" / TABLE).read_bytes() == (out / TABLE).read_bytes()
+    for report in (out / "reports").iterdir():
+        assert (tmp_path / "one" / "reports" / report.name).read_bytes() == report.read_bytes()
+
+
+def test_ray_local_writes_the_same_output_as_worker_processes(scanned, tmp_path):
+    pytest.importorskip("ray")
+    archive, out, _ = scanned
+    result = scan_archive(archive, tmp_path / "ray", jobs=2, ray="local")
+    assert len(result.analysed) == len(GOOD) + 2
+    assert (tmp_path / "ray" / TABLE).read_bytes() == (out / TABLE).read_bytes()
+    assert sorted(p.name for p in (tmp_path / "ray" / "reports").iterdir()) == sorted(
+        p.name for p in (out / "reports").iterdir())
+    for report in (out / "reports").iterdir():
+        assert (tmp_path / "ray" / "reports" / report.name).read_bytes() == report.read_bytes()
+
+
+# ------------------------------------------------------------------------------------------
+# resume and interruption
+# ------------------------------------------------------------------------------------------
+def test_resume_skips_unchanged_bundles_and_reanalyses_a_changed_one(scanned, tmp_path):
+    archive, out, _ = scanned
+    mine, again = tmp_path / "archive", tmp_path / "out"
+    shutil.copytree(archive, mine)
+    shutil.copytree(out, again)
+    # the xid79 folder now holds the healthy case: same name, new content, new verdict
+    shutil.rmtree(mine / "c208-xid79")
+    shutil.copytree(CORPORA / "c215-healthy-tp8-docker-graceful-stop" / "bundle", mine / "c208-xid79")
+    (mine / "c214-healthy.zip").unlink()
+    result = scan_archive(mine, again, jobs=2)
+    failed = {TRUNCATED, MISLABELLED}  # rows with an error are always tried again
+    assert result.analysed == sorted({"c208-xid79"} | failed)
+    assert result.unchanged == sorted(set(GOOD) - {"c208-xid79", "c214-healthy.zip"})
+    rows = rows_by_path(again)
+    assert "c214-healthy.zip" not in rows and not (again / "reports" / "c214-healthy.zip.json").exists()
+    assert rows["c208-xid79"]["healthy"] is True and rows["c208-xid79"]["category"] == "none"
+    assert rows["c208-xid79"]["content_hash"] == content_hash(mine / "c208-xid79")
+    for name in result.unchanged:
+        assert rows[name] == rows_by_path(out)[name]
+    # other settings are another analysis: nothing is reused
+    redo = scan_archive(mine, again, Settings(tz="Europe/Berlin"), jobs=2)
+    assert redo.unchanged == []
+
+
+class StopAfter(NullDisplay):
+    """A display that presses Ctrl-C after `n` bundles."""
+
+    def __init__(self, n: int):
+        self.n = n
+
+    def advance(self, nbytes: int, worked: bool = True) -> None:
+        self.n -= 1
+        if self.n == 0:
+            raise KeyboardInterrupt
+
+
+def test_an_interrupted_scan_keeps_the_finished_rows_and_a_second_run_does_the_rest(scanned, tmp_path):
+    archive, out, _ = scanned
+    with pytest.raises(KeyboardInterrupt):
+        scan_archive(archive, tmp_path / "out", jobs=1, display=StopAfter(3))
+    kept = rows_by_path(tmp_path / "out")
+    assert len(kept) == 3
+    result = scan_archive(archive, tmp_path / "out", jobs=2)
+    assert set(result.unchanged) == {p for p, r in kept.items() if r["error"] is None}
+    assert (tmp_path / "out" / TABLE).read_bytes() == (out / TABLE).read_bytes()
+
+
+# ------------------------------------------------------------------------------------------
+# untrusted names and secrets
+# ------------------------------------------------------------------------------------------
+def test_report_names_stay_inside_reports_and_never_collide():
+    hostile = ["../../etc/passwd", "..", "-rf", "a b", "a_b", "A_B", "x" * 300, "ünïcødé", "line\nbreak",
+               "back\\..\\slash", "CON", "report.json", "report.json.json"]
+    names = report_names(hostile)
+    assert len({n.lower() for n in names.values()}) == len(hostile)
+    for name in names.values():
+        folder, file = name.split("/")
+        assert folder == "reports" and file.endswith(".json") and len(file) < 200
+        assert not file.startswith((".", "-")) and set(file) <= set(
+            "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+    assert names["report.json"] == "reports/report.json.json", "a name that is safe is kept"
+    assert names["a b"].startswith("reports/a_b-") and names["A_B"] == "reports/A_B.json"
+    assert names["a_b"].startswith("reports/a_b-"), "a_b and A_B would be one file on a case-insensitive disk"
+
+
+def test_hostile_entry_names_write_nothing_outside_out(tmp_path):
+    archive = tmp_path / "archive"
+    archive.mkdir()
+    for name in ["..evil.tar.gz", "$(touch pwned).tar.gz", "new\nline.tar.gz", "-rf.tar.gz", "x.tar.gz"]:
+        add_bundle(archive, name, "c217-other-custom-logitsproc-keyerror", "tar.gz")
+    before = files_under(tmp_path)
+    out = tmp_path / "out"
+    result = scan_archive(archive, out, jobs=1)
+    created = files_under(tmp_path) - before
+    assert created and all(out == p or out in p.parents for p in created)
+    assert {r["path"] for r in result.rows} == {"$(touch pwned).tar.gz", "new\nline.tar.gz", "-rf.tar.gz",
+                                                "x.tar.gz"}, "hidden entries are not bundles"
+    assert all(r["category"] == "other" for r in result.rows)
+
+
+def test_secrets_in_the_first_causal_line_are_redacted_in_the_table_unless_no_redact(tmp_path):
+    archive = tmp_path / "archive"
+    archive.mkdir()
+    token = "hf_abcdefghijklmnopqrstuvwxyz0123456789"
+    files = bundle_files("c217-other-custom-logitsproc-keyerror")
+    log = "compose-logs-guarded-llm.txt"
+    files[log] = files[log].replace(b"KeyError: 'banned_phrases_file'", f"KeyError: 'key {token}'".encode())
+    (archive / "leaky.tar.gz").write_bytes(tar_bytes(files, "gz"))
+    redacted = scan_archive(archive, tmp_path / "out", jobs=1).rows[0]
+    assert "KeyError" in redacted["first_causal_text"] and token not in redacted["first_causal_text"]
+    assert token not in (tmp_path / "out" / TABLE).read_bytes().decode("latin-1")
+    assert token not in (tmp_path / "out" / redacted["report"]).read_text()
+    kept = scan_archive(archive, tmp_path / "raw", Settings(redact=False), jobs=1).rows[0]
+    assert token in kept["first_causal_text"]
+
+
+# ------------------------------------------------------------------------------------------
+# hash
+# ------------------------------------------------------------------------------------------
+def test_content_hash_is_b2sum_for_a_file_and_follows_every_change_of_a_folder(tmp_path):
+    f = tmp_path / "b.tar.gz"
+    f.write_bytes(b"\x1f\x8b" + os.urandom(5000))
+    assert content_hash(f) == hashlib.blake2b(f.read_bytes()).hexdigest()
+    d = tmp_path / "bundle"
+    (d / "node-a").mkdir(parents=True)
+    (d / "node-a" / "vllm.log").write_text("one\n")
+    (d / "dmesg.txt").write_text("two\n")
+    seen = {content_hash(d)}
+    assert content_hash(d) in seen, "stable"
+    (d / "node-a" / "vllm.log").write_text("one!\n")
+    seen.add(content_hash(d))
+    (d / "dmesg.txt").rename(d / "dmesg.log")
+    seen.add(content_hash(d))
+    (d / "node-a" / "empty").write_text("")
+    seen.add(content_hash(d))
+    (d / "link").symlink_to("dmesg.log")
+    seen.add(content_hash(d))
+    assert len(seen) == 5
+
+
+# ------------------------------------------------------------------------------------------
+# summary
+# ------------------------------------------------------------------------------------------
+def row(path: str, category: str, when: str | None = None, template: str | None = None, **env) -> dict:
+    return {"path": path, "category": category, "healthy": category == "none", "error": None,
+            "first_causal_time": datetime.fromisoformat(when).replace(tzinfo=timezone.utc) if when else None,
+            "other_template": template, "first_causal_text": template, "environment": env}
+
+
+def test_summary_ranks_causes_with_first_and_last_seen_and_the_environment_behind_them():
+    rows = [row("a", "gpu.xid", "2025-03-01T10:00:00", driver_branch="570", gpu_model="H100"),
+            row("b", "gpu.xid", "2025-01-05T08:00:00", driver_branch="570", gpu_model="H100"),
+            row("c", "gpu.xid", None, driver_branch="580", gpu_model="H100"),
+            row("d", "oom.load", "2025-02-01T00:00:00", image="vllm/vllm-openai:v0.11.1"),
+            row("e", "none")]
+    md = summarize(rows)
+    lines = md.splitlines()
+    xid = next(i for i, ln in enumerate(lines) if ln.startswith("| gpu.xid"))
+    oom = next(i for i, ln in enumerate(lines) if ln.startswith("| oom.load"))
+    assert xid < oom, "ranked by count"
+    assert "| gpu.xid | 3 | 2025-01-05 08:00:00Z | 2025-03-01 10:00:00Z | 570 ×2, 580 ×1 |" in md
+    assert "H100 ×3" in lines[xid] and "vllm/vllm-openai:v0.11.1 ×1" in lines[oom]
+    assert "5 bundles: 4 incidents, 1 healthy, 0 could not be analysed" in md
+
+
+def test_unknown_errors_are_grouped_into_families_by_template_similarity():
+    rows = [row("a", "other", "2025-01-01T00:00:00", "KeyError: <s>"),
+            row("b", "other", "2025-01-02T00:00:00", "KeyError: <s>"),
+            row("c", "other", "2025-01-03T00:00:00", "RuntimeError: shape mismatch in custom op <s> at <path>"),
+            row("d", "other", "2025-01-04T00:00:00", "RuntimeError: shape mismatch in custom op <s> at <path>!"),
+            row("e", "other", "2025-01-05T00:00:00", "ValueError: tokenizer has no chat template"),
+            row("f", "gpu.xid", "2025-01-05T00:00:00")]
+    families = other_families(rows)
+    assert [sorted(r["path"] for r in f.rows) for f in families] == [["a", "b"], ["c", "d"], ["e"]]
+    assert families[1].templates == ["RuntimeError: shape mismatch in custom op <s> at <path>",
+                                     "RuntimeError: shape mismatch in custom op <s> at <path>!"]
+    assert families == other_families(list(reversed(rows))), "the order of the rows does not matter"
+    md = summarize(rows)
+    assert "| `KeyError: <s>` | 2 | 2025-01-01 00:00:00Z | 2025-01-02 00:00:00Z | 1 | a, b |" in md
+
+
+def test_scan_summary_reads_a_finished_scan(scanned):
+    _, out, _ = scanned
+    r = invoke("scan-summary", out)
+    assert r.exit_code == 0, r.stderr
+    assert "| other | 1 |" in r.stdout and "| `KeyError: <s>` | 1 |" in r.stdout
+    assert f"| {TRUNCATED} | " in r.stdout and f"| {MISLABELLED} | not an archive" in r.stdout
+    assert r.stdout == summarize(read_scan(out)) + "\n"
+
+
+# ------------------------------------------------------------------------------------------
+# the command: exit statuses and one-line errors
+# ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("names, status", [
+    (["c214-healthy.zip"], 0),
+    (["c214-healthy.zip", "c217-keyerror.tar.gz"], 1),
+    (["c214-healthy.zip", MISLABELLED], 3),
+])
+def test_exit_status_says_whether_incidents_were_found_or_bundles_failed(tmp_path, names, status):
+    archive = tmp_path / "archive"
+    archive.mkdir()
+    for name in names:
+        if name == MISLABELLED:
+            (archive / name).write_text("no zip\n")
+        else:
+            add_bundle(archive, name, *GOOD[name])
+    r = invoke("scan", archive, "-o", tmp_path / "out", "--jobs", "1", "--summary")
+    assert r.exit_code == status, r.stderr
+    assert r.stdout.startswith("# k3logs scan")
+    assert r.stderr.strip().splitlines()[-1].startswith(f"{len(names)} bundles ({len(names)} analysed")
+
+
+def one_error_line(result) -> str:
+    lines = result.stderr.strip().splitlines()
+    assert result.exit_code == 2, result.output
+    assert len(lines) == 1 and lines[0].startswith("k3logs: error: "), result.stderr
+    return lines[0]
+
+
+def test_bad_usage_is_one_line_and_exit_2(tmp_path, monkeypatch):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    bundle = tmp_path / "one.tar.gz"
+    bundle.write_bytes(tar_bytes({"a.log": "x\n"}, "gz"))
+    assert "does not exist" in one_error_line(invoke("scan", tmp_path / "nope", "-o", tmp_path / "o"))
+    assert "not a folder" in one_error_line(invoke("scan", bundle, "-o", tmp_path / "o"))
+    assert "no bundle under" in one_error_line(invoke("scan", empty, "-o", tmp_path / "o"))
+    assert "--jobs" in one_error_line(invoke("scan", tmp_path, "-o", tmp_path / "o", "--jobs", "0"))
+    assert "is a file" in one_error_line(invoke("scan", tmp_path, "-o", bundle))
+    assert "no scan in" in one_error_line(invoke("scan-summary", empty))
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if Ray were not installed
+    assert "pip install 'k3logs[ray]'" in one_error_line(invoke("scan", tmp_path, "-o", tmp_path / "o",
+                                                                "--ray", "local"))
