@@ -35,8 +35,10 @@ WORKER_NAME = re.compile(r"^(?:Worker|VllmWorker)(?:_DP(?P<dp>\d+))?(?:_PP(?P<pp
 # the PCI device a kernel line is about: AER names it after 'error received:' (the first address is the port)
 AER_SOURCE = r"error (?:message )?received: (?:from )?" + PCI
 HCA_NAMED = r"mlx5_core " + PCI + r"\.\d+ (?P<hca>mlx5_\d+):"
-# a task the kernel reports by thread id: 'NCCL Progress 5[2391]: segfault at 28 ...'
-KERNEL_TASK = r"\[(\d+)\]: (?:segfault|trap|general protection)"
+# a task the kernel names: by thread id in a crash ('NCCL Progress 5[2391]: segfault at 28 ...'), by pid
+# when the OOM killer kills or reaps it ('Killed process 2123 (python3)', 'oom-kill:...,pid=2123,')
+KERNEL_TASK = (r"\[(\d+)\]: (?:segfault|trap|general protection)",
+               r"(?:Kill(?:ed)?|reaped) process (\d+) \(", r"oom-kill:constraint=[^\n]*?,pid=(\d+),")
 NODE_FILE_NAME = re.compile(r"rank[-_]?(\d+)", re.I)
 NOT_NODE_DIRS = {"pods", "pod", "containers", "container", "logs", "log", "nccl", "metrics", "model", "models",
                  "kernel", "dmesg", "config", "configs", "k8s", "kubernetes", "events", "env", "ray", "vllm",
@@ -416,14 +418,16 @@ def _kernel(ev: pl.DataFrame, a: Attribution) -> pl.DataFrame:
 
 
 def _kernel_task(kern: pl.DataFrame, a: Attribution) -> pl.DataFrame:
-    """A kernel line about a task (a segfault) takes the rank of the process the thread belongs to."""
+    """A kernel line about a task (a segfault, an OOM kill) takes the rank of the process it names (of the
+    process a crashed thread belongs to)."""
     if not a.pid_rank:
         return kern
     rows = [(n, t, a.pid_rank.get((n, a.tid_pid.get((n, t), t)))) for n, t in a.tid_pid] + \
         [(n, p, r) for (n, p), r in a.pid_rank.items()]
     tr = pl.DataFrame(rows, schema={"node": pl.String, "_task": pl.Int64, "_trank": pl.Int32}, orient="row") \
         .drop_nulls().unique(["node", "_task"], keep="first")
-    return kern.with_columns(pl.col("text").str.extract(KERNEL_TASK, 1).cast(pl.Int64, strict=False).alias("_task")) \
+    task = pl.coalesce(pl.col("text").str.extract(p, 1) for p in KERNEL_TASK)
+    return kern.with_columns(task.cast(pl.Int64, strict=False).alias("_task")) \
         .join(tr, on=["node", "_task"], how="left", maintain_order="left") \
         .with_columns(pl.coalesce("rank", "_trank").alias("rank")).drop("_task", "_trank")
 

@@ -29,7 +29,6 @@ from .settings import Limits
 PEEK = 512
 # what tarfile raises on damaged data (ValueError: pax fields it converts without checking, e.g. GNU.sparse.map)
 _TAR_ERRORS = (tarfile.TarError, OSError, EOFError, ValueError, zlib.error, zstandard.ZstdError, lzma.LZMAError)
-COMPRESSED_SUFFIXES = (".gz", ".tgz", ".zst", ".zstd", ".bz2", ".xz")
 
 
 @dataclass(frozen=True)
@@ -280,10 +279,9 @@ class Bundle:
         if inner_kind == "tar":
             yield from self._tar(name, prefix, inner_stream, depth, compressed_size=size)
         elif inner_kind is not None:
-            yield from self._open_container(_strip_suffix(name), inner_stream, inner_head, inner_kind, depth + 1,
-                                            top=top)
-        else:
-            single = _strip_suffix(posixpath.basename(name) if top else name)
+            yield from self._open_container(name, inner_stream, inner_head, inner_kind, depth + 1, top=top)
+        else:  # the file's name as stored (report-contract.md), its lines those `zgrep -n` counts
+            single = posixpath.basename(name) if top else name
             yield from self._emit(Member(single, inner_stream, None, None), compressed_size=size)
 
     def _tar(self, name: str, prefix: str, stream: BinaryIO, depth: int, compressed_size: int | None = None
@@ -728,16 +726,6 @@ def _decompressor(kind: str, stream: BinaryIO, head: bytes = b"") -> BinaryIO:
     if kind == "bzip2":
         return bz2.BZ2File(stream)
     return lzma.LZMAFile(stream)
-
-
-def _strip_suffix(name: str) -> str:
-    low = name.lower()
-    if low.endswith(".tgz"):
-        return name[:-4] + ".tar"
-    for suf in COMPRESSED_SUFFIXES:
-        if low.endswith(suf):
-            return name[: -len(suf)] or name
-    return name
 
 
 def _why(e: BaseException) -> str:

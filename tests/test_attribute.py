@@ -302,6 +302,28 @@ def test_kernel_segfault_of_a_thread_takes_the_rank_of_its_process(tmp_path):
     assert event_at(a.events, "node-b/dmesg.txt", 1)["rank"] == 3
 
 
+def test_oom_killed_worker_takes_its_global_rank_not_its_local_worker_name(tmp_path):
+    # data parallel 2 x tensor parallel 8 over two nodes: each node's workers are named rank=0..7, the same
+    # pid lives on both nodes, and only the 'rank R in world size W' line gives the global rank
+    def serve(first):
+        return text_of(*[f"(VllmWorker rank={i} pid={2116 + i}) INFO 08-25 23:15:45 [parallel_state.py:1134] rank "
+                         f"{first + i} in world size 16 is assigned as DP rank {first // 8}, PP rank 0, TP rank {i}, "
+                         f"EP rank {first + i}" for i in range(8)],
+                       "ERROR 08-25 23:20:01 [multiproc_executor.py:149] Worker proc VllmWorker-7 died unexpectedly, "
+                       "shutting down executor.")
+    a = analyze_files(tmp_path, {
+        "node-a/vllm-serve.log": serve(0), "node-b/vllm-serve.log": serve(8),
+        "node-b/dmesg.txt": text_of(
+            "[Mon Aug 25 23:20:00 2025] oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0-1,"
+            "global_oom,task_memcg=/kubepods/pod-vllm-1,task=python3,pid=2123,uid=0",
+            "[Mon Aug 25 23:20:00 2025] Out of memory: Killed process 2123 (python3) total-vm:412000444kB, "
+            "anon-rss:240001332kB, file-rss:0kB, shmem-rss:20480kB, UID:0 pgtables:402141kB oom_score_adj:0",
+            "[Mon Aug 25 23:20:00 2025] oom_reaper: reaped process 2123 (python3), now anon-rss:0kB, file-rss:0kB")})
+    assert [event_at(a.events, "node-b/dmesg.txt", i)["rank"] for i in (1, 2, 3)] == [15, 15, 15]
+    root = a.decision.root
+    assert (root.category, root.node, root.rank, root.line) == ("oom.host", "node-b", 15, 2)
+
+
 def test_hca_kernel_line_takes_the_rank_of_the_gpu_on_its_rail(tmp_path):
     topo = ("\tGPU0\tGPU1\tNIC0\tNIC1\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\n"
             "GPU0\t X \tNV18\tPIX\tSYS\t0-55\t0\t\tN/A\n"
