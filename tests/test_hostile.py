@@ -539,6 +539,18 @@ def test_file_names_that_are_not_utf8_or_hold_control_characters(tmp_path):
 BOMB_BYTES = 2 << 30
 
 
+def analyze_in_place(folder: Path, bundle: Path, *flags):
+    """`k3logs analyze --format json` run in `folder` (which holds the bundle): the process and its report,
+    after checking that it found the incident and wrote nothing there."""
+    before = snapshot(folder)
+    p = run_k3logs("analyze", bundle, "--format", "json", *flags, timeout=120, cwd=folder)
+    assert snapshot(folder) == before
+    assert p.status == 1, p.stderr
+    d = json.loads(p.stdout)
+    check_report(d)
+    return p, d
+
+
 @pytest.fixture(scope="module")
 def bomb_dir(tmp_path_factory):
     """vllm.log beside zeros.gz (2 GiB of zeros, 2 MB on disk), built once for the module."""
@@ -553,12 +565,7 @@ def bomb_dir(tmp_path_factory):
                                       (("--max-member-bytes", str(64 << 20)), "file limit"),
                                       ((), "decompression bomb")], ids=["max-ratio", "max-member-bytes", "defaults"])
 def test_a_gzip_bomb_beside_the_logs_is_read_in_part_in_bounded_time_and_memory(bomb_dir, flags, why, record_property):
-    before = snapshot(bomb_dir.parent)
-    p = run_k3logs("analyze", bomb_dir, "--format", "json", *flags, timeout=120, cwd=bomb_dir.parent)
-    assert snapshot(bomb_dir.parent) == before
-    assert p.status == 1, p.stderr
-    d = json.loads(p.stdout)
-    check_report(d)
+    p, d = analyze_in_place(bomb_dir.parent, bomb_dir, *flags)
     reasons = [s["reason"] for s in d["bundle"]["skipped"] if s["file"] == "zeros.gz"]
     assert any(why in r for r in reasons), reasons
     assert d["bundle"]["bytes"] <= BOMB_BYTES + len(INCIDENT_B)
@@ -575,12 +582,7 @@ def test_a_bomb_member_of_a_tar_gz_does_not_make_the_archive_be_decompressed_who
     gzip_stream(bundle, [tar_member("case/vllm.log", INCIDENT_B), tar_header("case/zeros.bin", size),
                          *zeros(size), tar_member("case/after.log", b"INFO 08-11 07:40:00 [x.py:1] after\n"),
                          bytes(1024)])
-    before = snapshot(tmp_path)
-    p = run_k3logs("analyze", bundle, "--format", "json", "--max-ratio", "10", timeout=120, cwd=tmp_path)
-    assert snapshot(tmp_path) == before
-    assert p.status == 1, p.stderr
-    d = json.loads(p.stdout)
-    check_report(d)
+    p, d = analyze_in_place(tmp_path, bundle, "--max-ratio", "10")
     reasons = {s["file"]: s["reason"] for s in d["bundle"]["skipped"]}
     assert "decompression bomb" in reasons["zeros.bin"] and "decompression bomb" in reasons["case.tar.gz"]
     assert d["bundle"]["bytes"] < 600 << 20
@@ -596,12 +598,7 @@ def test_a_bomb_member_of_a_zip_is_read_in_part(tmp_path):
         with zf.open("case/zeros.bin", "w", force_zip64=True) as w:
             for chunk in zeros(1 << 30):
                 w.write(chunk)
-    before = snapshot(tmp_path)
-    p = run_k3logs("analyze", bundle, "--format", "json", "--max-ratio", "10", timeout=120, cwd=tmp_path)
-    assert snapshot(tmp_path) == before
-    assert p.status == 1, p.stderr
-    d = json.loads(p.stdout)
-    check_report(d)
+    p, d = analyze_in_place(tmp_path, bundle, "--max-ratio", "10")
     assert any("decompression bomb" in s["reason"] for s in d["bundle"]["skipped"])
     assert p.seconds < 60 and p.max_rss_mib < 600
 
