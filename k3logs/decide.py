@@ -124,6 +124,7 @@ def _findings(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue) -> list[Findi
                               "source", "uptime", "text", "exc_lines", "exc_types", "exc_messages", "frames"),
                     on="eid", how="left")
     sigs = {s.id: s for s in cat.signatures}
+    dead_worker_rank = _dead_worker_ranks(ev)
     out: list[Finding] = []
     vetoed: set[tuple[int, int]] = set()
     for r in rows.iter_rows(named=True):
@@ -151,6 +152,8 @@ def _findings(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue) -> list[Findi
             typ, msg = r["exc_types"][r["link"]], r["exc_messages"][r["link"]]
             text = msg.split("\n")[r["part"]] if r["part"] else (f"{typ}: {msg}" if typ else msg)
         rank = r["rank"] if r["rank"] is not None else _int(fields.get("rank"))
+        if sig.role == "symptom" and ("worker" in fields or "pid" in fields):
+            rank = dead_worker_rank(r["node"], fields, rank)
         out.append(Finding(
             eid=r["eid"], sig=sig.id, category=category, role=role, priority=sig.priority, file=r["file"],
             line=line, span=(r["line"], r["line_end"] or r["line"]), ts=r["ts"], ts_quality=r["ts_quality"],
@@ -171,6 +174,33 @@ def _phase(observed: str | None, frames: list[str] | None, sig: Signature | None
     if observed and hint and len(sig.phase) == 1:
         return hint if PHASES.index(hint) > PHASES.index(observed) else observed
     return observed or hint
+
+
+WORKER_INDEX = r"^(?:Worker|VllmWorker)(?:_DP\d+)?(?:_PP\d+)?(?:_TP(\d+))?(?:_EP\d+)?(?: rank=(\d+)| TP(\d+))?$"
+
+
+def _dead_worker_ranks(ev: pl.DataFrame):
+    """A line about a dead worker names it by the executor's index ('Worker proc VllmWorker-0 died') or its
+    pid, not by its global rank: under data parallel, VllmWorker-0 of the fourth replica is rank 24. The
+    worker's own lines carry its attributed rank; a name or pid that gives one rank on its node is used,
+    else the index itself when the node has no attributed workers (one replica: index = rank)."""
+    own = ev.filter(pl.col("rank").is_not_null() & pl.col("node").is_not_null()) \
+        .select("node", "pid", "rank", pl.coalesce(pl.col("proc").str.extract(WORKER_INDEX, i) for i in (1, 2, 3))
+                .cast(pl.Int64, strict=False).alias("index"))
+    by_index = own.drop_nulls("index").group_by("node", "index").agg(pl.col("rank").unique())
+    by_pid = own.drop_nulls("pid").group_by("node", "pid").agg(pl.col("rank").unique())
+    index_rank = {(n, i): r[0] for n, i, r in by_index.iter_rows() if len(r) == 1}
+    pid_rank = {(n, p): r[0] for n, p, r in by_pid.iter_rows() if len(r) == 1}
+    mapped_nodes = {n for n, _ in index_rank}
+
+    def rank_of(node: str | None, fields: dict, rank: int | None) -> int | None:
+        pid, index = _int(fields.get("pid")), _int(fields.get("worker"))
+        if pid is not None and (node, pid) in pid_rank:
+            return pid_rank[(node, pid)]
+        if index is not None:
+            return index_rank.get((node, index), index if node not in mapped_nodes else rank)
+        return rank
+    return rank_of
 
 
 def _int(v) -> int | None:
@@ -270,7 +300,7 @@ def _borrow_rank(root: Finding, findings: list[Finding]) -> None:
         return
     linked = [f for f in explained if f.rank is not None and f.node == root.node]
     near = [f for f in findings if f.role == "symptom" and f.rank is not None and f.node == root.node
-            and (dt := _seconds(root, f)) is not None and -TIE_SECONDS <= dt <= 120 and "rank" in f.fields]
+            and (dt := _seconds(root, f)) is not None and -TIE_SECONDS <= dt <= 120 and ("rank" in f.fields or "worker" in f.fields)]
     for group in (linked, near):
         if group:
             pick = sorted(group, key=_sort_key)[0]

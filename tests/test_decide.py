@@ -307,3 +307,32 @@ def test_a_failing_quiet_check_does_not_replace_a_crash(tmp_path):
     a = analyze_files(tmp_path, {"launch.sh": K3_LAUNCH.format(extra=""), "vllm.log": text_of(
         *HEAD, LOAD, W + OOM.format(t="10:01:05", g=0))})
     assert root_of(a).category == "oom.load"
+
+
+# ------------------------------------------------------------------------------------------
+# a dead worker is named by its executor index or pid, not its global rank
+# ------------------------------------------------------------------------------------------
+def replica(dp: int, t: str = "10:00:00") -> list[str]:
+    """One data-parallel replica of two workers (VllmWorker rank=0/1: the index in its engine)."""
+    return [f"(VllmWorker rank={i} pid={600 + i}) INFO 08-11 {t} [parallel_state.py:1] rank {2 * dp + i} in world "
+            f"size 4 is assigned as DP rank {dp}, PP rank 0, TP rank {i}, EP rank {2 * dp + i}" for i in (0, 1)]
+
+
+@pytest.mark.parametrize("line, want", [
+    ("(EngineCore_DP1 pid=256) ERROR 08-11 10:05:00 [multiproc_executor.py:149] Worker proc VllmWorker-0 died "
+     "unexpectedly, shutting down executor.", 2),
+    ("ERROR 08-11 10:05:00 multiproc_worker_utils.py:120] Worker VllmWorkerProcess pid 601 died, exit code: -9", 3),
+])
+def test_a_dead_worker_symptom_takes_the_global_rank_of_the_worker_it_names(tmp_path, line, want):
+    a = analyze_files(tmp_path, {"node-a/vllm.log": text_of(*replica(0)),
+                                 "node-b/vllm.log": text_of(*replica(1), line)})
+    (dead,) = [f for f in a.decision.findings if f.sig == "worker-proc-died"]
+    assert (dead.node, dead.rank) == ("node-b", want)
+
+
+def test_a_dead_worker_index_is_its_rank_when_no_worker_line_says_otherwise(tmp_path):
+    a = analyze_files(tmp_path, {"vllm.log": text_of(
+        "(EngineCore_DP0 pid=256) ERROR 08-11 10:05:00 [multiproc_executor.py:149] Worker proc VllmWorker-3 died "
+        "unexpectedly, shutting down executor.")})
+    (dead,) = [f for f in a.decision.findings if f.sig == "worker-proc-died"]
+    assert dead.rank == 3
