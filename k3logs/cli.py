@@ -410,3 +410,34 @@ def prefix(requests, fmt, no_redact, **limits):
             click.echo(f"k3logs: note: {note}", err=True)
     _emit(report, fmt, render_markdown)
     sys.exit(1 if report.divergences else 0)
+
+
+@cli.command()
+@click.argument("bundle", type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md", show_default=True)
+@capture_options
+@handle_errors
+def toolcalls(bundle, fmt, no_redact, **limits):
+    """Check every captured tool call against its request's tool schemas; sort failures into model/parser
+    (the raw response is malformed) and gateway (the forwarded copy is not the raw one).
+
+    BUNDLE is a JSON-lines capture file (.gz/.zst too) or a bundle holding such files (README: `k3logs
+    toolcalls`). Exit status: 0 every tool call passes, 1 some fail, 2 nothing readable or no exchange found.
+
+    \b
+    Example:
+        k3logs toolcalls gateway-captures.jsonl.zst
+        k3logs toolcalls incident/ --format json
+    """
+    from .errors import BundleError
+    from .toolcalls import check_bundle, render_markdown
+    summary = check_bundle(bundle, _capture_settings(no_redact, **limits))
+    if summary.exchanges == 0:
+        raise BundleError(f"no captured exchange in {bundle}: expected JSON lines holding a request with its "
+                          f"response ({{\"id\": ..., \"request\": {{...}}, \"response\": {{...}}}})"
+                          + (f"; {summary.notes[0]}" if summary.notes else ""))
+    if fmt == "json":
+        for note in summary.notes:
+            click.echo(f"k3logs: note: {note}", err=True)
+    _emit(summary, fmt, render_markdown)
+    sys.exit(1 if summary.failed else 0)
