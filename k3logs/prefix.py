@@ -42,13 +42,21 @@ _WS = re.compile(r"\s+")
 # comparing two prompts
 # ------------------------------------------------------------------------------------------------------
 def common_prefix(a: str, b: str) -> int:
-    """Length of the longest common prefix (slices compared a block at a time: prompts are megabytes)."""
+    """Length of the longest common prefix: whole blocks compared as slices, then the differing block halved
+    (prompts are megabytes; a character loop in Python would dominate the run)."""
     n, i, step = min(len(a), len(b)), 0, 4096
     while i + step <= n and a[i:i + step] == b[i:i + step]:
         i += step
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i
+    lo, hi = i, min(i + step, n)  # a[:lo] == b[:lo]; the first difference is before hi (or there is none)
+    if a[lo:hi] == b[lo:hi]:
+        return hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 def expected_shared(a: Prompt, b: Prompt) -> int:
@@ -246,12 +254,15 @@ def check_requests(path: str | Path, settings: Settings | None = None) -> Prefix
 def _divergence(b: Prompt, earlier: list[Prompt]) -> Divergence | None:
     """`b` against the earlier request it should share the most with (then the one it shares the most with,
     then the earliest); None when it shares all it should."""
+    expected = [expected_shared(a, b) for a in earlier]
+    most = max(expected)
     best = None
-    for a in earlier:
-        cand = (expected_shared(a, b), common_prefix(a.text, b.text), a)
-        if best is None or cand[:2] > best[:2]:
-            best = cand
-    expected, actual, a = best
+    for a, e in zip(earlier, expected):  # the common prefix only of those it should share the most with
+        if e == most:
+            cand = (common_prefix(a.text, b.text), a)
+            if best is None or cand[0] > best[0]:
+                best = cand
+    expected, (actual, a) = most, best
     if actual >= expected:
         return None
     section, cause = classify(a, b, actual)

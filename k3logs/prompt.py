@@ -26,6 +26,7 @@ from .captures import Capture
 from .resources import data_dir
 
 _WS = re.compile(r"\s+")
+_DIGIT = re.compile(r"\d")
 TS, ID = "\x01", "\x02"  # placeholders of masked dates/times and ids (never in JSON text)
 
 
@@ -67,6 +68,8 @@ def mask(text: str) -> tuple[str, list[tuple[int, int, int, str]]]:
 
 def masked(text: str) -> str:
     """`text` with dates/times and ids replaced (rule after rule: linear, for whole prompts)."""
+    if not _DIGIT.search(text):  # every rule needs a digit (patterns/prefix.toml)
+        return text
     for pattern, kind in _maskers():
         text = pattern.sub(kind, text)
     return text
@@ -133,8 +136,14 @@ def _squeezed(value):
 
 def normalised(value) -> str:
     """What stays of a value when whitespace, key order, dates/times and ids do not count."""
-    return json.dumps(_squeezed(structure(value)), sort_keys=True, ensure_ascii=False, separators=(",", ":"),
-                      default=str)
+    return _normalised_json(json.dumps(value, ensure_ascii=False, default=str))
+
+
+@lru_cache(maxsize=4096)
+def _normalised_json(dumped: str) -> str:
+    """Cached by the value's JSON text: the system prompt, the tools and the history repeat in every request."""
+    return json.dumps(_squeezed(structure(json.loads(dumped))), sort_keys=True, ensure_ascii=False,
+                      separators=(",", ":"))
 
 
 def content_text(content) -> str:

@@ -151,17 +151,31 @@ def _function(call) -> dict:
     return call.get("function") if isinstance(call, dict) and isinstance(call.get("function"), dict) else {}
 
 
-def _schema_problem(schema, args) -> str | None:
+@lru_cache(maxsize=256)
+def _validator(schema_json: str):
+    """The validator of one tool schema (by its JSON text: checking a schema costs far more than a call),
+    or the note saying why it cannot be applied."""
     import jsonschema
     import referencing
-    from jsonschema.exceptions import best_match
+    schema = json.loads(schema_json)
     try:
         cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
         cls.check_schema(schema)
-        # an empty registry: jsonschema's default one would fetch a remote $ref (a URL from untrusted input)
-        err = best_match(cls(schema, registry=referencing.Registry()).iter_errors(args))
     except jsonschema.SchemaError as e:
-        return f"!the tool's parameters are not a valid JSON schema ({e.message})"
+        return f"the tool's parameters are not a valid JSON schema ({e.message})"
+    except Exception as e:  # a schema of a type no draft knows
+        return f"the tool's parameters could not be applied ({type(e).__name__}: {e})"
+    # an empty registry: jsonschema's default one would fetch a remote $ref (a URL from untrusted input)
+    return cls(schema, registry=referencing.Registry())
+
+
+def _schema_problem(schema, args) -> str | None:
+    from jsonschema.exceptions import best_match
+    validator = _validator(json.dumps(schema, sort_keys=True, default=str))
+    if isinstance(validator, str):
+        return "!" + validator
+    try:
+        err = best_match(validator.iter_errors(args))
     except Exception as e:  # an unresolvable $ref (never fetched), a schema regex Python cannot compile
         return f"!the tool's parameters could not be applied ({type(e).__name__}: {e})"
     if err is None:

@@ -12,8 +12,9 @@ from click.testing import CliRunner
 
 from conftest import compress, tar_bytes
 from k3logs.cli import cli
-from k3logs.prefix import CAUSES, catalogue, check_requests, mask, prompt_of
 from k3logs.captures import Capture
+from k3logs.prefix import CAUSES, check_requests, common_prefix
+from k3logs.prompt import catalogue, mask, prompt_of
 from k3logs.settings import Settings
 
 SYSTEM = "You are Kimi, the operations assistant. Answer briefly and cite the runbook section you used."
@@ -72,6 +73,14 @@ def test_mask_replaces_times_and_ids_by_one_character_each():
     masked, masks = mask("at 2026-11-03T10:14:07Z trace 3f2a9c1e-7b4d-4e8a-9c61-0e4d2f7b9a35 done")
     assert masked == "at \x01 trace \x02 done"
     assert [(s, e, k) for s, e, _, k in masks] == [(3, 23, "\x01"), (30, 66, "\x02")]
+
+
+@pytest.mark.parametrize("n", [0, 1, 4095, 4096, 4097, 10000])
+def test_common_prefix_is_exact_at_block_edges(n):
+    a = "ab" * (n // 2) + "a" * (n % 2)
+    for k in sorted({0, n // 3, max(0, n - 1), n}):
+        for b in (a[:k] + "z" + a[k:], a[:k]):
+            assert common_prefix(a, b) == common_prefix(b, a) == k
 
 
 # ------------------------------------------------------------------------------------------------------
