@@ -14,7 +14,7 @@ Within a group, a request is compared with the earlier request it should share t
 tools always, then every message up to the first one that differs once normalised (the new turn). A
 divergence is reported when the prompts differ before that point; its cause is the first of tool_order,
 whitespace, key_order, timestamp, request_id that explains the first difference, else text. Bounded: the
-last 32 requests of a group are kept to compare with, at most 1000 groups.
+last 32 requests of a group are kept to compare with, 256 Mi characters of them in all, at most 1000 groups.
 """
 from __future__ import annotations
 
@@ -26,15 +26,15 @@ from pathlib import Path
 
 from . import redact
 from .captures import CaptureStats, read_captures
-from .prompt import ID, TS, Prompt, content_text, catalogue, mask, prompt_of, structure
+from .prompt import ID, TS, Head, Prompt, catalogue, content_text, mask, prompt_of, structure
 from .settings import Settings
 
 SECTIONS = ("system", "tools", "messages")
 CAUSES = ("timestamp", "request_id", "whitespace", "key_order", "tool_order", "text")
 WINDOW = 32        # earlier requests of a group kept to compare with (vLLM's cache evicts too)
 MAX_GROUPS = 1000  # beyond this, requests that fit no group are counted but not compared
+MAX_HELD_CHARS = 256 << 20  # characters of prompts kept to compare with, over all groups
 SIMILAR = 90       # rapidfuzz ratio for "the same system prompt and tools, up to edits"
-SAMPLE = 2048      # characters from each end of the normalised system+tools text that the ratio compares
 _WS = re.compile(r"\s+")
 
 
@@ -159,7 +159,7 @@ class Group:
     at: list[str] = field(default_factory=list)
     tools: list[str] = field(default_factory=list)
     system: str = ""
-    head_key: str = field(default="", repr=False)
+    head: Head | None = field(default=None, repr=False)
     recent: list[Prompt] = field(default_factory=list, repr=False)
 
     def to_json(self) -> dict:
@@ -181,28 +181,54 @@ class PrefixReport:
                 "divergences": [d.__dict__ for d in self.divergences]}
 
 
-def _sample(key: str) -> str:
-    return key if len(key) <= 2 * SAMPLE else key[:SAMPLE] + key[-SAMPLE:]
+class _Groups:
+    """The groups found so far, and the earlier requests each keeps to compare with, within two bounds: the
+    last WINDOW requests of a group, and MAX_HELD_CHARS of prompt text over all groups (past it, the oldest
+    request of the group used least recently is let go)."""
 
+    def __init__(self):
+        self.groups: list[Group] = []
+        self.exact: dict[tuple[str, bytes], Group] = {}
+        self.by_use: dict[int, Group] = {}  # id(group) -> group, least recently used first
+        self.held = 0
+        self.let_go = 0
 
-def _group_for(p: Prompt, groups: list[Group], exact: dict[tuple[str, str], Group]) -> Group | None:
-    g = exact.get((p.model, p.head_key))
-    if g is not None:
+    def find(self, p: Prompt) -> Group | None:
+        g = self.exact.get((p.model, p.head.digest))
+        if g is not None:
+            return g
+        from rapidfuzz import fuzz
+        best, best_score = None, 0.0
+        for g in self.groups:
+            n, m = g.head.length, p.head.length
+            if g.model != p.model or min(n, m) < 0.8 * max(n, m):
+                continue
+            score = fuzz.ratio(p.head.sample, g.head.sample, score_cutoff=SIMILAR)
+            if score > best_score:
+                best, best_score = g, score
+        if best is not None:
+            self.exact[(p.model, p.head.digest)] = best
+        return best
+
+    def new(self, p: Prompt) -> Group:
+        system = "".join(pt.value if isinstance(pt.value, str) else content_text(pt.value)
+                         for pt in p.parts if pt.section == "system")
+        g = Group(p.model, tools=p.tool_names, system=_shown(system[:80]), head=p.head)
+        self.groups.append(g)
+        self.exact[(p.model, p.head.digest)] = g
         return g
-    from rapidfuzz import fuzz
-    sample, best, best_score = _sample(p.head_key), None, 0.0
-    for g in groups:
-        if g.model != p.model:
-            continue
-        n, m = len(g.head_key), len(p.head_key)
-        if min(n, m) < 0.8 * max(n, m):
-            continue
-        score = fuzz.ratio(sample, _sample(g.head_key), score_cutoff=SIMILAR)
-        if score > best_score:
-            best, best_score = g, score
-    if best is not None:
-        exact[(p.model, p.head_key)] = best
-    return best
+
+    def keep(self, g: Group, p: Prompt) -> None:
+        g.recent.append(p)
+        self.held += len(p.text)
+        if len(g.recent) > WINDOW:
+            self.held -= len(g.recent.pop(0).text)
+        self.by_use.pop(id(g), None)
+        self.by_use[id(g)] = g
+        while self.held > MAX_HELD_CHARS:
+            victim = next(v for v in self.by_use.values() if v.recent)
+            self.held -= len(victim.recent.pop(0).text)
+            self.let_go += 1
 
 
 def check_requests(path: str | Path, settings: Settings | None = None) -> PrefixReport:
@@ -211,8 +237,7 @@ def check_requests(path: str | Path, settings: Settings | None = None) -> Prefix
     read at all; a malformed line is skipped and counted (`stats`)."""
     settings = settings or Settings()
     stats = CaptureStats()
-    groups: list[Group] = []
-    exact: dict[tuple[str, str], Group] = {}
+    found = _Groups()
     divergences: list[Divergence] = []
     seen_ids: set[str] = set()
     n = 0
@@ -228,26 +253,26 @@ def check_requests(path: str | Path, settings: Settings | None = None) -> Prefix
             stats.skip("a request nested too deep to compare", cap.where)
             continue
         n += 1
-        g = _group_for(p, groups, exact)
+        g = found.find(p)
         if g is None:
-            if len(groups) >= MAX_GROUPS:
+            if len(found.groups) >= MAX_GROUPS:
                 stats.skip(f"more than {MAX_GROUPS} prefix groups; not compared", cap.where)
                 continue
-            system = "".join(pt.value if isinstance(pt.value, str) else content_text(pt.value)
-                             for pt in p.parts if pt.section == "system")
-            g = Group(p.model, tools=p.tool_names, system=_shown(system[:80]), head_key=p.head_key)
-            groups.append(g)
-            exact[(p.model, p.head_key)] = g
+            g = found.new(p)
         elif g.recent:
             d = _divergence(p, g.recent)
             if d is not None:
                 divergences.append(d)
         g.requests.append(ident)
         g.at.append(cap.where)
-        g.recent = (g.recent + [p])[-WINDOW:]
-    for g in groups:  # what was kept to compare with is not part of the report
-        g.recent, g.head_key = [], ""
-    report = PrefixReport(n, groups, divergences, stats, stats.notes())
+        found.keep(g, p)
+    for g in found.groups:  # what was kept to compare with is not part of the report
+        g.recent, g.head = [], None
+    notes = stats.notes()
+    if found.let_go:
+        notes.append(f"{found.let_go} earlier request(s) were let go before the end to keep memory bounded "
+                     f"({MAX_HELD_CHARS} characters of prompts held); later ones were not compared with them")
+    report = PrefixReport(n, found.groups, divergences, stats, notes)
     return redact.obj(report) if settings.redact else report
 
 

@@ -16,6 +16,7 @@ one placeholder character each where requests are normalised or a divergence is 
 from __future__ import annotations
 
 import bisect
+import hashlib
 import json
 import re
 import tomllib
@@ -25,6 +26,7 @@ from functools import lru_cache
 from .captures import Capture
 from .resources import data_dir
 
+HEAD_SAMPLE = 2048  # characters from each end of the normalised system + tools that grouping compares
 _WS = re.compile(r"\s+")
 _DIGIT = re.compile(r"\d")
 TS, ID = "\x01", "\x02"  # placeholders of masked dates/times and ids (never in JSON text)
@@ -97,9 +99,9 @@ class Prompt:
     text: str
     parts: list[Part]
     tool_names: list[str]
-    message_keys: list[str]      # normalised messages of the messages section
+    message_keys: list[bytes]    # digests of the normalised messages of the messages section
     message_starts: list[int]
-    head_key: str                # normalised system + tools (the grouping key)
+    head: Head                   # normalised system + tools (the grouping key)
 
     def part_at(self, offset: int) -> Part | None:
         i = bisect.bisect_right([p.start for p in self.parts], offset) - 1
@@ -134,16 +136,45 @@ def _squeezed(value):
     return value
 
 
+_cache: dict[bytes, str] = {}   # normalised forms by digest of the value's JSON text
+_cache_chars = 0
+CACHE_CHARS = 64 << 20          # bound: the cache is emptied when it would hold more
+
+
+def digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
 def normalised(value) -> str:
-    """What stays of a value when whitespace, key order, dates/times and ids do not count."""
-    return _normalised_json(json.dumps(value, ensure_ascii=False, default=str))
+    """What stays of a value when whitespace, key order, dates/times and ids do not count. Cached: the system
+    prompt, the tools and the history repeat in every request."""
+    global _cache_chars
+    key = digest(json.dumps(value, ensure_ascii=False, default=str))
+    hit = _cache.get(key)
+    if hit is None:
+        hit = json.dumps(_squeezed(structure(value)), sort_keys=True, ensure_ascii=False, separators=(",", ":"),
+                         default=str)
+        if _cache_chars + len(hit) > CACHE_CHARS:
+            _cache.clear()
+            _cache_chars = 0
+        _cache[key] = hit
+        _cache_chars += len(hit)
+    return hit
 
 
-@lru_cache(maxsize=4096)
-def _normalised_json(dumped: str) -> str:
-    """Cached by the value's JSON text: the system prompt, the tools and the history repeat in every request."""
-    return json.dumps(_squeezed(structure(json.loads(dumped))), sort_keys=True, ensure_ascii=False,
-                      separators=(",", ":"))
+@dataclass(frozen=True)
+class Head:
+    """The normalised system prompt and tools of a request, kept small: its digest (equality), its length and
+    its first and last HEAD_SAMPLE characters (likeness)."""
+
+    digest: bytes
+    length: int
+    sample: str
+
+    @classmethod
+    def of(cls, text: str) -> "Head":
+        sample = text if len(text) <= 2 * HEAD_SAMPLE else text[:HEAD_SAMPLE] + text[-HEAD_SAMPLE:]
+        return cls(digest(text), len(text), sample)
 
 
 def content_text(content) -> str:
@@ -221,14 +252,14 @@ def prompt_of(cap: Capture, ident: str) -> Prompt:
         p = req["prompt"]
         starts.append(pos)
         emit("messages", 0, p, p if isinstance(p, str) else json.dumps(p, ensure_ascii=False, default=str))
-        rest_keys = [normalised(p)]
+        rest_keys = [digest(normalised(p))]
     else:
         for i, m in enumerate(rest):
             starts.append(pos)
             emit("messages", i, m, _message(m))
-        rest_keys = [normalised(m) for m in rest]
-    head = normalised({"system": [m.get("content") for m in messages[:n_system]],
-                       "tools": sorted(normalised(t) for t in tools)})
+        rest_keys = [digest(normalised(m)) for m in rest]
+    head = Head.of(normalised({"system": [m.get("content") for m in messages[:n_system]],
+                               "tools": sorted(normalised(t) for t in tools)}))
     model = req.get("model")
     return Prompt(ident, cap.where, model if isinstance(model, str) else "", "".join(texts), parts,
                   [_tool_name(t) for t in tools], rest_keys, starts, head)

@@ -279,6 +279,18 @@ def test_a_line_over_the_limit_is_skipped_and_the_rest_is_read(tmp_path):
     assert sum(r.stats.skipped.values()) == 1 and "max-line-bytes" in next(iter(r.stats.skipped))
 
 
+def test_memory_held_to_compare_with_is_bounded(tmp_path, monkeypatch):
+    import k3logs.prefix as prefix
+    monkeypatch.setattr(prefix, "MAX_HELD_CHARS", 3_000)  # about 4 requests
+    other = "You translate release notes into German. " * 20
+    recs = [wrapped(f"a{i}", req(question=f"q{i}")) for i in range(10)] + [wrapped("o", req(other))] + \
+        [wrapped("a-again", req(f"Current time: 2026-11-03T10:14:07Z {SYSTEM}"))]
+    r = run(tmp_path, *recs)
+    assert r.requests == 12 and len(r.groups) == 2
+    assert any("let go" in n for n in r.notes)
+    assert r.divergences[0].request == "a-again" and r.divergences[0].cause == "timestamp"
+
+
 @pytest.mark.parametrize("how", ["gz", "zst", "tar.gz"])
 def test_compressed_files_and_archives(tmp_path, how):
     data = (json.dumps(wrapped("a", req())) + "\n" + json.dumps(wrapped("b", req(tools=(TOOL_B, TOOL_A)))) + "\n")
