@@ -241,7 +241,8 @@ def prompt_of(cap: Capture, ident: str) -> Prompt:
         pos += len(text)
 
     for i, m in enumerate(messages[:n_system]):
-        emit("system", i, m.get("content"), f"<|im_system|>system<|im_middle|>{content_text(m.get('content'))}<|im_end|>")
+        text = content_text(m.get("content"))
+        emit("system", i, m.get("content"), f"<|im_system|>system<|im_middle|>{text}<|im_end|>")
     for k, tool in enumerate(tools):
         text = json.dumps(tool, ensure_ascii=False, default=str)
         emit("tools", k, tool, ("<|im_system|>tool_declare<|im_middle|>[" if k == 0 else ", ") + text

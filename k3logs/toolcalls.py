@@ -15,7 +15,12 @@ API (for the go-live verdict's criterion "tool calls pass schema checks"):
     s.kinds                   # {"model_parser.unknown_tool": 2, "gateway.double_escaped": 1, ...}
     s.examples                # [ToolCallFailure(cls, kind, evidence "file:line", request, tool, detail)], <= 3 a kind
     s.evidence                # "file:line" of every failure (the first 200), in bundle order
+    s.first_checked           # "file:line" of the first exchange with a checked call (None: none)
+    s.detail                  # one line: "3 of 10 tool calls failed: 2 model/parser (unknown_tool 1, ...); ..."
     s.to_json()               # the dict `k3logs toolcalls --format json` prints
+
+For the verdict (k3logs.verdict.ToolCallEvidence on the acceptance branch):
+    ToolCallEvidence(s.checked, s.failed, (s.evidence or [s.first_checked])[0], s.detail)
 
 Captures are read by k3logs.captures (shapes in its docstring): one exchange per record with the request,
 the raw response and/or the forwarded response (OpenAI chat completions: `choices[].message.tool_calls[]`
@@ -25,10 +30,11 @@ over lines or files are joined by id; a second record with the same id and a par
 Model/parser kinds: malformed_call (no function name, arguments not a string), unknown_tool (a name the
 request's tools do not have), arguments_not_json, schema_violation (jsonschema, the draft the schema names,
 2020-12 otherwise; `$ref`s are never fetched), leaked_markup (tool-call markup of patterns/toolcalls.toml in
-the answer's text: a call the parser did not extract). Gateway kinds: lost_fields (the forwarded copy lacks
-the call, its id, type, name or arguments, or some of the arguments' fields), double_escaped (arguments JSON-encoded twice), altered_arguments
-(other arguments, or an object instead of a string), duplicated (a forwarded call id seen before, the same call
-forwarded again for the same exchange, or more copies of a call than the raw response holds).
+the answer's text: a call the parser did not extract). Gateway kinds: lost_fields (the forwarded copy lacks the
+call, its id, type, name or arguments, or some of the arguments' fields), double_escaped (arguments
+JSON-encoded twice), altered_arguments (other arguments, or an object instead of a string), duplicated (a forwarded
+call id seen before, the same call forwarded again for the same exchange, or more copies of a call than the raw
+response holds).
 """
 from __future__ import annotations
 
@@ -81,6 +87,7 @@ class ToolCallSummary:
     kinds: dict[str, int] = field(default_factory=dict)
     examples: list[ToolCallFailure] = field(default_factory=list)
     evidence: list[str] = field(default_factory=list)
+    first_checked: str | None = None   # file:line of the first exchange with a checked call
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -91,11 +98,28 @@ class ToolCallSummary:
     def passed(self) -> bool:
         return self.checked > 0 and self.failed == 0
 
+    @property
+    def detail(self) -> str:
+        """One line for a verdict: how many failed, by class and kind."""
+        if self.checked == 0:
+            return "no captured tool call"
+        if not self.failed:
+            return f"{self.checked} tool calls passed their schema checks"
+        parts = []
+        for cls, n in ((MODEL_PARSER, self.failed_model_parser), (GATEWAY, self.failed_gateway),
+                       (UNATTRIBUTED, self.failed_unattributed)):
+            if n:
+                kinds = ", ".join(f"{k.split('.', 1)[1]} {c}" for k, c in sorted(self.kinds.items())
+                                  if k.startswith(cls + "."))
+                parts.append(f"{n} {cls.replace('_', '/')} ({kinds})")
+        return f"{self.failed} of {self.checked} tool calls failed: {'; '.join(parts)}"
+
     def to_json(self) -> dict:
         return {"exchanges": self.exchanges, "checked": self.checked, "passed": self.passed,
                 "failed_model_parser": self.failed_model_parser, "failed_gateway": self.failed_gateway,
                 "failed_unattributed": self.failed_unattributed, "kinds": dict(sorted(self.kinds.items())),
-                "examples": [e.__dict__ for e in self.examples], "evidence": self.evidence, "notes": self.notes}
+                "examples": [e.__dict__ for e in self.examples], "evidence": self.evidence,
+                "first_checked": self.first_checked, "detail": self.detail, "notes": self.notes}
 
     def fail(self, cls: str, kind: str, cap: Capture, tool, detail: str) -> None:
         setattr(self, f"failed_{cls}", getattr(self, f"failed_{cls}") + 1)
@@ -103,7 +127,8 @@ class ToolCallSummary:
         self.kinds[key] = self.kinds.get(key, 0) + 1
         if sum(e.cls == cls and e.kind == kind for e in self.examples) < EXAMPLES_PER_KIND:
             self.examples.append(ToolCallFailure(cls, kind, cap.where, cap.id or cap.where,
-                                                 tool if isinstance(tool, str) else None, " ".join(detail.split())[:240]))
+                                                 tool if isinstance(tool, str) else None,
+                                                 " ".join(detail.split())[:240]))
         if len(self.evidence) < MAX_EVIDENCE:
             self.evidence.append(cap.where)
 
@@ -213,7 +238,8 @@ def gateway_problem(raw, fwd) -> tuple[str, str] | None:
     if fwd is None:
         return "lost_fields", "the forwarded response does not have this call"
     rf, ff = _function(raw), _function(fwd)
-    lost = [k for k in ("id", "type") if isinstance(raw, dict) and raw.get(k) and not (isinstance(fwd, dict) and fwd.get(k))]
+    lost = [k for k in ("id", "type")
+            if isinstance(raw, dict) and raw.get(k) and not (isinstance(fwd, dict) and fwd.get(k))]
     lost += [f"function.{k}" for k in ("name", "arguments") if rf.get(k) and not ff.get(k)]
     if lost:
         return "lost_fields", f"the forwarded call lacks {', '.join(lost)}"
@@ -268,6 +294,8 @@ class _Checker:
         raw_known = cap.response is not None
         first = cap.response if raw_known else cap.forwarded
         cls_self = MODEL_PARSER if raw_known else UNATTRIBUTED
+        if s.first_checked is None and (_leaks(first) or _calls(first)):
+            s.first_checked = cap.where
         for lit in _leaks(first):
             s.checked += 1
             s.fail(cls_self, "leaked_markup", cap, None, f"tool-call markup {lit} in the answer's text")

@@ -134,13 +134,14 @@ def test_all_pass_and_the_api_the_verdict_reads(tmp_path):
               exchange("3", answer(content="gpu-17 is fine.")))
     assert (s.exchanges, s.checked, s.failed_model_parser, s.failed_gateway, s.failed_unattributed) == (3, 3, 0, 0, 0)
     assert s.passed and s.failed == 0 and s.examples == [] and s.evidence == []
+    assert s.first_checked == "x.jsonl:1" and s.detail == "3 tool calls passed their schema checks"
     j = s.to_json()
     assert j["passed"] is True and j["checked"] == 3
 
 
 def test_no_tool_call_is_no_evidence(tmp_path):
     s = check(tmp_path, exchange("1", answer(content="hello")))
-    assert s.checked == 0 and not s.passed and s.failed == 0
+    assert s.checked == 0 and not s.passed and s.failed == 0 and s.first_checked is None
 
 
 def test_model_parser_failures_are_not_blamed_on_the_gateway(tmp_path):
@@ -153,6 +154,8 @@ def test_model_parser_failures_are_not_blamed_on_the_gateway(tmp_path):
     assert s.kinds == {"model_parser.unknown_tool": 1, "model_parser.arguments_not_json": 1,
                        "model_parser.leaked_markup": 1, "gateway.altered_arguments": 1}
     assert s.evidence == ["x.jsonl:1", "x.jsonl:2", "x.jsonl:3", "x.jsonl:4"]
+    assert s.detail == ("4 of 4 tool calls failed: 3 model/parser (arguments_not_json 1, leaked_markup 1, "
+                        "unknown_tool 1); 1 gateway (altered_arguments 1)")
     assert {(e.kind, e.evidence, e.request) for e in s.examples} >= {("unknown_tool", "x.jsonl:1", "m1")}
 
 
