@@ -72,3 +72,38 @@ def test_every_tool_call_kind_has_a_case():
     assert kinds >= {f"{cls}.{kind}" for kind, cls in KINDS.items()}
     assert any(k.startswith("unattributed.") for k in kinds)
     assert any(not truth(c)["expect"]["kinds"] for c in by_command("toolcalls"))       # all pass
+
+
+# ------------------------------------------------------------------------------------------------------
+# any JSON in the places a capture holds it: no crash, every record accounted for
+# ------------------------------------------------------------------------------------------------------
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+                    lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=8), kids, max_size=4),
+                    max_leaves=12)
+FIELD = st.sampled_from(["role", "content", "tool_calls", "function", "name", "arguments", "id", "type",
+                         "tool_call_id", "parameters", "choices", "message"])
+LOOSE = st.recursive(JSON, lambda kids: st.dictionaries(FIELD, kids, max_size=5) | st.lists(kids, max_size=3),
+                     max_leaves=20)
+MESSAGE = st.fixed_dictionaries({"role": st.sampled_from(["system", "user", "assistant", "tool", 3])},
+                                optional={"content": LOOSE, "tool_calls": LOOSE, "tool_call_id": LOOSE, "name": LOOSE})
+REQUEST = st.fixed_dictionaries({"model": st.sampled_from(["m", "n", 7]), "messages": st.lists(MESSAGE, max_size=4)},
+                                optional={"tools": LOOSE, "prompt": LOOSE})
+RESPONSE = st.fixed_dictionaries({"choices": st.lists(st.fixed_dictionaries({"message": LOOSE}), max_size=2)}) | LOOSE
+RECORD = st.fixed_dictionaries({"id": st.sampled_from(["a", "b", 1])},
+                               optional={"request": REQUEST | LOOSE, "response": RESPONSE, "forwarded": RESPONSE})
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(RECORD | REQUEST, min_size=1, max_size=6))
+def test_any_capture_records_are_read_without_a_crash(tmp_path_factory, records):
+    p = tmp_path_factory.mktemp("fuzz") / "c.jsonl"
+    p.write_text("".join(json.dumps(r) + "\n" for r in records))
+    r = check_requests(p)
+    assert r.requests <= len(records)
+    assert all(d.cause in ("timestamp", "request_id", "whitespace", "key_order", "tool_order", "text")
+               for d in r.divergences)
+    s = check_bundle(p)
+    assert s.failed <= s.checked
