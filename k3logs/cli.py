@@ -187,6 +187,105 @@ def events(bundle, out, fmt, patterns, tz, skew_tolerance, **limits):
     click.echo(f"wrote {n} events to {out}", err=True)
 
 
+
+# ------------------------------------------------------------------------------------------------------
+# captured requests and responses (prefix caching, tool calls)
+# ------------------------------------------------------------------------------------------------------
+def capture_options(fn):
+    """The read limits, --no-redact and --debug (captures have no clocks nor signatures)."""
+    opts = [
+        click.option("--max-total-bytes", type=int, default=None, help="Stop reading after this many "
+                     "decompressed bytes (default 64 GiB)."),
+        click.option("--max-member-bytes", type=int, default=None, help="Read at most this much of one file "
+                     "(default 16 GiB)."),
+        click.option("--max-members", type=int, default=None, help="Read at most this many files (default 100000)."),
+        click.option("--max-depth", type=int, default=None, help="Archives nested deeper are skipped (default 3)."),
+        click.option("--max-line-bytes", type=int, default=None, help="A longer line is skipped, not parsed "
+                     "(default 64 MiB here: one line holds a whole request)."),
+        click.option("--max-ratio", type=int, default=None, help="Decompression ratio treated as a bomb "
+                     "(default 1000)."),
+        click.option("--no-redact", is_flag=True, help="Keep secrets in the output: for local use only."),
+        click.option("--debug", is_flag=True, help="Show the Python traceback of an error."),
+    ]
+    for opt in reversed(opts):
+        fn = opt(fn)
+    return fn
+
+
+def _capture_settings(no_redact: bool, **limits) -> Settings:
+    from .captures import capture_settings
+    s = Settings(redact=not no_redact).with_limits(**{k: v for k, v in limits.items() if v is not None})
+    return capture_settings(s)
+
+
+def _emit(data, fmt: str, markdown) -> None:
+    import json
+    click.echo(json.dumps(data.to_json(), indent=2, ensure_ascii=False) if fmt == "json" else markdown(data),
+               nl=fmt == "json")
+
+
+@cli.command()
+@click.argument("requests", type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md", show_default=True)
+@capture_options
+@handle_errors
+def prefix(requests, fmt, no_redact, **limits):
+    """Where captured requests that should share a prompt prefix stop sharing it, and why.
+
+    REQUESTS is a JSON-lines file of chat/completions request bodies (bare, or wrapped with an id as gateways
+    log them; .gz/.zst too) or a bundle (folder, archive) holding such files. Offsets count characters of the
+    canonical prompt (README: `k3logs prefix`). Exit status: 0 no divergence, 1 divergences found, 2 nothing
+    readable or no request found.
+
+    \b
+    Example:
+        k3logs prefix captures/requests.jsonl
+        k3logs prefix incident.tar.gz --format json
+    """
+    from .errors import BundleError
+    from .prefix import check_requests, render_markdown
+    report = check_requests(requests, _capture_settings(no_redact, **limits))
+    if report.requests == 0:
+        raise BundleError(f"no captured request in {requests}: expected JSON lines holding chat/completions "
+                          f"request bodies, bare or wrapped ({{\"id\": ..., \"request\": {{...}}}})")
+    if fmt == "json":
+        for note in report.notes:
+            click.echo(f"k3logs: note: {note}", err=True)
+    _emit(report, fmt, render_markdown)
+    sys.exit(1 if report.divergences else 0)
+
+
+@cli.command()
+@click.argument("bundle", type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md", show_default=True)
+@capture_options
+@handle_errors
+def toolcalls(bundle, fmt, no_redact, **limits):
+    """Check every captured tool call against its request's tool schemas; sort failures into model/parser
+    (the raw response is malformed) and gateway (the forwarded copy is not the raw one).
+
+    BUNDLE is a JSON-lines capture file (.gz/.zst too) or a bundle holding such files (README: `k3logs
+    toolcalls`). Exit status: 0 every tool call passes, 1 some fail, 2 nothing readable or no exchange found.
+
+    \b
+    Example:
+        k3logs toolcalls gateway-captures.jsonl.zst
+        k3logs toolcalls incident/ --format json
+    """
+    from .errors import BundleError
+    from .toolcalls import check_bundle, render_markdown
+    summary = check_bundle(bundle, _capture_settings(no_redact, **limits))
+    if summary.exchanges == 0:
+        raise BundleError(f"no captured exchange in {bundle}: expected JSON lines holding a request with its "
+                          f"response ({{\"id\": ..., \"request\": {{...}}, \"response\": {{...}}}})"
+                          + (f"; {summary.notes[0]}" if summary.notes else ""))
+    if fmt == "json":
+        for note in summary.notes:
+            click.echo(f"k3logs: note: {note}", err=True)
+    _emit(summary, fmt, render_markdown)
+    sys.exit(1 if summary.failed else 0)
+
+
 @cli.command()
 @click.argument("archive", type=click.Path(path_type=Path))
 @click.option("-o", "--out", type=click.Path(path_type=Path), required=True,
