@@ -282,6 +282,8 @@ def make_report(a: Analysis, display_path: str, tool_calls: ToolCallEvidence | N
     skipped += [Skipped(b.display(f.file), f"{f.kind}: {f.reason}") for f in ing.files if f.kind in ("binary",)]
     skipped += [Skipped(b.display(f.file), f"{f.truncated} line(s) longer than the limit were truncated")
                 for f in ing.files if f.truncated]
+    skipped += [Skipped(b.display(f.file), f"a dump is read whole only up to {f.cut_at} bytes: the rest was not read")
+                for f in ing.files if f.cut_at]
     summary = BundleSummary(display_path, len(ing.files), sum(f.bytes for f in ing.files),
                             sum(f.lines for f in ing.files), sorted(skipped, key=lambda s: (s.file, s.reason)))
     explanation, why = _explanation(a, root)
