@@ -36,6 +36,7 @@ _DATE = re.compile(r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,?\s+(Jan|Feb|Mar|Ap
                    r"[a-z]*\s+(\d{1,2}),?\s+(\d\d:\d\d:\d\d)(?:\s+(?:[A-Z]{2,5}|[+-]\d{4}))?\s+(\d{4})\b")
 _TIME_HINT = r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d|\b\d\d:\d\d:\d\d\b.*\b\d{4}\b"
 _FILE_TIME = re.compile(r"(\d{4})-?(\d\d)-?(\d\d)T(\d\d)[:-]?(\d\d)[:-]?(\d\d)")
+MAX_SCRAPES = 20_000       # per bundle: a day of scrapes every 5 s; bounds memory whatever the bundle holds
 _HAS_METRICS = re.compile(r"^(?:# (?:HELP|TYPE) vllm:|vllm:[a-z_]+[{ \t])", re.M)
 # `window` field -> metric id (patterns/acceptance.toml)
 FIELDS = {"queried_tokens": "prefix_cache_queries", "hit_tokens": "prefix_cache_hits",
@@ -60,6 +61,7 @@ class Metrics:
     windows: list[Window] = field(default_factory=list)
     saturation: list[Flag] = field(default_factory=list)
     creep: list[Flag] = field(default_factory=list)
+    limited: bool = False     # more than MAX_SCRAPES scrapes in the bundle: the rest were not read
 
     def total(self, metric_field: str) -> float | None:
         vals = [getattr(w.row, metric_field) for w in self.windows if getattr(w.row, metric_field) is not None]
@@ -81,13 +83,27 @@ def holds_metrics(text: str) -> bool:
 
 
 def read_metrics(dumps: list[tuple[str, str | None, str]], data: AcceptanceData | None = None) -> Metrics:
-    """Scrapes of every dump (display path, node, text) that holds vLLM metrics, as series and windows."""
+    """Scrapes of every dump (display path, node, text) that holds vLLM metrics, as series and windows. At most
+    MAX_SCRAPES scrapes are read (each dump is already bounded; many of them must not add up without end)."""
     data = data or default_acceptance_data()
-    frames = [f for file, node, text in dumps if holds_metrics(text)
-              if (f := _scrapes(text, file, node, data)) is not None]
+    frames, total, limited = [], 0, False
+    for file, node, text in dumps:
+        if total >= MAX_SCRAPES:
+            limited = limited or holds_metrics(text)
+            continue
+        f = _scrapes(text, file, node, data) if holds_metrics(text) else None
+        if f is None:
+            continue
+        n = f["scrape"].max() + 1
+        if total + n > MAX_SCRAPES:
+            f, limited = f.filter(pl.col("scrape") < MAX_SCRAPES - total), True
+        frames.append(f)
+        total += min(n, MAX_SCRAPES - total)
     if not frames:
         return Metrics()
-    return _judge(_windows(pl.concat(frames, how="vertical_relaxed"), data), data)
+    out = _judge(_windows(pl.concat(frames, how="vertical_relaxed"), data), data)
+    out.limited = limited
+    return out
 
 
 # ------------------------------------------------------------------------------------------

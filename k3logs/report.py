@@ -211,6 +211,7 @@ class Capacity:
     saturated: bool
     saturation: list[Flag] = field(default_factory=list)
     memory_creep: list[Flag] = field(default_factory=list)
+    limited: bool = False    # the bundle held more scrapes than k3logs reads (20000): the rest were left out
 
 
 @dataclass

@@ -140,7 +140,7 @@ def capacity_section(metrics: Metrics, data: AcceptanceData | None = None) -> Ca
     return Capacity(metrics.series, len(ws), ws[:data.thresholds.report_windows], peak("running"), peak("waiting"),
                     peak("kv_cache_usage"), None if metrics.total("preemptions") is None else int(metrics.total("preemptions")),
                     max(means) if means else None, bool(metrics.saturation or metrics.creep),
-                    list(metrics.saturation), list(metrics.creep))
+                    list(metrics.saturation), list(metrics.creep), metrics.limited)
 
 
 # ------------------------------------------------------------------------------------------

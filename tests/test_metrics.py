@@ -215,3 +215,30 @@ def test_a_large_dump_is_read_in_bounded_time():
 def test_no_metrics_no_windows():
     m = read(("notes.txt", "nothing to see here\nvllm: a log line that mentions vllm: but is no sample\n"))
     assert m.windows == [] and m.series == []
+
+
+def test_at_most_max_scrapes_are_read_and_the_report_says_so(monkeypatch):
+    import k3logs.metrics as metrics
+    monkeypatch.setattr(metrics, "MAX_SCRAPES", 5)
+    four = "".join(f"# 2026-11-30T05:0{i}:00Z\n" + scrape(queries=100 * i) for i in range(4))
+    m = read(("a.txt", four), ("b.txt", four.replace("T05:", "T06:")), ("c.txt", four.replace("T05:", "T07:")))
+    assert len(m.windows) == 4 and m.limited   # 5 scrapes read: a.txt whole, the first of b.txt
+
+
+def test_a_dump_longer_than_the_sniffed_head_is_read_whole_and_a_longer_one_is_cut_and_said(tmp_path):
+    from datetime import datetime, timedelta
+
+    from conftest import make_bundle
+    from k3logs.api import analyze
+    from k3logs.settings import Limits, Settings
+    t0 = datetime(2026, 11, 30, 5, 0)
+    text = "".join(f"# {t0 + timedelta(minutes=i):%Y-%m-%dT%H:%M:%SZ}\n" + scrape(queries=100 * i, running=5)
+                   for i in range(200))
+    assert len(text) > 2 * 64 * 1024           # past the 64 KiB a file is sniffed from
+    root = make_bundle(tmp_path, {"metrics.prom": text})
+    r = analyze(root)
+    assert r.capacity.windows_total == 199 and r.bundle.skipped == []
+    cut = analyze(root, Settings(limits=Limits(max_dump_bytes=100_000)))
+    assert 0 < cut.capacity.windows_total < 199
+    assert [(s.file, "read whole only up to 100000 bytes" in s.reason) for s in cut.bundle.skipped] == \
+        [("metrics.prom", True)]
