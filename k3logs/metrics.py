@@ -91,7 +91,7 @@ def read_metrics(dumps: list[tuple[str, str | None, str]], data: AcceptanceData 
         if total >= MAX_SCRAPES:
             limited = limited or holds_metrics(text)
             continue
-        f = _scrapes(text, file, node, data) if holds_metrics(text) else None
+        f = _read_one(text, file, node, data) if holds_metrics(text) else None
         if f is None:
             continue
         n = f["scrape"].max() + 1
@@ -104,6 +104,13 @@ def read_metrics(dumps: list[tuple[str, str | None, str]], data: AcceptanceData 
     out = _judge(_windows(pl.concat(frames, how="vertical_relaxed"), data), data)
     out.limited = limited
     return out
+
+
+def _read_one(text: str, file: str, node: str | None, data: AcceptanceData) -> pl.DataFrame | None:
+    try:
+        return _scrapes(text, file, node, data)
+    except Exception:  # noqa: BLE001 - a dump no rule foresaw must not stop the analysis: it adds no scrape
+        return None
 
 
 # ------------------------------------------------------------------------------------------

@@ -177,8 +177,8 @@ def go_live(checks: list[Check], incident: Incident | None, prefix: PrefixCache,
         if rule.all_passed and open_:
             continue
         hit = [c for c in criteria if c.id in rule.any_failed and c.status == FAILED]
-        if hit:
-            reason = "; ".join(f"{c.id} failed: {c.detail}" for c in hit)
+        if hit:  # the details are in the criteria
+            reason = ", ".join(f"{c.id} failed" for c in hit)
         elif rule.all_passed:
             reason = "every criterion passed"
         else:
