@@ -211,13 +211,14 @@ def _windows(rows: pl.DataFrame, data: AcceptanceData) -> tuple[list[Window], li
     scrapes = rows.group_by("node", "file", "scrape").agg(
         pl.col("first").first(), pl.col("time").first(),
         pl.col("value").filter(pl.col("metric").is_in(counters)).sum().alias("_counted"))
-    # all timed: by time; else each file's scrapes in file order, files by the counters of their first scrape
-    all_timed = scrapes["time"].null_count() == 0
+    # a node whose scrapes all carry a time: by time; else each file's scrapes in file order, files by the
+    # counters of their first scrape
     file_rank = scrapes.filter(pl.col("scrape") == 0).select("node", "file", pl.col("_counted").alias("_file_rank"))
     scrapes = scrapes.join(file_rank, on=["node", "file"], how="left", nulls_equal=True)
-    sort = ["node", "time", "file", "scrape"] if all_timed else ["node", "_file_rank", "file", "scrape"]
-    scrapes = scrapes.sort(sort, nulls_last=True).with_columns(pl.int_range(pl.len()).over("node").alias("order"),
-                                                               pl.len().over("node").alias("n"))
+    timed = pl.col("time").null_count().over("node") == 0
+    key = pl.when(timed).then(pl.col("time").dt.epoch("us").cast(pl.Float64)).otherwise(pl.col("_file_rank"))
+    scrapes = scrapes.with_columns(key.alias("_key")).sort(["node", "_key", "file", "scrape"], nulls_last=True) \
+        .with_columns(pl.int_range(pl.len()).over("node").alias("order"), pl.len().over("node").alias("n"))
     rows = rows.join(scrapes.select("node", "file", "scrape", "order", "n"), on=["node", "file", "scrape"],
                      nulls_equal=True).sort("node", "order", "metric", "engine", nulls_last=True)
     prev = pl.col("value").shift(1).over(["node", "metric", "engine"])

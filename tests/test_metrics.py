@@ -242,3 +242,12 @@ def test_a_dump_longer_than_the_sniffed_head_is_read_whole_and_a_longer_one_is_c
     assert 0 < cut.capacity.windows_total < 199
     assert [(s.file, "read whole only up to 100000 bytes" in s.reason) for s in cut.bundle.skipped] == \
         [("metrics.prom", True)]
+
+
+def test_each_node_orders_its_own_scrapes_by_time_or_by_counters():
+    timed = ("# 2026-11-30T05:10:00Z\n" + scrape(queries=900, hits=0) + "# 2026-11-30T05:00:00Z\n" +
+             scrape(queries=100, hits=0))
+    m = read_metrics([("a/m.txt", "node-a", timed), ("b/1.txt", "node-b", scrape(queries=5000, hits=2000)),
+                      ("b/0.txt", "node-b", scrape(queries=1000, hits=0))])
+    assert [(w.row.node, w.row.queried_tokens, w.row.hit_tokens) for w in m.windows] == [
+        ("node-a", 800, 0), ("node-b", 4000, 2000)]
