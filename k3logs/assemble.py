@@ -7,12 +7,15 @@ from collections import defaultdict
 
 import polars as pl
 
+from .acceptance_data import default_acceptance_data
 from .checks import evidence_missing
 from .decide import Finding
+from .metrics import Metrics, read_metrics
 from .pipeline import Analysis
 from .report import (BundleSummary, CheckOut, Environment, FileEntry, FirstCausal, KernelEvent, NodeSummary, Origin,
-                     PhaseSpan, Report, RootCause, Rung, Skipped, Symptom, TimelineEntry, iso)
+                     PhaseSpan, PrefixCache, Report, RootCause, Rung, Skipped, Symptom, TimelineEntry, iso)
 from .schema import PHASES
+from .verdict import Incident, ToolCallEvidence, capacity_section, go_live, prefix_cache_section
 
 TIMELINE_BEFORE = 8
 TIMELINE_AFTER = 24
@@ -147,7 +150,10 @@ def _kernel_events(findings: list[Finding], root: Finding | None) -> list[Kernel
                                       k.category, k.title, k.file, k.line))
 
 
-def _ladder(a: Analysis, root: Finding | None) -> list[Rung]:
+def _ladder(a: Analysis, root: Finding | None, prefix: PrefixCache | None = None,
+            metrics: Metrics | None = None) -> list[Rung]:
+    """The recovery ladder from the logs; where they give no evidence for rungs 3 and 4, from the metrics
+    (a window that reuses cached tokens; concurrent requests running)."""
     ev = a.events
     t = pl.col("text")
 
@@ -171,8 +177,20 @@ def _ladder(a: Analysis, root: Finding | None) -> list[Rung]:
     ok_req = first(t.str.contains(r'"POST /v1/\S+ HTTP/[\d.]+" 200'))
     rungs.append(("passed", ok_req) if ok_req else ("failed", None) if failed_start else ("no evidence", None))
     hit = ev.filter(t.str.contains(r"Prefix cache hit rate: (?:[1-9]\d*\.?\d*|0\.\d*[1-9])"))
-    rungs.append(("passed", f"{hit['file'][0]}:{hit['line'][0]}") if hit.height else ("no evidence", None))
+    if hit.height:
+        rungs.append(("passed", f"{hit['file'][0]}:{hit['line'][0]}"))
+    elif prefix is not None and prefix.hot_windows:
+        rungs.append(("passed", prefix.evidence))
+    elif prefix is not None and metrics is not None and metrics.windows and prefix.queried_tokens:
+        looked = next(w.where.get("prefix_cache_queries") for w in metrics.windows if w.row.queried_tokens)
+        rungs.append(("failed", looked))  # tokens were looked up, no window reused them
+    else:
+        rungs.append(("no evidence", None))
     busy = first(t.str.contains(r"Running: (?:[2-9]|\d{2,}) reqs"))
+    if not busy and metrics is not None:
+        running, where = metrics.peak("running")
+        if running is not None and running >= default_acceptance_data().thresholds.concurrency_running:
+            busy = where
     if "oom.inference" in cats:
         rungs.append(("failed", f"{root.file}:{root.line}" if root else None))
     else:
@@ -240,7 +258,17 @@ def _explanation(a: Analysis, root: Finding | None) -> tuple[str, str]:
     return (base.strip() or root.title or root.category), why
 
 
-def make_report(a: Analysis, display_path: str) -> Report:
+def _incident(a: Analysis, root: Finding | None, phase: str | None) -> Incident | None:
+    if root is None:
+        return None
+    cat = a.catalogue.categories.get(root.category)
+    return Incident(root.category, cat.group if cat else None, phase, f"{root.file}:{root.line}",
+                    root.title or root.category)
+
+
+def make_report(a: Analysis, display_path: str, tool_calls: ToolCallEvidence | None = None) -> Report:
+    """The report of an analysis. `tool_calls`: what validating the bundle's captured tool calls found, for
+    the go-live verdict (None: no tool-call evidence)."""
     d = a.decision
     root = d.root
     ing = a.ingested
@@ -254,6 +282,8 @@ def make_report(a: Analysis, display_path: str) -> Report:
     skipped += [Skipped(b.display(f.file), f"{f.kind}: {f.reason}") for f in ing.files if f.kind in ("binary",)]
     skipped += [Skipped(b.display(f.file), f"{f.truncated} line(s) longer than the limit were truncated")
                 for f in ing.files if f.truncated]
+    skipped += [Skipped(b.display(f.file), f"a dump is read whole only up to {f.cut_at} bytes: the rest was not read")
+                for f in ing.files if f.cut_at]
     summary = BundleSummary(display_path, len(ing.files), sum(f.bytes for f in ing.files),
                             sum(f.lines for f in ing.files), sorted(skipped, key=lambda s: (s.file, s.reason)))
     explanation, why = _explanation(a, root)
@@ -269,15 +299,21 @@ def make_report(a: Analysis, display_path: str) -> Report:
     files = [FileEntry(b.display(f.file), f.kind, f.reason, f.lines, f.bytes,
                        a.attribution.file_node.get(b.display(f.file))) for f in ing.files]
     clock = {"reference_node": a.clock.reference_node, "year_source": a.clock.year_source}
+    metrics = read_metrics([(b.display(f), a.attribution.file_node.get(b.display(f)), text)
+                            for f, _, text in ing.dumps])
+    prefix = prefix_cache_section(a.facts, metrics)
+    ladder = _ladder(a, root, prefix, metrics)
+    verdict = go_live(checks, _incident(a, root, phase), prefix, metrics, ladder, tool_calls)
     return Report(
         bundle=summary, healthy=d.healthy, root_cause=rc, first_causal=first, origin=origin, phase=phase,
         symptoms=_symptoms(d.findings, root),
         environment=Environment(_facts_dict(a.facts),
                                 [CheckOut(c.id, c.status, c.evidence, c.detail) for c in checks]),
         evidence_missing=missing, why_not_symptom=why, timeline=_timeline(a, root), nodes=_nodes(a),
-        recovery_ladder=_ladder(a, root), load_at_failure=d.load, other=other,
+        recovery_ladder=ladder, load_at_failure=d.load, other=other,
         sniffed=sorted(files, key=lambda f: f.file), clock=clock, phases=_phase_spans(a),
-        kernel_events=_kernel_events(d.findings, root))
+        kernel_events=_kernel_events(d.findings, root), prefix_cache=prefix, capacity=capacity_section(metrics),
+        verdict=verdict)
 
 
 def _last_phase(a: Analysis) -> str | None:

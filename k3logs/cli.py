@@ -426,19 +426,20 @@ def eval_cmd(corpus, min_score, fmt, patterns, tz, skew_tolerance, **limits):
     """
     import json
     from .api import evaluate_corpus
-    from .evaluate import CRITERIA, summary
+    from .evaluate import CRITERIA, OPTIONAL, summary
     scores = evaluate_corpus(corpus, _settings(tz, skew_tolerance, **limits), _catalogue(patterns))
     summ = summary(scores)
     if fmt == "json":
         click.echo(json.dumps({"cases": [s.__dict__ | {"passed": s.passed} for s in scores], "summary": summ},
                               indent=2, default=str))
     else:
-        click.echo(f"{'case':48} {'ok':3} " + " ".join(f"{c:8}" for c in CRITERIA))
+        shown = CRITERIA + tuple(c for c in OPTIONAL if any(c in s.ok for s in scores))
+        click.echo(f"{'case':48} {'ok':3} " + " ".join(f"{c:12}" for c in shown))
         for s in scores:
-            marks = " ".join(f"{'yes' if s.ok.get(c) else 'NO':8}" for c in CRITERIA)
+            marks = " ".join(f"{('yes' if s.ok[c] else 'NO') if c in s.ok else '-':12}" for c in shown)
             click.echo(f"{s.case:48} {'OK' if s.passed else 'BAD':3} {marks}" + (f" {s.error}" if s.error else ""))
             if not s.passed and not s.error:
-                bad = [c for c in CRITERIA if not s.ok.get(c)]
+                bad = [c for c in shown if c in s.ok and not s.ok[c]]
                 click.echo(f"{'':48}     got {({c: s.got[c] for c in bad})} want {({c: s.want[c] for c in bad})}")
         click.echo(" ".join(f"{k}={v:.2%}" if k != "false_alarms" else f"{k}={int(v)}" for k, v in summ.items()))
     sys.exit(0 if summ["cases"] >= min_score else 1)

@@ -1,7 +1,9 @@
 """Score analyses against truth.json files (the shape of ../shared/realworld): category, first causal
 file and line, origin node and rank, phase, and false alarms on healthy bundles. Alternatives listed in
 the truth (`root_cause_alt`, `phase_alt`, `first_causal.line_alt`) count as right; a null in the truth's
-origin means the bundle cannot tell, and any answer is accepted there."""
+origin means the bundle cannot tell, and any answer is accepted there. Acceptance cases may also give
+`verdict` (the go-live decision, or null for none) and `prefix_cache` {`enabled`, `hit_ratio`} (the ratio
+within HIT_RATIO_TOLERANCE); these are scored only where the truth gives them."""
 from __future__ import annotations
 
 import json
@@ -11,6 +13,8 @@ from pathlib import Path
 from .report import Report
 
 CRITERIA = ("category", "line", "node", "rank", "phase")
+OPTIONAL = ("verdict", "prefix_cache")   # scored only in cases whose truth gives them
+HIT_RATIO_TOLERANCE = 0.02
 
 
 @dataclass
@@ -63,7 +67,27 @@ def score(case: str, truth: dict, report: Report) -> CaseScore:
              "phase": report.phase}
     s.want = {"category": cats, "line": truth_lines(fc) if fc else None, "node": origin.get("node"),
               "rank": origin.get("rank"), "phase": phases}
+    _score_acceptance(s, truth, report)
     return s
+
+
+def _score_acceptance(s: CaseScore, truth: dict, report: Report) -> None:
+    if "verdict" in truth:
+        got = report.verdict.decision if report.verdict else None
+        s.ok["verdict"], s.got["verdict"], s.want["verdict"] = got == truth["verdict"], got, truth["verdict"]
+    want = truth.get("prefix_cache")
+    if isinstance(want, dict):
+        p = report.prefix_cache
+        ok = True
+        if "enabled" in want:
+            ok = p.enabled == want["enabled"]
+        if "hit_ratio" in want:
+            w, g = want["hit_ratio"], p.hit_ratio
+            ok = ok and ((w is None and g is None) or (w is not None and g is not None
+                                                        and abs(w - g) <= HIT_RATIO_TOLERANCE))
+        s.ok["prefix_cache"] = ok
+        s.got["prefix_cache"] = {"enabled": p.enabled, "hit_ratio": p.hit_ratio}
+        s.want["prefix_cache"] = want
 
 
 def load_truth(case_dir: Path) -> dict:
@@ -73,6 +97,10 @@ def load_truth(case_dir: Path) -> dict:
 def summary(scores: list[CaseScore]) -> dict[str, float]:
     n = len(scores) or 1
     out = {c: sum(s.ok.get(c, False) for s in scores) / n for c in CRITERIA}
+    for c in OPTIONAL:
+        scored = [s for s in scores if c in s.ok]
+        if scored:
+            out[c] = sum(s.ok[c] for s in scored) / len(scored)
     out["cases"] = sum(s.passed for s in scores) / n
     healthy = [s for s in scores if s.healthy]
     out["false_alarms"] = float(sum(not s.ok.get("category", False) for s in healthy))

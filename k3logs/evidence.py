@@ -1,9 +1,9 @@
 """A few lines of the bundle around every line the report cites (the first cause, the timeline, symptoms,
-kernel events, the evidence of checks and of the recovery ladder), read again from the bundle. Only the
-files cited are read, each only up to its last cited line, and only when asked (the HTML report): the
-analysis itself stays one pass over the bundle. The lines are shown as stored (physical lines, the
-numbering `grep -n` uses), with terminal colours removed; secrets are redacted with the rest of the report,
-and lines that are only key material are not shown at all."""
+kernel events, the evidence of checks, of the recovery ladder and of the acceptance sections), read again
+from the bundle. Only the files cited are read, each only up to its last cited line, and only when asked
+(the HTML report): the analysis itself stays one pass over the bundle. The lines are shown as stored
+(physical lines, the numbering `grep -n` uses), with terminal colours removed; secrets are redacted with the
+rest of the report, and lines that are only key material are not shown at all."""
 from __future__ import annotations
 
 import re
@@ -56,6 +56,11 @@ def citations(report: Report, before: int, after: int) -> dict[tuple[str, int], 
     refs = [c.evidence for c in report.environment.checks] + [g.evidence for g in report.recovery_ladder]
     if report.load_at_failure:
         refs.append(report.load_at_failure.get("evidence"))
+    if report.capacity is not None:  # the reports show the prefix-cache section beside the capacity one
+        refs += [report.prefix_cache.enabled_evidence, report.prefix_cache.evidence]
+        refs += [f.evidence for f in report.capacity.saturation + report.capacity.memory_creep]
+    if report.verdict is not None:
+        refs += [c.evidence for c in report.verdict.criteria]
     for ref in refs:
         if (fl := _ref(ref)) is not None:
             add(*fl)

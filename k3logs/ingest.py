@@ -56,6 +56,7 @@ class FileInfo:
     truncated: int = 0
     is_dump: bool = False
     hole: int = 0        # leading NUL bytes skipped (counted in `bytes`)
+    cut_at: int = 0      # a dump longer than max_dump_bytes: only this many bytes were read
 
 
 @dataclass
@@ -122,9 +123,14 @@ def _skip_hole(head: bytes, stream) -> tuple[int, bytes, object]:
     return hole, head, stream
 
 
-def _read_dump(stream, limit: int) -> str:
-    data = stream.read(limit + 1)
-    return data[:limit].decode("utf-8", "replace")
+def _read_dump(stream, limit: int) -> tuple[str, bool]:
+    """The first `limit` bytes of a dump as text, and whether there was more. Reads until the limit or the end:
+    one read may return less than asked (the sniffed head comes back alone first)."""
+    chunks, size = [], 0
+    while size <= limit and (chunk := stream.read(limit + 1 - size)):
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)[:limit].decode("utf-8", "replace"), size > limit
 
 
 def open_member(member: Member, settings: Settings, formats: Formats, out: Ingested
@@ -145,7 +151,8 @@ def open_member(member: Member, settings: Settings, formats: Formats, out: Inges
         return info, None, None
     if sn.is_dump or (sn.kind == "log" and (member.size or 0) <= settings.limits.max_dump_bytes):
         # dumps are read whole for facts; so is free text (notes, shell transcripts) that names hosts
-        text = _read_dump(stream, settings.limits.max_dump_bytes)
+        text, cut = _read_dump(stream, settings.limits.max_dump_bytes)
+        info.cut_at = settings.limits.max_dump_bytes if cut else 0
         if settings.redact:  # a secret whose value is on the next line is only seen here, in the whole text
             text = redact.block(text)
         out.dumps.append((member.path, sn.kind if sn.is_dump else "text", text))

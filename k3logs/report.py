@@ -155,6 +155,102 @@ class KernelEvent:
 
 
 @dataclass
+class CapacityWindow:
+    """One window of a metrics series (the stretch between two scrapes of one server): counters as their
+    increase over it (prefix-cache queries and hits are TOKENS), gauges as read at its end."""
+
+    node: str | None
+    start: str | None          # the scrape that opens it (null: since the server started)
+    end: str | None
+    evidence: str              # file:line of the scrape that closes it
+    hit_ratio: float | None = None
+    queried_tokens: int | None = None
+    hit_tokens: int | None = None
+    cached_prompt_tokens: int | None = None
+    prompt_tokens: int | None = None
+    requests: int | None = None
+    running: int | None = None
+    waiting: int | None = None
+    kv_cache_usage: float | None = None   # fraction, the fullest engine
+    preemptions: int | None = None
+    process_memory_bytes: int | None = None
+
+
+@dataclass
+class Flag:
+    """A capacity finding over a series: saturation (kv_pinned, waiting_growing, preemptions_rising) or
+    memory creep (kv_creep, memory_creep)."""
+
+    id: str
+    node: str | None
+    detail: str
+    evidence: str | None
+
+
+@dataclass
+class MetricSeries:
+    node: str | None
+    files: list[str]
+    scrapes: int
+    first: str | None
+    last: str | None
+
+
+@dataclass
+class Capacity:
+    """What the /metrics dumps say about load (null in the report when the bundle has none)."""
+
+    series: list[MetricSeries]
+    windows_total: int
+    windows: list[CapacityWindow]
+    peak_running: int | None
+    peak_waiting: int | None
+    peak_kv_cache_usage: float | None
+    preemptions: int | None
+    longest_mean_prompt_tokens: int | None
+    saturated: bool
+    saturation: list[Flag] = field(default_factory=list)
+    memory_creep: list[Flag] = field(default_factory=list)
+    limited: bool = False    # the bundle held more scrapes than k3logs reads (20000): the rest were left out
+
+
+@dataclass
+class PrefixCache:
+    """Is prefix caching on in what ran, and does it hit (token hit ratio over every metrics window)."""
+
+    enabled: bool | None = None
+    enabled_evidence: str | None = None
+    enabled_detail: str = "no launch command, vLLM start-up args or cache config in the bundle"
+    hit_ratio: float | None = None
+    queried_tokens: int | None = None
+    hit_tokens: int | None = None
+    cached_prompt_tokens: int | None = None
+    hot_windows: int = 0
+    best_window_hit_ratio: float | None = None
+    evidence: str | None = None      # the hits line of the best window
+
+
+@dataclass
+class Criterion:
+    id: str
+    title: str
+    status: str          # passed | failed | no evidence
+    evidence: str | None = None
+    detail: str = ""
+
+
+@dataclass
+class GoLive:
+    """The go-live verdict (k3-deployment-facts.md): GO, THROTTLE AND OBSERVE, REWORK ENVIRONMENT or
+    SCALE OR RETOPOLOGISE, why, and every criterion with its evidence."""
+
+    decision: str
+    reason: str
+    advice: str
+    criteria: list[Criterion] = field(default_factory=list)
+
+
+@dataclass
 class Excerpt:
     """Lines of the bundle around one cited line (`line`), as stored: `first` is the number of lines[0]."""
 
@@ -188,12 +284,15 @@ class Report:
     phases: list[PhaseSpan] = field(default_factory=list)
     kernel_events: list[KernelEvent] = field(default_factory=list)
     evidence_context: list[Excerpt] = field(default_factory=list)
+    prefix_cache: PrefixCache = field(default_factory=PrefixCache)
+    capacity: Capacity | None = None
+    verdict: GoLive | None = None
 
     def to_dict(self) -> dict:
         d = asdict(self)
         order = ["schema_version", "tool", "bundle", "healthy", "root_cause", "first_causal", "origin", "phase",
                  "symptoms", "environment", "evidence_missing", "why_not_symptom", "timeline", "nodes",
-                 "recovery_ladder", "load_at_failure", "other", "clock", "sniffed", "phases", "kernel_events",
+                 "recovery_ladder", "prefix_cache", "capacity", "verdict", "load_at_failure", "other", "clock", "sniffed", "phases", "kernel_events",
                  "evidence_context"]
         return {k: d[k] for k in order}
 

@@ -1,0 +1,47 @@
+"""Acceptance corpus cases: where a truth.json gives the go-live `verdict` or `prefix_cache` (`enabled`,
+`hit_ratio`), the report must say the same (k3logs.evaluate scores them the same way); every go-live verdict
+but GO has a case here, and GO comes from the all-green case once tool-call evidence is handed in (the tool-call
+checks are not part of the bundle analysis)."""
+from __future__ import annotations
+
+import pytest
+
+from k3logs.assemble import make_report
+from k3logs.evaluate import score
+from k3logs.verdict import ToolCallEvidence
+from test_corpora import CASES, CORPORA, analysis_of, report_of, truth_of
+
+ACCEPTANCE = [c for c in CASES if "verdict" in truth_of(c) or "prefix_cache" in truth_of(c)]
+
+
+@pytest.mark.parametrize("case", ACCEPTANCE)
+def test_acceptance_answers_match_the_truth(case):
+    s = score(case, truth_of(case), report_of(case))
+    for key in ("verdict", "prefix_cache"):
+        if key in s.ok:
+            assert s.ok[key], f"{key}: got {s.got[key]}, want {s.want[key]}"
+
+
+def test_every_verdict_that_needs_no_tool_calls_has_a_corpus_case():
+    want = {"THROTTLE AND OBSERVE", "REWORK ENVIRONMENT", "SCALE OR RETOPOLOGISE"}
+    assert want <= {truth_of(c).get("verdict") for c in ACCEPTANCE}
+
+
+GREEN = "c417-k3-acceptance-sustained-green-no-toolcall-evidence"
+
+
+@pytest.mark.parametrize("tool_calls, want", [
+    (ToolCallEvidence(checked=48, failed=0, evidence="captures/toolcalls.jsonl:1"), "GO"),
+    (ToolCallEvidence(checked=48, failed=5, evidence="captures/toolcalls.jsonl:31"), "THROTTLE AND OBSERVE"),
+    (None, "THROTTLE AND OBSERVE"),
+])
+def test_the_all_green_run_is_go_only_with_passing_tool_calls(tool_calls, want):
+    r = make_report(analysis_of(GREEN), str(CORPORA / GREEN / "bundle"), tool_calls=tool_calls)
+    assert r.verdict.decision == want, r.verdict.reason
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c not in ACCEPTANCE])
+def test_an_ordinary_incident_bundle_says_nothing_about_go_live(case):
+    r = report_of(case)
+    assert r.capacity is None and r.verdict is None, "a bundle without /metrics got acceptance sections"
+    assert r.prefix_cache.hit_ratio is None
