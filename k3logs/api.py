@@ -19,6 +19,8 @@ from .ingest import Ingested, ingest
 from .pipeline import Analysis, run, stream_events
 from .report import Report
 from .settings import Settings
+from .toolcalls import check_bundle
+from .verdict import ToolCallEvidence
 
 
 def analyze(path: str | Path, settings: Settings | None = None, catalogue: Catalogue | None = None,
@@ -37,10 +39,22 @@ def report_of(analysis: Analysis, display_path: str, settings: Settings | None =
     """The report of an analysis (secrets redacted unless the settings say not to)."""
     settings = settings or Settings()
     _check_readable(display_path, analysis.bundle, analysis.ingested)
-    report = make_report(analysis, display_path)
+    report = make_report(analysis, display_path, _tool_call_evidence(analysis, settings))
     if context_lines > 0:
         report.evidence_context = read_excerpts(analysis.bundle, report, context_lines, settings)
     return redact.obj(report) if settings.redact else report
+
+
+def _tool_call_evidence(analysis: Analysis, settings: Settings) -> ToolCallEvidence | None:
+    """The bundle's captured tool calls checked against their schemas, for the go-live verdict (None when
+    it holds no captures: no evidence). Only the files sniffed as captures are read again."""
+    captures = {analysis.bundle.display(f.file) for f in analysis.ingested.files if f.kind == "captures"}
+    if not captures:
+        return None
+    s = check_bundle(analysis.bundle.path, settings, only=captures)
+    if not s.checked:
+        return None
+    return ToolCallEvidence(s.checked, s.failed, (s.evidence or [s.first_checked])[0], s.detail)
 
 
 def _check_readable(path: str | Path, bundle: Bundle, ing: Ingested) -> None:

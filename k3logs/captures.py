@@ -22,7 +22,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import Collection, Iterator
 
 from .discover import Bundle, Skip, peek
 from .lines import iter_line_batches, open_text
@@ -131,7 +131,7 @@ def _lines(stream, settings: Settings) -> Iterator[tuple[int, str, bool]]:
 
 
 def read_captures(path: str | Path, settings: Settings | None = None,
-                  stats: CaptureStats | None = None) -> Iterator[Capture]:
+                  stats: CaptureStats | None = None, only: Collection[str] | None = None) -> Iterator[Capture]:
     """Every capture record of a file, compressed file, folder or archive, in bundle order (files sorted by
     name, lines in order). `stats` (filled while iterating) says what was read and skipped. Raises
     BundleError when `path` cannot be read at all."""
@@ -140,6 +140,8 @@ def read_captures(path: str | Path, settings: Settings | None = None,
     bundle = Bundle(path, settings.limits)
     for member in bundle.members():
         name = member.path
+        if only is not None and bundle.display(name) not in only:
+            continue  # `analyze` already knows which files are captures
         found = False
         pending: list[tuple[str, str]] = []  # skips before the file is known to be a capture file
         seen = 0

@@ -88,5 +88,7 @@ DUMP_KINDS = (
     "docker_inspect", "pod_spec", "k8s_describe", "prometheus",
     "lsmod", "ibstat", "uptime", "ip_addr", "ps", "model_config", "json", "manifest",
 )
-OTHER_KINDS = ("text", "binary", "empty")
+# captures: OpenAI request/response bodies as JSON lines, read by `k3logs prefix` / `toolcalls` and for the
+# go-live verdict, never as log lines (a prompt quoting an error is not that error)
+OTHER_KINDS = ("text", "binary", "empty", "captures")
 WRAPPERS = ("none", "docker_json", "cri", "rfc3339", "journald", "compose", "kubectl_prefix")

@@ -22,6 +22,7 @@ VLLM_TEXT = re.compile(r"Automatically detected platform|vLLM API server version
                        r"|Starting to load model|Avg prompt throughput|Application startup complete|EngineCore")
 TORCHELASTIC = re.compile(r"ChildFailedError|^Root Cause \(first observed failure\)|torch\.distributed\.(?:run|elastic)")
 K8S_EVENTS = re.compile(r"^LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+MESSAGE|^\S+\s+(?:Normal|Warning)\s+\w+\s+\S+/\S+\s")
+CAPTURE_LINE = re.compile(r'^\s*\{.*?"(?:messages|choices)\\?"\s*:')  # also in a body kept as a JSON string
 RAY_MARK = re.compile(r"^\((?:raylet|gcs_server|autoscaler)|\[repeated \d+x across cluster\]| -- ")
 LINE_KIND = {"vllm": "vllm", "uvicorn": "vllm", "nccl": "nccl", "nccl_version": "nccl", "torch_c10": "torch",
              "glog": "log", "kernel_uptime": "kernel", "kernel_ctime": "kernel", "kernel_iso": "kernel",
@@ -38,7 +39,7 @@ class Sniffed:
 
     @property
     def parsed_as_log(self) -> bool:
-        return self.kind not in ("binary", "empty")
+        return self.kind not in ("binary", "empty", "captures")
 
 
 @lru_cache(maxsize=1)
@@ -134,6 +135,10 @@ def sniff(head: bytes, size: int | None = None, formats: Formats | None = None) 
         if dump:
             kind, reason = dump
             return Sniffed(kind, (), reason, is_dump=True)
+
+    # captured request/response bodies (one JSON object a line; a line may be longer than the head)
+    if not wrappers and CAPTURE_LINE.match(lines[0]):
+        return Sniffed("captures", (), "JSON lines holding chat requests or responses (messages / choices)")
 
     # 3. logs: count the application format of each unwrapped line
     clean = [_peel(ANSI.sub("", ln), pats["prefix"]) for ln in inner]

@@ -41,6 +41,7 @@ from __future__ import annotations
 import json
 import tomllib
 from collections import Counter
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -366,13 +367,15 @@ class _Checker:
         self.forwarded_keys |= {(exchange, k) for k in here}
 
 
-def check_bundle(path: str | Path, settings: Settings | None = None) -> ToolCallSummary:
-    """Every captured tool call under `path` (file, folder or archive), checked (module docstring)."""
+def check_bundle(path: str | Path, settings: Settings | None = None,
+                 only: Collection[str] | None = None) -> ToolCallSummary:
+    """Every captured tool call under `path` (file, folder or archive), checked (module docstring); with
+    `only`, in those files of it alone (names as the report shows them)."""
     settings = settings or Settings()
     stats = CaptureStats()
     checker = _Checker()
     pending: dict[str, Capture] = {}
-    for cap in read_captures(path, settings, stats):
+    for cap in read_captures(path, settings, stats, only):
         complete = cap.request is not None and cap.response is not None and cap.forwarded is not None
         if cap.id is None or complete:
             checker.check(cap)

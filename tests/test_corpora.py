@@ -16,10 +16,11 @@ import polars as pl
 import pytest
 
 from conftest import TESTS_DIR
+from k3logs import api
 from k3logs.api import evaluate_corpus
-from k3logs.assemble import make_report
 from k3logs.catalogue import load_catalogue
 from k3logs.pipeline import run, stream_events
+from k3logs.settings import Settings
 
 REPO = TESTS_DIR.parent
 CORPORA = REPO / "corpora"
@@ -39,8 +40,8 @@ def analysis_of(case: str):
 
 @lru_cache(maxsize=None)
 def report_of(case: str):
-    """What `k3logs analyze` reports (api.analyze is make_report over run)."""
-    return make_report(analysis_of(case), str(CORPORA / case / "bundle"))
+    """What `k3logs analyze` reports, before redaction (api.report_of without it)."""
+    return api.report_of(analysis_of(case), str(CORPORA / case / "bundle"), Settings(redact=False))
 
 
 @lru_cache(maxsize=None)

@@ -188,3 +188,16 @@ def test_random_bytes_are_binary_however_they_fall():
     rng = random.Random(20261130)
     texts = [i for i in range(3000) if sniff(rng.randbytes(5000)).kind != "binary"]
     assert texts == []
+
+
+@pytest.mark.parametrize("line, captures", [
+    ('{"model": "moonshotai/Kimi-K3", "messages": [{"role": "user", "content": "hi"}]}', True),
+    ('{"request_id": "q1", "body": "{\\"model\\": \\"m\\", \\"messages\\": []}"}', True),  # body as a string
+    ('{"id": "x", "response": {"choices": [{"message": {"role": "assistant"}}]}}', True),
+    ('{"log":"{\\"messages\\": []}\\n","stream":"stdout","time":"2026-08-11T07:35:59.000000001Z"}', False),
+    ('{"level": "info", "msg": "server started"}', False),
+])
+def test_captured_requests_are_captures_never_log_lines(line, captures):
+    got = sniff(((line + "\n") * 3).encode())
+    assert (got.kind == "captures") == captures, got
+    assert got.parsed_as_log != captures  # a prompt quoting an error is not that error
