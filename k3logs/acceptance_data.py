@@ -3,12 +3,11 @@ go-live rules) into frozen dataclasses. Every key is checked on load; every prob
 line, and all of them are reported at once (CatalogueError)."""
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from .catalogue import Issue, _key_line, _table_starts, _toml_error_line
+from .catalogue import Issue, _key_line, _table_starts, read_toml
 from .errors import CatalogueError, SourceLocation
 from .resources import data_dir
 
@@ -117,15 +116,10 @@ def load_acceptance_data(path: Path | str | None = None) -> AcceptanceData:
 
 
 def _load(path: Path, issues: list[Issue]) -> AcceptanceData | None:
-    try:
-        text = path.read_text(encoding="utf-8")
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        issues.append(Issue("error", "toml", f"not valid TOML: {e}", SourceLocation(str(path), _toml_error_line(e))))
+    got = read_toml(path, issues)
+    if got is None:
         return None
-    except (OSError, UnicodeDecodeError) as e:
-        issues.append(Issue("error", "io", f"cannot read: {e}", SourceLocation(str(path))))
-        return None
+    raw, text = got
 
     def err(message: str, key: str, start: int = 1, end: int | None = None) -> None:
         issues.append(Issue("error", "acceptance", message, SourceLocation(str(path), _key_line(text, start, end, key))))

@@ -136,7 +136,8 @@ def _toml_error_line(err: tomllib.TOMLDecodeError) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def _read_toml(path: Path, issues: list[Issue]) -> tuple[dict, str] | None:
+def read_toml(path: Path, issues: list[Issue]) -> tuple[dict, str] | None:
+    """A pattern file's data and text, or None with the problem (file:line) added to `issues`."""
     try:
         text = path.read_text(encoding="utf-8")
         return tomllib.loads(text), text
@@ -164,7 +165,7 @@ def regex_error(pattern: str) -> str | None:
 # taxonomy and Xid table
 # --------------------------------------------------------------------------------------------
 def _load_categories(path: Path, issues: list[Issue]) -> dict[str, Category]:
-    got = _read_toml(path, issues)
+    got = read_toml(path, issues)
     if not got:
         return {}
     data, text = got
@@ -187,7 +188,7 @@ def _load_categories(path: Path, issues: list[Issue]) -> dict[str, Category]:
 def _load_xid(path: Path, issues: list[Issue]) -> dict[int, XidEntry]:
     if not path.exists():
         return {}
-    got = _read_toml(path, issues)
+    got = read_toml(path, issues)
     if not got:
         return {}
     data, text = got
@@ -340,7 +341,7 @@ def signature_from_dict(d: dict, location: SourceLocation, text: str = "", end: 
 
 
 def _load_signature_file(path: Path, issues: list[Issue]) -> list[Signature]:
-    got = _read_toml(path, issues)
+    got = read_toml(path, issues)
     if not got:
         return []
     data, text = got

@@ -219,7 +219,11 @@ def _capture_settings(no_redact: bool, **limits) -> Settings:
 
 
 def _emit(data, fmt: str, markdown) -> None:
+    """A capture check's result on stdout; with JSON (which has no room for them) its notes go to stderr."""
     import json
+    if fmt == "json":
+        for note in data.notes:
+            click.echo(f"k3logs: note: {note}", err=True)
     click.echo(json.dumps(data.to_json(), indent=2, ensure_ascii=False) if fmt == "json" else markdown(data),
                nl=fmt == "json")
 
@@ -248,9 +252,6 @@ def prefix(requests, fmt, no_redact, **limits):
     if report.requests == 0:
         raise BundleError(f"no captured request in {requests}: expected JSON lines holding chat/completions "
                           f"request bodies, bare or wrapped ({{\"id\": ..., \"request\": {{...}}}})")
-    if fmt == "json":
-        for note in report.notes:
-            click.echo(f"k3logs: note: {note}", err=True)
     _emit(report, fmt, render_markdown)
     sys.exit(1 if report.divergences else 0)
 
@@ -279,9 +280,6 @@ def toolcalls(bundle, fmt, no_redact, **limits):
         raise BundleError(f"no captured exchange in {bundle}: expected JSON lines holding a request with its "
                           f"response ({{\"id\": ..., \"request\": {{...}}, \"response\": {{...}}}})"
                           + (f"; {summary.notes[0]}" if summary.notes else ""))
-    if fmt == "json":
-        for note in summary.notes:
-            click.echo(f"k3logs: note: {note}", err=True)
     _emit(summary, fmt, render_markdown)
     sys.exit(1 if summary.failed else 0)
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from .catalogue import Issue, _key_line, _table_starts, _toml_error_line, regex_error
+from .catalogue import Issue, _key_line, _table_starts, read_toml, regex_error
 from .errors import CatalogueError, SourceLocation
 from .facts_cmdline import ARG_FACTS
 from .facts_util import Sink, emit_env, torch_build
@@ -240,15 +240,10 @@ def default_facts_data() -> FactsData:
 
 
 def _load(path: Path, issues: list[Issue]) -> FactsData | None:
-    try:
-        text = path.read_text(encoding="utf-8")
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        issues.append(Issue("error", "toml", f"not valid TOML: {e}", SourceLocation(str(path), _toml_error_line(e))))
+    got = read_toml(path, issues)
+    if got is None:
         return None
-    except (OSError, UnicodeDecodeError) as e:
-        issues.append(Issue("error", "io", f"cannot read: {e}", SourceLocation(str(path))))
-        return None
+    raw, text = got
     loc = lambda key, table=None: SourceLocation(str(path), _key_line(text, _header(text, table), None, key))  # noqa: E731
     for k in sorted(set(raw) - TOP_KEYS):
         issues.append(Issue("error", "unknown-key", f"unknown top-level key {k!r}", loc(k)))
