@@ -19,7 +19,7 @@ API (for the go-live verdict's criterion "tool calls pass schema checks"):
     s.detail                  # one line: "3 of 10 tool calls failed: 2 model/parser (unknown_tool 1, ...); ..."
     s.to_json()               # the dict `k3logs toolcalls --format json` prints
 
-For the verdict (k3logs.verdict.ToolCallEvidence on the acceptance branch):
+For the go-live verdict (api.report_of hands it over as a k3logs.verdict.ToolCallEvidence):
     ToolCallEvidence(s.checked, s.failed, (s.evidence or [s.first_checked])[0], s.detail)
 
 Captures are read by k3logs.captures (shapes in its docstring): one exchange per record with the request,

@@ -6,9 +6,9 @@ The rules are data (patterns/acceptance.toml `[verdict]`, `[[fault]]`, `[[rule]]
 evidence for each criterion. A bundle without acceptance evidence (no /metrics dump, no tool-call checks: an
 ordinary crash bundle) gets no verdict at all.
 
-Tool calls are judged elsewhere (the module that validates captured tool calls against their schemas); its
-result comes in as a `ToolCallEvidence`. Without one the tool-call criterion has no evidence, so GO is not
-possible and THROTTLE AND OBSERVE is the best verdict.
+Tool calls are judged by k3logs.toolcalls over the bundle's capture files (api.report_of); the result comes
+in as a `ToolCallEvidence`. Without one the tool-call criterion has no evidence, so GO is not possible and
+THROTTLE AND OBSERVE is the best verdict.
 """
 from __future__ import annotations
 
