@@ -477,7 +477,7 @@ def run_line(run: Run) -> str:
     """One command's manifest entry for people."""
     size = len(run.output)  # as printed; the manifest has the bytes written, after redaction
     size = f"{size / 1024:.1f} KiB" if size else "-"
-    note = f"  ({run.reason})" if run.reason else ""
+    note = f"  ({redact.text(run.reason)})" if run.reason else ""
     return f"  {run.status:<17} {run.command.id:<16} {run.duration_s:6.2f}s {size:>11}  {run.command.file}{note}"
 
 
