@@ -59,6 +59,7 @@ class Command:
     merge_stderr: bool = False
     fallback: str | None = None
     nul_args: bool = False
+    keep: str = "head"   # which end of an output longer than the cap is kept
 
 
 @dataclass(frozen=True)
@@ -141,11 +142,11 @@ def load_plan(path: Path | None = None) -> Plan:
             id=c["id"], argv=tuple(c["argv"]), file=c["file"], runtime=c["runtime"], timeout=float(c["timeout"]),
             why=c["why"], since=tuple(c.get("since", ())), prompt=bool(c.get("prompt", False)),
             merge_stderr=c.get("stderr", "keep") == "merge", fallback=c.get("fallback"),
-            nul_args=bool(c.get("nul_args", False))) for c in data["command"])
+            nul_args=bool(c.get("nul_args", False)), keep=c.get("keep", "head")) for c in data["command"])
         plan = Plan(commands, data["python"]["versions"], tuple(data["env"]["prefixes"]))
     except (tomllib.TOMLDecodeError, KeyError, TypeError, ValueError) as e:
         raise CatalogueError(f"collect commands are invalid: {e}", source=SourceLocation(str(path))) from e
-    bad = [c.id for c in commands if c.runtime not in RUNTIMES or not c.argv or not re.fullmatch(r"[\w.-]+", c.file)
+    bad = [c.id for c in commands if c.runtime not in RUNTIMES or not c.argv or c.keep not in ("head", "tail") or not re.fullmatch(r"[\w.-]+", c.file)
            or c.file.startswith(".")]
     if bad:
         raise CatalogueError(f"collect commands with an unknown runtime, no argv or a bad file name: {', '.join(bad)}",
@@ -175,11 +176,19 @@ def command_line(cmd: Command, target: Target, since_s: int | None, plan: Plan) 
     return argv
 
 
-def _drain(stream, cap: int, chunks: list[bytes], capped: threading.Event) -> None:
-    """Read a pipe to its end, keeping at most `cap` bytes; `capped` tells the caller to stop the command."""
+def _drain(stream, cap: int, chunks: list[bytes], capped: threading.Event, tail: bool = False) -> None:
+    """Read a pipe to its end. Head mode keeps the first `cap` bytes and sets `capped` so that the caller
+    stops the command; tail mode reads on and keeps the last `cap` bytes (a log's end is where it failed)."""
     kept = 0
     try:
         while chunk := stream.read1(65536):
+            if tail:
+                chunks.append(chunk)
+                kept += len(chunk)
+                while kept - len(chunks[0]) >= cap:
+                    kept -= len(chunks.pop(0))
+                    capped.set()
+                continue
             room = cap - kept
             if room > 0:
                 chunks.append(chunk[:room])
@@ -188,6 +197,13 @@ def _drain(stream, cap: int, chunks: list[bytes], capped: threading.Event) -> No
                 capped.set()
     except (OSError, ValueError):  # the pipe was closed under us after a kill
         pass
+
+
+def _tail_bytes(chunks: list[bytes], cap: int) -> bytes:
+    """The last `cap` bytes, from the first whole line on."""
+    data = b"".join(chunks)[-cap:]
+    cut = data.find(b"\n")
+    return data[cut + 1:] if cut >= 0 else data
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
@@ -217,38 +233,41 @@ def run_command(run: Run, timeout: float, env: dict[str, str], cap: int = MAX_OU
     out: list[bytes] = []
     err: list[bytes] = []
     capped = threading.Event()
-    readers = [threading.Thread(target=_drain, args=(proc.stdout, cap, out, capped), daemon=True)]
+    tail = run.command.keep == "tail"
+    readers = [threading.Thread(target=_drain, args=(proc.stdout, cap, out, capped, tail), daemon=True)]
     if proc.stderr is not None:
         readers.append(threading.Thread(target=_drain, args=(proc.stderr, MAX_STDERR_BYTES, err, threading.Event()),
                                         daemon=True))
     for t in readers:
         t.start()
-    deadline = start + timeout
     timed_out = False
-    while proc.poll() is None:
-        if capped.is_set():
+    try:
+        while proc.poll() is None:
+            if capped.is_set() and not tail:
+                break
+            if time.monotonic() >= start + timeout:
+                timed_out = True
+                break
+            time.sleep(0.02)
+    finally:  # also on Ctrl-C: a new session does not get the terminal's signal, so stop it here
+        if proc.poll() is None:
             _kill_group(proc)
-            break
-        if time.monotonic() >= deadline:
-            timed_out = True
-            _kill_group(proc)
-            break
-        time.sleep(0.02)
-    proc.wait()
-    for t in readers:
-        t.join(timeout=2)  # a child that left the process group may still hold the pipe: do not wait for it
-    for stream in (proc.stdout, proc.stderr):
-        if stream is not None:
-            stream.close()
+        proc.wait()
+        for t in readers:
+            t.join(timeout=2)  # a child that left the process group may still hold the pipe: do not wait for it
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
     run.duration_s = time.monotonic() - start
-    run.output = b"".join(out)
+    run.output = _tail_bytes(out, cap) if tail and capped.is_set() else b"".join(out)
     run.truncated = capped.is_set()
     run.exit_status = proc.returncode
     first_err = next((ln.strip() for ln in b"".join(err).decode("utf-8", "replace").splitlines() if ln.strip()), "")
+    mib = cap // (1024 * 1024) or f"{cap} bytes"
     if timed_out:
         run.status, run.reason = "timed_out", f"timed out after {timeout:g} s; killed"
-    elif run.truncated:
-        run.reason = f"output cut at {cap // (1024 * 1024)} MiB; the command was stopped there"
+    elif run.truncated and not tail:
+        run.reason = f"output cut at {mib} MiB; the command was stopped there"
     elif proc.returncode != 0:
         if not first_err and run.command.merge_stderr:
             first_err = next((ln.strip() for ln in run.output.decode("utf-8", "replace").splitlines()
@@ -258,6 +277,8 @@ def run_command(run: Run, timeout: float, env: dict[str, str], cap: int = MAX_OU
         run.reason = f"exit status {proc.returncode}" + (f": {first_err[:300]}" if first_err else "")
     elif not run.output.strip():
         run.reason = "no output"
+    if run.truncated and tail:
+        run.reason = "; ".join(x for x in (run.reason, f"only the last {mib} MiB kept") if x)
     return run
 
 
@@ -353,7 +374,8 @@ class Collection:
     node: str
     runs: list[Run]
     files: dict[str, int] = field(default_factory=dict)   # bundle path -> bytes
-    missing: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)      # what is not in the bundle, and why
+    changed: list[str] = field(default_factory=list)      # what was cut from an output on purpose
 
 
 def _open_output(out: Path, force: bool) -> tuple[int, Path]:
@@ -372,6 +394,13 @@ def _open_output(out: Path, force: bool) -> tuple[int, Path]:
     return fd, Path(tmp)
 
 
+def applies(cmd: Command, target: Target) -> bool:
+    """Host commands always; docker / kubectl ones for their target; inside ones for either target."""
+    if cmd.runtime == "inside":
+        return target.runtime != "host"
+    return cmd.runtime in ("host", target.runtime)
+
+
 def collect(out: Path, container: str | None = None, pod: str | None = None, since: str | None = None,
             redact_secrets: bool = True, timeout: float | None = None, force: bool = False,
             progress: Callable[[Run], None] | None = None, plan: Plan | None = None) -> Collection:
@@ -388,9 +417,7 @@ def collect(out: Path, container: str | None = None, pod: str | None = None, sin
         runs: list[Run] = []
         by_id: dict[str, Run] = {}
         for cmd in plan.commands:
-            if cmd.runtime != "host" and cmd.runtime != "inside" and cmd.runtime != target.runtime:
-                continue
-            if cmd.runtime == "inside" and target.runtime == "host":
+            if not applies(cmd, target):
                 continue
             run = Run(cmd, command_line(cmd, target, since_s, plan))
             first = by_id.get(cmd.fallback) if cmd.fallback else None
@@ -402,20 +429,14 @@ def collect(out: Path, container: str | None = None, pod: str | None = None, sin
             by_id[cmd.id] = run
             if progress:
                 progress(run)
-        node = node_name(runs)
-        files, env_items = _contents(runs, plan, target, redact_secrets)
-        if not env_items and target.runtime == "host":
-            env_items = [f"{k}={v}" for k, v in os.environ.items() if _env_allowed(k, plan.env_prefixes)]
-        if env_items:
-            files["env.txt"] = scrub("\n".join(sorted(env_items)) + "\n", redact_secrets).encode()
-        result = Collection(out, node, runs)
-        result.missing = [f"{r.command.id}: {r.reason}" for r in runs if r.status not in ("ok", "skipped")]
-        if not env_items:
-            result.missing.append(f"env.txt: no {', '.join(p + '*' for p in plan.env_prefixes)} variables set")
-        manifest = _manifest(result, target, since, redact_secrets, started, plan, files)
-        files["manifest.json"] = manifest
-        result.files = {f"{node}/{name}": len(data) for name, data in sorted(files.items())}
-        write_bundle(fd, {f"{node}/{name}": data for name, data in files.items()}, int(started.timestamp()))
+        result = Collection(out, node_name(runs), runs)
+        files = _contents(result, plan, target, redact_secrets)
+        result.missing = [f"{r.command.id}: {r.reason}" for r in runs if r.status not in ("ok", "skipped")] \
+            + result.missing
+        files["manifest.json"] = _manifest(result, target, since, redact_secrets, started, plan, files)
+        members = {f"{result.node}/{name}": data for name, data in files.items()}
+        result.files = {name: len(data) for name, data in sorted(members.items())}
+        write_bundle(fd, members, int(started.timestamp()))
         fd = -1
         if out.exists() and not force:  # appeared while we collected
             raise UsageError(f"{out} exists; use --force to replace it")
@@ -428,12 +449,21 @@ def collect(out: Path, container: str | None = None, pod: str | None = None, sin
         raise
 
 
-def _contents(runs: list[Run], plan: Plan, target: Target, redact_secrets: bool) -> tuple[dict[str, bytes], list[str]]:
-    """Bundle file name -> bytes, grouped as the plan says; and the env items the container or pod declares."""
+def _written(run: Run) -> bool:
+    """Whether a command's output goes into the bundle: whatever it printed (a failing nvidia-smi says why on
+    stdout), except the error message of a failed log command, which is in the manifest instead."""
+    if not run.output.strip():
+        return False
+    return not (run.command.merge_stderr and run.status not in ("ok", "timed_out"))
+
+
+def _contents(result: Collection, plan: Plan, target: Target, redact_secrets: bool) -> dict[str, bytes]:
+    """Bundle file name -> bytes, grouped as the plan says, redacted; env.txt from the container's or pod's
+    declared environment (or this process's when neither was asked for), limited to the prefixes."""
     texts: dict[str, list[str]] = {}
-    env_items: list[str] = []
-    for run in runs:
-        if not run.output.strip():
+    env_items: list[str] | None = None
+    for run in result.runs:
+        if not _written(run):
             continue
         if run.command.id in ("docker_inspect", "kubectl_pod") and run.status == "ok":
             try:
@@ -444,15 +474,23 @@ def _contents(runs: list[Run], plan: Plan, target: Target, redact_secrets: bool)
                 limit = limit_inspect_env if run.command.id == "docker_inspect" else limit_pod_env
                 doc, env_items = limit(doc, plan.env_prefixes)
                 run.output = (json.dumps(doc, indent=4) + "\n").encode()
-        texts.setdefault(run.command.file, []).append(_section(run))
-    files: dict[str, bytes] = {}
-    for name, parts in texts.items():
-        data = scrub("".join(parts), redact_secrets).encode()
-        files[name] = data
-    for run in runs:
-        if run.output.strip():
-            run.bytes_written = len(scrub(_section(run), redact_secrets).encode())
-    return files, env_items
+                result.changed.append(f"{run.command.file}: environment limited to the prefixes"
+                                      + ("; last-applied-configuration annotation dropped"
+                                         if run.command.id == "kubectl_pod" else ""))
+        text = scrub(_section(run), redact_secrets)  # sections are separate outputs: redacted one by one
+        run.bytes_written = len(text.encode())
+        texts.setdefault(run.command.file, []).append(text)
+    files = {name: "".join(parts).encode() for name, parts in texts.items()}
+    if target.runtime == "host":
+        env_items = [f"{k}={v}" for k, v in os.environ.items() if _env_allowed(k, plan.env_prefixes)]
+    prefixes = ", ".join(p + "*" for p in plan.env_prefixes)
+    if env_items:
+        files["env.txt"] = scrub("\n".join(sorted(env_items)) + "\n", redact_secrets).encode()
+    elif env_items is None:
+        result.missing.append(f"env.txt: not written; the {target.describe()} could not be inspected")
+    else:
+        result.missing.append(f"env.txt: not written; no {prefixes} variables set")
+    return files
 
 
 def _manifest(result: Collection, target: Target, since: str | None, redact_secrets: bool, started: datetime,
@@ -466,7 +504,8 @@ def _manifest(result: Collection, target: Target, since: str | None, redact_secr
         "since": since or "",
         "redacted": redact_secrets,
         "env_prefixes": list(plan.env_prefixes),
-        "files": sorted(files),
+        "files": sorted([*files, "manifest.json"]),
+        "changed": result.changed,
         "commands": [r.manifest() for r in result.runs],
         "not_available": result.missing,
     }}

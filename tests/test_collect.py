@@ -275,6 +275,46 @@ def test_output_is_cut_at_the_cap(tmp_path, monkeypatch):
     assert "cut at" in run.reason and run.duration_s < 5
 
 
+def test_a_long_log_keeps_its_end(tmp_path, monkeypatch):
+    bin_dir = tmp_path / "bin"
+    stand_ins(bin_dir)
+    _script(bin_dir, "dmesg", "i=0; while [ $i -lt 3000 ]; do echo \"[Mon Nov 30 06:00:00 2026] line $i\"; "
+                              "i=$((i+1)); done")
+    monkeypatch.setenv("PATH", str(bin_dir))
+    cmd = next(c for c in collecting.load_plan().commands if c.id == "kernel_dmesg")
+    run = collecting.run_command(collecting.Run(cmd, ["dmesg", "-T"]), 20, dict(os.environ), cap=4096)
+    lines = run.output.decode().splitlines()
+    assert run.truncated and len(run.output) <= 4096 and run.status == "ok"
+    assert lines[-1].endswith("line 2999") and lines[0].startswith("[Mon Nov 30")  # whole lines only
+    assert "only the last" in run.reason
+
+
+def test_stopped_container_keeps_inspect_and_says_why_exec_failed(tools, tmp_path):
+    real = (tools / "docker").read_text()
+    (tools / "docker").write_text(real.replace('  exec)\n', '  exec)\n    echo "Error response from daemon: '
+                                  'container 9c1e is not running" >&2; exit 1\n', 1))
+    out = tmp_path / "a.tar.gz"
+    assert run_cli("-o", out, "--container", "vllm-k3", "--timeout", "2").exit_code == 0
+    man = manifest_of(out)
+    cmds = commands(man)
+    for cid in ("launch_cmd", "python_versions", "pip_freeze"):
+        assert cmds[cid]["status"] == "failed"
+        assert cmds[cid]["reason"] == "exit status 1: Error response from daemon: container 9c1e is not running"
+    assert "docker-inspect.json: environment limited to the prefixes" in man["changed"]
+    files = members(out)
+    assert "gpu-a01/launch-cmd.txt" not in files and "gpu-a01/docker-inspect.json" in files
+
+
+def test_failed_log_command_writes_no_log_file(tools, tmp_path):
+    real = (tools / "docker").read_text()
+    (tools / "docker").write_text(real.replace('  logs)', '  logs) echo "Error: No such container: vllm-k3" >&2; '
+                                  'exit 1 ;;\n  never)', 1))
+    out = tmp_path / "a.tar.gz"
+    assert run_cli("-o", out, "--container", "vllm-k3", "--timeout", "2").exit_code == 0
+    assert commands(manifest_of(out))["docker_logs"]["reason"] == "exit status 1: Error: No such container: vllm-k3"
+    assert "gpu-a01/vllm.log" not in members(out)
+
+
 # ------------------------------------------------------------------------------------------------------
 # what the analyzer sees
 # ------------------------------------------------------------------------------------------------------
@@ -443,6 +483,7 @@ def test_pod_commands_use_kubectl_with_validated_names(tmp_path, monkeypatch):
     calls = log.read_text().splitlines()
     assert "logs --timestamps -n llm-prod k3-serve-0 --all-containers --since 1800s" in calls
     assert "get pod -n llm-prod k3-serve-0 -o json" in calls
+    assert "logs --previous --timestamps -n llm-prod k3-serve-0 --all-containers --since 1800s" in calls
     assert "exec -n llm-prod k3-serve-0 -- cat /proc/1/cmdline" in calls
     assert manifest_of(out)["target"] == "pod llm-prod/k3-serve-0"
 
