@@ -146,11 +146,11 @@ def load_plan(path: Path | None = None) -> Plan:
         plan = Plan(commands, data["python"]["versions"], tuple(data["env"]["prefixes"]))
     except (tomllib.TOMLDecodeError, KeyError, TypeError, ValueError) as e:
         raise CatalogueError(f"collect commands are invalid: {e}", source=SourceLocation(str(path))) from e
-    bad = [c.id for c in commands if c.runtime not in RUNTIMES or not c.argv or c.keep not in ("head", "tail") or not re.fullmatch(r"[\w.-]+", c.file)
-           or c.file.startswith(".")]
+    bad = [c.id for c in commands if c.runtime not in RUNTIMES or not c.argv or c.keep not in ("head", "tail")
+           or not re.fullmatch(r"[\w-][\w.-]*", c.file)]  # a plain name: the node folder holds every file
     if bad:
-        raise CatalogueError(f"collect commands with an unknown runtime, no argv or a bad file name: {', '.join(bad)}",
-                             source=SourceLocation(str(path)))
+        raise CatalogueError(f"collect commands with an unknown runtime or keep, no argv or a bad file name: "
+                             f"{', '.join(bad)}", source=SourceLocation(str(path)))
     return plan
 
 
@@ -187,6 +187,7 @@ def _drain(stream, cap: int, chunks: list[bytes], capped: threading.Event, tail:
                 kept += len(chunk)
                 while kept - len(chunks[0]) >= cap:
                     kept -= len(chunks.pop(0))
+                if kept > cap:
                     capped.set()
                 continue
             room = cap - kept

@@ -324,7 +324,8 @@ def test_every_file_gets_the_right_kind(tools, tmp_path):
     kinds = {Path(r.file).name: r.kind for r in sniff_bundle(out)}
     assert kinds == {
         "nvidia-smi.txt": "nvidia_smi", "nvidia-smi-q.txt": "nvidia_smi_q", "nvidia-smi-topo.txt": "nvidia_topo",
-        "nvidia-smi-gpus.csv": "nvidia_smi_csv", "kernel.log": "kernel", "host.txt": "uptime", "lsmod.txt": "lsmod", "vllm.log": "vllm",
+        "nvidia-smi-gpus.csv": "nvidia_smi_csv", "kernel.log": "kernel", "host.txt": "uptime",
+        "lsmod.txt": "lsmod", "vllm.log": "vllm",
         "docker-inspect.json": "docker_inspect", "launch-cmd.txt": "launch_cmd",
         "python-versions.txt": "collect_env", "pip-freeze.txt": "pip_freeze", "env.txt": "env",
         "manifest.json": "manifest"}
@@ -419,6 +420,17 @@ def test_no_redact_keeps_them(tools, tmp_path):
     assert f"VLLM_API_KEY={API_KEY}".encode() in files["gpu-a01/env.txt"]
     assert LAUNCH_ARGS[-1].encode() in files["gpu-a01/launch-cmd.txt"]
     assert manifest_of(out)["redacted"] is False
+
+
+def test_the_command_list_is_checked(tmp_path):
+    plan = collecting.load_plan()
+    assert {c.runtime for c in plan.commands} == {"host", "docker", "kubectl", "inside"}
+    assert all(c.why and c.timeout > 0 for c in plan.commands)
+    bad = tmp_path / "collect.toml"
+    bad.write_text((collecting.data_dir("patterns") / "collect.toml").read_text()
+                   .replace('file = "lsmod.txt"', 'file = "../../etc/lsmod"'))
+    with pytest.raises(collecting.CatalogueError, match="lsmod"):
+        collecting.load_plan(bad)
 
 
 # ------------------------------------------------------------------------------------------------------
