@@ -478,6 +478,11 @@ def _contents(result: Collection, plan: Plan, target: Target, redact_secrets: bo
                 result.changed.append(f"{run.command.file}: environment limited to the prefixes"
                                       + ("; last-applied-configuration annotation dropped"
                                          if run.command.id == "kubectl_pod" else ""))
+                pod_node = (doc.get("spec") or {}).get("nodeName") if isinstance(doc, dict) else None
+                if isinstance(pod_node, str) and pod_node and pod_node.split(".")[0] != result.node.split(".")[0]:
+                    # the host outputs (nvidia-smi, kernel log) then describe this machine, not the pod's node
+                    result.missing.append(f"host outputs: the pod runs on {pod_node}, but they were taken on "
+                                          f"{result.node}; run collect on {pod_node}")
         text = scrub(_section(run), redact_secrets)  # sections are separate outputs: redacted one by one
         run.bytes_written = len(text.encode())
         texts.setdefault(run.command.file, []).append(text)

@@ -488,7 +488,11 @@ def test_pod_commands_use_kubectl_with_validated_names(tmp_path, monkeypatch):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     log = tmp_path / "kubectl-calls"
-    _script(bin_dir, "kubectl", f'echo "$*" >> {log}\ncase "$2" in\n  *) exit 0 ;;\nesac')
+    pod = json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "k3-serve-0"},
+                      "spec": {"nodeName": "gpu-c03", "containers": [{"name": "vllm", "image": IMAGE, "env": [
+                          {"name": "NCCL_DEBUG", "value": "WARN"}, {"name": "HF_TOKEN", "value": HF_TOKEN}]}]}})
+    _script(bin_dir, "kubectl", f'echo "$*" >> {log}\n[ "$1" = get ] && echo \'{pod}\'\nexit 0')
+    _script(bin_dir, "hostname", "echo jump-host")
     monkeypatch.setenv("PATH", str(bin_dir))
     out = tmp_path / "p.tar.gz"
     assert run_cli("-o", out, "--pod", "llm-prod/k3-serve-0", "--since", "30m").exit_code == 0
@@ -497,7 +501,11 @@ def test_pod_commands_use_kubectl_with_validated_names(tmp_path, monkeypatch):
     assert "get pod -n llm-prod k3-serve-0 -o json" in calls
     assert "logs --previous --timestamps -n llm-prod k3-serve-0 --all-containers --since 1800s" in calls
     assert "exec -n llm-prod k3-serve-0 -- cat /proc/1/cmdline" in calls
-    assert manifest_of(out)["target"] == "pod llm-prod/k3-serve-0"
+    man = manifest_of(out)
+    assert man["target"] == "pod llm-prod/k3-serve-0"
+    assert any("the pod runs on gpu-c03, but they were taken on jump-host" in m for m in man["not_available"])
+    files = members(out)
+    assert files["jump-host/env.txt"] == b"NCCL_DEBUG=WARN\n" and HF_TOKEN.encode() not in files["jump-host/pod.json"]
 
 
 def test_same_inputs_same_members(tools, tmp_path):
