@@ -244,6 +244,19 @@ def test_dmesg_denied_falls_back_to_journal_and_absent_tool_is_not_found(tools, 
     assert "gpu-a01/kernel.log" not in members(out)
 
 
+def test_journal_stands_in_for_a_denied_dmesg(tools, tmp_path):
+    (tools / "dmesg").write_text("#!/bin/sh\necho 'dmesg: read kernel buffer failed: Operation not permitted' >&2\n"
+                                 "exit 1\n")
+    _script(tools, "journalctl", _cat("2026-11-30T06:41:12+0000 gpu-a01 kernel: NVRM: Xid (PCI:0000:18:00): 79, "
+                                      "pid=48213, name=python3, GPU has fallen off the bus."))
+    out = tmp_path / "a.tar.gz"
+    assert run_cli("-o", out, "--timeout", "2").exit_code == 0
+    assert commands(manifest_of(out))["kernel_journal"]["status"] == "ok"
+    assert {Path(r.file).name: r.kind for r in sniff_bundle(out)}["kernel.log"] == "kernel"
+    report = json.loads(CliRunner().invoke(cli, ["analyze", str(out), "--format", "json"]).stdout)
+    assert "Xid" in json.dumps(report["root_cause"])
+
+
 def test_machine_without_any_tool_still_gives_a_valid_bundle(tmp_path, monkeypatch):
     empty = tmp_path / "empty-bin"
     empty.mkdir()
