@@ -414,7 +414,9 @@ def collect(out: Path, container: str | None = None, pod: str | None = None, sin
     fd, tmp = _open_output(out, force)
     try:
         started = datetime.now(timezone.utc)
-        env = {**os.environ, "LC_ALL": "C"}  # English messages and C dates, which the analyzer reads
+        # English messages and C dates, in UTC: the times dmesg -T, uptime -s and nvidia-smi print carry no zone,
+        # and UTC is what `analyze` assumes for them (--tz)
+        env = {**os.environ, "LC_ALL": "C", "TZ": "UTC"}
         runs: list[Run] = []
         by_id: dict[str, Run] = {}
         for cmd in plan.commands:

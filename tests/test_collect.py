@@ -81,6 +81,17 @@ nvidia              11722752  212 nvidia_uvm,nvidia_peermem
 mlx5_ib               462848  0
 mlx5_core            2342912  1 mlx5_ib
 """
+IBSTAT = """\
+CA 'mlx5_0'
+\tCA type: MT4129
+\tNumber of ports: 1
+\tFirmware version: 28.39.1002
+\tPort 1:
+\t\tState: Active
+\t\tPhysical state: LinkUp
+\t\tRate: 400
+\t\tLink layer: InfiniBand
+"""
 UNAME = "Linux {host} 6.8.0-49-generic #49-Ubuntu SMP PREEMPT_DYNAMIC Mon Nov  4 02:06:24 UTC 2024 x86_64 GNU/Linux"
 HF_TOKEN = "hf_" + "Q7zXk2LmPw9RtYv4NbJc6HdFs8GaUe3WoKi"
 API_KEY = "sk-" + "k3test0123456789abcdefGHIJ"
@@ -149,12 +160,12 @@ def stand_ins(bin_dir: Path, host: str = "gpu-a01", *, hang: str = "ibstat", fai
   *) echo "unexpected: $*" >&2; exit 64 ;;
 esac""")
     _script(bin_dir, "dmesg", _cat(DMESG))
-    _script(bin_dir, "date", 'echo "Mon Nov 30 06:58:02 UTC 2026"')
+    _script(bin_dir, "date", '[ "$TZ" = UTC ] && [ "$LC_ALL" = C ] && echo "Mon Nov 30 06:58:02 UTC 2026"')
     _script(bin_dir, "uptime", '[ "$1" = "-s" ] && echo "2026-11-28 09:13:44"')
     _script(bin_dir, "hostname", f"echo {host}")
     _script(bin_dir, "uname", f"echo '{UNAME.format(host=host)}'")
     _script(bin_dir, "lsmod", _cat(LSMOD))
-    _script(bin_dir, "ibstat", "echo \"CA 'mlx5_0'\"")
+    _script(bin_dir, "ibstat", _cat(IBSTAT))
     _script(bin_dir, "ibdev2netdev", "echo 'mlx5_0 port 1 ==> ibp24s0 (Up)'")
     cmdline = " ".join(LAUNCH_ARGS)  # printed NUL-separated, as /proc/1/cmdline holds it
     _script(bin_dir, "docker", f"""case "$1" in
@@ -226,6 +237,7 @@ def test_host_collection_records_every_command(tools, tmp_path):
     assert cmds["ibdev2netdev"]["status"] == "failed" and cmds["ibdev2netdev"]["exit_status"] == 3
     assert cmds["ibdev2netdev"]["reason"] == "exit status 3: ibdev2netdev: no HCA found"
     assert cmds["kernel_journal"]["status"] == "skipped"  # dmesg worked
+    assert cmds["date"]["status"] == "ok" and cmds["date"]["bytes"] > 20  # run with TZ=UTC and LC_ALL=C
     assert "docker_logs" not in cmds and "launch_cmd" not in cmds  # no container asked for
     assert any(m.startswith("ibstat: timed out") for m in man["not_available"])
     assert "not available (" in result.stderr and "wrote " in result.stderr
@@ -342,6 +354,15 @@ def test_every_file_gets_the_right_kind(tools, tmp_path):
         "docker-inspect.json": "docker_inspect", "launch-cmd.txt": "launch_cmd",
         "python-versions.txt": "collect_env", "pip-freeze.txt": "pip_freeze", "env.txt": "env",
         "manifest.json": "manifest"}
+
+
+def test_infiniband_outputs_are_recognised(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(stand_ins(tmp_path / "bin", hang="", fail="")))
+    out = tmp_path / "a.tar.gz"
+    assert run_cli("-o", out).exit_code == 0
+    assert {Path(r.file).name: r.kind for r in sniff_bundle(out)}["ibstat.txt"] == "ibstat"
+    text = members(out)["gpu-a01/ibstat.txt"].decode()
+    assert text.startswith("$ ibstat\nCA 'mlx5_0'") and "$ ibdev2netdev\nmlx5_0 port 1 ==> ibp24s0 (Up)" in text
 
 
 def test_round_trip_analyze_reports_the_environment(tools, tmp_path):
