@@ -125,6 +125,21 @@ def inspect_json(name: str, host: str) -> str:
     }], indent=4)
 
 
+def pod_json(host: str) -> str:
+    return json.dumps({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "k3-serve-0", "namespace": "llm-prod", "annotations": {
+            "kubectl.kubernetes.io/last-applied-configuration": json.dumps({"env": [{"name": "HF_TOKEN"}]})}},
+        "spec": {"nodeName": host, "containers": [{
+            "name": "vllm", "image": f"vllm/vllm-openai@{DIGEST}", "command": LAUNCH_ARGS[:2], "args": LAUNCH_ARGS[2:],
+            "env": [{"name": "NCCL_DEBUG", "value": "INFO"}, {"name": "HF_TOKEN", "value": HF_TOKEN},
+                    {"name": "VLLM_API_KEY", "valueFrom": {"secretKeyRef": {"name": "k3", "key": "api-key"}}}]}]},
+        "status": {"phase": "Running", "containerStatuses": [{"name": "vllm", "image": IMAGE,
+                                                              "imageID": f"docker-pullable://vllm/vllm-openai@{DIGEST}",
+                                                              "restartCount": 0}]},
+    }, indent=2)
+
+
 PIP_FREEZE = """\
 numpy==2.2.6
 torch==2.8.0+cu128
@@ -179,6 +194,22 @@ esac""")
       "python3 -c "*) {_cat(VERSIONS)} ;;
       *) echo "unexpected: $*" >&2; exit 64 ;;
     esac ;;
+  *) echo "unexpected: $*" >&2; exit 64 ;;
+esac""")
+    in_container = f"""case "$*" in
+      "cat /proc/1/cmdline") printf '%s\\000' {cmdline} ;;
+      "python3 -m pip freeze") {_cat(PIP_FREEZE)} ;;
+      "python3 -c "*) {_cat(VERSIONS)} ;;
+      *) echo "unexpected: $*" >&2; exit 64 ;;
+    esac"""
+    _script(bin_dir, "kubectl", f"""case "$1 $2" in
+  "logs --previous") echo 'Error from server (BadRequest): previous terminated container "vllm" not found' >&2
+    exit 1 ;;
+  "logs --timestamps") {_cat(VLLM_LOG.format(token=HF_TOKEN))} ;;
+  "get pod") {_cat(pod_json(host))} ;;
+  "exec -n")
+    shift 5
+    {in_container} ;;
   *) echo "unexpected: $*" >&2; exit 64 ;;
 esac""")
     if hang:
@@ -380,6 +411,30 @@ def test_round_trip_analyze_reports_the_environment(tools, tmp_path):
     assert [n["node"] for n in report["nodes"]] == ["gpu-a01"]
 
 
+def test_round_trip_through_kubectl(tools, tmp_path):
+    out = tmp_path / "p.tar.gz"
+    assert run_cli("-o", out, "--pod", "llm-prod/k3-serve-0", "--timeout", "2").exit_code == 0
+    man = manifest_of(out)
+    cmds = commands(man)
+    assert cmds["kubectl_logs_previous"]["status"] == "failed" and "previous terminated" in \
+        cmds["kubectl_logs_previous"]["reason"]
+    assert not any("the pod runs on" in m for m in man["not_available"])  # collected on the pod's node
+    assert all(cmds[c]["status"] == "ok" for c in ("kubectl_logs", "kubectl_pod", "launch_cmd", "python_versions",
+                                                     "pip_freeze"))
+    assert cmds["launch_cmd"]["argv"] == ["kubectl", "exec", "-n", "llm-prod", "k3-serve-0", "--", "cat",
+                                          "/proc/1/cmdline"]
+    files = members(out)
+    assert "gpu-a01/vllm-previous.log" not in files
+    assert b"last-applied-configuration" not in files["gpu-a01/pod.json"]
+    assert b"secretKeyRef" in files["gpu-a01/pod.json"] and files["gpu-a01/env.txt"] == b"NCCL_DEBUG=INFO\n"
+    report = json.loads(CliRunner().invoke(cli, ["analyze", str(out), "--format", "json"]).stdout)
+    facts = _facts(report)
+    assert (facts["driver_version"], facts["cuda_runtime"], facts["vllm_version"], facts["prefix_caching"]) == \
+        ("570.133.20", "12.8", "0.11.2", "false")
+    assert facts["image_digest"] == DIGEST
+    assert [n["node"] for n in report["nodes"]] == ["gpu-a01"]
+
+
 def _facts(report: dict) -> dict[str, str]:
     return {name: str(value) for name, value in report["environment"]["facts"].items()}
 
@@ -540,6 +595,7 @@ def test_pod_commands_use_kubectl_with_validated_names(tmp_path, monkeypatch):
     assert any("the pod runs on gpu-c03, but they were taken on jump-host" in m for m in man["not_available"])
     files = members(out)
     assert files["jump-host/env.txt"] == b"NCCL_DEBUG=WARN\n" and HF_TOKEN.encode() not in files["jump-host/pod.json"]
+    assert {Path(r.file).name: r.kind for r in sniff_bundle(out)}["pod.json"] == "pod_spec"
 
 
 def test_same_inputs_same_members(tools, tmp_path):
