@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import stat
-import sys
 import tarfile
 import time
 from pathlib import Path
