@@ -187,6 +187,38 @@ def events(bundle, out, fmt, patterns, tz, skew_tolerance, **limits):
     click.echo(f"wrote {n} events to {out}", err=True)
 
 
+@cli.command()
+@click.option("-o", "--out", type=click.Path(path_type=Path), required=True, help="The bundle to write (.tar.gz).")
+@click.option("--container", metavar="NAME", default=None, help="Also the docker container's logs, inspect, "
+              "launch command, versions and pip freeze.")
+@click.option("--pod", metavar="NS/NAME", default=None, help="The same for a Kubernetes pod (kubectl).")
+@click.option("--since", metavar="DURATION", default=None, help="Container/pod logs and journal from this long "
+              "ago only (90s, 30m, 2h, 1d).")
+@click.option("--timeout", type=float, default=None, help="Seconds per command, instead of each command's own.")
+@click.option("--force", is_flag=True, help="Replace OUT if it exists.")
+@click.option("--no-redact", is_flag=True, help="Keep secrets (tokens, keys, passwords) in the bundle.")
+@click.option("--debug", is_flag=True, help="Show the Python traceback of an error.")
+@handle_errors
+def collect(out, container, pod, since, timeout, force, no_redact):
+    """Collect this node's evidence into one bundle for `k3logs analyze` (read-only commands, each with a
+    timeout; what was not available is said in the bundle's manifest.json).
+
+    Exit status: 0 the bundle was written (even if some commands were missing or failed), 2 bad usage.
+
+    \b
+    Example:
+        k3logs collect -o node-a.tar.gz --container vllm --since 2h
+        k3logs collect -o node-b.tar.gz --pod llm-prod/k3-serve-0
+    """
+    from . import collect as collecting
+
+    result = collecting.collect(out, container=container, pod=pod, since=since, redact_secrets=not no_redact,
+                                timeout=timeout, force=force,
+                                progress=lambda run: click.echo(collecting.run_line(run), err=True))
+    for line in collecting.summary_lines(result):
+        click.echo(line, err=True)
+
+
 
 # ------------------------------------------------------------------------------------------------------
 # captured requests and responses (prefix caching, tool calls)
