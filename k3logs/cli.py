@@ -53,26 +53,39 @@ def handle_errors(fn):
 
 def bundle_options(fn):
     """Options shared by every command that reads a bundle."""
-    opts = [
+    return _stacked(fn, [
         click.option("--patterns", "patterns", multiple=True, type=click.Path(exists=True, file_okay=False,
                      path_type=Path), help="Extra signature folder (repeatable); same id replaces a built-in."),
         click.option("--tz", default="UTC", show_default=True,
                      help="Zone of log times that carry none (vLLM, dmesg -T, nvidia-smi)."),
         click.option("--skew-tolerance", type=float, default=2.0, show_default=True,
                      help="Seconds; per-node clock offsets below this are reported, not applied."),
+        *_read_limits("Longer lines are truncated (default 256 KiB)."),
+        click.option("--no-redact", is_flag=True, help="Keep secrets (tokens, keys, passwords) in the output: "
+                     "for local use only."),
+        _DEBUG,
+    ])
+
+
+_DEBUG = click.option("--debug", is_flag=True, help="Show the Python traceback of an error.")
+
+
+def _read_limits(line_help: str) -> list:
+    """The --max-* options of everything that reads a bundle (discover's limits)."""
+    return [
         click.option("--max-total-bytes", type=int, default=None, help="Stop reading after this many "
                      "decompressed bytes (default 64 GiB)."),
         click.option("--max-member-bytes", type=int, default=None, help="Read at most this much of one file "
                      "(default 16 GiB)."),
         click.option("--max-members", type=int, default=None, help="Read at most this many files (default 100000)."),
         click.option("--max-depth", type=int, default=None, help="Archives nested deeper are skipped (default 3)."),
-        click.option("--max-line-bytes", type=int, default=None, help="Longer lines are truncated (default 256 KiB)."),
+        click.option("--max-line-bytes", type=int, default=None, help=line_help),
         click.option("--max-ratio", type=int, default=None, help="Decompression ratio treated as a bomb "
                      "(default 1000)."),
-        click.option("--no-redact", is_flag=True, help="Keep secrets (tokens, keys, passwords) in the output: "
-                     "for local use only."),
-        click.option("--debug", is_flag=True, help="Show the Python traceback of an error."),
     ]
+
+
+def _stacked(fn, opts: list):
     for opt in reversed(opts):
         fn = opt(fn)
     return fn
@@ -225,23 +238,11 @@ def collect(out, container, pod, since, timeout, force, no_redact):
 # ------------------------------------------------------------------------------------------------------
 def capture_options(fn):
     """The read limits, --no-redact and --debug (captures have no clocks nor signatures)."""
-    opts = [
-        click.option("--max-total-bytes", type=int, default=None, help="Stop reading after this many "
-                     "decompressed bytes (default 64 GiB)."),
-        click.option("--max-member-bytes", type=int, default=None, help="Read at most this much of one file "
-                     "(default 16 GiB)."),
-        click.option("--max-members", type=int, default=None, help="Read at most this many files (default 100000)."),
-        click.option("--max-depth", type=int, default=None, help="Archives nested deeper are skipped (default 3)."),
-        click.option("--max-line-bytes", type=int, default=None, help="A longer line is skipped, not parsed "
-                     "(default 64 MiB here: one line holds a whole request)."),
-        click.option("--max-ratio", type=int, default=None, help="Decompression ratio treated as a bomb "
-                     "(default 1000)."),
+    return _stacked(fn, [
+        *_read_limits("A longer line is skipped, not parsed (default 64 MiB here: one line holds a whole request)."),
         click.option("--no-redact", is_flag=True, help="Keep secrets in the output: for local use only."),
-        click.option("--debug", is_flag=True, help="Show the Python traceback of an error."),
-    ]
-    for opt in reversed(opts):
-        fn = opt(fn)
-    return fn
+        _DEBUG,
+    ])
 
 
 def _capture_settings(no_redact: bool, **limits) -> Settings:
