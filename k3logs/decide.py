@@ -22,6 +22,7 @@ from datetime import datetime
 import polars as pl
 from rapidfuzz import fuzz
 
+from .attribute import WORKER_NAME
 from .catalogue import Catalogue, Signature
 from .detect import frame_phase, phase_marks
 from .schema import PHASES
@@ -176,17 +177,15 @@ def _phase(observed: str | None, frames: list[str] | None, sig: Signature | None
     return observed or hint
 
 
-WORKER_INDEX = r"^(?:Worker|VllmWorker)(?:_DP\d+)?(?:_PP\d+)?(?:_TP(\d+))?(?:_EP\d+)?(?: rank=(\d+)| TP(\d+))?$"
-
-
 def _dead_worker_ranks(ev: pl.DataFrame):
     """A line about a dead worker names it by the executor's index ('Worker proc VllmWorker-0 died') or its
     pid, not by its global rank: under data parallel, VllmWorker-0 of the fourth replica is rank 24. The
     worker's own lines carry its attributed rank; a name or pid that gives one rank on its node is used,
     else the index itself when the node has no attributed workers (one replica: index = rank)."""
     own = ev.filter(pl.col("rank").is_not_null() & pl.col("node").is_not_null()) \
-        .select("node", "pid", "rank", pl.coalesce(pl.col("proc").str.extract(WORKER_INDEX, i) for i in (1, 2, 3))
-                .cast(pl.Int64, strict=False).alias("index"))
+        .select("node", "pid", "rank", pl.col("proc").str.extract_groups(WORKER_NAME.pattern).alias("name"))
+    own = own.select("node", "pid", "rank", pl.coalesce(pl.col("name").struct.field(g) for g in ("tp", "tp2", "rank"))
+                     .cast(pl.Int64, strict=False).alias("index"))
     by_index = own.drop_nulls("index").group_by("node", "index").agg(pl.col("rank").unique())
     by_pid = own.drop_nulls("pid").group_by("node", "pid").agg(pl.col("rank").unique())
     index_rank = {(n, i): r[0] for n, i, r in by_index.iter_rows() if len(r) == 1}
