@@ -1,12 +1,14 @@
 """Fold multi-line events into one row with a span: Python tracebacks (with their exception chain),
 faulthandler dumps, vLLM records continued with '\\r\\n' + prefix, and indented kernel continuation lines.
 
-Row roles are computed vectorised; the small state machine that strings a traceback together runs in
-Python over the rows of the few streams that contain one (log-formats.md 8)."""
+Headers are found vectorised; the small state machine that strings a traceback together runs in Python
+from each header until its traceback ends, so it visits the few rows tracebacks hold (log-formats.md 8)."""
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 
+import numpy as np
 import polars as pl
 
 from .schema import LINE, SUB
@@ -28,14 +30,14 @@ START_RE, SEP_RE, FRAME_RE, EXC_RE = (re.compile(x) for x in (START, SEP, FRAME,
 ROLE_START, ROLE_FRAME, ROLE_SEP, ROLE_BLANK, ROLE_OTHER = 1, 2, 3, 4, 0
 
 
-def _roles(df: pl.DataFrame) -> pl.Series:
-    t = pl.col("text")
-    return df.select(
-        pl.when(t.str.contains(START)).then(ROLE_START)
-        .when(t.str.contains(SEP)).then(ROLE_SEP)
-        .when(t.str.strip_chars() == "").then(ROLE_BLANK)
-        .when(t.str.contains(FRAME)).then(ROLE_FRAME)
-        .otherwise(ROLE_OTHER).cast(pl.Int8).alias("role"))["role"]
+def _role(text: str, is_start: bool) -> int:
+    if is_start:
+        return ROLE_START
+    if SEP_RE.match(text):
+        return ROLE_SEP
+    if not text.strip():
+        return ROLE_BLANK
+    return ROLE_FRAME if FRAME_RE.match(text) else ROLE_OTHER
 
 
 class _Block:
@@ -78,11 +80,15 @@ def _group_role(text: str) -> tuple[int, str, bool] | None:
     return role, bare, bool(EXC_RE.match(bare))
 
 
-def _blocks_in_stream(idx: list[int], roles: list[int], texts: list[str], sources: list[str],
-                      locs: list[str | None], excs: list[bool]) -> list[_Block]:
-    """String tracebacks together within one process stream (rows given in order)."""
+def _blocks_in_stream(idx: list[int], starts: list[int], row) -> list[_Block]:
+    """String tracebacks together within one process stream: `idx` are its rows in order, `starts` the
+    positions in `idx` of header rows, `row(i)` gives a row's (text, source, loc, lt). A row more than WINDOW
+    rows of its stream after the latest header is not read (nor any row between a finished traceback and
+    the next header)."""
     out: list[_Block] = []
     cur: _Block | None = None
+    prev: tuple = ("", "", None, None)
+    heads, latest = set(starts), starts[0]
 
     def close() -> None:
         nonlocal cur
@@ -90,8 +96,20 @@ def _blocks_in_stream(idx: list[int], roles: list[int], texts: list[str], source
             out.append(cur)
         cur = None
 
-    for k, i in enumerate(idx):
-        role, text, exc_like = roles[k], texts[k], excs[k]
+    k = starts[0]
+    while k < len(idx):
+        if cur is None or k - latest > WINDOW:  # on to the next header
+            j = bisect_left(starts, k)
+            if j == len(starts):
+                break
+            k = starts[j]
+        i, is_start = idx[k], k in heads
+        if is_start:
+            latest = k
+        k += 1
+        text, source, loc, lt = row(i)
+        role, exc_like = _role(text, is_start), bool(EXC_RE.match(text))
+        (_, psource, ploc, plt), prev = prev, (text, source, loc, lt)
         if cur is not None and cur.group and (g := _group_role(text)) is not None:
             role, text, exc_like = g
             cur.bare[i] = text
@@ -138,8 +156,8 @@ def _blocks_in_stream(idx: list[int], roles: list[int], texts: list[str], source
                 cur.exc.append([i])
                 cur.state = "exc"
             elif (cur.state == "exc" and len(cur.exc[-1]) <= MAX_EXC_CONTINUATION
-                  and sources[k] in ("plain", sources[k - 1]) and (sources[k] != "vllm" or locs[k] == locs[k - 1])):
-                cur.rows.append(i)  # the exception message goes on over several lines
+                  and source in ("plain", psource) and (source != "vllm" or (loc, lt) == (ploc, plt))):
+                cur.rows.append(i)  # the exception message goes on over several lines (written at once)
                 cur.exc[-1].append(i)
             else:
                 close()
@@ -150,23 +168,28 @@ def _blocks_in_stream(idx: list[int], roles: list[int], texts: list[str], source
 def fold_tracebacks(df: pl.DataFrame) -> pl.DataFrame:
     """Replace the rows of each traceback by one row: line = its first line, `line_end` its last,
     text = the first exception of the chain, `exc_*` one entry per link."""
-    if df.is_empty() or not df["text"].str.contains(START).any():
+    if df.is_empty():
         return df
-    df = df.with_row_index("_i")
-    # one stream per process, and per rank: torchrun interleaves the '[rankN]: ' tracebacks of its ranks
-    # only the rows that can belong to a traceback: within WINDOW rows of a header in the same stream
-    start = pl.col("text").str.contains(START)
-    pos = pl.int_range(pl.len()).over("pid", "rank")
-    last_start = pl.when(start).then(pos).otherwise(None).forward_fill().over("pid", "rank")
-    streams = df.filter((pos - last_start) <= WINDOW)
-    streams = streams.with_columns(_roles(streams), pl.col("text").str.contains(EXC).alias("_exc"))
+    is_start = df["text"].str.contains(START)
+    if not is_start.any():
+        return df
+    # one stream per process, and per rank: torchrun interleaves the '[rankN]: ' tracebacks of its ranks.
+    # A stream is read from its first header on.
+    texts, sources, locs, lts, pids, ranks = df["text"], df["source"], df["loc"], df["lt"], df["pid"], df["rank"]
+
+    def row(i: int) -> tuple:
+        return texts[i], sources[i], locs[i], lts[i]
+
+    first_of = pl.DataFrame({"pid": pids, "rank": ranks}).with_row_index("_i").filter(is_start) \
+        .unique(["pid", "rank"], keep="first", maintain_order=True)
     blocks: list[_Block] = []
-    for _, part in streams.group_by("pid", "rank", maintain_order=True):
-        blocks += _blocks_in_stream(part["_i"].to_list(), part["role"].to_list(), part["text"].to_list(),
-                                    part["source"].to_list(), part["loc"].to_list(), part["_exc"].to_list())
+    for first, pid, rank in first_of.iter_rows():
+        tail = pl.DataFrame({"pid": pids.slice(first), "rank": ranks.slice(first), "_s": is_start.slice(first)})
+        mine = tail.with_row_index("_i", offset=first).filter(
+            pl.col("pid").eq_missing(pid) & pl.col("rank").eq_missing(rank))
+        blocks += _blocks_in_stream(mine["_i"].to_list(), mine["_s"].arg_true().to_list(), row)
     if not blocks:
-        return df.drop("_i")
-    texts = df["text"]
+        return df
     lines = df[LINE]
     # rows parsed in another batch may have no _line_end (null): they end on their own line
     line_end = df.select(pl.coalesce("_line_end", LINE)).to_series() if "_line_end" in df.columns else lines
@@ -198,30 +221,29 @@ def fold_tracebacks(df: pl.DataFrame) -> pl.DataFrame:
         exc_lines.append(ln)
         ends.append(max(int(line_end[j]) for j in b.rows))
         first_text.append(b.text(b.exc[0][0], texts))
-    info = pl.DataFrame({
-        "_i": pl.Series(heads, dtype=pl.UInt32),
-        "_ftext": first_text, "_fend": pl.Series(ends, dtype=pl.Int64),
-        "exc_types": pl.Series(types, dtype=pl.List(pl.String)),
-        "exc_messages": pl.Series(msgs, dtype=pl.List(pl.String)),
-        "exc_lines": pl.Series(exc_lines, dtype=pl.List(pl.Int64)),
-        "frames": pl.Series(frames, dtype=pl.List(pl.String)),
-        "_exc_row": pl.Series([b.exc[0][0] for b in blocks], dtype=pl.UInt32),
-    })
-    # time, level and pid of the row that states the first exception
-    exc_rows = df.select("_i", "lt", "lt_kind", "wt", "wt_kind", "level").rename(
-        {"_i": "_exc_row", "lt": "_elt", "lt_kind": "_elk", "wt": "_ewt", "wt_kind": "_ewk", "level": "_elevel"})
-    info = info.join(exc_rows, on="_exc_row", how="left")
-    out = (df.filter(~pl.col("_i").is_in(pl.Series(absorbed, dtype=pl.UInt32).implode()))
-           .join(info, on="_i", how="left")
-           .with_columns(
-               pl.when(pl.col("_ftext").is_not_null()).then(pl.col("_ftext")).otherwise(pl.col("text")).alias("text"),
-               pl.when(pl.col("_ftext").is_not_null()).then(pl.lit("traceback")).otherwise(pl.col("source")).alias("source"),
-               pl.coalesce(pl.col("_fend"), *([pl.col("_line_end")] if "_line_end" in df.columns else [])).alias("_line_end"),
-               pl.coalesce("lt", "_elt").alias("lt"), pl.coalesce("lt_kind", "_elk").alias("lt_kind"),
-               pl.coalesce("wt", "_ewt").alias("wt"), pl.coalesce("wt_kind", "_ewk").alias("wt_kind"),
-               pl.coalesce("level", "_elevel").alias("level"),
-           ))
-    return out.drop("_i", "_ftext", "_fend", "_exc_row", "_elt", "_elk", "_ewt", "_ewk", "_elevel").sort([LINE, SUB])
+    at = pl.Series(heads, dtype=pl.UInt32)
+    # a head takes the time, level and pid of the row that states the first exception, where it has none
+    exc_at = pl.Series([b.exc[0][0] for b in blocks], dtype=pl.UInt32)
+    own = {c: df[c].clone() for c in ("lt", "lt_kind", "wt", "wt_kind", "level")}
+    new = {c: s.scatter(at, pl.select(pl.coalesce(pl.lit(s.gather(at)), pl.lit(s.gather(exc_at)))).to_series())
+           for c, s in own.items()}
+    new["text"] = df["text"].clone().scatter(at, first_text)
+    new["source"] = df["source"].clone().scatter(at, "traceback")
+    # the chain's lists, null on every other row: row 0 of `chains` is all null, head k takes row k + 1
+    chains = pl.DataFrame({"exc_types": pl.Series([None, *types], dtype=pl.List(pl.String)),
+                           "exc_messages": pl.Series([None, *msgs], dtype=pl.List(pl.String)),
+                           "exc_lines": pl.Series([None, *exc_lines], dtype=pl.List(pl.Int64)),
+                           "frames": pl.Series([None, *frames], dtype=pl.List(pl.String))})
+    which = np.zeros(df.height, dtype=np.uint32)
+    which[heads] = np.arange(1, len(heads) + 1, dtype=np.uint32)
+    lists = chains[pl.Series(which)]
+    line_end = (df["_line_end"].clone() if "_line_end" in df.columns else
+                pl.repeat(None, df.height, dtype=pl.Int64, eager=True).alias("_line_end"))
+    keep = np.ones(df.height, dtype=bool)
+    keep[absorbed] = False
+    return (df.with_columns(**new).hstack(lists)
+            .with_columns(line_end.scatter(at, pl.Series(ends, dtype=pl.Int64)))
+            .filter(pl.Series(keep)))
 
 
 def fold_continuations(df: pl.DataFrame) -> pl.DataFrame:

@@ -328,3 +328,17 @@ def test_any_mix_of_traceback_pieces_folds_without_error_and_covers_every_line(p
 
 def _inside_spans(df: pl.DataFrame) -> set[int]:
     return {x for r in df.iter_rows(named=True) for x in range(span(r)[0], span(r)[1] + 1)}
+
+
+def test_a_later_record_of_the_same_worker_is_not_part_of_its_exception_message():
+    # a restarted worker reuses its pid and logs the same logger location, seconds later
+    w = "(Worker_TP0 pid=163) ERROR 03-17 06:42:{} [multiproc_executor.py:762] {}"
+    df = folded([w.format("04", "WorkerProc failed to start."), w.format("04", "Traceback (most recent call last):"),
+                 w.format("04", '  File "/srv/w.py", line 3, in main'), w.format("04", "    init()"),
+                 w.format("04", "RuntimeError: Error 803: system has unsupported display driver"),
+                 w.format("04", "hint: check the driver"),
+                 w.format("39", "WorkerProc failed to start.")])
+    [tb] = tracebacks(df)
+    assert span(tb) == (2, 6)   # the line written with the exception goes on its message; the restart's does not
+    assert tb["exc_messages"] == ["Error 803: system has unsupported display driver\nhint: check the driver"]
+    assert row(df, 7)["text"] == "WorkerProc failed to start."
