@@ -91,6 +91,33 @@ def test_no_date_anywhere_keeps_a_file_in_order_across_todays_date(tmp_path, now
     assert second == "2025-06-16T01:00:00"   # 2026-06-16 is in the future, so the whole file is 2025
 
 
+def test_february_29_moves_into_leap_years_only():
+    import random
+    import polars as pl
+    from k3logs.clock import _with_year
+    rnd = random.Random(7)
+    times = [datetime(2000, 1, 1) + (datetime(2001, 1, 1) - datetime(2000, 1, 1)) * rnd.random() for _ in range(3000)]
+    times += [datetime(2000, 2, 28, 23, 59, 59, 999999), datetime(2000, 2, 29, 12), datetime(2000, 3, 1)]
+    years = [rnd.choice([1970, 1999, 2023, 2024, 2025, 2100, 2400]) for _ in times]
+    got = pl.DataFrame({"t": times, "y": years}).select(_with_year(pl.col("t"), pl.col("y")).alias("r"))["r"]
+
+    def moved(t: datetime, y: int) -> datetime | None:
+        try:
+            return t.replace(year=y)
+        except ValueError:   # February 29th of a year that has none
+            return None
+    assert got.to_list() == [moved(t, y) for t, y in zip(times, years)]
+
+
+def test_a_february_29_line_next_to_a_year_without_one_is_analysed(tmp_path):
+    a = analyze_files(tmp_path, {
+        "vllm.log": text_of(vllm("02-29 10:00:00"), vllm("03-01 10:00:00")),
+        "kern.log": "2025-03-01T09:00:00+00:00 gpu-a kernel: NVRM: loading NVIDIA UNIX Open Kernel Module\n"},
+        keep_all=True)
+    assert at(a, "vllm.log", 2) == ("2025-03-01T10:00:00", "inferred")
+    assert at(a, "vllm.log", 1) == (None, "none")   # 2025 has no February 29th: the line's time is unknown
+
+
 def test_dates_written_inside_lines_give_the_year(tmp_path):
     a = analyze_files(tmp_path, {"vllm.log": text_of(
         vllm("03-05 10:00:00"),
