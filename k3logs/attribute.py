@@ -302,14 +302,26 @@ def _hosts(ev: pl.DataFrame) -> pl.DataFrame:
         pl.coalesce(pl.col("host"), pl.col("w_host")).str.replace(r"^([A-Za-z][\w-]*)\..*$", "${1}").alias("_h"))
 
 
+def _mapped(col: str, mapping: dict, dtype: pl.DataType) -> pl.Expr:
+    """`col` looked up in `mapping` (null where it has no entry): a hash lookup, no join of the whole frame."""
+    if not mapping:
+        return pl.lit(None, dtype)
+    return pl.col(col).replace_strict(mapping, default=None, return_dtype=dtype)
+
+
+def _by_node_pid(ev: pl.DataFrame, table: dict[tuple[str | None, int], int]) -> pl.Series:
+    """The value `table` gives each row's (node, pid), null where none (a join of those two columns only)."""
+    if not table:
+        return pl.repeat(None, ev.height, dtype=pl.Int32, eager=True)
+    right = pl.DataFrame([(n, p, v) for (n, p), v in table.items()],
+                         schema={"node": pl.String, "pid": pl.Int64, "_v": pl.Int32}, orient="row")
+    return ev.select("node", "pid").join(right, on=["node", "pid"], how="left", nulls_equal=True,
+                                         maintain_order="left")["_v"]
+
+
 def _apply_nodes(ev: pl.DataFrame, a: Attribution) -> pl.DataFrame:
-    fmap = pl.DataFrame({"file": list(a.file_node), "_fnode": list(a.file_node.values())},
-                        schema={"file": pl.String, "_fnode": pl.String})
-    imap = pl.DataFrame({"ip": list(a.ip_node), "_inode": list(a.ip_node.values())},
-                        schema={"ip": pl.String, "_inode": pl.String})
-    ev = (ev.join(fmap, on="file", how="left").join(imap, on="ip", how="left")
-          .with_columns(pl.coalesce("_h", "_inode", pl.col("ip"), "_fnode").alias("node"))
-          .drop("_h", "_inode", "_fnode"))
+    ev = ev.with_columns(pl.coalesce("_h", _mapped("ip", a.ip_node, pl.String), pl.col("ip"),
+                                     _mapped("file", a.file_node, pl.String)).alias("node")).drop("_h")
     # a line with no node of its own that names one of the bundle's nodes (a Kubernetes event row,
     # 'assigned ... to <node>'); else the bundle's only node
     missing = ev["node"].is_null()
@@ -326,22 +338,10 @@ def _apply_nodes(ev: pl.DataFrame, a: Attribution) -> pl.DataFrame:
 def apply(events: pl.DataFrame, a: Attribution) -> pl.DataFrame:
     """Add `node`, `rank`, `gpu` to parsed events with what `learn` found (works batch by batch)."""
     ev = _apply_nodes(_hosts(_elastic_entries(events)), a)
-    pr = pl.DataFrame([(n, p, r) for (n, p), r in a.pid_rank.items()],
-                      schema={"node": pl.String, "pid": pl.Int64, "_prank": pl.Int32}, orient="row")
-    pg = pl.DataFrame([(n, p, g) for (n, p), g in a.pid_gpu.items()],
-                      schema={"node": pl.String, "pid": pl.Int64, "_pgpu": pl.Int32}, orient="row")
-    frank = pl.DataFrame({"file": list(a.file_rank), "_frank": list(a.file_rank.values())},
-                         schema={"file": pl.String, "_frank": pl.Int32})
-    nmap = pl.DataFrame({"proc": list(a.name_rank), "_nrank": list(a.name_rank.values())},
-                        schema={"proc": pl.String, "_nrank": pl.Int32})
-    for table, on in ((pr, ["node", "pid"]), (pg, ["node", "pid"]), (frank, ["file"]), (nmap, ["proc"])):
-        if table.height:
-            ev = ev.join(table, on=on, how="left", nulls_equal=True)
-        else:
-            ev = ev.with_columns(pl.lit(None, table.schema[table.columns[-1]]).alias(table.columns[-1]))
-    ev = ev.with_columns(pl.coalesce("rank", "_prank", "_frank", "_nrank").cast(pl.Int32).alias("rank"),
-                         pl.coalesce("dev", "_pgpu").cast(pl.Int32).alias("gpu")).drop("_prank", "_pgpu", "_frank",
-                                                                                        "_nrank")
+    ev = ev.with_columns(
+        pl.coalesce("rank", pl.lit(_by_node_pid(ev, a.pid_rank)), _mapped("file", a.file_rank, pl.Int32),
+                    _mapped("proc", a.name_rank, pl.Int32)).cast(pl.Int32).alias("rank"),
+        pl.coalesce("dev", pl.lit(_by_node_pid(ev, a.pid_gpu))).cast(pl.Int32).alias("gpu"))
     if a.local_rank and "local_rank" in ev.columns:
         # torchelastic's agent reports a child's failure: 'failed (exitcode: -6) local_rank: 1 (pid: 4326)'
         ev = ev.with_columns(pl.coalesce("local_rank", pl.col("text").str.extract(AGENT_FAILED, 1)
