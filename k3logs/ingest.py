@@ -10,7 +10,8 @@ from __future__ import annotations
 import functools
 import io
 import re
-from concurrent.futures import ThreadPoolExecutor
+from collections import deque
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Iterator
 
@@ -162,31 +163,33 @@ def open_member(member: Member, settings: Settings, formats: Formats, out: Inges
 
 
 def iter_rows(stream, ctx: FileContext, settings: Settings, keep: Keep | None, formats: Formats,
-              stats: LineStats) -> Iterator[pl.DataFrame]:
+              stats: LineStats, pool: Executor | None = None) -> Iterator[pl.DataFrame]:
     """Parsed and folded rows of one file, chunk by chunk. Kept lines are gathered into chunks of about
-    PARSE_ROWS before parsing (each parse has a fixed cost). A traceback or continued record still open
-    at the end of a chunk is held back and finished with the next one."""
-    state = _KeepState()
+    PARSE_ROWS before parsing (each parse has a fixed cost). Chunks parse independently: with a `pool`,
+    the next ones are parsed there while this thread folds the current one. A traceback or continued
+    record still open at the end of a chunk is held back and finished with the next one (the last chunk
+    holds nothing back)."""
+    parse = functools.partial(parse_batch, ctx=ctx, formats=formats)
+    chunks = _chunks(stream, settings, keep, stats)
+    parsed = _ahead(pool, parse, chunks, settings.jobs) if pool is not None else map(parse, chunks)
     pending: pl.DataFrame | None = None
-    gathered: list[pl.DataFrame] = []
-    size = 0
-
-    def flush(final: bool) -> Iterator[pl.DataFrame]:
-        nonlocal pending, gathered, size
-        if gathered:
-            rows = parse_batch(pl.concat(gathered), ctx, formats)
-            gathered, size = [], 0
-            if pending is not None:
-                rows = pl.concat([pending, rows], how="diagonal_relaxed")
-        elif pending is not None:
-            rows = pending
-        else:
-            return
-        cut = rows.height if final else _open_tail(rows)
+    rows = next(parsed, None)
+    while rows is not None:
+        following = next(parsed, None)
+        if pending is not None:
+            rows = pl.concat([pending, rows], how="diagonal_relaxed")
+        cut = rows.height if following is None else _open_tail(rows)
         pending = rows.slice(cut) if cut < rows.height else None
         if cut:
             yield fold_continuations(fold_tracebacks(rows.slice(0, cut)))
+        rows = following
 
+
+def _chunks(stream, settings: Settings, keep: Keep | None, stats: LineStats) -> Iterator[pl.DataFrame]:
+    """The raw lines worth parsing, in chunks of about PARSE_ROWS (a batch each when every line is kept)."""
+    state = _KeepState()
+    gathered: list[pl.DataFrame] = []
+    size = 0
     for batch in iter_line_batches(stream, settings.batch_bytes, settings.limits.max_line_bytes, stats):
         if keep is not None:
             # filtered strings still point into the batch's buffers: copy the few kept ones out, so
@@ -197,8 +200,21 @@ def iter_rows(stream, ctx: FileContext, settings: Settings, keep: Keep | None, f
         gathered.append(batch)
         size += batch.height
         if keep is None or size >= PARSE_ROWS:  # every line kept: a batch is already big enough
-            yield from flush(final=False)
-    yield from flush(final=True)
+            yield pl.concat(gathered)
+            gathered, size = [], 0
+    if gathered:
+        yield pl.concat(gathered)
+
+
+def _ahead(pool: Executor, fn, items: Iterator, depth: int) -> Iterator:
+    """`map(fn, items)` with up to `depth` calls running ahead on `pool`, results in order."""
+    running: deque[Future] = deque()
+    for item in items:
+        running.append(pool.submit(fn, item))
+        if len(running) > depth:
+            yield running.popleft().result()
+    while running:
+        yield running.popleft().result()
 
 
 def _open_tail(rows: pl.DataFrame) -> int:

@@ -188,7 +188,7 @@ def stream_events(path: str | Path, settings: Settings | None = None, catalogue:
                     continue
                 display = first.bundle.display(member.path)
                 last_ts: dict = {}
-                for rows in iter_rows(stream, ctx, settings, None, formats, LineStats()):
+                for rows in iter_rows(stream, ctx, settings, None, formats, LineStats(), parsers):
                     rows = ensure_columns(rows.with_columns(pl.lit(display).alias("file")))
                     rows = clock.apply(attribute.apply(rows, first.attribution), first.clock_model, last_ts)
                     put(out, to_event_table(rows.sort(["line", "sub"]), settings.redact))
@@ -203,7 +203,9 @@ def stream_events(path: str | Path, settings: Settings | None = None, catalogue:
                 raise item
             yield item
 
-    with ThreadPoolExecutor(max(1, settings.jobs)) as pool:
+    # files are read by `jobs` threads; the batches of each are parsed ahead on `parsers` (a big file is not
+    # left to one thread while the writer waits for it)
+    with ThreadPoolExecutor(max(1, settings.jobs)) as pool, ThreadPoolExecutor(max(1, settings.jobs)) as parsers:
         running: deque[queue.Queue] = deque()
         try:
             for group in bundle.groups():

@@ -88,3 +88,39 @@ def test_every_file_of_a_node_folder_gets_the_node_in_the_event_table(tmp_path):
     got = pl.concat(collect(root))
     assert set(got.filter(pl.col("file") == "node-a/app.log")["node"]) == {"gpu-a"}
     assert set(got.filter(pl.col("file") == "node-b/gpus.csv")["node"]) == {"gpu-b"}
+
+
+CHAIN = ["INFO 03-17 06:42:01 [x.py:1] loading",
+         "Traceback (most recent call last):", '  File "/srv/a.py", line 1, in <module>', "    import bitsandbytes",
+         "ModuleNotFoundError: No module named 'bitsandbytes'", "",
+         "During handling of the above exception, another exception occurred:", "",
+         "Traceback (most recent call last):", '  File "/srv/b.py", line 9, in load', "    need()",
+         "ImportError: Please install bitsandbytes"]
+
+
+def file_rows(text: str, batch_bytes: int, pool=None) -> pl.DataFrame:
+    import io
+    from k3logs.formats import builtin_formats
+    from k3logs.ingest import iter_rows
+    from k3logs.lines import LineStats
+    from k3logs.parse import FileContext
+    parts = iter_rows(io.BytesIO(text.encode()), FileContext("f.log", "vllm"), Settings(batch_bytes=batch_bytes),
+                      None, builtin_formats(), LineStats(), pool)
+    return pl.concat(list(parts), how="diagonal_relaxed")
+
+
+def test_parsing_ahead_on_a_pool_gives_the_rows_of_parsing_in_turn():
+    from concurrent.futures import ThreadPoolExecutor
+    from polars.testing import assert_frame_equal
+    text = text_of(*(CHAIN * 40), *(f"INFO 03-17 06:43:{i % 60:02d} [y.py:{i}] line {i}" for i in range(3000)))
+    with ThreadPoolExecutor(2) as pool:
+        ahead = file_rows(text, 4 * KiB, pool)
+    in_turn = file_rows(text, 4 * KiB)
+    assert_frame_equal(ahead, in_turn)
+    assert in_turn.filter(pl.col("exc_types").list.len() == 2).height >= 30   # chains folded across batches
+
+
+def test_a_chain_at_the_end_of_a_file_read_in_small_batches_is_one_event():
+    rows = file_rows(text_of(*(f"INFO 03-17 06:41:{i % 60:02d} [y.py:1] line {i}" for i in range(200)), *CHAIN), 1 * KiB)
+    [tb] = rows.filter(pl.col("exc_types").is_not_null()).to_dicts()
+    assert tb["exc_types"] == ["ModuleNotFoundError", "ImportError"]
