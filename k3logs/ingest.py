@@ -222,9 +222,8 @@ def _open_tail(rows: pl.DataFrame) -> int:
     the first traceback header near the end (a chain has several: 'The above exception was the direct
     cause ...'), or a trailing run of '\\r'-continued lines."""
     n = rows.height
-    heads = rows.select(pl.col("text").str.contains(TB_HEAD).arg_true().alias("i"))["i"]
-    near = heads.filter(heads >= max(0, n - TB_WINDOW))
-    cut = int(near[0]) if len(near) else n
+    near = rows["text"].tail(TB_WINDOW).str.contains(TB_HEAD).arg_true()
+    cut = n - min(n, TB_WINDOW) + int(near[0]) if len(near) else n
     cont = rows["cr_end"].fill_null(False)
     if n and cont[-1]:
         not_cont = (~cont).arg_true()

@@ -224,6 +224,7 @@ def _split_glued_rows(df: pl.DataFrame) -> pl.DataFrame:
 PREFIX_HEAD = (r"^((?:\x1b\[[\d;]*m)?\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)(?:\x1b\[[\d;]*m)? ?"
                r"|(?:[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d [\d:]{8} \d{4})?\[\d+,\d+\]<std(?:out|err)>: ?"
                r"|\[[A-Za-z][^\]\s]{0,39}\]:? ?)")
+PREFIX_START = r"^(?:[(\[]|\x1b\[|[A-Z][a-z]{2} [A-Z][a-z]{2} )"  # how every head below starts
 SIMPLE_HEAD = r"^(\([^()]*\) ?|\[[A-Za-z][^\],\s]{0,39}\]:? ?)"  # [rank3]:, [default0]: (not [1,3]<stdout>: nor kernel times)
 PREFIX_FIELDS = {"_len": pl.Int32, "_proc": pl.String, "_pid": pl.Int64, "_ip": pl.String, "_rank": pl.Int32,
                  "_local_rank": pl.Int32, "_stream": pl.String}
@@ -255,6 +256,8 @@ def _peel_prefixes(df: pl.DataFrame, prefixes: tuple[Format, ...]) -> pl.DataFra
     c = pl.col
     for _ in range(8):
         text = df["text"]
+        if not text.str.contains(PREFIX_START).any():  # (one cheap test: most lines have no prefix left)
+            break
         heads = text.str.extract(SIMPLE_HEAD, 1)  # most heads: '(Name pid=N) ', '[rank3]:'
         odd = heads.is_null() & (text.str.starts_with("(") | text.str.contains("]<std", literal=True))
         if odd.any():  # nested parentheses (Ray Data / Serve actor names), Open MPI tags
@@ -265,7 +268,9 @@ def _peel_prefixes(df: pl.DataFrame, prefixes: tuple[Format, ...]) -> pl.DataFra
         table = _read_heads(heads.drop_nulls().unique().sort().to_list(), prefixes)
         if table.is_empty():
             break
-        df = df.with_columns(heads.alias("_head")).join(table, on="_head", how="left", maintain_order="left")
+        # what each row's head says (a join of the heads alone: the frame is wide)
+        said = heads.alias("_head").to_frame().join(table, on="_head", how="left", maintain_order="left")
+        df = df.with_columns(said.drop("_head"))
         hit = c("_len").is_not_null()
         df = df.with_columns(
             pl.when(hit).then(c("text").str.slice(c("_len"))).otherwise(c("text")).alias("text"),
@@ -275,30 +280,31 @@ def _peel_prefixes(df: pl.DataFrame, prefixes: tuple[Format, ...]) -> pl.DataFra
             pl.coalesce("rank", "_rank").alias("rank"),
             pl.coalesce("local_rank", "_local_rank").alias("local_rank"),
             pl.coalesce("stream", "_stream").alias("stream"),
-        ).drop("_head", *PREFIX_FIELDS)
+        ).drop(*PREFIX_FIELDS)
     return df
 
 
 def _apply_lines(df: pl.DataFrame, formats: tuple[Format, ...], kind: str) -> pl.DataFrame:
-    """First matching line format wins; the rest of the line after its head is the message."""
-    out: list[pl.DataFrame] = []
-    rest = df
+    """First matching line format wins; the rest of the line after its head is the message. Formats are
+    tried on the text of the rows still unmatched; what they read is put back in row order at the end
+    (the frame itself is never filtered: it is wide)."""
+    rest, text = pl.int_range(df.height, dtype=pl.UInt32, eager=True), df["text"]
+    pieces: list[dict[str, pl.Series]] = []
     for fmt in formats:
-        if rest.is_empty():
+        if not len(rest):
             break
-        ext = _extract(rest, fmt)
+        ext = _extract(text.to_frame(), fmt)
         m = ext["_m"].is_not_null()
         if not m.any():
             continue
-        hit, ext = rest.filter(m), ext.filter(m)
-        rest = rest.filter(~m)
+        at, hit, ext = rest.filter(m), text.filter(m), ext.filter(m)
+        rest, text = rest.filter(~m), text.filter(~m)
         g = _groups(fmt)
-        msg = ext["msg"] if "msg" in g else hit["text"].str.slice(ext["_m"].str.len_chars())
         dt, kind_e, up = _time_exprs(g)
-        times = ext.with_columns(dt.alias("lt"), kind_e.alias("lt_kind"),
-                                 (up if up is not None else pl.lit(None, pl.Float64)).alias("uptime")
-                                 ).select("lt", "lt_kind", "uptime")
-        cols = {"text": msg, "source": fmt.source,
+        times = ext.with_columns(dt.alias("lt"), kind_e.alias("lt_kind"),  # (literals broadcast to every row)
+                                 (up if up is not None else pl.lit(None, pl.Float64)).alias("uptime"))
+        cols = {"_i": at, "text": ext["msg"] if "msg" in g else hit.str.slice(ext["_m"].str.len_chars()),
+                "source": pl.repeat(fmt.source, len(at), dtype=pl.String, eager=True),
                 "lt": times["lt"], "lt_kind": times["lt_kind"], "uptime": times["uptime"]}
         if "level" in g:
             cols["level"] = ext.select(_level(pl.col("level"), fmt))["level"]
@@ -308,17 +314,23 @@ def _apply_lines(df: pl.DataFrame, formats: tuple[Format, ...], kind: str) -> pl
         for name, dtype in (("pid", pl.Int64), ("tid", pl.Int64), ("dev", pl.Int32)):
             if name in g:
                 new = ext[name].cast(dtype, strict=False)
-                cols[name] = new if name != "pid" else pl.select(pl.coalesce(pl.lit(new), pl.lit(hit["pid"]))).to_series()
-        out.append(hit.with_columns(pl.lit(v).alias(k) for k, v in cols.items()))
-    if not rest.is_empty():
+                cols[name] = new if name != "pid" else new.fill_null(df["pid"].gather(at))
+        pieces.append(cols)
+    if len(rest):
         fallback = kind if kind in ("kernel", "nccl") else "plain"
         # a journald line says who wrote it: the kernel's lines are kernel events in any file, others are not
         ident = pl.col("ident")
         source = (pl.when(ident == "kernel").then(pl.lit("kernel"))
                   .when(ident.is_not_null() & pl.lit(kind == "kernel")).then(pl.lit("plain"))
                   .otherwise(pl.lit(fallback)))
-        out.append(rest.with_columns(source.alias("source")))
-    return pl.concat(out)
+        pieces.append({"_i": rest, "source": df.select(source.alias("source")).to_series().gather(rest)})
+    # a column a format does not read keeps the row's value from the layers before
+    names = list(dict.fromkeys(k for cols in pieces for k in cols))
+    read = pl.concat([pl.DataFrame({k: cols[k] if k in cols else df[k].gather(cols["_i"]) for k in names})
+                      for cols in pieces])
+    if len(pieces) > 1:
+        read = read.sort("_i")
+    return df.with_columns(read.drop("_i"))
 
 
 def parse_batch(batch: pl.DataFrame, ctx: FileContext, formats: Formats) -> pl.DataFrame:
@@ -342,4 +354,4 @@ def parse_batch(batch: pl.DataFrame, ctx: FileContext, formats: Formats) -> pl.D
     df = _peel_prefixes(df, formats.prefixes)
     df = _apply_lines(df, formats.line_order(ctx.kind), ctx.kind)
     cols = [c for c in PARSED_SCHEMA if c in df.columns] + (["_line_end"] if "_line_end" in df.columns else [])
-    return df.select(cols).sort([LINE, SUB])
+    return df.select(cols)  # every layer keeps the rows in (line, sub) order
