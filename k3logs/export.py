@@ -8,6 +8,7 @@ import pyarrow.parquet as pq
 
 from .schema import arrow_schema
 
+STATISTICS = ("file", "line", "source", "node", "rank", "gpu", "pid", "level", "ts")
 LIST_SEPARATOR = "\u241f"  # between the links of a folded traceback in CSV cells
 
 
@@ -20,8 +21,10 @@ class EventWriter:
 
     def __enter__(self) -> "EventWriter":
         if self.fmt == "parquet":
-            # no dictionary pages: writing them is a third of the time, and lz4 takes most of their gain
-            self._pq = pq.ParquetWriter(self.out, arrow_schema(), compression="lz4", use_dictionary=False)
+            # no dictionary pages (writing them is a third of the time, and lz4 takes most of their gain);
+            # min/max statistics only where readers filter (time, place, kind of line), not on free text
+            self._pq = pq.ParquetWriter(self.out, arrow_schema(), compression="lz4", use_dictionary=False,
+                                        write_statistics=list(STATISTICS))
         else:
             self._fh = open(self.out, "wb")
         return self

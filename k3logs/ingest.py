@@ -21,8 +21,9 @@ from . import redact
 from .discover import Bundle, Member, Prepend, peek
 from .fold import fold_continuations, fold_tracebacks
 from .formats import Formats, builtin_formats
-from .lines import LineStats, iter_line_batches, open_text
+from .lines import LineChunk, LineStats, iter_line_batches, iter_line_chunks, open_text
 from .parse import FileContext, parse_batch
+from .schema import TRUNCATED
 from .settings import Settings
 from .sniff import HEAD_BYTES, Sniffed, sniff
 
@@ -169,37 +170,55 @@ def iter_rows(stream, ctx: FileContext, settings: Settings, keep: Keep | None, f
     the next ones are parsed there while this thread folds the current one. A traceback or continued
     record still open at the end of a chunk is held back and finished with the next one (the last chunk
     holds nothing back)."""
-    parse = functools.partial(parse_batch, ctx=ctx, formats=formats)
-    chunks = _chunks(stream, settings, keep, stats)
+    def parse(item: tuple[pl.DataFrame | LineChunk, bool]) -> tuple[pl.DataFrame, int, bool]:
+        chunk, last = item
+        batch = chunk if isinstance(chunk, pl.DataFrame) else chunk.frame()  # (split here, on the pool)
+        cut = 0 if isinstance(chunk, pl.DataFrame) else int(batch[TRUNCATED].sum())
+        return parse_batch(batch, ctx, formats), cut, last
+
+    chunks = _with_last(_chunks(stream, settings, keep, stats))
     parsed = _ahead(pool, parse, chunks, settings.jobs) if pool is not None else map(parse, chunks)
     pending: pl.DataFrame | None = None
-    rows = next(parsed, None)
-    while rows is not None:
-        following = next(parsed, None)
+    for rows, truncated, last in parsed:
+        stats.truncated += truncated
         if pending is not None:
             rows = pl.concat([pending, rows], how="diagonal_relaxed")
-        cut = rows.height if following is None else _open_tail(rows)
+        cut = rows.height if last else _open_tail(rows)
         pending = rows.slice(cut) if cut < rows.height else None
         if cut:
             yield fold_continuations(fold_tracebacks(rows.slice(0, cut)))
-        rows = following
 
 
-def _chunks(stream, settings: Settings, keep: Keep | None, stats: LineStats) -> Iterator[pl.DataFrame]:
-    """The raw lines worth parsing, in chunks of about PARSE_ROWS (a batch each when every line is kept)."""
+def _with_last(items: Iterator) -> Iterator[tuple]:
+    """(item, whether it is the last one)."""
+    held = next(items, None)
+    if held is None:
+        return
+    for item in items:
+        yield held, False
+        held = item
+    yield held, True
+
+
+def _chunks(stream, settings: Settings, keep: Keep | None, stats: LineStats
+            ) -> Iterator[pl.DataFrame | LineChunk]:
+    """The raw lines worth parsing, in chunks of about PARSE_ROWS; every line: the stream's LineChunks
+    as they are (split into lines where they are parsed)."""
+    if keep is None:
+        yield from iter_line_chunks(stream, settings.batch_bytes, settings.limits.max_line_bytes, stats)
+        return
     state = _KeepState()
     gathered: list[pl.DataFrame] = []
     size = 0
     for batch in iter_line_batches(stream, settings.batch_bytes, settings.limits.max_line_bytes, stats):
-        if keep is not None:
-            # filtered strings still point into the batch's buffers: copy the few kept ones out, so
-            # that memory stays bounded by one batch
-            batch = pl.from_arrow(batch[_keep_rows(batch, keep, state)].to_arrow())
+        # filtered strings still point into the batch's buffers: copy the few kept ones out, so that memory
+        # stays bounded by one batch
+        batch = pl.from_arrow(batch[_keep_rows(batch, keep, state)].to_arrow())
         if batch.is_empty():
             continue
         gathered.append(batch)
         size += batch.height
-        if keep is None or size >= PARSE_ROWS:  # every line kept: a batch is already big enough
+        if size >= PARSE_ROWS:
             yield pl.concat(gathered)
             gathered, size = [], 0
     if gathered:

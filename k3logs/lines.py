@@ -73,6 +73,27 @@ def _split(buf, max_line: int) -> tuple[pl.Series, pl.Series]:
     return text.rename(RAW), long.rename(TRUNCATED)
 
 
+@dataclass(frozen=True)
+class LineChunk:
+    """A piece of a stream that ends at a line end, and the number of its first line. Cutting the stream is
+    cheap and sequential; splitting a piece into lines (`frame`) is the costly part and can run on any thread."""
+
+    first_line: int
+    parts: tuple[bytes | memoryview, ...]  # each ends just after a b"\n" (none for a giant line's head)
+    max_line: int
+    head: bytes | None = None  # the first max_line bytes of a line longer than that (data is then empty)
+
+    def frame(self) -> pl.DataFrame:
+        """(line: i64, raw: str, truncated: bool)."""
+        if self.head is not None:
+            text, trunc = pl.Series(RAW, [self.head.decode("utf-8", "replace")]), pl.Series([True])
+        else:
+            split = [_split(p, self.max_line) for p in self.parts]
+            text, trunc = pl.concat([t for t, _ in split]), pl.concat([f for _, f in split])
+        lines = pl.int_range(self.first_line, self.first_line + len(text), dtype=pl.Int64, eager=True).alias(LINE)
+        return pl.DataFrame([lines, text.rename(RAW), trunc.rename(TRUNCATED)])
+
+
 def iter_line_batches(stream: BinaryIO, batch_bytes: int, max_line: int, stats: LineStats | None = None
                       ) -> Iterator[pl.DataFrame]:
     """Yield DataFrames (line: i64, raw: str, truncated: bool) covering the stream in order.
@@ -80,19 +101,28 @@ def iter_line_batches(stream: BinaryIO, batch_bytes: int, max_line: int, stats: 
     Memory stays bounded by `batch_bytes` plus `max_line`: a line longer than `max_line` is cut to its
     first `max_line` bytes, flagged, and the rest of it is skipped while reading.
     """
+    for chunk in iter_line_chunks(stream, batch_bytes, max_line, stats):
+        batch = chunk.frame()
+        if stats is not None:
+            stats.truncated += int(batch[TRUNCATED].sum())
+        yield batch
+
+
+def iter_line_chunks(stream: BinaryIO, batch_bytes: int, max_line: int, stats: LineStats | None = None
+                     ) -> Iterator[LineChunk]:
+    """The stream cut into LineChunks of about `batch_bytes`, in order (`stats` gets lines and bytes; the
+    truncated lines are counted by whoever splits the chunks)."""
     stats = stats if stats is not None else LineStats()
     next_line = 1
     carry = b""
     skipping = False  # inside the unread tail of an over-long line
 
-    def batch(text: pl.Series, trunc: pl.Series) -> pl.DataFrame:
+    def piece(parts: tuple, lines: int, head: bytes | None = None) -> LineChunk:
         nonlocal next_line
-        n = len(text)
-        lines = pl.int_range(next_line, next_line + n, dtype=pl.Int64, eager=True).alias(LINE)
-        next_line += n
-        stats.lines += n
-        stats.truncated += int(trunc.sum())
-        return pl.DataFrame([lines, text.rename(RAW), trunc.rename(TRUNCATED)])
+        out = LineChunk(next_line, parts, max_line, head)
+        next_line += lines
+        stats.lines += lines
+        return out
 
     while True:
         chunk = stream.read(batch_bytes)
@@ -111,20 +141,16 @@ def iter_line_batches(stream: BinaryIO, batch_bytes: int, max_line: int, stats: 
         elif carry:
             # the line that straddles two reads is joined on its own: copying the whole chunk is slow
             first = chunk.find(b"\n")
-            text, trunc = _split(carry + chunk[: first + 1], max_line)
-            if cut > first:
-                more, more_trunc = _split(memoryview(chunk)[first + 1: cut + 1], max_line)
-                text, trunc = pl.concat([text, more]), pl.concat([trunc, more_trunc])
+            rest = (memoryview(chunk)[first + 1: cut + 1],) if cut > first else ()
+            yield piece((carry + chunk[: first + 1], *rest), chunk.count(b"\n", 0, cut + 1))
             carry = chunk[cut + 1:]
-            yield batch(text, trunc)
         else:
             carry = chunk[cut + 1:]
-            yield batch(*_split(memoryview(chunk)[: cut + 1], max_line))
+            yield piece((memoryview(chunk)[: cut + 1],), chunk.count(b"\n", 0, cut + 1))
         if len(carry) > max_line:
             # emit the head of the giant line now, skip the rest up to its newline
-            head = pl.Series(RAW, [carry[:max_line].decode("utf-8", "replace")])
-            yield batch(head, pl.Series([True]))
+            yield piece((), 1, carry[:max_line])
             carry = b""
             skipping = True
     if carry:
-        yield batch(*_split(carry + b"\n", max_line))
+        yield piece((carry + b"\n",), 1)

@@ -191,7 +191,7 @@ def stream_events(path: str | Path, settings: Settings | None = None, catalogue:
                 for rows in iter_rows(stream, ctx, settings, None, formats, LineStats(), parsers):
                     rows = ensure_columns(rows.with_columns(pl.lit(display).alias("file")))
                     rows = clock.apply(attribute.apply(rows, first.attribution), first.clock_model, last_ts)
-                    put(out, to_event_table(rows.sort(["line", "sub"]), settings.redact))
+                    put(out, rows.sort(["line", "sub"]))
         except BaseException as e:  # handed to the consumer, raised there
             put(out, e)
         finally:
@@ -201,7 +201,8 @@ def stream_events(path: str | Path, settings: Settings | None = None, catalogue:
         while (item := out.get()) is not None:
             if isinstance(item, BaseException):
                 raise item
-            yield item
+            # made here, by the consumer: the reader of a big file is the stage the others wait for
+            yield to_event_table(item, settings.redact)
 
     # files are read by `jobs` threads; the batches of each are parsed ahead on `parsers` (a big file is not
     # left to one thread while the writer waits for it)
