@@ -22,6 +22,7 @@ class Rule:
     match: tuple[str, ...]
     no_match: tuple[str, ...]
     multiline: bool = False  # also applied to whole texts (block): its secret may sit on the next line
+    needles: tuple[str, ...] = ()  # every match contains one of them (ignoring case); none: no shortcut
 
     @property
     def python(self) -> tuple[re.Pattern, str]:
@@ -34,7 +35,7 @@ def rules() -> tuple[Rule, ...]:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
         return tuple(Rule(d["id"], d["regex"], d["replace"], tuple(d.get("match", [])), tuple(d.get("no_match", [])),
-                          bool(d.get("multiline", False)))
+                          bool(d.get("multiline", False)), tuple(d.get("needles", [])))
                      for d in data["secret"])
     except (tomllib.TOMLDecodeError, KeyError, TypeError) as e:
         raise CatalogueError(f"secrets rules are invalid: {e}", source=SourceLocation(str(path))) from e
@@ -74,10 +75,23 @@ def _any_rule() -> str:
     return "|".join(f"(?:{r.regex})" for r in rules())
 
 
+@lru_cache(maxsize=1)
+def _any_needle() -> str | None:
+    """One regex that matches wherever a rule's needle is (None: a rule has no needles)."""
+    if not all(r.needles for r in rules()):
+        return None
+    return "(?i)" + "|".join(re.escape(n) for r in rules() for n in r.needles)
+
+
 def series(s: pl.Series) -> pl.Series:
-    """`expr` over a string Series, faster: one pass finds the few rows that hold a secret and only those
-    go through every rule (a row no rule matches is left as it is by all of them)."""
-    hits = s.str.contains(_any_rule()).fill_null(False).arg_true()
+    """`expr` over a string Series, faster: the rows with a needle (a cheap search: its literals are what
+    the regex engine looks for first), then those that hold a secret; only they go through every rule (a
+    row no rule matches is left as it is by all of them)."""
+    rows = s.str.contains(_any_needle()).fill_null(False).arg_true() if _any_needle() else \
+        pl.int_range(len(s), dtype=pl.UInt32, eager=True)
+    if rows.is_empty():
+        return s
+    hits = rows.filter(s.gather(rows).str.contains(_any_rule()).fill_null(False))
     if hits.is_empty():
         return s
     fixed = s.gather(hits).to_frame().select(expr(pl.col(s.name))).to_series()

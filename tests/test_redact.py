@@ -30,6 +30,25 @@ def test_rule_samples(rule):
         assert pl.select(redact.expr(pl.lit(line))).item() == line
 
 
+@pytest.mark.parametrize("rule", redact.rules(), ids=lambda r: r.id)
+def test_every_text_a_rule_matches_holds_one_of_its_needles(rule):
+    # series() only looks for secrets in the rows that hold a needle: a match without one would leak
+    import re
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+    assert rule.needles, "a rule without needles makes every row go through every rule"
+    pattern = re.compile(rule.regex)
+
+    @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(st.from_regex(pattern))
+    def check(line):
+        match = pattern.search(line)
+        assert match and any(n in match.group(0).lower() for n in rule.needles), line
+    check()
+    for line in rule.match:
+        assert any(n in line.lower() for n in rule.needles), line
+
+
 def test_series_redacts_only_the_rows_with_a_secret_and_agrees_with_text():
     lines = [x for r in redact.rules() for x in (*r.match, *r.no_match)] + [None, "", "plain line"]
     got = redact.series(pl.Series("text", lines))
