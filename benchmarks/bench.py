@@ -8,7 +8,7 @@ For each bundle it measures, each in a fresh process (peak RSS from the kernel's
   ingest    the pass `analyze` runs to read, sniff, parse the lines it needs and attribute them
   analyze   `k3logs analyze BUNDLE --format json` end to end
   events    `k3logs events BUNDLE -o events.parquet` (every line parsed and written)
-and prints a markdown table (seconds, MB/s, peak RSS, ratio to rg). Nothing here is a test: numbers
+and prints a markdown table (seconds, MB/s, CPU seconds, peak RSS, ratio to rg). Nothing here is a test: numbers
 depend on the machine; the README quotes one run with the command that made it.
 """
 from __future__ import annotations
@@ -43,17 +43,18 @@ def wall(cmd: list[str]) -> float:
     return time.perf_counter() - t
 
 
-def measure(cmd: list[str], repeat: int) -> tuple[float, int]:
-    """Best wall time over `repeat` runs (warm page cache), and the peak RSS (KiB) of one more run
-    measured by GNU time."""
+def measure(cmd: list[str], repeat: int) -> tuple[float, int, float]:
+    """Best wall time over `repeat` runs (warm page cache), and the peak RSS (KiB) and CPU seconds (user +
+    system) of one more run measured by GNU time."""
     best = min(wall(cmd) for _ in range(repeat))
-    rss = 0
+    rss, cpu = 0, float("nan")
     if os.path.exists("/usr/bin/time"):
         with tempfile.NamedTemporaryFile("r") as f:
-            subprocess.run(["/usr/bin/time", "-f", "%M", "-o", f.name, *cmd], stdout=subprocess.DEVNULL,
+            subprocess.run(["/usr/bin/time", "-f", "%M %U %S", "-o", f.name, *cmd], stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL)
-            rss = int(f.read().strip().splitlines()[-1])
-    return best, rss
+            kib, user, system = f.read().strip().splitlines()[-1].split()
+            rss, cpu = int(kib), float(user) + float(system)
+    return best, rss, cpu
 
 
 def bundle_bytes(path: Path) -> int:
@@ -81,24 +82,25 @@ def main() -> int:
                            check=True, stdout=subprocess.DEVNULL)
         bundles.append(out / "bundle")
     print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}; rg {'found' if rg else 'MISSING'}\n")
-    print("| bundle | size | step | seconds | MB/s | peak RSS | x rg |")
-    print("|---|---|---|---|---|---|---|")
+    print("| bundle | size | step | seconds | MB/s | CPU s | peak RSS | x rg |")
+    print("|---|---|---|---|---|---|---|---|")
     for b in bundles:
         size = bundle_bytes(b)
         mb = size / 1e6
         rows = []
         base = None
         if rg and sigs.exists():
-            base, rss = measure([rg, "-c", "-f", str(sigs), str(b)], a.repeat)
-            rows.append(("rg -c -f baseline-signatures", base, rss))
+            base, rss, cpu = measure([rg, "-c", "-f", str(sigs), str(b)], a.repeat)
+            rows.append(("rg -c -f baseline-signatures", base, rss, cpu))
         rows.append(("ingest (analyze's pass)", *measure([sys.executable, "-c", INGEST, str(b)], a.repeat)))
         rows.append(("k3logs analyze", *measure([k3, "analyze", str(b), "--format", "json"], a.repeat)))
         if not a.skip_events:
             with tempfile.TemporaryDirectory() as d:
-                rows.append(("k3logs events", *measure([k3, "events", str(b), "-o", str(Path(d) / "e.parquet")], 1)))
-        for name, secs, rss in rows:
+                rows.append(("k3logs events", *measure([k3, "events", str(b), "-o", str(Path(d) / "e.parquet")],
+                                                        a.repeat)))
+        for name, secs, rss, cpu in rows:
             ratio = f"{secs / base:.1f}" if base else "n/a"
-            print(f"| {b.parent.name or b.name} | {mb:.0f} MB | {name} | {secs:.2f} | {mb / secs:.0f} | "
+            print(f"| {b.parent.name or b.name} | {mb:.0f} MB | {name} | {secs:.2f} | {mb / secs:.0f} | {cpu:.1f} | "
                   f"{rss / 1024:.0f} MiB | {ratio} |")
     return 0
 
