@@ -23,7 +23,7 @@ from .fold import fold_continuations, fold_tracebacks
 from .formats import Formats, builtin_formats
 from .lines import LineChunk, LineStats, iter_line_batches, iter_line_chunks, open_text
 from .parse import FileContext, parse_batch
-from .schema import TRUNCATED
+from .schema import LINE, TRUNCATED
 from .settings import Settings
 from .sniff import HEAD_BYTES, Sniffed, sniff
 
@@ -170,17 +170,24 @@ def iter_rows(stream, ctx: FileContext, settings: Settings, keep: Keep | None, f
     the next ones are parsed there while this thread folds the current one. A traceback or continued
     record still open at the end of a chunk is held back and finished with the next one (the last chunk
     holds nothing back)."""
-    def parse(item: tuple[pl.DataFrame | LineChunk, bool]) -> tuple[pl.DataFrame, int, bool]:
+    def parse(item: tuple[pl.DataFrame | LineChunk, bool]) -> tuple[pl.DataFrame, int, int, bool]:
         chunk, last = item
-        batch = chunk if isinstance(chunk, pl.DataFrame) else chunk.frame()  # (split here, on the pool)
-        cut = 0 if isinstance(chunk, pl.DataFrame) else int(batch[TRUNCATED].sum())
-        return parse_batch(batch, ctx, formats), cut, last
+        if isinstance(chunk, pl.DataFrame):
+            return parse_batch(chunk, ctx, formats), 0, 0, last
+        batch = chunk.frame(1)  # split here, on the pool; numbered from 1 until its place is known
+        return parse_batch(batch, ctx, formats), batch.height, int(batch[TRUNCATED].sum()), last
 
     chunks = _with_last(_chunks(stream, settings, keep, stats))
     parsed = _ahead(pool, parse, chunks, settings.jobs) if pool is not None else map(parse, chunks)
     pending: pl.DataFrame | None = None
-    for rows, truncated, last in parsed:
-        stats.truncated += truncated
+    before = 0  # lines of the LineChunks already parsed
+    for rows, lines, truncated, last in parsed:
+        if lines:
+            if before:
+                rows = rows.with_columns(pl.col(c) + before for c in (LINE, "_line_end") if c in rows.columns)
+            before += lines
+            stats.lines += lines
+            stats.truncated += truncated
         if pending is not None:
             rows = pl.concat([pending, rows], how="diagonal_relaxed")
         cut = rows.height if last else _open_tail(rows)

@@ -75,22 +75,21 @@ def _split(buf, max_line: int) -> tuple[pl.Series, pl.Series]:
 
 @dataclass(frozen=True)
 class LineChunk:
-    """A piece of a stream that ends at a line end, and the number of its first line. Cutting the stream is
-    cheap and sequential; splitting a piece into lines (`frame`) is the costly part and can run on any thread."""
+    """A piece of a stream that ends at a line end. Cutting the stream is cheap and sequential; splitting a
+    piece into lines (`frame`) is the costly part and can run on any thread."""
 
-    first_line: int
     parts: tuple[bytes | memoryview, ...]  # each ends just after a b"\n" (none for a giant line's head)
     max_line: int
     head: bytes | None = None  # the first max_line bytes of a line longer than that (data is then empty)
 
-    def frame(self) -> pl.DataFrame:
-        """(line: i64, raw: str, truncated: bool)."""
+    def frame(self, first_line: int) -> pl.DataFrame:
+        """(line: i64, raw: str, truncated: bool), lines numbered from `first_line`."""
         if self.head is not None:
             text, trunc = pl.Series(RAW, [self.head.decode("utf-8", "replace")]), pl.Series([True])
         else:
             split = [_split(p, self.max_line) for p in self.parts]
             text, trunc = pl.concat([t for t, _ in split]), pl.concat([f for _, f in split])
-        lines = pl.int_range(self.first_line, self.first_line + len(text), dtype=pl.Int64, eager=True).alias(LINE)
+        lines = pl.int_range(first_line, first_line + len(text), dtype=pl.Int64, eager=True).alias(LINE)
         return pl.DataFrame([lines, text.rename(RAW), trunc.rename(TRUNCATED)])
 
 
@@ -101,28 +100,23 @@ def iter_line_batches(stream: BinaryIO, batch_bytes: int, max_line: int, stats: 
     Memory stays bounded by `batch_bytes` plus `max_line`: a line longer than `max_line` is cut to its
     first `max_line` bytes, flagged, and the rest of it is skipped while reading.
     """
+    next_line = 1
     for chunk in iter_line_chunks(stream, batch_bytes, max_line, stats):
-        batch = chunk.frame()
+        batch = chunk.frame(next_line)
+        next_line += batch.height
         if stats is not None:
+            stats.lines += batch.height
             stats.truncated += int(batch[TRUNCATED].sum())
         yield batch
 
 
 def iter_line_chunks(stream: BinaryIO, batch_bytes: int, max_line: int, stats: LineStats | None = None
                      ) -> Iterator[LineChunk]:
-    """The stream cut into LineChunks of about `batch_bytes`, in order (`stats` gets lines and bytes; the
-    truncated lines are counted by whoever splits the chunks)."""
+    """The stream cut into LineChunks of about `batch_bytes`, in order (`stats` gets the bytes; lines are
+    numbered and counted by whoever splits the chunks)."""
     stats = stats if stats is not None else LineStats()
-    next_line = 1
     carry = b""
     skipping = False  # inside the unread tail of an over-long line
-
-    def piece(parts: tuple, lines: int, head: bytes | None = None) -> LineChunk:
-        nonlocal next_line
-        out = LineChunk(next_line, parts, max_line, head)
-        next_line += lines
-        stats.lines += lines
-        return out
 
     while True:
         chunk = stream.read(batch_bytes)
@@ -142,15 +136,15 @@ def iter_line_chunks(stream: BinaryIO, batch_bytes: int, max_line: int, stats: L
             # the line that straddles two reads is joined on its own: copying the whole chunk is slow
             first = chunk.find(b"\n")
             rest = (memoryview(chunk)[first + 1: cut + 1],) if cut > first else ()
-            yield piece((carry + chunk[: first + 1], *rest), chunk.count(b"\n", 0, cut + 1))
+            yield LineChunk((carry + chunk[: first + 1], *rest), max_line)
             carry = chunk[cut + 1:]
         else:
             carry = chunk[cut + 1:]
-            yield piece((memoryview(chunk)[: cut + 1],), chunk.count(b"\n", 0, cut + 1))
+            yield LineChunk((memoryview(chunk)[: cut + 1],), max_line)
         if len(carry) > max_line:
             # emit the head of the giant line now, skip the rest up to its newline
-            yield piece((), 1, carry[:max_line])
+            yield LineChunk((), max_line, carry[:max_line])
             carry = b""
             skipping = True
     if carry:
-        yield piece((carry + b"\n",), 1)
+        yield LineChunk((carry + b"\n",), max_line)
