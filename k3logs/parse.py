@@ -17,6 +17,7 @@ from .formats import Format, Formats
 from .schema import LINE, SUB, TRUNCATED
 
 ANSI = r"\x1b\[[0-9;?]*[A-Za-z]"
+ANSI_RE = re.compile(ANSI)
 TQDM_GLUE = r"^(?P<head>.*?\d+/\d+ \[[\d:]+<[\d:?]+,[^\]]*\])(?P<tail>\S.*)$"
 PREFIX_ONLY = r"^(?:\([^()]*pid=\d+[^()]*\)\s*)*$"
 MONTHS = {"Jan": "01", "Feb": "02", "Mar": "03", "Apr": "04", "May": "05", "Jun": "06", "Jul": "07",
@@ -163,9 +164,11 @@ def _join_partials(df: pl.DataFrame) -> pl.DataFrame:
             .drop("_g").sort(LINE))
 
 
+def _coloured(df: pl.DataFrame) -> pl.Series:
+    return df["text"].str.contains("\x1b", literal=True).fill_null(False)
+
+
 def _strip_ansi(df: pl.DataFrame) -> pl.DataFrame:
-    if not df["text"].str.contains("\x1b", literal=True).any():
-        return df
     return df.with_columns(pl.col("text").str.replace_all(ANSI, ""))
 
 
@@ -225,7 +228,7 @@ PREFIX_HEAD = (r"^((?:\x1b\[[\d;]*m)?\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)(?:
                r"|(?:[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d [\d:]{8} \d{4})?\[\d+,\d+\]<std(?:out|err)>: ?"
                r"|\[[A-Za-z][^\]\s]{0,39}\]:? ?)")
 PREFIX_START = r"^(?:[(\[]|\x1b\[|[A-Z][a-z]{2} [A-Z][a-z]{2} )"  # how every head below starts
-SIMPLE_HEAD = r"^(\([^()]*\) ?|\[[A-Za-z][^\],\s]{0,39}\]:? ?)"  # [rank3]:, [default0]: (not [1,3]<stdout>: nor kernel times)
+SIMPLE_HEAD = r"^((?:\x1b\[[\d;]*m)?\([^()]*\)(?:\x1b\[[\d;]*m)? ?|\[[A-Za-z][^\],\s]{0,39}\]:? ?)"  # [rank3]:, [default0]: (not [1,3]<stdout>: nor kernel times)
 PREFIX_FIELDS = {"_len": pl.Int32, "_proc": pl.String, "_pid": pl.Int64, "_ip": pl.String, "_rank": pl.Int32,
                  "_local_rank": pl.Int32, "_stream": pl.String}
 
@@ -236,19 +239,35 @@ def _compiled_prefixes(prefixes: tuple[Format, ...]) -> tuple[tuple[Format, re.P
 
 
 def _read_heads(heads: list[str], prefixes: tuple[Format, ...]) -> pl.DataFrame:
-    """What each distinct prefix head says (first matching prefix format), or nothing."""
+    """What each distinct prefix head says (first matching prefix format), or nothing. A head may be wrapped in
+    colour codes: the formats read it without them, and `_len` counts them."""
     rows = []
     for h in heads:
+        clean = ANSI_RE.sub("", h) if "\x1b" in h else h
         for fmt, rx in _compiled_prefixes(prefixes):
-            m = rx.match(h)
+            m = rx.match(clean)
             if not m:
                 continue
             g = m.groupdict()
             _int = lambda v: int(v) if v is not None else None  # noqa: E731
-            rows.append((h, m.end(), (g.get("proc") or "").strip() if "proc" in g else None, _int(g.get("pid")),
-                         g.get("ip"), _int(g.get("rank")), _int(g.get("local_rank")), g.get("stream")))
+            rows.append((h, _raw_end(h, m.end()), (g.get("proc") or "").strip() if "proc" in g else None,
+                         _int(g.get("pid")), g.get("ip"), _int(g.get("rank")), _int(g.get("local_rank")),
+                         g.get("stream")))
             break
     return pl.DataFrame(rows, schema={"_head": pl.String, **PREFIX_FIELDS}, orient="row")
+
+
+def _raw_end(raw: str, clean_end: int) -> int:
+    """Where in `raw` the first `clean_end` characters of its colour-free text end (codes within them count)."""
+    if "\x1b" not in raw:
+        return clean_end
+    pos = seen = 0
+    for m in ANSI_RE.finditer(raw):
+        if seen + m.start() - pos >= clean_end:
+            break
+        seen += m.start() - pos
+        pos = m.end()
+    return pos + clean_end - seen
 
 
 def _peel_prefixes(df: pl.DataFrame, prefixes: tuple[Format, ...]) -> pl.DataFrame:
@@ -348,10 +367,17 @@ def parse_batch(batch: pl.DataFrame, ctx: FileContext, formats: Formats) -> pl.D
         df = _apply_wrapper(df, formats.wrappers[name])
     df = df.with_columns(pl.col("text").str.strip_chars_end("\n"))
     df = _join_partials(df)
-    df = _strip_ansi(df)
+    # colour codes go before the layers that read a line as text: on the rows they read (tqdm states), then
+    # after the prefixes are peeled (a head may be coloured: most lines hold no other code), then the
+    # prefixes they hid
+    coloured = _coloured(df)
+    if coloured.any():
+        df = _on_rows(df, coloured & df["text"].str.contains_any(["\r", "/s]", "/it]"]), _strip_ansi)
     df = _carriage_returns(df)
     df = _split_glued(df)
     df = _peel_prefixes(df, formats.prefixes)
+    if coloured.any():
+        df = _on_rows(df, _coloured(df), lambda rows: _peel_prefixes(_strip_ansi(rows), formats.prefixes))
     df = _apply_lines(df, formats.line_order(ctx.kind), ctx.kind)
     cols = [c for c in PARSED_SCHEMA if c in df.columns] + (["_line_end"] if "_line_end" in df.columns else [])
     return df.select(cols)  # every layer keeps the rows in (line, sub) order

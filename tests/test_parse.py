@@ -7,6 +7,7 @@ import json
 from datetime import datetime
 
 import polars as pl
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -174,6 +175,26 @@ def test_ansi_colour_around_prefixes_is_stripped():
         ("EngineCore_DP0", 77, "vllm", "colour"),
         ("RayWorkerVllm", 88, "torch", "[Rank 3] Watchdog caught"),
         ("Worker_TP0", 90, "vllm", "coloured level")]
+
+
+COLOURED = [
+    "\x1b[1;36m(EngineCore_DP0 pid=77)\x1b[0;0m INFO 08-11 07:36:02 [core.py:61] colour around the head",
+    "(\x1b[36mWorker_TP1\x1b[0m pid=91) INFO 08-11 07:36:02 [core.py:61] colour inside the head",
+    "\x1b[36m(APIServer pid=1)\x1b[0m \x1b[33m[rank0]:\x1b[0m INFO 08-11 07:36:02 [core.py:61] nested heads",
+    "\x1b[K(APIServer pid=1) INFO 08-11 07:36:02 [core.py:61] a code that is not a colour",
+    "\x1b[36m(RayWorkerWrapper pid=5, ip=10.0.0.1)\x1b[0m INFO 08-11 07:36:02 [w.py:1] \x1b[31mred\x1b[0m words",
+    "\x1b[36m(APIServer pid=1)\x1b[0m Loading: 50%|\x1b[32m#####\x1b[0m     | 5/10 [00:01<00:01, 4.2it/s]INFO 08-11 "
+    "07:36:02 [core.py:61] glued after a bar",
+    "\x1b[36m(APIServer pid=1)\x1b[0m 10%|#  | 1/10 [00:01<00:09]\r\x1b[36m(APIServer pid=1)\x1b[0m 20%|## | 2/10",
+]
+
+
+@pytest.mark.parametrize("line", COLOURED)
+def test_colour_codes_anywhere_parse_like_the_line_without_them(line):
+    import re
+    from polars.testing import assert_frame_equal
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", line)
+    assert_frame_equal(parse_lines([line]), parse_lines([plain]))
 
 
 def test_rank_prefix_on_traceback_lines():
