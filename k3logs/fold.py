@@ -222,7 +222,7 @@ def fold_tracebacks(df: pl.DataFrame) -> pl.DataFrame:
         ends.append(max(int(line_end[j]) for j in b.rows))
         first_text.append(b.text(b.exc[0][0], texts))
     at = pl.Series(heads, dtype=pl.UInt32)
-    # a head takes the time, level and pid of the row that states the first exception, where it has none
+    # a head takes the time and level of the row that states the first exception, where it has none
     exc_at = pl.Series([b.exc[0][0] for b in blocks], dtype=pl.UInt32)
     own = {c: df[c].clone() for c in ("lt", "lt_kind", "wt", "wt_kind", "level")}
     new = {c: s.scatter(at, pl.select(pl.coalesce(pl.lit(s.gather(at)), pl.lit(s.gather(exc_at)))).to_series())

@@ -80,7 +80,7 @@ class LineChunk:
 
     parts: tuple[bytes | memoryview, ...]  # each ends just after a b"\n" (none for a giant line's head)
     max_line: int
-    head: bytes | None = None  # the first max_line bytes of a line longer than that (data is then empty)
+    head: bytes | None = None  # the first max_line bytes of a line longer than that (parts is then empty)
 
     def frame(self, first_line: int) -> pl.DataFrame:
         """(line: i64, raw: str, truncated: bool), lines numbered from `first_line`."""

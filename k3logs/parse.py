@@ -4,6 +4,8 @@ batch: each format is one regex over the rows that can still match it (formats.t
 Order (log-formats.md 1.3): collector wrapper -> partial records re-joined -> ANSI colour -> tqdm
 carriage-return states (text glued after a bar becomes its own row, `sub` = 1) -> process / Ray / rank
 prefixes (repeatedly) -> the application line format, which sets `source`, level, time and message.
+(Colour codes are taken out of a line before a layer reads it as text; a prefix is read with its codes,
+which most coloured lines only have there, so they are stripped from the few lines that still hold one.)
 """
 from __future__ import annotations
 

@@ -80,7 +80,7 @@ def _any_needle() -> str | None:
     """One regex that matches wherever a rule's needle is (None: a rule has no needles)."""
     if not all(r.needles for r in rules()):
         return None
-    return "(?i)" + "|".join(re.escape(n) for r in rules() for n in r.needles)
+    return "(?i)" + "|".join(re.escape(n) for n in sorted({n for r in rules() for n in r.needles}))
 
 
 def series(s: pl.Series) -> pl.Series:
