@@ -31,6 +31,8 @@ def node_log(node: int, shift: int, extra: int = 0) -> str:
     return text_of(*out)
 
 
+DMESG_TEXT = text_of("[    0.000000] Linux version 6.8.0", "[ 3600.250000] NVRM: Xid (PCI:0000:9a:00): 79, pid='<unknown>', "
+                     "name=<unknown>, GPU has fallen off the bus.")
 TWO_NODES = {"node-a/vllm.log": node_log(0, 0), "node-b/vllm.log": node_log(1, 5)}
 KEY = ["file", "line"]
 
@@ -61,6 +63,16 @@ def test_every_line_comes_once_file_after_file(tmp_path):
         assert lines == list(range(1, text.count("\n") + 1)), file
     files = got["file"].to_list()
     assert files == sorted(files, key=lambda f: list(TWO_NODES).index(f))   # no interleaving of files
+
+
+def test_the_table_does_not_depend_on_threads_or_batch_size(tmp_path):
+    from polars.testing import assert_frame_equal
+    files = {"node-a/vllm.log": node_log(0, 0, extra=800) + text_of(*CHAIN),
+             "node-b/vllm.log": node_log(1, 5, extra=800), "node-b/dmesg.txt": DMESG_TEXT}
+    root = make_bundle(tmp_path, files)
+    one = pl.concat(collect(root, Settings(jobs=1)))
+    for settings in (Settings(jobs=2), Settings(jobs=2, batch_bytes=16 * KiB)):
+        assert_frame_equal(pl.concat(collect(root, settings)), one)
 
 
 def test_batches_have_the_event_schema(tmp_path):
