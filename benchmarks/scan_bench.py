@@ -16,7 +16,6 @@ truth.json (category, first causal file and line, node, rank), then prints a mar
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import shutil

@@ -225,8 +225,7 @@ def fold_tracebacks(df: pl.DataFrame) -> pl.DataFrame:
     # a head takes the time and level of the row that states the first exception, where it has none
     exc_at = pl.Series([b.exc[0][0] for b in blocks], dtype=pl.UInt32)
     own = {c: df[c].clone() for c in ("lt", "lt_kind", "wt", "wt_kind", "level")}
-    new = {c: s.scatter(at, pl.select(pl.coalesce(pl.lit(s.gather(at)), pl.lit(s.gather(exc_at)))).to_series())
-           for c, s in own.items()}
+    new = {c: s.scatter(at, s.gather(at).fill_null(s.gather(exc_at))) for c, s in own.items()}
     new["text"] = df["text"].clone().scatter(at, first_text)
     new["source"] = df["source"].clone().scatter(at, "traceback")
     # the chain's lists, null on every other row: row 0 of `chains` is all null, head k takes row k + 1
