@@ -10,6 +10,7 @@ from .schema import arrow_schema
 
 STATISTICS = ("file", "line", "source", "node", "rank", "gpu", "pid", "level", "ts")
 LIST_SEPARATOR = "\u241f"  # between the links of a folded traceback in CSV cells
+VIEWS = pl.CompatLevel.newest()
 
 
 class EventWriter:
@@ -22,9 +23,11 @@ class EventWriter:
     def __enter__(self) -> "EventWriter":
         if self.fmt == "parquet":
             # no dictionary pages (writing them is a third of the time, and lz4 takes most of their gain);
-            # min/max statistics only where readers filter (time, place, kind of line), not on free text
-            self._pq = pq.ParquetWriter(self.out, arrow_schema(), compression="lz4", use_dictionary=False,
-                                        write_statistics=list(STATISTICS))
+            # min/max statistics only where readers filter (time, place, kind of line), not on free text.
+            # Batches go in as polars holds them (string views: no copy); the file keeps only Parquet's own
+            # types, so every reader sees plain strings
+            self._pq = pq.ParquetWriter(self.out, arrow_schema(VIEWS), compression="lz4", use_dictionary=False,
+                                        write_statistics=list(STATISTICS), store_schema=False)
         else:
             self._fh = open(self.out, "wb")
         return self
@@ -33,7 +36,7 @@ class EventWriter:
         if batch.is_empty():
             return
         if self._pq is not None:
-            self._pq.write_table(batch.to_arrow().cast(arrow_schema()))
+            self._pq.write_table(batch.to_arrow(compat_level=VIEWS))
         elif self.fmt == "csv":
             flat = batch.with_columns(
                 pl.col("exc_types").list.join(LIST_SEPARATOR), pl.col("exc_messages").list.join(LIST_SEPARATOR),

@@ -75,20 +75,31 @@ def _any_rule() -> str:
     return "|".join(f"(?:{r.regex})" for r in rules())
 
 
+# the only characters outside ASCII that the regex engine's case folding matches for ASCII letters: the
+# Kelvin sign (k) and the long s (s); a row holding one goes on to the rules as if it held a needle
+CASE_FOLDS = ("\u212a", "\u017f")
+
+
 @lru_cache(maxsize=1)
-def _any_needle() -> str | None:
-    """One regex that matches wherever a rule's needle is (None: a rule has no needles)."""
+def _needles() -> tuple[str, ...] | None:
+    """Every rule's needles (None: a rule has none, so every row must go through the rules)."""
     if not all(r.needles for r in rules()):
         return None
-    return "(?i)" + "|".join(re.escape(n) for n in sorted({n for r in rules() for n in r.needles}))
+    return tuple(sorted({n for r in rules() for n in r.needles})) + CASE_FOLDS
+
+
+def needle_rows(s: pl.Series) -> pl.Series:
+    """Indices of the rows that may hold a secret: those with a needle, ignoring case (one Aho-Corasick
+    search of literals, several times faster than a case-insensitive regex)."""
+    if _needles() is None:
+        return pl.int_range(len(s), dtype=pl.UInt32, eager=True)
+    return s.str.contains_any(list(_needles()), ascii_case_insensitive=True).fill_null(False).arg_true()
 
 
 def series(s: pl.Series) -> pl.Series:
-    """`expr` over a string Series, faster: the rows with a needle (a cheap search: its literals are what
-    the regex engine looks for first), then those that hold a secret; only they go through every rule (a
-    row no rule matches is left as it is by all of them)."""
-    rows = s.str.contains(_any_needle()).fill_null(False).arg_true() if _any_needle() else \
-        pl.int_range(len(s), dtype=pl.UInt32, eager=True)
+    """`expr` over a string Series, faster: the rows with a needle, then those that hold a secret; only
+    they go through every rule (a row no rule matches is left as it is by all of them)."""
+    rows = needle_rows(s)
     if rows.is_empty():
         return s
     hits = rows.filter(s.gather(rows).str.contains(_any_rule()).fill_null(False))

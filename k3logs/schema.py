@@ -67,8 +67,9 @@ def conform(df: pl.DataFrame) -> pl.DataFrame:
     return df.select(cols)
 
 
-def arrow_schema() -> pa.Schema:
-    return empty_events().to_arrow().schema
+def arrow_schema(compat_level: pl.CompatLevel | None = None) -> pa.Schema:
+    """The event schema in Arrow types (strings as views with the newest compat level)."""
+    return empty_events().to_arrow(compat_level=compat_level).schema
 
 # What `sniff` can say a bundle file is (after any container wrapper is peeled).
 # Log kinds go through the line parser into events; dump kinds are read whole for environment facts.

@@ -44,9 +44,19 @@ def test_every_text_a_rule_matches_holds_one_of_its_needles(rule):
     def check(line):
         match = pattern.search(line)
         assert match and any(n in match.group(0).lower() for n in rule.needles), line
+        assert len(redact.needle_rows(pl.Series([match.group(0)]))) == 1, line  # and the search finds it
     check()
     for line in rule.match:
         assert any(n in line.lower() for n in rule.needles), line
+
+
+def test_needles_are_found_in_any_case_and_through_unicode_case_folding():
+    # (?i) rules match the Kelvin sign for k and the long s for s: such a row must still reach the rules
+    rows = ["api_KEY=abc", "plain", "\u212aey: v", "\u017fecret: v", "token", None]
+    assert redact.needle_rows(pl.Series(rows)).to_list() == [0, 2, 3, 4]
+    hidden = pl.Series(["password: hunter2", "\u017fecret: hunter2"])
+    assert redact.series(hidden).to_list() == [redact.text(x) for x in hidden.to_list()]
+    assert "hunter2" not in redact.series(hidden)[1]
 
 
 def test_series_redacts_only_the_rows_with_a_secret_and_agrees_with_text():
