@@ -199,17 +199,39 @@ def _lookup(key: str, by: dict[str | None, datetime]) -> pl.Expr:
         .otherwise(found)
 
 
+TIME_COLUMNS = ("node", "file", "lt", "lt_kind", "wt", "wt_kind", "uptime")
+
+
 def _times(ev: pl.DataFrame, m: ClockModel) -> pl.DataFrame:
-    """`ts` (naive UTC) and `ts_quality` from each line's own clock, before filling and offsets."""
+    """`ts` (naive UTC) and `ts_quality` from each line's own clock, before filling and offsets. Worked out
+    on the rows that carry a time only (in many logs most lines carry none: access logs, NCCL debug)."""
     c = pl.col
-    ev = ev.with_columns(_lookup("node", m.node_ref).alias("_ref"), _lookup("node", m.boots).alias("_boot"),
+    timed = ev.select(c("lt").is_not_null() | c("wt").is_not_null() | c("uptime").is_not_null()).to_series()
+    if timed.all():
+        return ev.with_columns(_own_times(ev.select(TIME_COLUMNS), m).get_columns())
+    ts, quality = pl.lit(None, pl.Datetime("us")).alias("ts"), pl.lit(None, pl.String).alias("ts_quality")
+    if not timed.any():
+        return ev.with_columns(ts, quality)
+    idx = timed.arg_true()
+    own = _own_times(ev.select(TIME_COLUMNS)[idx], m)
+    return ev.with_columns(pl.repeat(None, ev.height, dtype=pl.Datetime("us"), eager=True).scatter(idx, own["ts"])
+                           .alias("ts"),
+                           pl.repeat(None, ev.height, dtype=pl.String, eager=True).scatter(idx, own["ts_quality"])
+                           .alias("ts_quality"))
+
+
+def _own_times(ev: pl.DataFrame, m: ClockModel) -> pl.DataFrame:
+    """`ts` and `ts_quality` of rows (TIME_COLUMNS) that carry their own time."""
+    c = pl.col
+    ev = ev.lazy().with_columns(_lookup("node", m.node_ref).alias("_ref"), _lookup("node", m.boots).alias("_boot"),
                          _lookup("file", m.file_ref).alias("_fref")) \
         .with_columns(pl.coalesce("_fref", "_ref", pl.lit(m.bundle_ref, pl.Datetime("us"))).alias("_ref"),
                       (c("_fref").is_null() & m.no_future).alias("_past"), _exact(m.tz).alias("_exact"))
     # the year of year-less times: the one that puts them closest to the file's last time (with nothing to
     # date the bundle), else the node's or the bundle's dated lines (a December line next to January
     # references belongs to the year before)
-    # (in steps: each step's columns are computed once, where one expression would repeat its parts)
+    # (in steps: each step's columns are computed once, where one expression would repeat its parts; one
+    # lazy query, so that a batch pays one plan's fixed cost)
     ev = ev.with_columns(_yearless().alias("_yl"), c("_ref").dt.year().cast(pl.Int64).alias("_ry"))
     ev = ev.with_columns(_with_year(c("_yl"), c("_ry")).alias("_same"))
     half_year = pl.duration(days=183)
@@ -220,14 +242,13 @@ def _times(ev: pl.DataFrame, m: ClockModel) -> pl.DataFrame:
     best = _as_utc(_with_year(c("_yl"), c("_year")), m.tz)
     from_boot = c("_boot") + pl.duration(microseconds=(c("uptime") * 1e6).cast(pl.Int64))
     ev = ev.with_columns(pl.when(c("_yl").is_not_null()).then(best).alias("_yearless"))
-    return ev.with_columns(
+    return ev.select(
         pl.coalesce("_exact", "_yearless", from_boot).alias("ts"),
         pl.when(c("_exact").is_not_null()).then(pl.lit("exact"))
         .when(c("_yearless").is_not_null() | (c("uptime").is_not_null() & c("_boot").is_not_null()))
         .then(pl.lit("inferred"))
         .when(c("uptime").is_not_null()).then(pl.lit("relative"))
-        .otherwise(None).alias("ts_quality")).drop("_ref", "_fref", "_past", "_boot", "_exact", "_yearless", "_yl", "_ry",
-                                                    "_same", "_year")
+        .otherwise(None).alias("ts_quality")).collect()
 
 
 def apply(ev: pl.DataFrame, m: ClockModel, last_ts: dict[str, datetime] | None = None) -> pl.DataFrame:
@@ -237,23 +258,35 @@ def apply(ev: pl.DataFrame, m: ClockModel, last_ts: dict[str, datetime] | None =
     ev = _times(ev, m)
     ev = ev.with_columns((c("file").replace_strict(last_ts, default=None, return_dtype=pl.Datetime("us")) if last_ts
                           else pl.lit(None, pl.Datetime("us"))).alias("_carry"))
+    in_order = _one_file_in_order(ev)  # a batch of `events`: no window needed
     if ev["ts_quality"].null_count():
-        filled = pl.coalesce(c("ts").forward_fill().over("file", order_by=["line", "sub"]), c("_carry"))
+        before = c("ts").forward_fill() if in_order else c("ts").forward_fill().over("file", order_by=["line", "sub"])
+        filled = pl.coalesce(before, c("_carry"))
         ev = ev.with_columns(pl.when(c("ts_quality").is_null()).then(filled).otherwise(c("ts")).alias("ts"))
     ev = ev.with_columns(
         pl.when(c("ts_quality").is_null() & c("ts").is_not_null()).then(pl.lit("inferred"))
         .otherwise(c("ts_quality")).fill_null("none").alias("ts_quality")).drop("_carry")
     if last_ts is not None:
-        for f, t in ev.select("file", "line", "sub", "ts", "ts_quality").filter(
-                c("ts").is_not_null() & (c("ts_quality") != "relative")).group_by("file").agg(
-                c("ts").sort_by(["line", "sub"]).last()).iter_rows():
-            last_ts[f] = t
+        carried = ev.select("file", "line", "sub", "ts").filter(ev["ts"].is_not_null() & (ev["ts_quality"] != "relative"))
+        if in_order and carried.height:
+            last_ts[carried["file"][0]] = carried["ts"][-1]
+        elif carried.height:
+            for f, t in carried.group_by("file").agg(c("ts").sort_by(["line", "sub"]).last()).iter_rows():
+                last_ts[f] = t
     if m.offsets:
         off = c("node").replace_strict(m.offsets, default=None, return_dtype=pl.Float64)
         ev = ev.with_columns(pl.when(off.is_not_null() & c("ts").is_not_null())
                              .then(c("ts") - pl.duration(microseconds=(off * 1e6).cast(pl.Int64))).otherwise(c("ts"))
                              .alias("ts"))
     return ev.with_columns(c("ts").dt.replace_time_zone(UTC))
+
+
+def _one_file_in_order(ev: pl.DataFrame) -> bool:
+    """Whether every row is from the same file, in (line, sub) order."""
+    if ev.is_empty() or (ev["file"] != ev["file"][0]).any() or ev["file"][0] is None:
+        return False
+    order = ev.select(pl.col("line") * 256 + pl.col("sub").cast(pl.Int64)).to_series()  # sub < 128
+    return order.is_sorted()
 
 
 def align(ev: pl.DataFrame, tz: str = UTC, skew_tolerance: float = 2.0,

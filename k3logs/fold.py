@@ -255,7 +255,12 @@ def fold_continuations(df: pl.DataFrame) -> pl.DataFrame:
                    & (pl.col("lt") == pl.col("lt").shift(1).over("pid")))
     kernel_cont = ((pl.col("source") == "kernel") & pl.col("lt_kind").is_null()
                    & pl.col("text").str.contains(r"^\s+\S") & (pl.col("source").shift(1) == "kernel"))
-    cont = df.select((same_record.fill_null(False) | kernel_cont.fill_null(False)).alias("c"))["c"]
+    # (each kind is looked for only where it can be: most batches have no '\r'-continued or kernel line)
+    kinds = [e.fill_null(False) for e, possible in ((same_record, df["cr_end"].any()),
+                                                    (kernel_cont, (df["source"] == "kernel").any())) if possible]
+    if not kinds:
+        return df
+    cont = df.select(pl.any_horizontal(kinds).alias("c"))["c"]
     if "exc_types" in df.columns:
         cont = cont & df["exc_types"].is_null()
     if not cont.any():

@@ -367,7 +367,8 @@ def parse_batch(batch: pl.DataFrame, ctx: FileContext, formats: Formats) -> pl.D
         return df
     for name in ctx.wrappers:
         df = _apply_wrapper(df, formats.wrappers[name])
-    df = df.with_columns(pl.col("text").str.strip_chars_end("\n"))
+    if ctx.wrappers:  # a wrapped record may end in its own newline (lines are split without theirs)
+        df = df.with_columns(pl.col("text").str.strip_chars_end("\n"))
     df = _join_partials(df)
     # colour codes go before the layers that read a line as text: on the rows they read (tqdm states), then
     # after the prefixes are peeled (a head may be coloured: most lines hold no other code), then the

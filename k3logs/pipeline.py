@@ -147,8 +147,9 @@ def ensure_columns(ev: pl.DataFrame) -> pl.DataFrame:
 def to_event_table(ev: pl.DataFrame, redact_secrets: bool = True) -> pl.DataFrame:
     """The public event schema (schema.EVENT_SCHEMA) from the internal columns; secrets redacted."""
     if redact_secrets:
-        ev = ev.with_columns(redact.series(ev["text"]),
-                             pl.col("exc_messages").list.eval(redact.expr(pl.element())).alias("exc_messages"))
+        ev = ev.with_columns(redact.series(ev["text"]))
+        if ev["exc_messages"].null_count() < ev.height:  # (only folded tracebacks have them)
+            ev = ev.with_columns(pl.col("exc_messages").list.eval(redact.expr(pl.element())))
     return ev.select(
         "file", "line", "line_end", "sub", "source", "wrapper", "stream", "node", "rank", "gpu", "pid",
         pl.col("proc").alias("process"), "host", "ip", "level", "ts", "ts_quality", "uptime",
