@@ -39,6 +39,8 @@ HCA_NAMED = r"mlx5_core " + PCI + r"\.\d+ (?P<hca>mlx5_\d+):"
 # when the OOM killer kills or reaps it ('Killed process 2123 (python3)', 'oom-kill:...,pid=2123,')
 KERNEL_TASK = (r"\[(\d+)\]: (?:segfault|trap|general protection)",
                r"(?:Kill(?:ed)?|reaped) process (\d+) \(", r"oom-kill:constraint=[^\n]*?,pid=(\d+),")
+KERNEL_TASK_WORDS = r"segfault|trap|general protection|process|oom-kill"  # in every line KERNEL_TASK reads
+PCI_WORDS = r"NVRM|nvidia|NVIDIA|AER|mlx5_core"  # a kernel line about a GPU's or its rail's PCI device
 NODE_FILE_NAME = re.compile(r"rank[-_]?(\d+)", re.I)
 NOT_NODE_DIRS = {"pods", "pod", "containers", "container", "logs", "log", "nccl", "metrics", "model", "models",
                  "kernel", "dmesg", "config", "configs", "k8s", "kubernetes", "events", "env", "ray", "vllm",
@@ -296,23 +298,49 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
     return a
 
 
+SHORT_HOST = r"^([A-Za-z][\w-]*)\..*$"
+MIXED = object()
+
+
+def _the_one(s: pl.Series):
+    """The value every row of `s` holds (None when all are null), else MIXED. Much of a batch is constant
+    (one file; often one node and pid): a value worked out once is cheaper than a lookup per row."""
+    if s.null_count() == len(s):
+        return None
+    if s.null_count():
+        return MIXED
+    v = s[0]
+    return v if (s == v).all() else MIXED
+
+
 def _hosts(ev: pl.DataFrame) -> pl.DataFrame:
     """`_h`: the host a line names itself (NCCL, torchelastic, journald), cut to its short name."""
-    return ev.with_columns(
-        pl.coalesce(pl.col("host"), pl.col("w_host")).str.replace(r"^([A-Za-z][\w-]*)\..*$", "${1}").alias("_h"))
+    named = ev.select(pl.coalesce(pl.col("host"), pl.col("w_host"))).to_series()
+    if (one := _the_one(named)) is not MIXED:  # (cut by the same engine, once)
+        return ev.with_columns(pl.lit(pl.Series([one], dtype=pl.String).str.replace(SHORT_HOST, "${1}")[0],
+                                      pl.String).alias("_h"))
+    return ev.with_columns(named.str.replace(SHORT_HOST, "${1}").alias("_h"))
 
 
-def _mapped(col: str, mapping: dict, dtype: pl.DataType) -> pl.Expr:
+def _mapped(ev: pl.DataFrame, col: str, mapping: dict, dtype: pl.DataType) -> pl.Expr:
     """`col` looked up in `mapping` (null where it has no entry): a hash lookup, no join of the whole frame."""
     if not mapping:
         return pl.lit(None, dtype)
+    if (one := _the_one(ev[col])) is not MIXED:
+        return pl.lit(mapping.get(one), dtype)
     return pl.col(col).replace_strict(mapping, default=None, return_dtype=dtype)
 
 
 def _by_node_pid(ev: pl.DataFrame, table: dict[tuple[str | None, int], int]) -> pl.Series:
     """The value `table` gives each row's (node, pid), null where none (a join of those two columns only)."""
-    if not table:
+    if not table or ev["pid"].null_count() == ev.height:
         return pl.repeat(None, ev.height, dtype=pl.Int32, eager=True)
+    if (node := _the_one(ev["node"])) is not MIXED:
+        if (pid := _the_one(ev["pid"])) is not MIXED:
+            return pl.repeat(table.get((node, pid)), ev.height, dtype=pl.Int32, eager=True)
+        by_pid = {p: v for (n, p), v in table.items() if n == node}
+        return ev["pid"].replace_strict(by_pid, default=None, return_dtype=pl.Int32) if by_pid else \
+            pl.repeat(None, ev.height, dtype=pl.Int32, eager=True)
     right = pl.DataFrame([(n, p, v) for (n, p), v in table.items()],
                          schema={"node": pl.String, "pid": pl.Int64, "_v": pl.Int32}, orient="row")
     return ev.select("node", "pid").join(right, on=["node", "pid"], how="left", nulls_equal=True,
@@ -320,8 +348,8 @@ def _by_node_pid(ev: pl.DataFrame, table: dict[tuple[str | None, int], int]) -> 
 
 
 def _apply_nodes(ev: pl.DataFrame, a: Attribution) -> pl.DataFrame:
-    ev = ev.with_columns(pl.coalesce("_h", _mapped("ip", a.ip_node, pl.String), pl.col("ip"),
-                                     _mapped("file", a.file_node, pl.String)).alias("node")).drop("_h")
+    ev = ev.with_columns(pl.coalesce("_h", _mapped(ev, "ip", a.ip_node, pl.String), pl.col("ip"),
+                                     _mapped(ev, "file", a.file_node, pl.String)).alias("node")).drop("_h")
     # a line with no node of its own that names one of the bundle's nodes (a Kubernetes event row,
     # 'assigned ... to <node>'); else the bundle's only node
     missing = ev["node"].is_null()
@@ -339,8 +367,8 @@ def apply(events: pl.DataFrame, a: Attribution) -> pl.DataFrame:
     """Add `node`, `rank`, `gpu` to parsed events with what `learn` found (works batch by batch)."""
     ev = _apply_nodes(_hosts(_elastic_entries(events)), a)
     ev = ev.with_columns(
-        pl.coalesce("rank", pl.lit(_by_node_pid(ev, a.pid_rank)), _mapped("file", a.file_rank, pl.Int32),
-                    _mapped("proc", a.name_rank, pl.Int32)).cast(pl.Int32).alias("rank"),
+        pl.coalesce("rank", pl.lit(_by_node_pid(ev, a.pid_rank)), _mapped(ev, "file", a.file_rank, pl.Int32),
+                    _mapped(ev, "proc", a.name_rank, pl.Int32)).cast(pl.Int32).alias("rank"),
         pl.coalesce("dev", pl.lit(_by_node_pid(ev, a.pid_gpu))).cast(pl.Int32).alias("gpu"))
     if a.local_rank and "local_rank" in ev.columns:
         # torchelastic's agent reports a child's failure: 'failed (exitcode: -6) local_rank: 1 (pid: 4326)'
@@ -426,23 +454,31 @@ def _kernel_task(kern: pl.DataFrame, a: Attribution) -> pl.DataFrame:
         [(n, p, r) for (n, p), r in a.pid_rank.items()]
     tr = pl.DataFrame(rows, schema={"node": pl.String, "_task": pl.Int64, "_trank": pl.Int32}, orient="row") \
         .drop_nulls().unique(["node", "_task"], keep="first")
-    task = pl.coalesce(pl.col("text").str.extract(p, 1) for p in KERNEL_TASK)
-    return kern.with_columns(task.cast(pl.Int64, strict=False).alias("_task")) \
+    text = kern["text"]
+    named = text.str.contains(KERNEL_TASK_WORDS).fill_null(False).arg_true()  # (the few lines worth reading)
+    task = pl.repeat(None, kern.height, dtype=pl.Int64, eager=True)
+    if len(named):
+        read = text.gather(named).to_frame().select(pl.coalesce(pl.col("text").str.extract(p, 1) for p in KERNEL_TASK))
+        task = task.scatter(named, read.to_series().cast(pl.Int64, strict=False))
+    return kern.with_columns(task.alias("_task")) \
         .join(tr, on=["node", "_task"], how="left", maintain_order="left") \
         .with_columns(pl.coalesce("rank", "_trank").alias("rank")).drop("_task", "_trank")
 
 
 def _kernel_gpu(kern: pl.DataFrame, a: Attribution) -> pl.DataFrame:
     """A kernel line about a PCI device (Xid, AER, an HCA on a GPU's rail) takes that GPU and its rank."""
-    text = kern["text"]
+    about = kern["text"].str.contains(PCI_WORDS).fill_null(False).arg_true()
+    if not len(about):
+        return kern
+    text = kern["text"].gather(about)  # (an address is searched for only in the lines about such a device)
     first, aer = text.str.extract_groups(PCI).struct.unnest(), text.str.extract_groups(AER_SOURCE).struct.unnest()
     pci = aer.select(pl.when(aer["bus"].is_not_null()).then(aer[c]).otherwise(first[c]) for c in ("dom", "bus", "dev"))
-    about = text.str.contains(r"NVRM|nvidia|NVIDIA|AER|mlx5_core") & pci["bus"].is_not_null()
-    kern = kern.with_columns(pci.select(pl.when(about).then(pl.concat_str([
+    bus = pci.select(pl.when(pl.col("bus").is_not_null()).then(pl.concat_str([
         pl.col("dom").fill_null("0000").str.slice(-4).str.to_lowercase(), pl.lit(":"),
-        pl.col("bus").str.to_lowercase(), pl.lit(":"), pl.col("dev").str.to_lowercase()])).alias("_bus")).to_series())
-    if kern["_bus"].null_count() == kern.height:
+        pl.col("bus").str.to_lowercase(), pl.lit(":"), pl.col("dev").str.to_lowercase()]))).to_series()
+    if bus.null_count() == len(bus):
         return kern
+    kern = kern.with_columns(pl.repeat(None, kern.height, dtype=pl.String, eager=True).scatter(about, bus).alias("_bus"))
     br = pl.DataFrame([(n, b, r) for (n, b), r in a.bus_rank.items()],
                       schema={"node": pl.String, "_bus": pl.String, "_brank": pl.Int32}, orient="row")
     bg = pl.DataFrame([(n, b, g) for (n, b), g in a.bus_gpu.items()],
