@@ -22,6 +22,7 @@ ANSI = r"\x1b\[[0-9;?]*[A-Za-z]"
 ANSI_RE = re.compile(ANSI)
 TQDM_GLUE = r"^(?P<head>.*?\d+/\d+ \[[\d:]+<[\d:?]+,[^\]]*\])(?P<tail>\S.*)$"
 PREFIX_ONLY = r"^(?:\([^()]*pid=\d+[^()]*\)\s*)*$"
+TQDM_MARKS = ["\r", "/s]", "/it]"]  # a line with none has no tqdm state to collapse or split
 MONTHS = {"Jan": "01", "Feb": "02", "Mar": "03", "Apr": "04", "May": "05", "Jun": "06", "Jul": "07",
           "Aug": "08", "Sep": "09", "Oct": "10", "Nov": "11", "Dec": "12"}
 PLACEHOLDER_YEAR = "2000"  # a leap year: year-less times are kept in it until the clock stage fills the year
@@ -48,9 +49,13 @@ def _groups(fmt: Format) -> set[str]:
     return set(fmt.groups)
 
 
+def _head_regex(fmt: Format) -> str:
+    return f"(?P<_m>{fmt.regex})"  # (one string per format: polars caches compiled regexes by their text)
+
+
 def _extract(df: pl.DataFrame, fmt: Format) -> pl.DataFrame:
     """The format's named groups for each row of `df`, plus `_m` (the whole head; null = no match)."""
-    return df.select(pl.col("text").str.extract_groups(f"(?P<_m>{fmt.regex})")).unnest("text")
+    return df.select(pl.col("text").str.extract_groups(_head_regex(fmt))).unnest("text")
 
 
 def _level(expr: pl.Expr, fmt: Format) -> pl.Expr:
@@ -280,10 +285,13 @@ def _peel_prefixes(df: pl.DataFrame, prefixes: tuple[Format, ...]) -> pl.DataFra
         if not text.str.contains(PREFIX_START).any():  # (one cheap test: most lines have no prefix left)
             break
         heads = text.str.extract(SIMPLE_HEAD, 1)  # most heads: '(Name pid=N) ', '[rank3]:'
-        odd = heads.is_null() & (text.str.starts_with("(") | text.str.contains("]<std", literal=True))
-        if odd.any():  # nested parentheses (Ray Data / Serve actor names), Open MPI tags
-            idx = odd.arg_true()
-            heads = heads.scatter(idx, text.gather(idx).str.extract(PREFIX_HEAD, 1))
+        # nested parentheses (Ray Data / Serve actor names), Open MPI tags
+        if heads.null_count():
+            rest = heads.is_null().arg_true()
+            odd = text.gather(rest)
+            odd = rest.filter(odd.str.starts_with("(") | odd.str.contains("]<std", literal=True))
+            if len(odd):
+                heads = heads.scatter(odd, text.gather(odd).str.extract(PREFIX_HEAD, 1))
         if heads.null_count() == len(heads):
             break
         table = _read_heads(heads.drop_nulls().unique().sort().to_list(), prefixes)
@@ -305,15 +313,30 @@ def _peel_prefixes(df: pl.DataFrame, prefixes: tuple[Format, ...]) -> pl.DataFra
     return df
 
 
+FEW_ROWS = 4096  # rows left unmatched: the formats that can match one of them are found in one query
+
+
+def _can_match(text: pl.Series, formats: tuple[Format, ...]) -> set[str]:
+    """Names of the `formats` that match at least one of `text`'s rows (one query, not one per format:
+    a batch's last few unmatched lines would otherwise pay every format's fixed cost)."""
+    found = text.to_frame().select(pl.col("text").str.contains(_head_regex(f)).any().alias(f.name) for f in formats)
+    return {name for name, hit in found.row(0, named=True).items() if hit}
+
+
 def _apply_lines(df: pl.DataFrame, formats: tuple[Format, ...], kind: str) -> pl.DataFrame:
     """First matching line format wins; the rest of the line after its head is the message. Formats are
     tried on the text of the rows still unmatched; what they read is put back in row order at the end
     (the frame itself is never filtered: it is wide)."""
     rest, text = pl.int_range(df.height, dtype=pl.UInt32, eager=True), df["text"]
     pieces: list[dict[str, pl.Series]] = []
-    for fmt in formats:
+    can_match: set[str] | None = None
+    for i, fmt in enumerate(formats):
         if not len(rest):
             break
+        if can_match is None and len(rest) <= FEW_ROWS:
+            can_match = _can_match(text, formats[i:])
+        if can_match is not None and fmt.name not in can_match:
+            continue
         ext = _extract(text.to_frame(), fmt)
         m = ext["_m"].is_not_null()
         if not m.any():
@@ -374,10 +397,11 @@ def parse_batch(batch: pl.DataFrame, ctx: FileContext, formats: Formats) -> pl.D
     # after the prefixes are peeled (a head may be coloured: most lines hold no other code), then the
     # prefixes they hid
     coloured = _coloured(df)
-    if coloured.any():
-        df = _on_rows(df, coloured & df["text"].str.contains_any(["\r", "/s]", "/it]"]), _strip_ansi)
-    df = _carriage_returns(df)
-    df = _split_glued(df)
+    if df["text"].str.contains_any(TQDM_MARKS).any():  # (one search for the three layers that need one)
+        if coloured.any():
+            df = _on_rows(df, coloured & df["text"].str.contains_any(TQDM_MARKS), _strip_ansi)
+        df = _carriage_returns(df)
+        df = _split_glued(df)
     df = _peel_prefixes(df, formats.prefixes)
     if coloured.any():
         df = _on_rows(df, _coloured(df), lambda rows: _peel_prefixes(_strip_ansi(rows), formats.prefixes))

@@ -144,3 +144,17 @@ def test_loader_reports_missing_samples_unknown_keys_and_unanchored_regexes(tmp_
 def test_loader_requires_a_source_on_line_formats(tmp_path):
     with pytest.raises(CatalogueError, match="needs a source"):
         _load(tmp_path, '[[line]]\nname = "a"\nregex = "^b"\nsamples = [{ line = "b" }]\n')
+
+
+def test_a_big_mixed_batch_parses_each_line_as_it_parses_alone():
+    # a batch with many unmatched rows tries formats one query each; a batch with few left first asks which
+    # formats can match them (parse.FEW_ROWS): both must give every line what it gets on its own
+    from k3logs.parse import FEW_ROWS
+    lines = [line for f in FORMATS.lines for line, _ in f.samples] + ["a plain line", "  indented", ""]
+    many = [lines[(i * 7) % len(lines)] for i in range(FEW_ROWS + 2 * len(lines))]  # every line, many times
+    cols = ["source", "level", "text", "lt", "lt_kind", "uptime", "loc", "host", "pid", "tid", "dev"]
+    alone = {line: parse_lines([line], kind="vllm").select(cols).row(0) for line in set(many)}
+    together = parse_lines(many, kind="vllm")
+    assert together.height == len(many)
+    for line, got in zip(many, together.select(cols).iter_rows()):
+        assert got == alone[line], line
