@@ -386,6 +386,7 @@ def apply(events: pl.DataFrame, a: Attribution) -> pl.DataFrame:
 
 ELASTIC_FIELD = r"^\s+(?:time|host|rank|exitcode|error_file|traceback)\s*:"
 ELASTIC_ENTRY = r"^\[\d+\]:\s*$"
+ELASTIC_TIME = r"^\s+time\s*:"
 
 
 def _elastic_entries(ev: pl.DataFrame) -> pl.DataFrame:
@@ -394,7 +395,10 @@ def _elastic_entries(ev: pl.DataFrame) -> pl.DataFrame:
     t = pl.col("text")
     if not ev["text"].str.contains(ELASTIC_FIELD).any():
         return ev
-    entry = (t.str.contains(ELASTIC_ENTRY) | ~t.str.contains(ELASTIC_FIELD)).cast(pl.Int32).cum_sum() \
+    # an entry starts at its '[N]:' line, or at its first field (time) where that line was not kept (analyze)
+    opens = t.str.contains(ELASTIC_ENTRY)
+    first_field = t.str.contains(ELASTIC_TIME) & ~opens.shift(1).over("file", order_by=["line", "sub"]).fill_null(False)
+    entry = (opens | first_field | ~t.str.contains(ELASTIC_FIELD)).cast(pl.Int32).cum_sum() \
         .over("file", order_by=["line", "sub"])
     in_entry = t.str.contains(ELASTIC_FIELD)
     ev = ev.with_columns(entry.alias("_entry"))

@@ -3,6 +3,7 @@ folders, host fields, Ray ip= resolved to hosts, rank-assignment lines joined by
 world communicators, torchelastic summaries, [rankN]: prefixes, worker names, and Xid PCI addresses."""
 from __future__ import annotations
 
+import polars as pl
 import pytest
 
 from conftest import analyze_files, event_at, text_of
@@ -184,6 +185,32 @@ def test_torchelastic_entry_gives_rank_and_host_to_its_fields(tmp_path):
         ev = event_at(a.events, "job.log", line)
         assert (ev["node"], ev["rank"]) == ("gpu-q22", 9), line
     assert event_at(a.events, "job.log", 12)["rank"] is None   # the closing rule is not part of the entry
+
+
+TWO_FAILURES = text_of(*("2026-08-11T10:00:10.038421947Z " + x for x in (  # `docker logs -t`: every line timed
+    "Failures:",
+    "[1]:",
+    "  time      : 2026-08-11_10:00:09",
+    "  host      : gpu-q22",
+    "  rank      : 10 (local_rank: 2)",
+    "  exitcode  : 1 (pid: 221)",
+    "[2]:",
+    "  time      : 2026-08-11_10:00:09",
+    "  host      : gpu-q22",
+    "  rank      : 8 (local_rank: 0)",
+    "  exitcode  : 1 (pid: 212)",
+)))
+
+
+@pytest.mark.parametrize("keep_all", [True, False])
+def test_each_torchelastic_entry_keeps_its_own_rank_when_its_opening_line_is_not_read(tmp_path, keep_all):
+    # analyze does not keep the '[2]:' lines (nothing to match in them; a timed line needs no line before it
+    # for its time): the entries must not run together
+    a = analyze_files(tmp_path, {"job.log": TWO_FAILURES}, keep_all=keep_all)
+    for lines, rank in ((range(3, 7), 10), (range(8, 12), 8)):
+        for line in lines:
+            ev = a.events.filter((pl.col("file") == "job.log") & (pl.col("line") == line))
+            assert ev.height == 1 and ev["rank"][0] == rank, (line, ev.select("line", "rank", "text").rows())
 
 
 def test_torchelastic_pid_and_local_rank_give_the_rank_of_that_process(tmp_path):
