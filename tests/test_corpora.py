@@ -152,6 +152,20 @@ def test_attribution_spot_check(case, i):
         assert ev["ts"] is not None and as_printed(case, ev) == sc["ts"]
 
 
+@pytest.mark.parametrize("case", CASES)
+def test_the_event_table_attributes_and_times_each_line_as_the_analysis_does(case):
+    # `events` learns from analyze's lines, then applies what it learnt batch by batch (a batch is one file,
+    # mostly one node and pid): the lines both hold must agree. (A traceback the analysis holds from its
+    # 'Traceback' line may start a line earlier in the table, at a 'Process ...:' header: inner join.)
+    key, cols = ["file", "line", "sub"], ["node", "rank", "gpu", "ts", "ts_quality"]
+    mine = analysis_of(case).events.select(*key, *cols)
+    both = mine.join(events_of(case).select(*key, *cols), on=key, how="inner", suffix="_events")
+    assert both.height >= 0.9 * mine.height, f"{mine.height - both.height} of {mine.height} lines not in the table"
+    for col in cols:
+        differ = both.filter(pl.col(col).ne_missing(pl.col(f"{col}_events")))
+        assert differ.is_empty(), f"{col} differs:\n{differ.head(5)}"
+
+
 # ------------------------------------------------------------------------------------------
 # coverage and the real-world sample
 # ------------------------------------------------------------------------------------------
