@@ -256,29 +256,34 @@ def apply(ev: pl.DataFrame, m: ClockModel, last_ts: dict[str, datetime] | None =
     time of the line before it in its file (`last_ts` carries that across batches and is updated)."""
     c = pl.col
     ev = _times(ev, m)
-    ev = ev.with_columns((c("file").replace_strict(last_ts, default=None, return_dtype=pl.Datetime("us")) if last_ts
-                          else pl.lit(None, pl.Datetime("us"))).alias("_carry"))
-    in_order = _one_file_in_order(ev)  # a batch of `events`: no window needed
-    if ev["ts_quality"].null_count():
-        before = c("ts").forward_fill() if in_order else c("ts").forward_fill().over("file", order_by=["line", "sub"])
-        filled = pl.coalesce(before, c("_carry"))
-        ev = ev.with_columns(pl.when(c("ts_quality").is_null()).then(filled).otherwise(c("ts")).alias("ts"))
-    ev = ev.with_columns(
-        pl.when(c("ts_quality").is_null() & c("ts").is_not_null()).then(pl.lit("inferred"))
-        .otherwise(c("ts_quality")).fill_null("none").alias("ts_quality")).drop("_carry")
-    if last_ts is not None:
-        carried = ev.select("file", "line", "sub", "ts").filter(ev["ts"].is_not_null() & (ev["ts_quality"] != "relative"))
-        if in_order and carried.height:
-            last_ts[carried["file"][0]] = carried["ts"][-1]
-        elif carried.height:
-            for f, t in carried.group_by("file").agg(c("ts").sort_by(["line", "sub"]).last()).iter_rows():
-                last_ts[f] = t
+    in_order = _one_file_in_order(ev)
+    if in_order:  # a batch of `events`: no window, and the carried time is one value
+        carry = pl.lit((last_ts or {}).get(ev["file"][0]), pl.Datetime("us"))
+        before = c("ts").forward_fill()
+    else:
+        carry = c("file").replace_strict(last_ts, default=None, return_dtype=pl.Datetime("us")) if last_ts else \
+            pl.lit(None, pl.Datetime("us"))
+        before = c("ts").forward_fill().over("file", order_by=["line", "sub"])
+    own = c("ts_quality")
+    filled = pl.when(own.is_null()).then(pl.coalesce(before, carry)).otherwise(c("ts"))
+    quality = pl.when(own.is_null() & filled.is_not_null()).then(pl.lit("inferred")).otherwise(own).fill_null("none")
+    aligned = filled
     if m.offsets:
         off = c("node").replace_strict(m.offsets, default=None, return_dtype=pl.Float64)
-        ev = ev.with_columns(pl.when(off.is_not_null() & c("ts").is_not_null())
-                             .then(c("ts") - pl.duration(microseconds=(off * 1e6).cast(pl.Int64))).otherwise(c("ts"))
-                             .alias("ts"))
-    return ev.with_columns(c("ts").dt.replace_time_zone(UTC))
+        aligned = pl.when(off.is_not_null() & filled.is_not_null()) \
+            .then(filled - pl.duration(microseconds=(off * 1e6).cast(pl.Int64))).otherwise(filled)
+    # (one query; the time before the node's offset is what the next batch of the file carries on with)
+    ev = ev.with_columns(aligned.dt.replace_time_zone(UTC).alias("ts"), quality.alias("ts_quality"),
+                         filled.alias("_local"))
+    if last_ts is not None:
+        carried = ev.select("file", "line", "sub", "_local").filter(
+            ev["_local"].is_not_null() & (ev["ts_quality"] != "relative"))
+        if in_order and carried.height:
+            last_ts[carried["file"][0]] = carried["_local"][-1]
+        elif carried.height:
+            for f, t in carried.group_by("file").agg(c("_local").sort_by(["line", "sub"]).last()).iter_rows():
+                last_ts[f] = t
+    return ev.drop("_local")
 
 
 def _one_file_in_order(ev: pl.DataFrame) -> bool:
