@@ -299,17 +299,17 @@ def _peel_prefixes(df: pl.DataFrame, prefixes: tuple[Format, ...]) -> pl.DataFra
             break
         # what each row's head says (a join of the heads alone: the frame is wide)
         said = heads.alias("_head").to_frame().join(table, on="_head", how="left", maintain_order="left")
-        df = df.with_columns(said.drop("_head"))
-        hit = c("_len").is_not_null()
+        s = {name: pl.lit(said[name]) for name in PREFIX_FIELDS}  # (used as they are: one query per layer)
+        hit = s["_len"].is_not_null()
         df = df.with_columns(
-            pl.when(hit).then(c("text").str.slice(c("_len"))).otherwise(c("text")).alias("text"),
-            pl.when(hit & c("_proc").is_not_null()).then(c("_proc")).otherwise(c("proc")).alias("proc"),
-            pl.when(hit & c("_pid").is_not_null()).then(c("_pid")).otherwise(c("pid")).alias("pid"),
-            pl.coalesce("ip", "_ip").alias("ip"),  # the outermost (Ray) ip is the node's
-            pl.coalesce("rank", "_rank").alias("rank"),
-            pl.coalesce("local_rank", "_local_rank").alias("local_rank"),
-            pl.coalesce("stream", "_stream").alias("stream"),
-        ).drop(*PREFIX_FIELDS)
+            pl.when(hit).then(c("text").str.slice(s["_len"])).otherwise(c("text")).alias("text"),
+            pl.when(hit & s["_proc"].is_not_null()).then(s["_proc"]).otherwise(c("proc")).alias("proc"),
+            pl.when(hit & s["_pid"].is_not_null()).then(s["_pid"]).otherwise(c("pid")).alias("pid"),
+            pl.coalesce(c("ip"), s["_ip"]).alias("ip"),  # the outermost (Ray) ip is the node's
+            pl.coalesce(c("rank"), s["_rank"]).alias("rank"),
+            pl.coalesce(c("local_rank"), s["_local_rank"]).alias("local_rank"),
+            pl.coalesce(c("stream"), s["_stream"]).alias("stream"),
+        )
     return df
 
 
