@@ -209,9 +209,8 @@ def _times(ev: pl.DataFrame, m: ClockModel) -> pl.DataFrame:
     timed = ev.select(c("lt").is_not_null() | c("wt").is_not_null() | c("uptime").is_not_null()).to_series()
     if timed.all():
         return ev.with_columns(_own_times(ev.select(TIME_COLUMNS), m).get_columns())
-    ts, quality = pl.lit(None, pl.Datetime("us")).alias("ts"), pl.lit(None, pl.String).alias("ts_quality")
     if not timed.any():
-        return ev.with_columns(ts, quality)
+        return ev.with_columns(pl.lit(None, pl.Datetime("us")).alias("ts"), pl.lit(None, pl.String).alias("ts_quality"))
     idx = timed.arg_true()
     own = _own_times(ev.select(TIME_COLUMNS)[idx], m)
     return ev.with_columns(pl.repeat(None, ev.height, dtype=pl.Datetime("us"), eager=True).scatter(idx, own["ts"])
@@ -224,7 +223,7 @@ def _own_times(ev: pl.DataFrame, m: ClockModel) -> pl.DataFrame:
     """`ts` and `ts_quality` of rows (TIME_COLUMNS) that carry their own time."""
     c = pl.col
     ev = ev.lazy().with_columns(_lookup("node", m.node_ref).alias("_ref"), _lookup("node", m.boots).alias("_boot"),
-                         _lookup("file", m.file_ref).alias("_fref")) \
+                                _lookup("file", m.file_ref).alias("_fref")) \
         .with_columns(pl.coalesce("_fref", "_ref", pl.lit(m.bundle_ref, pl.Datetime("us"))).alias("_ref"),
                       (c("_fref").is_null() & m.no_future).alias("_past"), _exact(m.tz).alias("_exact"))
     # the year of year-less times: the one that puts them closest to the file's last time (with nothing to

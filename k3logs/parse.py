@@ -397,9 +397,10 @@ def parse_batch(batch: pl.DataFrame, ctx: FileContext, formats: Formats) -> pl.D
     # after the prefixes are peeled (a head may be coloured: most lines hold no other code), then the
     # prefixes they hid
     coloured = _coloured(df)
-    if df["text"].str.contains_any(TQDM_MARKS).any():  # (one search for the three layers that need one)
+    marked = df["text"].str.contains_any(TQDM_MARKS)  # (one search for the three layers that need one)
+    if marked.any():
         if coloured.any():
-            df = _on_rows(df, coloured & df["text"].str.contains_any(TQDM_MARKS), _strip_ansi)
+            df = _on_rows(df, coloured & marked, _strip_ansi)
         df = _carriage_returns(df)
         df = _split_glued(df)
     df = _peel_prefixes(df, formats.prefixes)

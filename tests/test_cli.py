@@ -231,6 +231,12 @@ def test_events_parquet_has_the_event_schema(events_bundle, tmp_path):
     invoke("events", events_bundle, "-o", out)
     df = pl.read_parquet(out)
     assert dict(df.schema) == dict(EVENT_SCHEMA)
+    # written from string views, read back as plain strings by any Arrow reader (no Arrow schema is stored)
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    arrow = pq.read_schema(out)
+    assert arrow.field("message").type == pa.string() and arrow.field("exc_types").type.value_type == pa.string()
+    assert arrow.field("ts").type == pa.timestamp("us", tz="UTC") and arrow.field("sub").type == pa.int8()
     row = df.filter((pl.col("file") == "node-b/vllm.log") & (pl.col("line") == 2)).row(0, named=True)
     # node-b's NCCL lines name its host: the folder stands for gpu-b
     assert (row["node"], row["rank"], row["pid"], row["level"], row["ts_quality"]) == ("gpu-b", 1, 202, "ERROR",
