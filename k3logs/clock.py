@@ -20,6 +20,7 @@ import polars as pl
 
 from .attribute import ASSIGNED
 from .parse import PLACEHOLDER_YEAR
+from .schema import in_line_order
 
 UTC = "UTC"
 INNER_UPTIME = r"^\[\s*(\d+\.\d+)\]"
@@ -289,8 +290,7 @@ def _one_file_in_order(ev: pl.DataFrame) -> bool:
     """Whether every row is from the same file, in (line, sub) order."""
     if ev.is_empty() or (ev["file"] != ev["file"][0]).any() or ev["file"][0] is None:
         return False
-    order = ev.select(pl.col("line") * 256 + pl.col("sub").cast(pl.Int64)).to_series()  # sub < 128
-    return order.is_sorted()
+    return in_line_order(ev)
 
 
 def align(ev: pl.DataFrame, tz: str = UTC, skew_tolerance: float = 2.0,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import io
 import re
+from contextlib import nullcontext
 from collections import deque
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -75,12 +76,17 @@ class _KeepState:
         self.since_tb = TB_WINDOW + 1
 
 
-def _keep_rows(batch: pl.DataFrame, keep: Keep, state: _KeepState) -> pl.Series:
-    """Indices (sorted) of the rows of `batch` worth parsing. One vectorised pass over every line (the
-    anchors); everything else works on the few rows that pass it."""
+def _anchored(batch: pl.DataFrame, keep: Keep) -> pl.Series:
+    """Indices of the rows of `batch` that hold an anchor: the one pass over every line (any thread)."""
+    return batch["raw"].str.contains(keep.regex).arg_true()
+
+
+def _keep_rows(batch: pl.DataFrame, keep: Keep, state: _KeepState, hit_idx: pl.Series | None = None) -> pl.Series:
+    """Indices (sorted) of the rows of `batch` worth parsing: those with an anchor (`hit_idx`, if found
+    already) plus their context; the context works on the few rows with an anchor, in file order."""
     raw = batch["raw"]
     n = len(raw)
-    hit_idx = raw.str.contains(keep.regex).arg_true()
+    hit_idx = _anchored(batch, keep) if hit_idx is None else hit_idx
     hits = raw.gather(hit_idx)
     parts = [hit_idx]
     # rows within TB_WINDOW after a traceback header (also one still open from the previous batch) that
@@ -177,7 +183,7 @@ def iter_rows(stream, ctx: FileContext, settings: Settings, keep: Keep | None, f
         batch = chunk.frame(1)  # split here, on the pool; numbered from 1 until its place is known
         return parse_batch(batch, ctx, formats), batch.height, int(batch[TRUNCATED].sum()), last
 
-    chunks = _with_last(_chunks(stream, settings, keep, stats))
+    chunks = _with_last(_chunks(stream, settings, keep, stats, pool))
     parsed = _ahead(pool, parse, chunks, settings.jobs) if pool is not None else map(parse, chunks)
     pending: pl.DataFrame | None = None
     before = 0  # lines of the LineChunks already parsed
@@ -207,20 +213,32 @@ def _with_last(items: Iterator) -> Iterator[tuple]:
     yield held, True
 
 
-def _chunks(stream, settings: Settings, keep: Keep | None, stats: LineStats
+def _chunks(stream, settings: Settings, keep: Keep | None, stats: LineStats, pool: Executor | None = None
             ) -> Iterator[pl.DataFrame | LineChunk]:
     """The raw lines worth parsing, in chunks of about PARSE_ROWS; every line: the stream's LineChunks
-    as they are (split into lines where they are parsed)."""
+    as they are (split into lines where they are parsed). With a `pool`, the next chunks are split and
+    searched for anchors there (the costly part) while this thread keeps their rows in order."""
+    cut = iter_line_chunks(stream, settings.batch_bytes, settings.limits.max_line_bytes, stats)
     if keep is None:
-        yield from iter_line_chunks(stream, settings.batch_bytes, settings.limits.max_line_bytes, stats)
+        yield from cut
         return
+
+    def scan(chunk: LineChunk) -> tuple[pl.DataFrame, pl.Series]:
+        batch = chunk.frame(1)  # numbered from 1 until its place is known
+        return batch, _anchored(batch, keep)
+
     state = _KeepState()
     gathered: list[pl.DataFrame] = []
-    size = 0
-    for batch in iter_line_batches(stream, settings.batch_bytes, settings.limits.max_line_bytes, stats):
+    size, before = 0, 0
+    for batch, hit_idx in (_ahead(pool, scan, cut, settings.jobs) if pool is not None else map(scan, cut)):
+        if before:
+            batch = batch.with_columns(pl.col(LINE) + before)
+        before += batch.height
+        stats.lines += batch.height
+        stats.truncated += int(batch[TRUNCATED].sum())
         # filtered strings still point into the batch's buffers: copy the few kept ones out, so that memory
         # stays bounded by one batch
-        batch = pl.from_arrow(batch[_keep_rows(batch, keep, state)].to_arrow())
+        batch = pl.from_arrow(batch[_keep_rows(batch, keep, state, hit_idx)].to_arrow())
         if batch.is_empty():
             continue
         gathered.append(batch)
@@ -258,13 +276,13 @@ def _open_tail(rows: pl.DataFrame) -> int:
 
 
 def ingest_member(member: Member, settings: Settings, keep: Keep | None, formats: Formats, out: Ingested,
-                  parse: bool = True) -> None:
+                  parse: bool = True, pool: Executor | None = None) -> None:
     info, stream, ctx = open_member(member, settings, formats, out)
     if stream is None or ctx is None:
         return
     stats = LineStats()
     if parse:
-        parts = list(iter_rows(stream, ctx, settings, keep, formats, stats))
+        parts = list(iter_rows(stream, ctx, settings, keep, formats, stats, pool))
         if parts:
             rows = pl.concat(parts, how="diagonal_relaxed")
             out.events.append(rows.with_columns(pl.lit(member.path).alias("file")))
@@ -284,21 +302,23 @@ def _drain(stream) -> int:
 def ingest(bundle: Bundle, settings: Settings, keep: Keep | None, formats: Formats | None = None,
            parse: bool = True) -> Ingested:
     """Read the whole bundle; `parse=False` only sniffs and counts lines. The files of a folder are read
-    by `settings.jobs` threads (the heavy work runs in polars and pyarrow, outside the GIL)."""
+    by `settings.jobs` threads (the heavy work runs in polars and pyarrow, outside the GIL), each with the
+    chunks of its file split and searched ahead on `settings.jobs` more."""
     formats = formats or builtin_formats()
-
-    def work(group) -> Ingested:
-        part = Ingested()
-        for member in group():
-            ingest_member(member, settings, keep, formats, part, parse)
-        return part
-
     groups = list(bundle.groups())
-    if settings.jobs > 1 and len(groups) > 1:
-        with ThreadPoolExecutor(settings.jobs) as pool:
-            parts = list(pool.map(work, groups))
-    else:
-        parts = [work(g) for g in groups]
+    with ThreadPoolExecutor(settings.jobs) if settings.jobs > 1 else nullcontext() as scanners:
+
+        def work(group) -> Ingested:
+            part = Ingested()
+            for member in group():
+                ingest_member(member, settings, keep, formats, part, parse, scanners)
+            return part
+
+        if settings.jobs > 1 and len(groups) > 1:
+            with ThreadPoolExecutor(settings.jobs) as pool:
+                parts = list(pool.map(work, groups))
+        else:
+            parts = [work(g) for g in groups]
     out = Ingested()
     for part in parts:  # in bundle order, whatever finished first
         out.files += part.files

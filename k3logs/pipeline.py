@@ -24,7 +24,7 @@ from .facts import Fact, facts_from_dump, facts_from_events
 from .formats import builtin_formats
 from .ingest import Ingested, Keep, ingest, iter_rows, open_member
 from .lines import LineStats
-from .schema import EVENT_SCHEMA
+from .schema import EVENT_SCHEMA, in_line_order
 from .settings import Settings
 
 
@@ -192,7 +192,7 @@ def stream_events(path: str | Path, settings: Settings | None = None, catalogue:
                 for rows in iter_rows(stream, ctx, settings, None, formats, LineStats(), parsers):
                     rows = ensure_columns(rows.with_columns(pl.lit(display).alias("file")))
                     rows = clock.apply(attribute.apply(rows, first.attribution), first.clock_model, last_ts)
-                    put(out, rows.sort(["line", "sub"]))
+                    put(out, rows if in_line_order(rows) else rows.sort(["line", "sub"]))
         except BaseException as e:  # handed to the consumer, raised there
             put(out, e)
         finally:

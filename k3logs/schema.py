@@ -67,6 +67,11 @@ def conform(df: pl.DataFrame) -> pl.DataFrame:
     return df.select(cols)
 
 
+def in_line_order(df: pl.DataFrame) -> bool:
+    """Whether the rows are in (line, sub) order (a check is much cheaper than a sort)."""
+    return df.select(pl.col(LINE) * 256 + pl.col(SUB).cast(pl.Int64)).to_series().is_sorted()  # sub < 128
+
+
 def arrow_schema(compat_level: pl.CompatLevel | None = None) -> pa.Schema:
     """The event schema in Arrow types (strings as views with the newest compat level)."""
     return empty_events().to_arrow(compat_level=compat_level).schema

@@ -75,6 +75,21 @@ def test_the_table_does_not_depend_on_threads_or_batch_size(tmp_path):
         assert_frame_equal(pl.concat(collect(root, settings)), one)
 
 
+def test_the_analysis_does_not_depend_on_threads_or_batch_size(tmp_path):
+    # analyze's pass splits and searches the chunks of a file ahead on a pool, then keeps their rows (and a
+    # traceback's window across chunks) in order: whatever the threads and the chunk size, the same events
+    from polars.testing import assert_frame_equal
+    from k3logs.pipeline import run
+    files = {"node-a/vllm.log": node_log(0, 0, extra=800) + text_of(*CHAIN),
+             "node-b/vllm.log": node_log(1, 5, extra=800), "node-b/dmesg.txt": DMESG_TEXT}
+    root = make_bundle(tmp_path, files)
+    cols = ["file", "line", "line_end", "sub", "text", "node", "rank", "ts", "exc_types"]
+    one = run(root, Settings(jobs=1)).events.select(cols)
+    assert one.height >= 10 and one["exc_types"].drop_nulls().len() >= 1
+    for settings in (Settings(jobs=2), Settings(jobs=2, batch_bytes=4 * KiB)):
+        assert_frame_equal(run(root, settings).events.select(cols), one)
+
+
 def test_batches_have_the_event_schema(tmp_path):
     for batch in collect(make_bundle(tmp_path, TWO_NODES)):
         assert dict(batch.schema) == dict(EVENT_SCHEMA)
