@@ -328,7 +328,7 @@ def _apply_lines(df: pl.DataFrame, formats: tuple[Format, ...], kind: str) -> pl
     tried on the text of the rows still unmatched; what they read is put back in row order at the end
     (the frame itself is never filtered: it is wide)."""
     rest, text = pl.int_range(df.height, dtype=pl.UInt32, eager=True), df["text"]
-    pieces: list[dict[str, pl.Series]] = []
+    pieces: list[pl.DataFrame] = []
     can_match: set[str] | None = None
     for i, fmt in enumerate(formats):
         if not len(rest):
@@ -339,27 +339,16 @@ def _apply_lines(df: pl.DataFrame, formats: tuple[Format, ...], kind: str) -> pl
             continue
         ext = _extract(text.to_frame(), fmt)
         m = ext["_m"].is_not_null()
-        if not m.any():
+        matched = m.sum()
+        if not matched:
             continue
-        at, hit, ext = rest.filter(m), text.filter(m), ext.filter(m)
-        rest, text = rest.filter(~m), text.filter(~m)
-        g = _groups(fmt)
-        dt, kind_e, up = _time_exprs(g)
-        times = ext.with_columns(dt.alias("lt"), kind_e.alias("lt_kind"),  # (literals broadcast to every row)
-                                 (up if up is not None else pl.lit(None, pl.Float64)).alias("uptime"))
-        cols = {"_i": at, "text": ext["msg"] if "msg" in g else hit.str.slice(ext["_m"].str.len_chars()),
-                "source": pl.repeat(fmt.source, len(at), dtype=pl.String, eager=True),
-                "lt": times["lt"], "lt_kind": times["lt_kind"], "uptime": times["uptime"]}
-        if "level" in g:
-            cols["level"] = ext.select(_level(pl.col("level"), fmt))["level"]
-        for name in ("loc", "host"):
-            if name in g:
-                cols[name] = ext[name]
-        for name, dtype in (("pid", pl.Int64), ("tid", pl.Int64), ("dev", pl.Int32)):
-            if name in g:
-                new = ext[name].cast(dtype, strict=False)
-                cols[name] = new if name != "pid" else new.fill_null(df["pid"].gather(at))
-        pieces.append(cols)
+        if matched == len(m):  # (often every row left: no filtering)
+            at, hit, rest, text = rest, text, rest.clear(), text.clear()
+        else:
+            at, hit, ext = rest.filter(m), text.filter(m), ext.filter(m)
+            m = ~m
+            rest, text = rest.filter(m), text.filter(m)
+        pieces.append(_read_line_format(ext, hit, df["pid"].gather(at), fmt).insert_column(0, at.alias("_i")))
     if len(rest):
         fallback = kind if kind in ("kernel", "nccl") else "plain"
         # a journald line says who wrote it: the kernel's lines are kernel events in any file, others are not
@@ -367,14 +356,32 @@ def _apply_lines(df: pl.DataFrame, formats: tuple[Format, ...], kind: str) -> pl
         source = (pl.when(ident == "kernel").then(pl.lit("kernel"))
                   .when(ident.is_not_null() & pl.lit(kind == "kernel")).then(pl.lit("plain"))
                   .otherwise(pl.lit(fallback)))
-        pieces.append({"_i": rest, "source": df.select(source.alias("source")).to_series().gather(rest)})
+        pieces.append(pl.DataFrame({"_i": rest, "source": df.select(source.alias("source")).to_series().gather(rest)}))
     # a column a format does not read keeps the row's value from the layers before
-    names = list(dict.fromkeys(k for cols in pieces for k in cols))
-    read = pl.concat([pl.DataFrame({k: cols[k] if k in cols else df[k].gather(cols["_i"]) for k in names})
-                      for cols in pieces])
+    names = list(dict.fromkeys(k for piece in pieces for k in piece.columns))
+    read = pl.concat([pl.DataFrame({k: piece[k] if k in piece.columns else df[k].gather(piece["_i"]) for k in names})
+                      for piece in pieces])
     if len(pieces) > 1:
         read = read.sort("_i")
-    return df.with_columns(read.drop("_i"))
+    return df.with_columns(read[k] for k in names if k != "_i")
+
+
+def _read_line_format(ext: pl.DataFrame, hit: pl.Series, pid_before: pl.Series, fmt: Format) -> pl.DataFrame:
+    """What a line format reads from the rows it matched (`ext`: its groups; `hit`: their text), in one
+    query: message, source, time, level, location, host, pid (else the one a prefix gave), thread, device."""
+    g = _groups(fmt)
+    dt, kind_e, up = _time_exprs(g)
+    c = pl.col
+    message = c("msg") if "msg" in g else c("_text").str.slice(c("_m").str.len_chars())
+    read = [message.alias("text"), pl.lit(fmt.source, pl.String).alias("source"), dt.alias("lt"),
+            kind_e.alias("lt_kind"), (up if up is not None else pl.lit(None, pl.Float64)).alias("uptime")]
+    if "level" in g:
+        read.append(_level(c("level"), fmt).alias("level"))
+    read += [c(name) for name in ("loc", "host") if name in g]
+    read += [c(name).cast(dtype, strict=False) for name, dtype in (("tid", pl.Int64), ("dev", pl.Int32)) if name in g]
+    if "pid" in g:
+        read.append(pl.coalesce(c("pid").cast(pl.Int64, strict=False), c("_pid_before")).alias("pid"))
+    return ext.with_columns(hit.alias("_text"), pid_before.alias("_pid_before")).select(read)
 
 
 def parse_batch(batch: pl.DataFrame, ctx: FileContext, formats: Formats) -> pl.DataFrame:
