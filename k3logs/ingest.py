@@ -176,24 +176,22 @@ def iter_rows(stream, ctx: FileContext, settings: Settings, keep: Keep | None, f
     the next ones are parsed there while this thread folds the current one. A traceback or continued
     record still open at the end of a chunk is held back and finished with the next one (the last chunk
     holds nothing back)."""
-    def parse(item: tuple[pl.DataFrame | LineChunk, bool]) -> tuple[pl.DataFrame, int, int, bool]:
+    def parse(item: tuple[pl.DataFrame | LineChunk, bool]) -> tuple[pl.DataFrame, pl.DataFrame | None, bool]:
         chunk, last = item
         if isinstance(chunk, pl.DataFrame):
-            return parse_batch(chunk, ctx, formats), 0, 0, last
+            return parse_batch(chunk, ctx, formats), None, last
         batch = chunk.frame(1)  # split here, on the pool; numbered from 1 until its place is known
-        return parse_batch(batch, ctx, formats), batch.height, int(batch[TRUNCATED].sum()), last
+        return parse_batch(batch, ctx, formats), batch.select(TRUNCATED), last
 
     chunks = _with_last(_chunks(stream, settings, keep, stats, pool))
     parsed = _ahead(pool, parse, chunks, settings.jobs) if pool is not None else map(parse, chunks)
     pending: pl.DataFrame | None = None
     before = 0  # lines of the LineChunks already parsed
-    for rows, lines, truncated, last in parsed:
-        if lines:
-            if before:
-                rows = rows.with_columns(pl.col(c) + before for c in (LINE, "_line_end") if c in rows.columns)
-            before += lines
-            stats.lines += lines
-            stats.truncated += truncated
+    for rows, split, last in parsed:
+        if split is not None:
+            rows = _after(rows, before)
+            before += split.height
+            stats.count(split)
         if pending is not None:
             rows = pl.concat([pending, rows], how="diagonal_relaxed")
         cut = rows.height if last else _open_tail(rows)
@@ -231,11 +229,9 @@ def _chunks(stream, settings: Settings, keep: Keep | None, stats: LineStats, poo
     gathered: list[pl.DataFrame] = []
     size, before = 0, 0
     for batch, hit_idx in (_ahead(pool, scan, cut, settings.jobs) if pool is not None else map(scan, cut)):
-        if before:
-            batch = batch.with_columns(pl.col(LINE) + before)
+        batch = _after(batch, before)
         before += batch.height
-        stats.lines += batch.height
-        stats.truncated += int(batch[TRUNCATED].sum())
+        stats.count(batch)
         # filtered strings still point into the batch's buffers: copy the few kept ones out, so that memory
         # stays bounded by one batch
         batch = pl.from_arrow(batch[_keep_rows(batch, keep, state, hit_idx)].to_arrow())
@@ -248,6 +244,11 @@ def _chunks(stream, settings: Settings, keep: Keep | None, stats: LineStats, poo
             gathered, size = [], 0
     if gathered:
         yield pl.concat(gathered)
+
+
+def _after(rows: pl.DataFrame, before: int) -> pl.DataFrame:
+    """Rows of a chunk split before its place was known (lines numbered from 1), placed after `before` lines."""
+    return rows.with_columns(pl.col(c) + before for c in (LINE, "_line_end") if c in rows.columns) if before else rows
 
 
 def _ahead(pool: Executor, fn, items: Iterator, depth: int) -> Iterator:

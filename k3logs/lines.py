@@ -24,6 +24,11 @@ class LineStats:
     truncated: int = 0
     undecodable: int = 0
 
+    def count(self, batch: pl.DataFrame) -> None:
+        """Count the lines of a split batch (line, raw, truncated) and those that were cut."""
+        self.lines += batch.height
+        self.truncated += int(batch[TRUNCATED].sum())
+
 
 def _utf16_reader(stream: BinaryIO, encoding: str) -> BinaryIO:
     """Re-encode a UTF-16 stream as UTF-8 on the fly (newlines keep their count)."""
@@ -105,8 +110,7 @@ def iter_line_batches(stream: BinaryIO, batch_bytes: int, max_line: int, stats: 
         batch = chunk.frame(next_line)
         next_line += batch.height
         if stats is not None:
-            stats.lines += batch.height
-            stats.truncated += int(batch[TRUNCATED].sum())
+            stats.count(batch)
         yield batch
 
 
