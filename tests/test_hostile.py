@@ -19,6 +19,7 @@ import codecs
 import io
 import json
 import os
+import signal
 import socket
 import stat
 import subprocess
@@ -200,31 +201,47 @@ class Proc:
     max_rss_mib: float
 
 
+# Runs a command and writes its peak RSS (KiB) to the file named first. A process's peak starts at its
+# parent's peak (Linux keeps the high-water mark across fork and exec), and the test runner's own can be large:
+# so k3logs is started by this small launcher, whose peak is small, and measured there.
+LAUNCH = """import os, subprocess, sys
+p = subprocess.Popen(sys.argv[2:], stdin=subprocess.DEVNULL)
+_, wstatus, usage = os.wait4(p.pid, 0)
+open(sys.argv[1], "w").write(str(usage.ru_maxrss))
+code = os.waitstatus_to_exitcode(wstatus)
+if code < 0:  # killed by a signal: so is the launcher, as if it were the command
+    os.kill(os.getpid(), -code)
+sys.exit(code)
+"""
+
+
 def run_k3logs(*args, timeout: float = 120, cwd: Path | None = None) -> Proc:
-    """The installed entry point in a child process: its exit status, output, wall time and peak RSS (from
-    wait4, so of that child alone). Killed, and the test failed, past `timeout`: a hang is a failure."""
+    """The installed entry point in a child process: its exit status, output, wall time and peak RSS (of that
+    process alone, see LAUNCH). Killed with its launcher, and the test failed, past `timeout`: a hang is a
+    failure."""
     cmd = [str(K3LOGS)] if K3LOGS.exists() else [sys.executable, "-m", "k3logs"]
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            tempfile.NamedTemporaryFile("r") as peak:
         t0 = time.monotonic()
-        p = subprocess.Popen([*cmd, *map(str, args)], stdout=out, stderr=err, stdin=subprocess.DEVNULL, cwd=cwd)
+        p = subprocess.Popen([sys.executable, "-c", LAUNCH, peak.name, *cmd, *map(str, args)], stdout=out,
+                             stderr=err, stdin=subprocess.DEVNULL, cwd=cwd, start_new_session=True)
         killed = threading.Event()
 
         def kill():
             killed.set()
-            p.kill()
+            os.killpg(p.pid, signal.SIGKILL)
 
         timer = threading.Timer(timeout, kill)
         timer.start()
         try:
-            _, wstatus, usage = os.wait4(p.pid, 0)
+            p.wait()
         finally:
             timer.cancel()
-        p.returncode = os.waitstatus_to_exitcode(wstatus)
         seconds = time.monotonic() - t0
         out.seek(0)
         err.seek(0)
         proc = Proc(p.returncode, out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace"),
-                    seconds, usage.ru_maxrss / 1024)
+                    seconds, int(peak.read() or 0) / 1024)
     assert not killed.is_set(), f"k3logs {' '.join(map(str, args))} did not finish in {timeout} s"
     no_traceback(proc.stdout, proc.stderr)
     return proc
