@@ -86,14 +86,15 @@ def _time_exprs(groups: set[str]) -> tuple[pl.Expr, pl.Expr, pl.Expr | None]:
         dt = pl.concat_str([pl.lit(PLACEHOLDER_YEAR + "-"), md.str.slice(0, 2), pl.lit("-"), md.str.slice(2, 2),
                             pl.lit(" "), hms]).str.to_datetime("%Y-%m-%d %H:%M:%S%.f", time_unit="us", strict=False)
         return dt, pl.when(dt.is_not_null()).then(pl.lit("yearless")), None
-    if "t_ctime" in groups:
-        parts = c("t_ctime").str.replace_all(r"\s+", " ").str.split(" ")
-        dt = pl.concat_str([parts.list.get(4, null_on_oob=True), pl.lit("-"),
-                            parts.list.get(1, null_on_oob=True).replace(MONTHS), pl.lit("-"),
-                            parts.list.get(2, null_on_oob=True).str.zfill(2), pl.lit(" "),
-                            parts.list.get(3, null_on_oob=True)]).str.to_datetime(
-            "%Y-%m-%d %H:%M:%S", time_unit="us", strict=False)
-        return dt, pl.when(dt.is_not_null()).then(pl.lit("local")), None
+    for name, kind in (("t_ctime", "local"), ("t_date", "utc")):
+        if name in groups:  # 'Mon Aug 11 07:35:59 2026' (dmesg -T); `date`'s 'Wed Apr  8 09:14:02 UTC 2026'
+            parts = c(name).str.replace_all(r"\s+", " ").str.split(" ")
+            dt = pl.concat_str([parts.list.get(-1, null_on_oob=True), pl.lit("-"),
+                                parts.list.get(1, null_on_oob=True).replace(MONTHS), pl.lit("-"),
+                                parts.list.get(2, null_on_oob=True).str.zfill(2), pl.lit(" "),
+                                parts.list.get(3, null_on_oob=True)]).str.to_datetime(
+                "%Y-%m-%d %H:%M:%S", time_unit="us", strict=False)
+            return dt, pl.when(dt.is_not_null()).then(pl.lit(kind)), None
     if "t_syslog" in groups:
         parts = c("t_syslog").str.replace_all(r"\s+", " ").str.split(" ")
         dt = pl.concat_str([pl.lit(PLACEHOLDER_YEAR + "-"), parts.list.get(0, null_on_oob=True).replace(MONTHS),

@@ -86,11 +86,8 @@ def test_case_verdict_matches_the_truth(case):
 # ------------------------------------------------------------------------------------------
 # attribution spot checks
 # ------------------------------------------------------------------------------------------
-KNOWN_BUGS: dict[tuple[str, str, int], str] = {
-    ("c103-empty-cuda-visible-devices-slurm", "logs/qwen3-serve-48213.out", 1):
-        "parse/clock: the `date` output inside the Slurm banner 'Job 48213 started on cn-gpu-031 at Wed Apr  8 "
-        "09:14:02 UTC 2026' is not read as the line's time (ts null, ts_quality 'none')",
-}
+# spot checks that state a bug not fixed yet: (case, file, line) -> what is wrong (an xfail, strict: a fix shows)
+KNOWN_BUGS: dict[tuple[str, str, int], str] = {}
 
 
 def spot_checks() -> list:

@@ -374,6 +374,22 @@ def test_ray_uvicorn_and_python_logging_lines():
     assert row(df, 5)["lt"] == dt("2026-03-08 16:44:29.692")
 
 
+def test_date_output_ending_a_line_is_its_time_only_after_at_and_in_utc():
+    df = parse_lines(["Job 48213 started on cn-gpu-031 at Wed Apr  8 09:14:02 UTC 2026",
+                      "collection finished at Thu Nov 26 23:59:59 GMT 2026",
+                      "Job 48214 started on cn-gpu-031 at Wed Apr  8 09:14:02 CST 2026",
+                      "NVRM version: NVIDIA UNIX Open Kernel Module  580.95.05  Release Build  (dvs-builder@U22)  "
+                      "Thu Sep 11 19:40:27 UTC 2025",
+                      "Linux h1 6.8.0-60-generic #63-Ubuntu SMP Tue Apr 15 19:04:15 UTC 2025 x86_64 GNU/Linux",
+                      "INFO 04-08 09:14:11 [core.py:1] started at Wed Apr  8 09:14:02 UTC 2026"], kind="log")
+    assert df["lt"].to_list()[:2] == [dt("2026-04-08 09:14:02"), dt("2026-11-26 23:59:59")]
+    assert df["lt_kind"].to_list() == ["utc", "utc", None, None, None, "yearless"]
+    assert row(df, 1)["text"] == "Job 48213 started on cn-gpu-031 at Wed Apr  8 09:14:02 UTC 2026"
+    # an ambiguous zone, and build dates: no time rather than a wrong one
+    assert df["source"].to_list()[2:5] == ["plain", "plain", "plain"]
+    assert row(df, 6)["source"] == "vllm"  # a line's own format wins over a date in its message
+
+
 def test_unmatched_lines_are_plain_except_in_kernel_and_nccl_files():
     assert row(parse_lines(["just some text"], kind="vllm"), 1)["source"] == "plain"
     assert row(parse_lines(["               NVRM: continuation"], kind="kernel"), 1)["source"] == "kernel"
