@@ -33,6 +33,7 @@ TB_HEAD = r"Traceback \(most recent call last\)|Fatal Python error: |^Process [\
 TB_BODY = (r'File "|^\s|\]\s{2,}\S|Traceback|During handling|The above exception|Error|Exception|Exit|Interrupt'
            r"|Fatal|Thread 0x|Current thread|\^\^|~~|^\S*$")
 EARLY_TIME = r"^.{0,80}?\d\d:\d\d:\d\d"  # a time of day near the start of a line
+TEXT_KINDS = ("log", "k8s_events")  # small files of these kinds are also read whole as text, for facts
 TB_WINDOW = 400  # lines kept after a traceback header (its frames and exception)
 PARSE_ROWS = 200_000  # kept lines parsed together
 
@@ -157,8 +158,9 @@ def open_member(member: Member, settings: Settings, formats: Formats, out: Inges
     if not sn.parsed_as_log:
         info.bytes = hole + _drain(stream)  # the stream replays the head
         return info, None, None
-    if sn.is_dump or (sn.kind == "log" and (member.size or 0) <= settings.limits.max_dump_bytes):
-        # dumps are read whole for facts; so is free text (notes, shell transcripts) that names hosts
+    if sn.is_dump or (sn.kind in TEXT_KINDS and (member.size or 0) <= settings.limits.max_dump_bytes):
+        # dumps are read whole for facts; so are free text (notes, shell transcripts) and Kubernetes events,
+        # which name hosts ('Successfully assigned ns/pod to node')
         text, cut = _read_dump(stream, settings.limits.max_dump_bytes)
         info.cut_at = settings.limits.max_dump_bytes if cut else 0
         if settings.redact:  # a secret whose value is on the next line is only seen here, in the whole text

@@ -21,7 +21,10 @@ VLLM_PROC = re.compile(r"^\((?:APIServer|ApiServer_\d+|EngineCore\w*|Worker\w*|V
 VLLM_TEXT = re.compile(r"Automatically detected platform|vLLM API server version|Initializing a V[01] LLM engine"
                        r"|Starting to load model|Avg prompt throughput|Application startup complete|EngineCore")
 TORCHELASTIC = re.compile(r"ChildFailedError|^Root Cause \(first observed failure\)|torch\.distributed\.(?:run|elastic)")
-K8S_EVENTS = re.compile(r"^LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+MESSAGE|^\S+\s+(?:Normal|Warning)\s+\w+\s+\S+/\S+\s")
+# `kubectl get events`: its header, and its rows (age or time, type, reason, object), as printed or in custom
+# columns (-o custom-columns=FIRST:...,LAST:...,TYPE:...): there the first time is peeled as a wrapper first
+K8S_EVENTS = re.compile(r"^(?:LAST SEEN|FIRST|LAST)\s+(?:LAST\s+)?TYPE\s+REASON\s+OBJECT\b"
+                        r"|^\s*(?:\S+\s+)?(?:Normal|Warning)\s+[A-Z][A-Za-z]+\s+\S+\s")
 CAPTURE_LINE = re.compile(r'^\s*\{.*?"(?:messages|choices)\\?"\s*:')  # also in a body kept as a JSON string
 RAY_MARK = re.compile(r"^\((?:raylet|gcs_server|autoscaler)|\[repeated \d+x across cluster\]| -- ")
 LINE_KIND = {"vllm": "vllm", "uvicorn": "vllm", "nccl": "nccl", "nccl_version": "nccl", "torch_c10": "torch",

@@ -99,6 +99,21 @@ SAMPLES = {
         "2m          Warning   FailedScheduling   pod/vllm-decode-0      0/4 nodes are available: 4 Insufficient gpu.",
         "5m          Normal    Scheduled          pod/vllm-prefill-0     Successfully assigned default/p to gpu-w-1"),
         "k8s_events", ()),
+    # `-o custom-columns` with the times first: the time column is peeled like any RFC 3339 stamp
+    "k8s_events_columns": (lines(
+        "FIRST                 LAST                  TYPE      REASON      OBJECT         SOURCE        MESSAGE",
+        "2026-10-27T09:40:58Z  2026-10-27T09:40:58Z  Normal    Scheduled   kimi-k3-0      <none>        Successfully "
+        "assigned k3/kimi-k3-0 to b200-k3-n05",
+        "2026-10-27T09:41:00Z  2026-10-27T09:41:00Z  Normal    Started     kimi-k3-0      b200-k3-n05   Started container",
+        "2026-10-27T09:41:41Z  2026-10-27T09:43:10Z  Warning   BackOff     kimi-k3-0-1    b200-k3-n06   Back-off "
+        "restarting failed container"),
+        "k8s_events", ("rfc3339",)),
+    "k8s_events_last_column": (lines(
+        "LAST                   TYPE      REASON              OBJECT                        MESSAGE",
+        "2026-07-21T13:01:12Z   Normal    Scheduled           kimi-k3-6d8f7c9b54-q2xlm      Successfully assigned",
+        "2026-07-21T13:02:37Z   Normal    Started             kimi-k3-6d8f7c9b54-q2xlm      Started container vllm",
+        "2026-07-21T13:04:51Z   Warning   Unhealthy           kimi-k3-6d8f7c9b54-q2xlm      Readiness probe failed"),
+        "k8s_events", ("rfc3339",)),
 }
 
 
@@ -156,6 +171,13 @@ def test_utf16_text_with_a_bom_is_text_not_binary():
 def test_a_few_vllm_lines_decide_against_many_library_lines():
     data, kind, _ = SAMPLES["vllm_mixed_with_nccl_info"]
     assert "also nccl" in sniff(data).reason
+
+
+@pytest.mark.parametrize("name", ["k8s_events", "k8s_events_columns", "k8s_events_last_column"])
+def test_every_line_of_kubectl_events_is_recognised(name):
+    data, _, _ = SAMPLES[name]
+    n = len(data.splitlines())
+    assert sniff(data).reason.endswith(f"k8s_events lines {n}/{n}")
 
 
 def test_only_the_head_is_needed():
