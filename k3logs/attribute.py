@@ -42,6 +42,7 @@ KERNEL_TASK = (r"\[(\d+)\]: (?:segfault|trap|general protection)",
 KERNEL_TASK_WORDS = r"segfault|trap|general protection|process|oom-kill"  # in every line KERNEL_TASK reads
 PCI_WORDS = r"NVRM|nvidia|NVIDIA|AER|mlx5_core"  # a kernel line about a GPU's or its rail's PCI device
 NODE_FILE_NAME = re.compile(r"rank[-_]?(\d+)", re.I)
+MAX_WRAPPING_FOLDERS = 3  # folders that only wrap the rest (incident-42/bundle/...) looked into for node folders
 NOT_NODE_DIRS = {"pods", "pod", "containers", "container", "logs", "log", "nccl", "metrics", "model", "models",
                  "kernel", "dmesg", "config", "configs", "k8s", "kubernetes", "events", "env", "ray", "vllm",
                  "node", "nodes", "bundle", "var", "tmp", "proc", "sys", "etc", "requests", "captures"}
@@ -91,33 +92,50 @@ class Attribution:
     pp_size: int | None = None
 
 
-def _top_dir(path: str) -> str | None:
-    return path.split("/", 1)[0] if "/" in path else None
+def _folder_in(path: str, base: str) -> str | None:
+    """The folder directly under `base` ('' = the bundle root) that holds `path`, as a path (None: none)."""
+    prefix = base + "/" if base else ""
+    if not path.startswith(prefix):
+        return None
+    head, sep, _ = path[len(prefix):].partition("/")
+    return prefix + head if sep else None
 
 
-def _node_folders(files: list[str], file_hosts: dict[str, str], known_hosts: set[str]) -> dict[str, str]:
-    """Which top-level folders are per-node folders, and the node each stands for."""
-    dirs = sorted({d for f in files if (d := _top_dir(f))})
+def folder_node_of(path: str, folder_node: dict[str, str]) -> str | None:
+    """The node of the per-node folder that holds `path`, if any (folders are keyed by their path)."""
+    return next((n for d, n in folder_node.items() if path.startswith(d + "/")), None)
+
+
+def _node_folders(files: list[str], file_hosts: dict[str, str], known_hosts: set[str], base: str = "",
+                  depth: int = 0) -> dict[str, str]:
+    """Which folders directly under `base` (the bundle root first) are per-node folders, and the node each
+    stands for. When none is and the bundle's folders are all in one (an archive of 'incident-42/node-a/...'),
+    the folders inside that one are tried, a few levels down."""
+    dirs = sorted({d for f in files if (d := _folder_in(f, base))})
+    name = {d: d.rsplit("/", 1)[-1] for d in dirs}
     out: dict[str, str] = {}
     for d in dirs:
-        hosts = Counter(h for f, h in file_hosts.items() if _top_dir(f) == d)
+        hosts = Counter(h for f, h in file_hosts.items() if _folder_in(f, base) == d)
         if len(hosts) == 1:
             out[d] = next(iter(hosts))
             continue
-        match = [h for h in known_hosts if h == d or (len(h) >= 4 and (h in d or d in h))]
+        match = [h for h in known_hosts if h == name[d] or (len(h) >= 4 and (h in name[d] or name[d] in h))]
         if len(match) == 1:
             out[d] = match[0]
     # one folder left and one host the bundle names left: that folder is that host
-    left = [d for d in dirs if d not in out and d.lower() not in NOT_NODE_DIRS]
+    left = [d for d in dirs if d not in out and name[d].lower() not in NOT_NODE_DIRS]
     unplaced = known_hosts - set(out.values())
     if out and len(left) == 1 and len(unplaced) == 1:
         out[left[0]] = next(iter(unplaced))
     # the other folders are nodes only when they look like siblings (node-a, node-b), not like a layout
     # (var-lib-docker, host)
-    candidates = [d for d in dirs if d not in out and d.lower() not in NOT_NODE_DIRS]
-    if candidates and len(candidates) + len(out) >= 2 and len(os.path.commonprefix([*candidates, *out])) >= 3:
+    candidates = [d for d in dirs if d not in out and name[d].lower() not in NOT_NODE_DIRS]
+    if candidates and len(candidates) + len(out) >= 2 and \
+            len(os.path.commonprefix([name[d] for d in [*candidates, *out]])) >= 3:
         for d in candidates:
-            out[d] = d
+            out[d] = name[d]
+    if not out and len(dirs) == 1 and depth < MAX_WRAPPING_FOLDERS:
+        return _node_folders(files, file_hosts, known_hosts, dirs[0], depth + 1)
     return out
 
 
@@ -187,8 +205,7 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
     a.folder_node = _node_folders(files, file_hosts, known_hosts)
     pods = sorted(hints.pod_node, key=len, reverse=True)  # the longest name first: kimi-k3-0-1, then kimi-k3-0
     for f in files:
-        d = _top_dir(f)
-        a.file_node[f] = (a.folder_node.get(d) if d else None) or file_hosts.get(f)
+        a.file_node[f] = folder_node_of(f, a.folder_node) or file_hosts.get(f)
         if not a.file_node[f]:   # 'kubectl-logs-POD-c-CONTAINER.txt': the node a pod listing places POD on
             pod = next((p for p in pods if re.search(rf"(?<![A-Za-z0-9]){re.escape(p)}(?![A-Za-z0-9])", f)), None)
             a.file_node[f] = short_host(hints.pod_node[pod]) if pod else None

@@ -50,6 +50,24 @@ def test_node_from_per_node_folder(tmp_path):
     assert event_at(a.events, "node-b/vllm.log", 1)["node"] == "node-b"
 
 
+def test_node_folders_inside_the_one_folder_that_wraps_the_bundle(tmp_path):
+    # an archive of 'incident-42/...': the per-node folders are one level down, beside shared files
+    a = analyze_files(tmp_path, {"incident-42/node-a/vllm.log": text_of(PLATFORM),
+                                 "incident-42/node-b/vllm.log": text_of(PLATFORM),
+                                 "incident-42/env.txt": "HOSTNAME=launcher\n"})
+    assert event_at(a.events, "incident-42/node-a/vllm.log", 1)["node"] == "node-a"
+    assert event_at(a.events, "incident-42/node-b/vllm.log", 1)["node"] == "node-b"
+    assert a.attribution.folder_node == {"incident-42/node-a": "node-a", "incident-42/node-b": "node-b"}
+
+
+def test_a_folder_of_one_node_is_not_looked_into(tmp_path):
+    a = analyze_files(tmp_path, {"gpu-x07/logs/vllm.log": text_of(
+        "gpu-x07:123:456 [0] NCCL INFO NCCL version 2.21.5+cuda12.4", PLATFORM), "gpu-x07/dmesg.txt": text_of(
+        "[ 5000.100000] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  580.95.05")})
+    assert a.attribution.folder_node == {"gpu-x07": "gpu-x07"}
+    assert event_at(a.events, "gpu-x07/dmesg.txt", 1)["node"] == "gpu-x07"
+
+
 def test_folders_that_are_a_layout_not_siblings_are_not_nodes(tmp_path):
     a = analyze_files(tmp_path, {"var-lib-docker/c1-json.log": text_of(PLATFORM), "host/dmesg.txt": text_of(
         "[ 5000.100000] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  580.95.05")})
