@@ -106,21 +106,28 @@ def folder_node_of(path: str, folder_node: dict[str, str]) -> str | None:
     return next((n for d, n in folder_node.items() if path.startswith(d + "/")), None)
 
 
+def _hosts_named(folder: str, known_hosts: set[str]) -> list[str]:
+    """The known hosts a folder's name stands for (node-gpu-r5-07 for gpu-r5-07)."""
+    return [h for h in known_hosts if h == folder or (len(h) >= 4 and (h in folder or folder in h))]
+
+
 def _node_folders(files: list[str], file_hosts: dict[str, str], known_hosts: set[str], base: str = "",
                   depth: int = 0) -> dict[str, str]:
     """Which folders directly under `base` (the bundle root first) are per-node folders, and the node each
-    stands for. When none is and the bundle's folders are all in one (an archive of 'incident-42/node-a/...'),
-    the folders inside that one are tried, a few levels down."""
+    stands for. A bundle whose folders are all in one that names no host (a ticket's 'incident-42/node-a/...')
+    has them inside that one: those are tried first, a few levels down."""
     dirs = sorted({d for f in files if (d := _folder_in(f, base))})
     name = {d: d.rsplit("/", 1)[-1] for d in dirs}
+    if len(dirs) == 1 and depth < MAX_WRAPPING_FOLDERS and not _hosts_named(name[dirs[0]], known_hosts):
+        if inner := _node_folders(files, file_hosts, known_hosts, dirs[0], depth + 1):
+            return inner
     out: dict[str, str] = {}
     for d in dirs:
         hosts = Counter(h for f, h in file_hosts.items() if _folder_in(f, base) == d)
         if len(hosts) == 1:
             out[d] = next(iter(hosts))
             continue
-        match = [h for h in known_hosts if h == name[d] or (len(h) >= 4 and (h in name[d] or name[d] in h))]
-        if len(match) == 1:
+        if len(match := _hosts_named(name[d], known_hosts)) == 1:
             out[d] = match[0]
     # one folder left and one host the bundle names left: that folder is that host
     left = [d for d in dirs if d not in out and name[d].lower() not in NOT_NODE_DIRS]
@@ -134,8 +141,6 @@ def _node_folders(files: list[str], file_hosts: dict[str, str], known_hosts: set
             len(os.path.commonprefix([name[d] for d in [*candidates, *out]])) >= 3:
         for d in candidates:
             out[d] = name[d]
-    if not out and len(dirs) == 1 and depth < MAX_WRAPPING_FOLDERS:
-        return _node_folders(files, file_hosts, known_hosts, dirs[0], depth + 1)
     return out
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import io
 import json
+import shutil
 from contextlib import redirect_stderr, redirect_stdout
 from datetime import datetime, timedelta
 from functools import lru_cache
@@ -161,6 +162,23 @@ def test_the_event_table_attributes_and_times_each_line_as_the_analysis_does(cas
     for col in cols:
         differ = both.filter(pl.col(col).ne_missing(pl.col(f"{col}_events")))
         assert differ.is_empty(), f"{col} differs:\n{differ.head(5)}"
+
+
+MULTI_NODE_FOLDER_CASES = [c for c in CASES if sum(1 for p in (CORPORA / c / "bundle").iterdir() if p.is_dir()) >= 2]
+
+
+@pytest.mark.parametrize("case", MULTI_NODE_FOLDER_CASES)
+def test_a_bundle_inside_one_folder_reports_the_same(case, tmp_path):
+    # a bundle copied into a ticket's folder beside a note: the per-node folders are a level down, and
+    # only the paths change
+    shutil.copytree(CORPORA / case / "bundle", tmp_path / "incident-42")
+    (tmp_path / "ticket.txt").write_text("support bundle attached to ticket 42\n", encoding="utf-8")
+    want, got = report_of(case), api.report_of(run(tmp_path, catalogue=CAT), str(tmp_path), Settings(redact=False))
+    assert got.root_cause.category == want.root_cause.category
+    where = lambda fc, prefix="": (prefix + fc.file, fc.line) if fc else None  # noqa: E731
+    assert where(got.first_causal) == where(want.first_causal, "incident-42/")
+    assert (got.origin.node, got.origin.rank, got.phase) == (want.origin.node, want.origin.rank, want.phase)
+    assert {n.node for n in got.nodes} == {n.node for n in want.nodes}
 
 
 # ------------------------------------------------------------------------------------------
