@@ -22,7 +22,7 @@ from . import redact
 from .discover import Bundle, Member, Prepend, peek
 from .fold import fold_continuations, fold_tracebacks
 from .formats import Formats, builtin_formats
-from .lines import LineChunk, LineStats, iter_line_batches, iter_line_chunks, open_text
+from .lines import LineChunk, LineStats, crlf_line_ends, iter_line_batches, iter_line_chunks, open_text
 from .parse import FileContext, parse_batch
 from .schema import LINE, TRUNCATED
 from .settings import Settings
@@ -153,6 +153,8 @@ def open_member(member: Member, settings: Settings, formats: Formats, out: Inges
     sn: Sniffed = sniff(head, member.size, formats) if head or not hole else \
         Sniffed("binary", (), f"only NUL bytes ({hole})")
     reason = f"{sn.reason} (after a hole of {hole} NUL bytes)" if hole and head else sn.reason
+    if (crlf := sn.parsed_as_log and crlf_line_ends(head)):
+        reason += "; lines end in CRLF"
     info = FileInfo(member.path, sn.kind, reason, sn.wrappers, is_dump=sn.is_dump, hole=hole)
     out.files.append(info)
     if not sn.parsed_as_log:
@@ -162,13 +164,15 @@ def open_member(member: Member, settings: Settings, formats: Formats, out: Inges
         # dumps are read whole for facts; so are free text (notes, shell transcripts) and Kubernetes events,
         # which name hosts ('Successfully assigned ns/pod to node')
         text, cut = _read_dump(stream, settings.limits.max_dump_bytes)
+        if crlf:  # (as many lines: only the '\r' goes)
+            text = text.replace("\r\n", "\n")
         info.cut_at = settings.limits.max_dump_bytes if cut else 0
         if settings.redact:  # a secret whose value is on the next line is only seen here, in the whole text
             text = redact.block(text)
         out.dumps.append((member.path, sn.kind if sn.is_dump else "text", text))
         stream = io.BytesIO(text.encode("utf-8"))
         head = text[:16].encode()
-    return info, open_text(stream, head), FileContext(member.path, sn.kind, sn.wrappers)
+    return info, open_text(stream, head), FileContext(member.path, sn.kind, sn.wrappers, crlf)
 
 
 def iter_rows(stream, ctx: FileContext, settings: Settings, keep: Keep | None, formats: Formats,

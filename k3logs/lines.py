@@ -45,6 +45,13 @@ def _utf16_reader(stream: BinaryIO, encoding: str) -> BinaryIO:
     return Recoded()  # type: ignore[return-value]
 
 
+def crlf_line_ends(head: bytes) -> bool:
+    """Whether a file's lines end in '\\r\\n' (written or copied on Windows): every line end of its head, two
+    at least. (vLLM's own '\\r\\n' marks a continued record on a few lines only.)"""
+    ends = head.count(b"\n")
+    return ends >= 2 and head.count(b"\r\n") == ends
+
+
 def open_text(stream: BinaryIO, head: bytes) -> BinaryIO:
     """Wrap `stream` (whose first bytes are `head`) so that it yields UTF-8-ish bytes."""
     if head.startswith(codecs.BOM_UTF16_LE) or head.startswith(codecs.BOM_UTF16_BE):

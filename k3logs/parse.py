@@ -43,6 +43,7 @@ class FileContext:
     file: str                      # path inside the bundle
     kind: str                      # sniffed kind (schema.LOG_KINDS)
     wrappers: tuple[str, ...] = ()  # wrapper chain, outermost first
+    crlf: bool = False             # lines end in '\r\n': the '\r' is the line end, not vLLM's continuation mark
 
 
 def _groups(fmt: Format) -> set[str]:
@@ -390,7 +391,7 @@ def parse_batch(batch: pl.DataFrame, ctx: FileContext, formats: Formats) -> pl.D
     n = len(batch)
     df = batch.select(
         pl.col(LINE), pl.lit(0, pl.Int8).alias(SUB), pl.col(TRUNCATED), pl.lit(False).alias("cr_end"),
-        pl.col("raw").alias("text"),
+        (pl.col("raw").str.strip_suffix("\r") if ctx.crlf else pl.col("raw")).alias("text"),
         *[pl.lit(None, dtype).alias(c) for c, dtype in PARSED_SCHEMA.items()
           if c not in (LINE, SUB, TRUNCATED, "cr_end", "text")],
     ).with_columns(pl.lit("none").alias("wrapper"))

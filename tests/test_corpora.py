@@ -181,6 +181,21 @@ def test_a_bundle_inside_one_folder_reports_the_same(case, tmp_path):
     assert {n.node for n in got.nodes} == {n.node for n in want.nodes}
 
 
+@pytest.mark.parametrize("case", CASES)
+def test_a_bundle_with_crlf_line_ends_reports_the_same(case, tmp_path):
+    # every file copied through Windows (a '\\r' before each '\\n'; vLLM's own '\\r\\n' becomes '\\r\\r\\n')
+    for f in (CORPORA / case / "bundle").rglob("*"):
+        if f.is_file():
+            copy = tmp_path / f.relative_to(CORPORA / case / "bundle")
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            copy.write_bytes(f.read_bytes().replace(b"\n", b"\r\n"))
+    want, got = report_of(case), api.report_of(run(tmp_path, catalogue=CAT), str(tmp_path), Settings(redact=False))
+    key = lambda r: (r.root_cause.category, r.first_causal and (r.first_causal.file, r.first_causal.line),  # noqa: E731
+                     r.origin.node, r.origin.rank, r.phase, [(t.file, t.line, t.category) for t in r.timeline])
+    assert key(got) == key(want)
+    assert got.environment == want.environment
+
+
 # ------------------------------------------------------------------------------------------
 # coverage and the real-world sample
 # ------------------------------------------------------------------------------------------

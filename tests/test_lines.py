@@ -169,3 +169,11 @@ def test_utf8_bom_is_dropped_so_the_first_line_is_clean():
     raw = codecs.BOM_UTF8 + b"INFO 08-11 07:35:59 [core.py:1] first\nsecond\n"
     df = pl.concat(list(iter_line_batches(open_text(io.BytesIO(raw), raw[:64]), 1 << 20, 1 << 20)))
     assert df["raw"].to_list() == ["INFO 08-11 07:35:59 [core.py:1] first", "second"]
+
+
+def test_crlf_line_ends_are_every_line_end_of_the_head_not_a_few_continued_records():
+    from k3logs.lines import crlf_line_ends
+    assert crlf_line_ends(b"INFO a\r\nINFO b\r\nINFO c")
+    # vLLM ends the lines of a record it continues with '\r\n', the others with '\n'
+    assert not crlf_line_ends(b"INFO a\r\n  more of a\r\nINFO b\nINFO c\n")
+    assert not crlf_line_ends(b"one line\r\n") and not crlf_line_ends(b"")
