@@ -10,7 +10,7 @@ import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from k3logs.lines import LineStats, iter_line_batches, open_text
+from k3logs.lines import LineStats, crlf_line_ends, iter_line_batches, open_text
 
 
 def read_lines(data: bytes, batch_bytes: int = 1 << 20, max_line: int = 1 << 20,
@@ -172,7 +172,6 @@ def test_utf8_bom_is_dropped_so_the_first_line_is_clean():
 
 
 def test_crlf_line_ends_are_every_line_end_of_the_head_not_a_few_continued_records():
-    from k3logs.lines import crlf_line_ends
     assert crlf_line_ends(b"INFO a\r\nINFO b\r\nINFO c")
     # vLLM ends the lines of a record it continues with '\r\n', the others with '\n'
     assert not crlf_line_ends(b"INFO a\r\n  more of a\r\nINFO b\nINFO c\n")
