@@ -6,7 +6,6 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-import polars as pl
 
 from . import redact
 from .assemble import make_report
@@ -102,9 +101,7 @@ def write_events(path: str | Path, out: Path, fmt: str = "parquet", settings: Se
     n = 0
     try:
         with EventWriter(out, fmt) as writer:
-            for batch in stream_events(path, settings, catalogue):
-                if settings.redact:  # messages are redacted already; file and node names come from the bundle
-                    batch = batch.with_columns(redact.expr(pl.col("file")), redact.expr(pl.col("node")))
+            for batch in stream_events(path, settings, catalogue):  # secrets redacted unless --no-redact
                 writer.write(batch)
                 n += batch.height
     except BaseException:  # no half-written (or empty, for a missing bundle) file is left behind

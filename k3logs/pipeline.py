@@ -145,9 +145,10 @@ def ensure_columns(ev: pl.DataFrame) -> pl.DataFrame:
 
 
 def to_event_table(ev: pl.DataFrame, redact_secrets: bool = True) -> pl.DataFrame:
-    """The public event schema (schema.EVENT_SCHEMA) from the internal columns; secrets redacted."""
+    """The public event schema (schema.EVENT_SCHEMA) from the internal columns; secrets redacted (file and
+    node names come from the bundle too)."""
     if redact_secrets:
-        ev = ev.with_columns(redact.series(ev["text"]))
+        ev = ev.with_columns(redact.series(ev["text"]), redact.distinct(ev["file"]), redact.distinct(ev["node"]))
         if ev["exc_messages"].null_count() < ev.height:  # (only folded tracebacks have them)
             ev = ev.with_columns(pl.col("exc_messages").list.eval(redact.expr(pl.element())))
     return ev.select(

@@ -105,6 +105,14 @@ def series(s: pl.Series) -> pl.Series:
     return s.clone().scatter(hits, fixed)
 
 
+def distinct(s: pl.Series) -> pl.Series:
+    """`series` for a column of few distinct values (file and node names): each value is redacted once,
+    not once per row."""
+    values = s.unique()
+    fixed = series(values)
+    return s if fixed.equals(values) else s.replace(values, fixed)
+
+
 def obj(value):
     """A copy of a report (dataclasses, dicts, lists) with every string redacted."""
     if isinstance(value, str):

@@ -101,6 +101,17 @@ def test_events_export_is_redacted(secret_bundle, tmp_path, fmt):
     assert "[redacted]" in data
 
 
+def test_events_export_redacts_file_names_too(tmp_path):
+    token = "hf_" + "Ab1" * 12
+    d = tmp_path / "bundle"
+    d.mkdir()
+    (d / f"vllm-{token}.log").write_text("INFO 08-11 07:35:59 [core.py:1] started\n")
+    out = tmp_path / "events.jsonl"
+    res = CliRunner().invoke(cli, ["events", str(d), "-o", str(out)], catch_exceptions=False)
+    assert res.exit_code == 0
+    assert token not in out.read_text() and "vllm-[redacted].log" in out.read_text()
+
+
 def test_report_object_is_redacted_everywhere(secret_bundle):
     from k3logs.api import analyze
     text = json.dumps(analyze(secret_bundle).to_dict())
