@@ -143,6 +143,7 @@ _PIP_LIST_HEADER = re.compile(r"^Package\s+Version(?:\s+.*)?$")
 _ENV_LINE = re.compile(r"^\s*(?:export\s+|declare\s+-x\s+|set\s+)?[A-Za-z_][A-Za-z0-9_]*=")
 _NOTE_LINE = re.compile(r"^[A-Za-z][\w .()/-]{0,60}:\s+\S")
 _ENV_NAME_LINE = re.compile(r"^\s*(?:export\s+|declare\s+-x\s+)?[A-Z][A-Z0-9]*_[A-Z0-9_]*=")
+_SCRIPT = re.compile(r"^#!\s*/\S*(?:bin/(?:env\s+)?(?:ba|z|da|k)?sh)\b")  # a shell script (sbatch scripts too)
 LAUNCH_RE = re.compile(
     r"(?:^|[\s/;&|(\"'=])(?:vllm\s+serve\b|python[\d.]*\s+(?:-\S+\s+)*-m\s+vllm\.entrypoints|"
     r"(?:docker|podman|nerdctl)\s+(?:container\s+)?run\b|torchrun\b|ray\s+start\b|"
@@ -315,6 +316,8 @@ def _detect(lines: list[str], text: str) -> tuple[str, str] | None:
     launches = [t for t in logical if is_launch_line(t)]
     if launches and len(logical) <= SMALL_FILE_LINES and len(launches) * 2 >= len(logical):
         return "launch_cmd", "command line (" + LAUNCH_RE.search(launches[0]).group(0).strip()[:30] + " ...)"
+    if launches and _SCRIPT.match(body[0]):  # its setup lines (source, module load, export, cd) around the launch
+        return "launch_cmd", "shell script running " + LAUNCH_RE.search(launches[0]).group(0).strip()[:30] + " ..."
     kv = sum(bool(_ENV_LINE.match(ln)) for ln in nc)
     named = sum(bool(_ENV_NAME_LINE.match(ln)) for ln in nc)
     # "gpu: 4 x L40S" lines of a hand-written note neither count for nor against an environment listing

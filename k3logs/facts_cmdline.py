@@ -221,7 +221,7 @@ def _emit_invocation(sink: Sink, inv: Invocation, text: str, lines: list[str], a
     sink.add("launch_command", text, base + a + 1)
     for name, value in inv.env:
         emit_env(sink, name, value, at(f"{name}="))
-    if inv.image:
+    if inv.image and "$" not in inv.image:  # (a variable the text does not assign: the image is unknown)
         sink.add("image", inv.image.split("@", 1)[0], at(inv.image))
         sink.add("image_digest", digest_of(inv.image), at(inv.image))
     d = inv.docker
@@ -264,12 +264,28 @@ def vllm_arg_facts(sink: Sink, opts: dict[str, object], pos: list[str], at) -> N
             sink.add("kv_transfer", "configured", at("--kv-transfer-config"))
 
 
+# a script's own plain assignment (IMG=vllm/vllm-openai:kimi-k3): a value with no expansion or command in it
+_PLAIN_ASSIGN = re.compile(r"""^(?:export\s+)?(?P<name>[A-Za-z_]\w*)=(?:"(?P<dq>[^"$`\\]*)"|'(?P<sq>[^']*)'|(?P<bare>[^\s"'$`;&|()<>]*))\s*$""")
+_VAR = re.compile(r"\$(?:\{(?P<braced>[A-Za-z_]\w*)\}|(?P<name>[A-Za-z_]\w*))")
+
+
+def _expanded(text: str, assigned: dict[str, str]) -> str:
+    """`$NAME` / `${NAME}` replaced by what the script assigned them (others left as written)."""
+    return _VAR.sub(lambda m: assigned.get(m["braced"] or m["name"], m[0]), text)
+
+
 def parse_launch(sink: Sink, lines: list[str], base: int) -> None:
-    """launch_cmd: every vLLM invocation in the text (or else the first ray/torchrun one)."""
+    """launch_cmd: every vLLM invocation in the text (or else the first ray/torchrun one). In a script,
+    the variables it assigned plainly before are expanded, as the shell would."""
     found: list[tuple[Invocation, str, int, int]] = []
+    assigned: dict[str, str] = {}
     for a, b, text in logical_lines(lines):
+        if m := _PLAIN_ASSIGN.match(text or ""):
+            assigned[m["name"]] = next(v for v in (m["dq"], m["sq"], m["bare"]) if v is not None)
+            continue
         if not text or text.startswith("#") or not LAUNCH_RE.search(" " + text):
             continue
+        text = _expanded(text, assigned)
         for inv in invocations(text):
             found.append((inv, text, a, b))
     main = [f for f in found if f[0].kind == "vllm" or f[0].image]

@@ -276,6 +276,18 @@ $ docker run -d --gpus all --shm-size=32g -e NCCL_IB_HCA=mlx5_0 -e HF_TOKEN=hf_s
     --model /models/llama --no-enable-prefix-caching -tp 4
 """
 
+LAUNCH_SCRIPT = """\
+#!/bin/bash
+#SBATCH --job-name=k3 --gres=gpu:8
+module load cuda/13.0
+source /opt/venvs/k3/bin/activate
+IMG=vllm/vllm-openai:kimi-k3
+export NCCL_SOCKET_IFNAME=bond0
+cd /scratch/k3
+srun docker run --rm --gpus all --ipc=host $IMG moonshotai/Kimi-K3 --tensor-parallel-size 8 \\
+    --enable-prefix-caching
+"""
+
 LAUNCH_PYTHON = "python3 -m vllm.entrypoints.openai.api_server --model Qwen/Qwen3-8B --port 8001 --enable-prefix-caching\n"
 LAUNCH_TORCHRUN = "torchrun --nproc-per-node 8 --nnodes 2 train.py --config cfg.yaml\n"
 LAUNCH_RAY = "ray start --head --node-ip-address 10.3.3.1 --port 6379\n"
@@ -602,6 +614,7 @@ DUMPS = [
     ("env-sections", S.ENV_SECTIONS, "env"),
     ("launch-vllm", S.LAUNCH_VLLM, "launch_cmd"),
     ("launch-docker", S.LAUNCH_DOCKER, "launch_cmd"),
+    ("launch-script", S.LAUNCH_SCRIPT, "launch_cmd"),
     ("launch-python", S.LAUNCH_PYTHON, "launch_cmd"),
     ("launch-torchrun", S.LAUNCH_TORCHRUN, "launch_cmd"),
     ("launch-ray", S.LAUNCH_RAY, "launch_cmd"),
@@ -661,6 +674,13 @@ def test_decides_by_content_with_a_prompt_and_a_comment_on_top():
     assert sniff_dump("# collected 2026-01-01\n$ nvidia-smi\n" + S.SMI_WIDE)[0] == "nvidia_smi"
     assert sniff_dump("\ufeff" + S.LSMOD_WITH)[0] == "lsmod"
     assert sniff_dump(S.SMI_WIDE.replace("\n", "\r\n"))[0] == "nvidia_smi"
+
+
+def test_a_shell_script_is_a_launch_command_only_when_it_launches():
+    assert sniff_dump(S.LAUNCH_SCRIPT)[1] == "shell script running docker run ..."
+    # the launch is one line among its setup lines; without it, a script is no launch command
+    assert sniff_dump("\n".join(ln for ln in S.LAUNCH_SCRIPT.splitlines() if "docker" not in ln and "--" not in ln)
+                      + "\necho done\n") is None
 
 
 def test_log_containing_a_table_late_is_still_a_log():

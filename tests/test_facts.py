@@ -239,6 +239,16 @@ def test_launch_docker_run_at_a_prompt():
     assert "hf_secret123" not in one(got, "launch_command")[0]
 
 
+def test_a_launch_script_expands_the_variables_it_assigns():
+    got = facts("launch_cmd", S.LAUNCH_SCRIPT)
+    assert one(got, "image") == ("vllm/vllm-openai:kimi-k3", 8)
+    assert one(got, "ipc_mode") == ("host", 8)
+    assert one(got, "tensor_parallel_size") == ("8", 8) and one(got, "prefix_caching") == ("true", 9)
+    # a variable the script does not assign: the image is unknown, not '$IMAGE'
+    unknown = facts("launch_cmd", S.LAUNCH_SCRIPT.replace("$IMG ", "$IMAGE "))
+    assert "image" not in [f.name for f in unknown] and one(unknown, "tensor_parallel_size")[0] == "8"
+
+
 @pytest.mark.parametrize("text,want", [
     (S.LAUNCH_PYTHON, {"model": "Qwen/Qwen3-8B", "prefix_caching": "true"}),
     (S.LAUNCH_CMDLINE, {"model": "moonshotai/Kimi-K3", "tensor_parallel_size": "8", "prefix_caching": "true"}),
