@@ -6,7 +6,6 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-
 from . import redact
 from .assemble import make_report
 from .catalogue import Catalogue, load_catalogue

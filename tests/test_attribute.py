@@ -51,7 +51,7 @@ def test_node_from_per_node_folder(tmp_path):
 
 
 def test_node_folders_inside_the_one_folder_that_wraps_the_bundle(tmp_path):
-    # an archive of 'incident-42/...': the per-node folders are one level down, beside shared files
+    # a ticket's folder 'incident-42/...': the per-node folders are one level down, beside shared files
     a = analyze_files(tmp_path, {"incident-42/node-a/vllm.log": text_of(PLATFORM),
                                  "incident-42/node-b/vllm.log": text_of(PLATFORM),
                                  "incident-42/env.txt": "HOSTNAME=launcher\n"})

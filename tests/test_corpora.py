@@ -183,7 +183,7 @@ def test_a_bundle_inside_one_folder_reports_the_same(case, tmp_path):
 
 @pytest.mark.parametrize("case", CASES)
 def test_a_bundle_with_crlf_line_ends_reports_the_same(case, tmp_path):
-    # every file copied through Windows (a '\\r' before each '\\n'; vLLM's own '\\r\\n' becomes '\\r\\r\\n')
+    # every file copied through Windows (a CR before each LF; vLLM's own CR LF becomes CR CR LF)
     for f in (CORPORA / case / "bundle").rglob("*"):
         if f.is_file():
             copy = tmp_path / f.relative_to(CORPORA / case / "bundle")
