@@ -42,6 +42,7 @@ KERNEL_TASK = (r"\[(\d+)\]: (?:segfault|trap|general protection)",
 KERNEL_TASK_WORDS = r"segfault|trap|general protection|process|oom-kill"  # in every line KERNEL_TASK reads
 PCI_WORDS = r"NVRM|nvidia|NVIDIA|AER|mlx5_core"  # a kernel line about a GPU's or its rail's PCI device
 NODE_FILE_NAME = re.compile(r"rank[-_]?(\d+)", re.I)
+ARCHIVE_SUFFIX = re.compile(r"\.(?:tar\.(?:gz|zst|bz2|xz)|tgz|tzst|tar|zip)$", re.I)  # a node's archive, as a folder
 MAX_WRAPPING_FOLDERS = 3  # folders that only wrap the rest (incident-42/bundle/...) looked into for node folders
 NOT_NODE_DIRS = {"pods", "pod", "containers", "container", "logs", "log", "nccl", "metrics", "model", "models",
                  "kernel", "dmesg", "config", "configs", "k8s", "kubernetes", "events", "env", "ray", "vllm",
@@ -117,7 +118,7 @@ def _node_folders(files: list[str], file_hosts: dict[str, str], known_hosts: set
     stands for. A bundle whose folders are all in one that names no host (a ticket's 'incident-42/node-a/...')
     has them inside that one: those are tried first, a few levels down."""
     dirs = sorted({d for f in files if (d := _folder_in(f, base))})
-    name = {d: d.rsplit("/", 1)[-1] for d in dirs}
+    name = {d: ARCHIVE_SUFFIX.sub("", d.rsplit("/", 1)[-1]) for d in dirs}  # node-a.tar.gz/...: node-a
     if len(dirs) == 1 and depth < MAX_WRAPPING_FOLDERS and not _hosts_named(name[dirs[0]], known_hosts):
         if inner := _node_folders(files, file_hosts, known_hosts, dirs[0], depth + 1):
             return inner

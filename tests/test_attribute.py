@@ -3,11 +3,15 @@ folders, host fields, Ray ip= resolved to hosts, rank-assignment lines joined by
 world communicators, torchelastic summaries, [rankN]: prefixes, worker names, and Xid PCI addresses."""
 from __future__ import annotations
 
+import io
+import tarfile
+
 import polars as pl
 import pytest
 
 from conftest import analyze_files, event_at, text_of
 from k3logs.attribute import bus_key, nccl_bus, short_host
+from k3logs.pipeline import run
 
 
 def assigned(rank: int, world: int, pid: int, tp: int | None = None, pp: int = 0, t: str = "10:00:00") -> str:
@@ -58,6 +62,18 @@ def test_node_folders_inside_the_one_folder_that_wraps_the_bundle(tmp_path):
     assert event_at(a.events, "incident-42/node-a/vllm.log", 1)["node"] == "node-a"
     assert event_at(a.events, "incident-42/node-b/vllm.log", 1)["node"] == "node-b"
     assert a.attribution.folder_node == {"incident-42/node-a": "node-a", "incident-42/node-b": "node-b"}
+
+
+def test_per_node_archives_side_by_side_are_node_folders(tmp_path):
+    for node in ("node-a", "node-b"):
+        with tarfile.open(tmp_path / f"{node}.tar.gz", "w:gz") as tar:
+            data = text_of(PLATFORM).encode()
+            info = tarfile.TarInfo(f"{node}/vllm.log")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    a = run(tmp_path)
+    assert event_at(a.events, "node-a.tar.gz/node-a/vllm.log", 1)["node"] == "node-a"
+    assert event_at(a.events, "node-b.tar.gz/node-b/vllm.log", 1)["node"] == "node-b"
 
 
 def test_a_folder_of_one_node_is_not_looked_into(tmp_path):

@@ -8,6 +8,7 @@ import importlib.util
 import io
 import json
 import shutil
+import tarfile
 from contextlib import redirect_stderr, redirect_stdout
 from datetime import datetime, timedelta
 from functools import lru_cache
@@ -168,15 +169,25 @@ MULTI_NODE_FOLDER_CASES = [c for c in CASES if sum(1 for p in (CORPORA / c / "bu
 
 
 @pytest.mark.parametrize("case", MULTI_NODE_FOLDER_CASES)
-def test_a_bundle_inside_one_folder_reports_the_same(case, tmp_path):
-    # a bundle copied into a ticket's folder beside a note: the per-node folders are a level down, and
-    # only the paths change
-    shutil.copytree(CORPORA / case / "bundle", tmp_path / "incident-42")
+def test_a_ticket_folder_of_per_node_archives_reports_the_same(case, tmp_path):
+    # as operators ship it: each node's folder archived on its node (node-a.tar.gz holding node-a/...), the
+    # archives and the shared files in a ticket's folder beside a note. Only the paths change
+    ticket = tmp_path / "incident-42"
+    shutil.copytree(CORPORA / case / "bundle", ticket)
+    for node_dir in [p for p in ticket.iterdir() if p.is_dir()]:
+        with tarfile.open(ticket / f"{node_dir.name}.tar.gz", "w:gz") as tar:
+            tar.add(node_dir, arcname=node_dir.name)
+        shutil.rmtree(node_dir)
     (tmp_path / "ticket.txt").write_text("support bundle attached to ticket 42\n", encoding="utf-8")
     want, got = report_of(case), api.report_of(run(tmp_path, catalogue=CAT), str(tmp_path), Settings(redact=False))
+
+    def shipped(path: str) -> str:
+        top = path.split("/", 1)[0]
+        return f"incident-42/{top}.tar.gz/{path}" if (CORPORA / case / "bundle" / top).is_dir() else f"incident-42/{path}"
+
     assert got.root_cause.category == want.root_cause.category
-    where = lambda fc, prefix="": (prefix + fc.file, fc.line) if fc else None  # noqa: E731
-    assert where(got.first_causal) == where(want.first_causal, "incident-42/")
+    assert (got.first_causal and (got.first_causal.file, got.first_causal.line)) == \
+        (want.first_causal and (shipped(want.first_causal.file), want.first_causal.line))
     assert (got.origin.node, got.origin.rank, got.phase) == (want.origin.node, want.origin.rank, want.phase)
     assert {n.node for n in got.nodes} == {n.node for n in want.nodes}
 
