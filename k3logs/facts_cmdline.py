@@ -194,8 +194,8 @@ def _invocation(tokens: list[str], env: list[tuple[str, str]]) -> Invocation | N
             return Invocation("torchrun", env=env)
         elif base == "ray":
             return Invocation("ray", env=env) if tokens[i + 1:i + 2] == ["start"] else None
-        elif base.startswith("-") or base.isdigit() or re.fullmatch(r"0x[0-9a-f]+|[\d,-]+", base):
-            pass  # options and arguments of a wrapper (numactl --membind=0, taskset 0xff)
+        elif t.startswith("-") or base.isdigit() or re.fullmatch(r"0x[0-9a-f]+|[\d,-]+", base):
+            pass  # options and arguments of a wrapper (numactl --membind=0, taskset 0xff, srun --output=logs/%j.out)
         else:
             return None
         i += 1
@@ -265,7 +265,7 @@ def vllm_arg_facts(sink: Sink, opts: dict[str, object], pos: list[str], at) -> N
 
 
 # a script's own plain assignment (IMG=vllm/vllm-openai:kimi-k3): a value with no expansion or command in it
-_PLAIN_ASSIGN = re.compile(r"""^(?:export\s+)?(?P<name>[A-Za-z_]\w*)=(?:"(?P<dq>[^"$`\\]*)"|'(?P<sq>[^']*)'|(?P<bare>[^\s"'$`;&|()<>]*))\s*$""")
+_PLAIN_ASSIGN = re.compile(r"""^(?P<name>[A-Za-z_]\w*)=(?:"(?P<dq>[^"$`\\]*)"|'(?P<sq>[^']*)'|(?P<bare>[^\s"'$`;&|()<>]*))\s*$""")
 _VAR = re.compile(r"\$(?:\{(?P<braced>[A-Za-z_]\w*)\}|(?P<name>[A-Za-z_]\w*))")
 
 
@@ -276,10 +276,17 @@ def _expanded(text: str, assigned: dict[str, str]) -> str:
 
 def parse_launch(sink: Sink, lines: list[str], base: int) -> None:
     """launch_cmd: every vLLM invocation in the text (or else the first ray/torchrun one). In a script,
-    the variables it assigned plainly before are expanded, as the shell would."""
+    the variables it assigned plainly before are expanded, as the shell would, and what it exports is the
+    launched process's environment."""
     found: list[tuple[Invocation, str, int, int]] = []
     assigned: dict[str, str] = {}
     for a, b, text in logical_lines(lines):
+        if text and text.startswith("export "):  # export NCCL_DEBUG=WARN NCCL_SOCKET_IFNAME=ibp
+            for name, value in (m.groups() for t in tokenize(text)[1:] if (m := _ASSIGN.match(t))):
+                if not any(c in value for c in "$`"):
+                    assigned[name] = value
+                    emit_env(sink, name, value, base + a + 1)
+            continue
         if m := _PLAIN_ASSIGN.match(text or ""):
             assigned[m["name"]] = next(v for v in (m["dq"], m["sq"], m["bare"]) if v is not None)
             continue

@@ -244,6 +244,7 @@ def test_a_launch_script_expands_the_variables_it_assigns():
     assert one(got, "image") == ("vllm/vllm-openai:kimi-k3", 8)
     assert one(got, "ipc_mode") == ("host", 8)
     assert one(got, "tensor_parallel_size") == ("8", 8) and one(got, "prefix_caching") == ("true", 9)
+    assert one(got, "env:NCCL_SOCKET_IFNAME") == ("bond0", 6)  # what it exports, the launched process has
     # a variable the script does not assign: the image is unknown, not '$IMAGE'
     unknown = facts("launch_cmd", S.LAUNCH_SCRIPT.replace("$IMG ", "$IMAGE "))
     assert "image" not in [f.name for f in unknown] and one(unknown, "tensor_parallel_size")[0] == "8"
@@ -267,6 +268,7 @@ def test_launch_variants(text, want):
     ("numactl --cpunodebind=0 --membind=0 vllm serve m --data-parallel-size 2", "m", {"data_parallel_size": "2"}),
     ("sudo -E env NCCL_DEBUG=INFO python3 -m vllm.entrypoints.openai.api_server --model m", "m", {"env:NCCL_DEBUG": "INFO"}),
     ("nohup vllm serve m --max-model-len 4096 > /tmp/log 2>&1 &", "m", {"max_model_len": "4096"}),
+    ("srun --kill-on-bad-exit=1 --output=logs/%j-%t.out vllm serve m -tp 2", "m", {"tensor_parallel_size": "2"}),
 ])
 def test_command_line_wrappers(text, model, extra):
     got = {f.name: f.value for f in facts("launch_cmd", text + "\n")}
