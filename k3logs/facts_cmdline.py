@@ -281,8 +281,9 @@ def parse_launch(sink: Sink, lines: list[str], base: int) -> None:
     found: list[tuple[Invocation, str, int, int]] = []
     assigned: dict[str, str] = {}
     for a, b, text in logical_lines(lines):
-        if text and text.startswith("export "):  # export NCCL_DEBUG=WARN NCCL_SOCKET_IFNAME=ibp
-            for name, value in (m.groups() for t in tokenize(text)[1:] if (m := _ASSIGN.match(t))):
+        exports = tokenize(text)[1:] if text and text.startswith("export ") else []
+        if exports and all(_ASSIGN.match(t) for t in exports):  # export NCCL_DEBUG=WARN NCCL_SOCKET_IFNAME=ibp
+            for name, value in (_ASSIGN.match(t).groups() for t in exports):
                 if not any(c in value for c in "$`"):
                     assigned[name] = value
                     emit_env(sink, name, value, base + a + 1)

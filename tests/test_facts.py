@@ -269,6 +269,7 @@ def test_launch_variants(text, want):
     ("sudo -E env NCCL_DEBUG=INFO python3 -m vllm.entrypoints.openai.api_server --model m", "m", {"env:NCCL_DEBUG": "INFO"}),
     ("nohup vllm serve m --max-model-len 4096 > /tmp/log 2>&1 &", "m", {"max_model_len": "4096"}),
     ("srun --kill-on-bad-exit=1 --output=logs/%j-%t.out vllm serve m -tp 2", "m", {"tensor_parallel_size": "2"}),
+    ("export NCCL_DEBUG=INFO ; vllm serve m -tp 4", "m", {"tensor_parallel_size": "4"}),  # not only an export
 ])
 def test_command_line_wrappers(text, model, extra):
     got = {f.name: f.value for f in facts("launch_cmd", text + "\n")}
