@@ -160,6 +160,7 @@ def open_member(member: Member, settings: Settings, formats: Formats, out: Inges
     if not sn.parsed_as_log:
         info.bytes = hole + _drain(stream)  # the stream replays the head
         return info, None, None
+    stream = open_text(stream, head)  # (UTF-16 recoded as UTF-8, a UTF-8 BOM dropped: for dumps too)
     if sn.is_dump or (sn.kind in TEXT_KINDS and (member.size or 0) <= settings.limits.max_dump_bytes):
         # dumps are read whole for facts; so are free text (notes, shell transcripts) and Kubernetes events,
         # which name hosts ('Successfully assigned ns/pod to node')
@@ -171,8 +172,7 @@ def open_member(member: Member, settings: Settings, formats: Formats, out: Inges
             text = redact.block(text)
         out.dumps.append((member.path, sn.kind if sn.is_dump else "text", text))
         stream = io.BytesIO(text.encode("utf-8"))
-        head = text[:16].encode()
-    return info, open_text(stream, head), FileContext(member.path, sn.kind, sn.wrappers, crlf)
+    return info, stream, FileContext(member.path, sn.kind, sn.wrappers, crlf)
 
 
 def iter_rows(stream, ctx: FileContext, settings: Settings, keep: Keep | None, formats: Formats,

@@ -48,6 +48,8 @@ def _utf16_reader(stream: BinaryIO, encoding: str) -> BinaryIO:
 def crlf_line_ends(head: bytes) -> bool:
     """Whether a file's lines end in '\\r\\n' (written or copied on Windows): every line end of its head, two
     at least. (vLLM's own '\\r\\n' marks a continued record on a few lines only.)"""
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):  # (PowerShell's `>` writes UTF-16 and CRLF)
+        head = head.decode("utf-16", "replace").encode("utf-8")
     ends = head.count(b"\n")
     return ends >= 2 and head.count(b"\r\n") == ends
 

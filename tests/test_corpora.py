@@ -4,6 +4,7 @@ spot check of the event table (node, rank, time), every cause signature exercise
 (tools/coverage.py), and the sample of real-world bundles in ../shared/realworld scored at 100%."""
 from __future__ import annotations
 
+import codecs
 import importlib.util
 import io
 import json
@@ -193,13 +194,19 @@ def test_a_ticket_folder_of_per_node_archives_reports_the_same(case, tmp_path):
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_a_bundle_with_crlf_line_ends_reports_the_same(case, tmp_path):
-    # every file copied through Windows (a CR before each LF; vLLM's own CR LF becomes CR CR LF)
+def test_a_bundle_copied_through_windows_reports_the_same(case, tmp_path):
+    # every text file with CRLF line ends (vLLM's own CR LF becomes CR CR LF); every other case also in
+    # UTF-16, as PowerShell's `>` writes it
+    utf16 = CASES.index(case) % 2 == 1
     for f in (CORPORA / case / "bundle").rglob("*"):
         if f.is_file():
             copy = tmp_path / f.relative_to(CORPORA / case / "bundle")
             copy.parent.mkdir(parents=True, exist_ok=True)
-            copy.write_bytes(f.read_bytes().replace(b"\n", b"\r\n"))
+            data = f.read_bytes()
+            if not f.name.endswith((".gz", ".zst", ".tgz", ".zip", ".tar")):  # (archives are copied as they are)
+                data = data.replace(b"\n", b"\r\n")
+                data = codecs.BOM_UTF16_LE + data.decode("utf-8").encode("utf-16-le") if utf16 else data
+            copy.write_bytes(data)
     want, got = report_of(case), api.report_of(run(tmp_path, catalogue=CAT), str(tmp_path), Settings(redact=False))
     key = lambda r: (r.root_cause.category, r.first_causal and (r.first_causal.file, r.first_causal.line),  # noqa: E731
                      r.origin.node, r.origin.rank, r.phase, [(t.file, t.line, t.category) for t in r.timeline])

@@ -1,6 +1,7 @@
 """facts_from_dump / facts_from_events: the values and the evidence lines of every dump kind; facts.toml loads."""
 from __future__ import annotations
 
+import codecs
 from pathlib import Path
 
 import polars as pl
@@ -8,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import analyze_files
 from k3logs.dumps import sniff_dump
 from k3logs.errors import CatalogueError
 from k3logs.facts import Fact, facts_from_dump, facts_from_events
@@ -274,6 +276,14 @@ def test_launch_variants(text, want):
 def test_command_line_wrappers(text, model, extra):
     got = {f.name: f.value for f in facts("launch_cmd", text + "\n")}
     assert got["model"] == model and {k: got.get(k) for k in extra} == extra
+
+
+def test_a_dump_saved_by_powershell_in_utf16_gives_the_same_facts(tmp_path):
+    powershell = codecs.BOM_UTF16_LE + S.SMI_WIDE.replace("\n", "\r\n").encode("utf-16-le")
+    got = analyze_files(tmp_path / "ps", {"nvidia-smi.txt": powershell}).facts
+    want = analyze_files(tmp_path / "utf8", {"nvidia-smi.txt": S.SMI_WIDE}).facts
+    assert [(f.name, f.value, f.line) for f in got] == [(f.name, f.value, f.line) for f in want]
+    assert "580.65.06" in [f.value for f in got if f.name == "driver_version"]
 
 
 def test_docker_inspect_shm_args_state():

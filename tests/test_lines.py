@@ -176,3 +176,4 @@ def test_crlf_line_ends_are_every_line_end_of_the_head_not_a_few_continued_recor
     # vLLM ends the lines of a record it continues with '\r\n', the others with '\n'
     assert not crlf_line_ends(b"INFO a\r\n  more of a\r\nINFO b\nINFO c\n")
     assert not crlf_line_ends(b"one line\r\n") and not crlf_line_ends(b"")
+    assert crlf_line_ends(codecs.BOM_UTF16_LE + "INFO a\r\nINFO b\r\n".encode("utf-16-le"))  # PowerShell's `>`
