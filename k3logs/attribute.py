@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from .schema import at_rows
+
 ASSIGNED = r"rank (?P<r>\d+) in world size (?P<w>\d+) is assigned as DP rank (?P<dp>\d+), PP rank (?P<pp>\d+), (?:PCP rank \d+, )?TP rank (?P<tp>\d+)"
 WORLD_LINE = r"world_size=(?P<w>\d+) rank=(?P<r>\d+) local_rank=(?P<l>\d+) distributed_init_method="
 # torchelastic: an agent's 'failed (exitcode: N) local_rank: L (pid: P)' and a summary entry's fields
@@ -483,10 +485,8 @@ def _kernel_task(kern: pl.DataFrame, a: Attribution) -> pl.DataFrame:
         .drop_nulls().unique(["node", "_task"], keep="first")
     text = kern["text"]
     named = text.str.contains(KERNEL_TASK_WORDS).fill_null(False).arg_true()  # (the few lines worth reading)
-    task = pl.repeat(None, kern.height, dtype=pl.Int64, eager=True)
-    if len(named):
-        read = text.gather(named).to_frame().select(pl.coalesce(pl.col("text").str.extract(p, 1) for p in KERNEL_TASK))
-        task = task.scatter(named, read.to_series().cast(pl.Int64, strict=False))
+    read = text.gather(named).to_frame().select(pl.coalesce(pl.col("text").str.extract(p, 1) for p in KERNEL_TASK))
+    task = at_rows(kern.height, named, read.to_series().cast(pl.Int64, strict=False))
     return kern.with_columns(task.alias("_task")) \
         .join(tr, on=["node", "_task"], how="left", maintain_order="left") \
         .with_columns(pl.coalesce("rank", "_trank").alias("rank")).drop("_task", "_trank")
@@ -505,7 +505,7 @@ def _kernel_gpu(kern: pl.DataFrame, a: Attribution) -> pl.DataFrame:
         pl.col("bus").str.to_lowercase(), pl.lit(":"), pl.col("dev").str.to_lowercase()]))).to_series()
     if bus.null_count() == len(bus):
         return kern
-    kern = kern.with_columns(pl.repeat(None, kern.height, dtype=pl.String, eager=True).scatter(about, bus).alias("_bus"))
+    kern = kern.with_columns(at_rows(kern.height, about, bus).alias("_bus"))
     br = pl.DataFrame([(n, b, r) for (n, b), r in a.bus_rank.items()],
                       schema={"node": pl.String, "_bus": pl.String, "_brank": pl.Int32}, orient="row")
     bg = pl.DataFrame([(n, b, g) for (n, b), g in a.bus_gpu.items()],

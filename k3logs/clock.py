@@ -20,7 +20,7 @@ import polars as pl
 
 from .attribute import ASSIGNED
 from .parse import PLACEHOLDER_YEAR
-from .schema import in_line_order
+from .schema import at_rows, in_line_order
 
 UTC = "UTC"
 INNER_UPTIME = r"^\[\s*(\d+\.\d+)\]"
@@ -214,10 +214,7 @@ def _times(ev: pl.DataFrame, m: ClockModel) -> pl.DataFrame:
         return ev.with_columns(pl.lit(None, pl.Datetime("us")).alias("ts"), pl.lit(None, pl.String).alias("ts_quality"))
     idx = timed.arg_true()
     own = _own_times(ev.select(TIME_COLUMNS)[idx], m)
-    return ev.with_columns(pl.repeat(None, ev.height, dtype=pl.Datetime("us"), eager=True).scatter(idx, own["ts"])
-                           .alias("ts"),
-                           pl.repeat(None, ev.height, dtype=pl.String, eager=True).scatter(idx, own["ts_quality"])
-                           .alias("ts_quality"))
+    return ev.with_columns(at_rows(ev.height, idx, own[c]).alias(c) for c in ("ts", "ts_quality"))
 
 
 def _own_times(ev: pl.DataFrame, m: ClockModel) -> pl.DataFrame:

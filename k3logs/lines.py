@@ -45,13 +45,20 @@ def _utf16_reader(stream: BinaryIO, encoding: str) -> BinaryIO:
     return Recoded()  # type: ignore[return-value]
 
 
+def decode_head(head: bytes) -> str:
+    """A file's first bytes as text: UTF-16 with a BOM, else UTF-8 (without its BOM)."""
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return head.decode("utf-16", "replace")
+    return head.decode("utf-8-sig", "replace")
+
+
 def crlf_line_ends(head: bytes) -> bool:
-    """Whether a file's lines end in '\\r\\n' (written or copied on Windows): every line end of its head, two
-    at least. (vLLM's own '\\r\\n' marks a continued record on a few lines only.)"""
-    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):  # (PowerShell's `>` writes UTF-16 and CRLF)
-        head = head.decode("utf-16", "replace").encode("utf-8")
-    ends = head.count(b"\n")
-    return ends >= 2 and head.count(b"\r\n") == ends
+    """Whether a file's lines end in '\\r\\n' (written or copied on Windows, also by PowerShell's `>` in
+    UTF-16): every line end of its head, two at least. (vLLM's own '\\r\\n' marks a continued record on a
+    few lines only.)"""
+    text = decode_head(head)
+    ends = text.count("\n")
+    return ends >= 2 and text.count("\r\n") == ends
 
 
 def open_text(stream: BinaryIO, head: bytes) -> BinaryIO:

@@ -72,6 +72,12 @@ def in_line_order(df: pl.DataFrame) -> bool:
     return df.select(pl.col(LINE) * 256 + pl.col(SUB).cast(pl.Int64)).to_series().is_sorted()  # sub < 128
 
 
+def at_rows(n: int, idx: pl.Series, values: pl.Series) -> pl.Series:
+    """A column of `n` rows holding `values` at rows `idx` and null elsewhere (work done on a few rows, put
+    back in place)."""
+    return pl.repeat(None, n, dtype=values.dtype, eager=True).scatter(idx, values)
+
+
 def arrow_schema(compat_level: pl.CompatLevel | None = None) -> pa.Schema:
     """The event schema in Arrow types (strings as views with the newest compat level)."""
     return empty_events().to_arrow(compat_level=compat_level).schema

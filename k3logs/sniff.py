@@ -10,6 +10,7 @@ from functools import lru_cache
 
 from .dumps import sniff_dump
 from .formats import Formats, builtin_formats
+from .lines import decode_head
 
 HEAD_BYTES = 64 * 1024
 HEAD_LINES = 200
@@ -79,12 +80,6 @@ def _binary_reason(head: bytes) -> str | None:
     return None
 
 
-def _decode_head(head: bytes) -> str:
-    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return head.decode("utf-16", "replace")
-    return head.decode("utf-8-sig", "replace")  # without a UTF-8 BOM
-
-
 def _peel(line: str, pats: list[tuple[str, re.Pattern]]) -> str:
     for _ in range(6):
         for _, p in pats:
@@ -105,7 +100,7 @@ def sniff(head: bytes, size: int | None = None, formats: Formats | None = None) 
     if why:
         return Sniffed("binary", (), why)
     pats = _compiled(id(formats or builtin_formats()))
-    text = _decode_head(head[:HEAD_BYTES])
+    text = decode_head(head[:HEAD_BYTES])
     lines = [ln for ln in text.split("\n")[:-1 if len(head) >= HEAD_BYTES else None] if ln.strip()][:HEAD_LINES]
     if not lines:
         lines = [text]
