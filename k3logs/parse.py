@@ -15,7 +15,7 @@ from functools import lru_cache
 
 import polars as pl
 
-from .formats import Format, Formats
+from .formats import TIME_GROUPS, Format, Formats
 from .schema import LINE, SUB, TRUNCATED
 
 ANSI = r"\x1b\[[0-9;?]*[A-Za-z]"
@@ -131,7 +131,7 @@ def _apply_wrapper(df: pl.DataFrame, fmt: Format) -> pl.DataFrame:
     if not m.any():
         return df
     g = _groups(fmt)
-    text = ext["text"] if "text" in g else df["text"].str.slice(ext["_m"].str.len_chars())
+    text = ext["text"] if "text" in g else df["text"].str.strip_prefix(ext["_m"])
     if fmt.json_escaped:
         text = pl.select(_json_unescape(pl.lit(text))).to_series()
     dt, kind, _ = _time_exprs(g)
@@ -238,7 +238,7 @@ PREFIX_HEAD = (r"^((?:\x1b\[[\d;]*m)?\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)(?:
                r"|\[[A-Za-z][^\]\s]{0,39}\]:? ?)")
 PREFIX_START = r"^(?:[(\[]|\x1b\[|[A-Z][a-z]{2} [A-Z][a-z]{2} )"  # how every head below starts
 SIMPLE_HEAD = r"^((?:\x1b\[[\d;]*m)?\([^()]*\)(?:\x1b\[[\d;]*m)? ?|\[[A-Za-z][^\],\s]{0,39}\]:? ?)"  # [rank3]:, [default0]: (not [1,3]<stdout>: nor kernel times)
-PREFIX_FIELDS = {"_len": pl.Int32, "_proc": pl.String, "_pid": pl.Int64, "_ip": pl.String, "_rank": pl.Int32,
+PREFIX_FIELDS = {"_cut": pl.String, "_proc": pl.String, "_pid": pl.Int64, "_ip": pl.String, "_rank": pl.Int32,
                  "_local_rank": pl.Int32, "_stream": pl.String}
 
 
@@ -249,7 +249,7 @@ def _compiled_prefixes(prefixes: tuple[Format, ...]) -> tuple[tuple[Format, re.P
 
 def _read_heads(heads: list[str], prefixes: tuple[Format, ...]) -> pl.DataFrame:
     """What each distinct prefix head says (first matching prefix format), or nothing. A head may be wrapped in
-    colour codes: the formats read it without them, and `_len` counts them."""
+    colour codes: the formats read it without them, and `_cut` (what the format read) keeps them."""
     rows = []
     for h in heads:
         clean = ANSI_RE.sub("", h) if "\x1b" in h else h
@@ -259,7 +259,7 @@ def _read_heads(heads: list[str], prefixes: tuple[Format, ...]) -> pl.DataFrame:
                 continue
             g = m.groupdict()
             _int = lambda v: int(v) if v is not None else None  # noqa: E731
-            rows.append((h, _raw_end(h, m.end()), (g.get("proc") or "").strip() if "proc" in g else None,
+            rows.append((h, h[:_raw_end(h, m.end())], (g.get("proc") or "").strip() if "proc" in g else None,
                          _int(g.get("pid")), g.get("ip"), _int(g.get("rank")), _int(g.get("local_rank")),
                          g.get("stream")))
             break
@@ -302,9 +302,9 @@ def _peel_prefixes(df: pl.DataFrame, prefixes: tuple[Format, ...]) -> pl.DataFra
         # what each row's head says (a join of the heads alone: the frame is wide)
         said = heads.alias("_head").to_frame().join(table, on="_head", how="left", maintain_order="left")
         s = {name: pl.lit(said[name]) for name in PREFIX_FIELDS}  # (used as they are: one query per layer)
-        hit = s["_len"].is_not_null()
+        hit = s["_cut"].is_not_null()
         df = df.with_columns(
-            pl.when(hit).then(c("text").str.slice(s["_len"])).otherwise(c("text")).alias("text"),
+            pl.when(hit).then(c("text").str.strip_prefix(s["_cut"])).otherwise(c("text")).alias("text"),
             pl.when(hit & s["_proc"].is_not_null()).then(s["_proc"]).otherwise(c("proc")).alias("proc"),
             pl.when(hit & s["_pid"].is_not_null()).then(s["_pid"]).otherwise(c("pid")).alias("pid"),
             pl.coalesce(c("ip"), s["_ip"]).alias("ip"),  # the outermost (Ray) ip is the node's
@@ -316,6 +316,7 @@ def _peel_prefixes(df: pl.DataFrame, prefixes: tuple[Format, ...]) -> pl.DataFra
 
 
 FEW_ROWS = 4096  # rows left unmatched: the formats that can match one of them are found in one query
+SAMPLE_ROWS = 256  # rows a format is tried on first, to see how to try it on the rest
 
 
 def _can_match(text: pl.Series, formats: tuple[Format, ...]) -> set[str]:
@@ -323,6 +324,13 @@ def _can_match(text: pl.Series, formats: tuple[Format, ...]) -> set[str]:
     a batch's last few unmatched lines would otherwise pay every format's fixed cost)."""
     found = text.to_frame().select(pl.col("text").str.contains(_head_regex(f)).any().alias(f.name) for f in formats)
     return {name for name, hit in found.row(0, named=True).items() if hit}
+
+
+def _mostly_unmatched(text: pl.Series, fmt: Format) -> bool:
+    """Whether `fmt` matches fewer than half of the first SAMPLE_ROWS rows (a file's lines are mostly of
+    one format: the one that matches a batch is seldom tried first on it)."""
+    sample = text.head(SAMPLE_ROWS)
+    return sample.str.contains(_head_regex(fmt)).sum() * 2 < len(sample)
 
 
 def _apply_lines(df: pl.DataFrame, formats: tuple[Format, ...], kind: str) -> pl.DataFrame:
@@ -339,17 +347,23 @@ def _apply_lines(df: pl.DataFrame, formats: tuple[Format, ...], kind: str) -> pl
             can_match = _can_match(text, formats[i:])
         if can_match is not None and fmt.name not in can_match:
             continue
-        ext = _extract(text.to_frame(), fmt)
-        m = ext["_m"].is_not_null()
+        if _mostly_unmatched(text, fmt):  # read groups only on the rows it matches: a plain match is cheaper
+            m = text.str.contains(_head_regex(fmt)).fill_null(False)
+            ext = None
+        else:
+            ext = _extract(text.to_frame(), fmt)
+            m = ext["_m"].is_not_null()
         matched = m.sum()
         if not matched:
             continue
         if matched == len(m):  # (often every row left: no filtering)
             at, hit, rest, text = rest, text, rest.clear(), text.clear()
         else:
-            at, hit, ext = rest.filter(m), text.filter(m), ext.filter(m)
+            at, hit = rest.filter(m), text.filter(m)
+            ext = ext.filter(m) if ext is not None else None
             m = ~m
             rest, text = rest.filter(m), text.filter(m)
+        ext = ext if ext is not None else _extract(hit.to_frame(), fmt)
         pieces.append(_read_line_format(ext, hit, df["pid"].gather(at), fmt).insert_column(0, at.alias("_i")))
     if len(rest):
         fallback = kind if kind in ("kernel", "nccl") else "plain"
@@ -372,9 +386,10 @@ def _read_line_format(ext: pl.DataFrame, hit: pl.Series, pid_before: pl.Series, 
     """What a line format reads from the rows it matched (`ext`: its groups; `hit`: their text), in one
     query: message, source, time, level, location, host, pid (else the one a prefix gave), thread, device."""
     g = _groups(fmt)
-    dt, kind_e, up = _time_exprs(g)
+    # a time group no row of the batch has (NCCL lines mostly carry no time) is not parsed
+    dt, kind_e, up = _time_exprs({t for t in g if t not in TIME_GROUPS or ext[t].null_count() < ext.height})
     c = pl.col
-    message = c("msg") if "msg" in g else c("_text").str.slice(c("_m").str.len_chars())
+    message = c("msg") if "msg" in g else c("_text").str.strip_prefix(c("_m"))
     read = [message.alias("text"), pl.lit(fmt.source, pl.String).alias("source"), dt.alias("lt"),
             kind_e.alias("lt_kind"), (up if up is not None else pl.lit(None, pl.Float64)).alias("uptime")]
     if "level" in g:

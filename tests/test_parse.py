@@ -396,6 +396,30 @@ def test_unmatched_lines_are_plain_except_in_kernel_and_nccl_files():
     assert row(parse_lines(["some nccl tail"], kind="nccl"), 1)["source"] == "nccl"
 
 
+MIXED_FORMAT_LINES = [
+    "INFO 08-23 17:10:41 [api_server.py:1805] vLLM API server version 0.10.1.1",
+    'INFO:     10.0.7.218:41798 - "POST /v1/chat/completions HTTP/1.1" 200 OK',
+    "gpu-node-07:4121:4121 [0] NCCL INFO Bootstrap: Using eth0:10.0.3.17<0>",
+    "[2026-11-12 14:02:05] gpu-k3-n02:131:202 [0] misc/ibvwrap.cc:212 NCCL WARN Call to mlx5dv_reg_dmabuf_mr failed",
+    "[2026-11-12 14:02:06] gpu-k3-n02:131:202 [1] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC",
+    "gpu-node-08:3310:3391 [5] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion with status=12",
+    "plain text that no format reads",
+]
+
+
+@pytest.mark.parametrize("kind", ["vllm", "nccl"])
+@pytest.mark.parametrize("major", range(len(MIXED_FORMAT_LINES)))
+def test_a_line_parses_the_same_alone_and_among_many_lines_of_other_formats(kind, major):
+    """How a batch is read depends on its mix (a format most of a batch's first lines do not match is first
+    searched for, then read; a time group no line of the batch has is not parsed): the rows must not."""
+    others = [ln for i, ln in enumerate(MIXED_FORMAT_LINES) if i != major]
+    lines = [MIXED_FORMAT_LINES[major]] * 300 + others + [MIXED_FORMAT_LINES[major]] * 3 + others[::-1]
+    batch = parse_lines(lines, kind=kind).drop("line")
+    alone = {ln: parse_lines([ln], kind=kind).drop("line").row(0, named=True) for ln in MIXED_FORMAT_LINES}
+    assert batch.to_dicts() == [alone[ln] for ln in lines]
+    assert batch["source"].n_unique() >= 2
+
+
 # ------------------------------------------------------------------------------------------------------
 # any input
 # ------------------------------------------------------------------------------------------------------
