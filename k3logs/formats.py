@@ -12,7 +12,8 @@ from .errors import CatalogueError, SourceLocation
 from .resources import data_dir
 
 LAYERS = ("wrapper", "prefix", "line")
-TIME_GROUPS = ("t_iso", "t_local", "t_md", "t_hms", "t_glog", "t_ctime", "t_date", "t_syslog", "t_uptime")
+TIME_GROUPS = ("t_iso", "t_local", "t_md", "t_hms", "t_glog", "t_ctime", "t_date", "t_mdy", "t_syslog",
+               "t_uptime")
 KEYS = {"name", "regex", "source", "level_map", "first_for", "samples", "json_escaped"}
 
 

@@ -96,6 +96,9 @@ def _time_exprs(groups: set[str]) -> tuple[pl.Expr, pl.Expr, pl.Expr | None]:
                                 parts.list.get(3, null_on_oob=True)]).str.to_datetime(
                 "%Y-%m-%d %H:%M:%S", time_unit="us", strict=False)
             return dt, pl.when(dt.is_not_null()).then(pl.lit(kind)), None
+    if "t_mdy" in groups:  # 'Sep 12 2024 03:41:17' (Fabric Manager)
+        dt = c("t_mdy").str.to_datetime("%b %d %Y %H:%M:%S", time_unit="us", strict=False)
+        return dt, pl.when(dt.is_not_null()).then(pl.lit("local")), None
     if "t_syslog" in groups:
         parts = c("t_syslog").str.replace_all(r"\s+", " ").str.split(" ")
         dt = pl.concat_str([pl.lit(PLACEHOLDER_YEAR + "-"), parts.list.get(0, null_on_oob=True).replace(MONTHS),

@@ -23,7 +23,7 @@ WRAPPER_COLS = {"stream": "stream", "host": "w_host", "ident": "ident", "pid": "
 PREFIX_COLS = {"proc": "proc", "pid": "pid", "ip": "ip", "rank": "rank", "stream": "stream"}
 LINE_COLS = {"loc": "loc", "host": "host", "pid": "pid", "tid": "tid", "dev": "dev", "msg": "text"}
 TIME_KIND = {"t_iso": "utc", "t_local": "local", "t_md": "yearless", "t_glog": "yearless", "t_ctime": "local",
-             "t_date": "utc", "t_syslog": "yearless", "t_uptime": "boot"}
+             "t_date": "utc", "t_mdy": "local", "t_syslog": "yearless", "t_uptime": "boot"}
 
 
 def groups_of(fmt: Format, line: str) -> dict[str, str | None]:

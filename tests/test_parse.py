@@ -374,7 +374,7 @@ def test_ray_uvicorn_and_python_logging_lines():
     assert row(df, 5)["lt"] == dt("2026-03-08 16:44:29.692")
 
 
-def test_date_output_ending_a_line_is_its_time_only_after_at_and_in_utc():
+def test_date_output_ending_a_line_is_its_time_only_after_at_or_started_and_in_utc():
     df = parse_lines(["Job 48213 started on cn-gpu-031 at Wed Apr  8 09:14:02 UTC 2026",
                       "collection finished at Thu Nov 26 23:59:59 GMT 2026",
                       "Job 48214 started on cn-gpu-031 at Wed Apr  8 09:14:02 CST 2026",
@@ -388,6 +388,25 @@ def test_date_output_ending_a_line_is_its_time_only_after_at_and_in_utc():
     # an ambiguous zone, and build dates: no time rather than a wrong one
     assert df["source"].to_list()[2:5] == ["plain", "plain", "plain"]
     assert row(df, 6)["source"] == "vllm"  # a line's own format wins over a date in its message
+    banners = parse_lines(["=== job 4471902 on gpu-a100-14 started Tue Oct 14 09:12:31 UTC 2025 ===",
+                           "=== job 4471902 finished with exit code 1 at Tue Oct 14 09:14:02 UTC 2025 ===",
+                           "Job 771205 on dgx-a100-017,dgx-a100-018 started Thu May 14 14:19:44 UTC 2026",
+                           "image built Tue Oct 14 09:12:31 UTC 2025 ==="], kind="log")
+    assert banners["lt"].to_list() == [dt("2025-10-14 09:12:31"), dt("2025-10-14 09:14:02"),
+                                       dt("2026-05-14 14:19:44"), None]
+    assert row(banners, 1)["text"].endswith("UTC 2025 ===")  # the whole line stays the message
+
+
+def test_fabric_manager_lines_carry_their_local_time_level_and_thread():
+    df = parse_lines(["[Sep 03 2024 07:15:48] [INFO] [tid 2248] Successfully configured all the available NVSwitches",
+                      "[Sep 12 2024 03:41:17] [ERROR] [tid 2271] detected NVSwitch fatal error 24007 on fid 0",
+                      "[Sep 12 2024 03:41:18] [FATAL] [tid 2272] NVSwitch fatal error on a link connected to GPU 3"],
+                     kind="log")
+    assert df["lt"].to_list() == [dt("2024-09-03 07:15:48"), dt("2024-09-12 03:41:17"), dt("2024-09-12 03:41:18")]
+    assert df["lt_kind"].to_list() == ["local"] * 3
+    assert df["level"].to_list() == ["INFO", "ERROR", "CRITICAL"]
+    assert df["tid"].to_list() == [2248, 2271, 2272]
+    assert row(df, 2)["text"] == "detected NVSwitch fatal error 24007 on fid 0"
 
 
 def test_unmatched_lines_are_plain_except_in_kernel_and_nccl_files():
