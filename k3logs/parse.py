@@ -75,6 +75,7 @@ def _time_exprs(groups: set[str]) -> tuple[pl.Expr, pl.Expr, pl.Expr | None]:
         return dt, pl.when(dt.is_not_null()).then(pl.lit("utc")), None
     if "t_local" in groups:
         dt = (c("t_local").str.replace(",", ".", literal=True).str.replace("T", " ", literal=True)
+              .str.replace_all("/", "-", literal=True)  # nvidia-smi's timestamp: '2026/07/09 10:00:00.394'
               .str.to_datetime("%Y-%m-%d %H:%M:%S%.f", time_unit="us", strict=False))
         return dt, pl.when(dt.is_not_null()).then(pl.lit("local")), None
     if "t_md" in groups:

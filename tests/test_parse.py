@@ -397,6 +397,15 @@ def test_date_output_ending_a_line_is_its_time_only_after_at_or_started_and_in_u
     assert row(banners, 1)["text"].endswith("UTC 2025 ===")  # the whole line stays the message
 
 
+def test_rows_of_a_sampling_csv_carry_the_time_of_their_timestamp_column():
+    df = parse_lines(["timestamp, index, memory.used [MiB]", "2026/07/09 10:00:00.394, 0, 3211 MiB",
+                      "2026/07/09 10:01:00.255, 0, 80122 MiB", "0, NVIDIA H100 80GB HBM3, 00000000:19:00.0"],
+                     kind="nvidia_smi_csv")
+    assert df["lt"].to_list() == [None, dt("2026-07-09 10:00:00.394"), dt("2026-07-09 10:01:00.255"), None]
+    assert df["lt_kind"].to_list() == [None, "local", "local", None]
+    assert row(df, 3)["text"] == "0, 80122 MiB"
+
+
 def test_fabric_manager_lines_carry_their_local_time_level_and_thread():
     df = parse_lines(["[Sep 03 2024 07:15:48] [INFO] [tid 2248] Successfully configured all the available NVSwitches",
                       "[Sep 12 2024 03:41:17] [ERROR] [tid 2271] detected NVSwitch fatal error 24007 on fid 0",
