@@ -37,6 +37,7 @@ COMMAND_KINDS: tuple[tuple[re.Pattern, str], ...] = tuple((re.compile(p), k) for
     (r"\b(?:docker|podman|nerdctl)\s+(?:container\s+|image\s+)?inspect\b", "docker_inspect"),
     (r"\bkubectl\b.*\bdescribe\b", "k8s_describe"),
     (r"\bkubectl\b.*\bget\b.*(?:-o|--output)[\s=]*(?:yaml|json)\b", "pod_spec"),
+    (r"\bdocker[ -]compose\b.*\bconfig\b", "compose"),
     (r"\blsmod\b", "lsmod"),
     (r"\b(?:ibstat|ibv_devinfo|ibdev2netdev)\b", "ibstat"),
     (r"(?:^|\s)ip(?:\s+-\S+)*\s+(?:a|ad|addr|address)\b|\bifconfig\b", "ip_addr"),
@@ -154,6 +155,8 @@ _YAML_KIND = re.compile(r"^kind:\s*(?:Pod|Deployment|StatefulSet|DaemonSet|Job|C
 _YAML_CONTAINERS = re.compile(r"^\s*(?:-\s+)?containers:\s*$", re.M)
 _YAML_IMAGE = re.compile(r"^\s*(?:-\s+)?image:\s*\S", re.M)
 _YAML_SPEC = re.compile(r"^spec:\s*$", re.M)
+_COMPOSE_SERVICES = re.compile(r"^services:\s*$", re.M)  # a Compose file: top-level services, each with an image or a build
+_COMPOSE_IMAGE = re.compile(r"^\s+(?:image|build):", re.M)
 
 
 _WRAPPERS = {"sudo", "nohup", "exec", "env", "time", "numactl", "taskset", "stdbuf", "setsid", "nice", "srun", "mpirun"}
@@ -296,6 +299,8 @@ def _detect(lines: list[str], text: str) -> tuple[str, str] | None:
     if _YAML_CONTAINERS.search(text) and (
             (_YAML_API.search(text) and _YAML_KIND.search(text)) or (_YAML_SPEC.search(text) and _YAML_IMAGE.search(text))):
         return "pod_spec", "Kubernetes YAML (apiVersion/kind/spec.containers)"
+    if _COMPOSE_SERVICES.search(text) and _COMPOSE_IMAGE.search(text):
+        return "compose", "Docker Compose file (services: with image/build)"
     if _PROM_HELP.search("\n".join(body[:20])):
         return "prometheus", "Prometheus exposition (# HELP/# TYPE, vllm: samples)"
     if _LSMOD.match(first):

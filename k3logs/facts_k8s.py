@@ -208,6 +208,53 @@ def _one_pod(sink: Sink, spec: dict, status: dict, at) -> None:
 
 
 # ------------------------------------------------------------------------------------------
+# Docker Compose files
+# ------------------------------------------------------------------------------------------
+def parse_compose(sink: Sink, lines: list[str], base: int) -> None:
+    """Each service of a Compose file (anchors and `<<` merges resolved): its image, the command it runs
+    (entrypoint + command; for a vllm-openai image the command is `vllm serve`'s arguments), its
+    environment, /dev/shm size, IPC and network modes."""
+    docs = _load_docs("\n".join(lines))
+    services = _d(_d(docs[0]).get("services")) if docs else {}
+    start = find_line(lines, "services:", 0) or 0
+    for name, svc in services.items():
+        if not isinstance(svc, dict):
+            continue
+        start = find_line(lines, f"{name}:", start) or start  # a service's lines follow its name
+        at = _locator(lines, base, start)
+        image = svc.get("image") if isinstance(svc.get("image"), str) else None
+        if image:
+            sink.add("image", norm_image(image) if "@" in image else image, at(f"image: {image}", image))
+            sink.add("image_digest", digest_of(image), at(image))
+        cmd = [*_compose_argv(svc.get("entrypoint")), *_compose_argv(svc.get("command"))]
+        if cmd:
+            _command(sink, cmd, image, at("command:", "entrypoint:"), at)
+        env = svc.get("environment")
+        items = env.items() if isinstance(env, dict) else (str(e).partition("=")[::2] for e in _l(env))
+        for key, val in items:
+            if val is not None:
+                emit_env(sink, str(key), str(val), at(f"{key}:", f"{key}="))
+        if svc.get("shm_size") is not None:
+            size = svc["shm_size"]
+            sink.add("shm_size", size if isinstance(size, int) else parse_size(str(size), docker=True), at("shm_size"))
+        for key, fact in (("ipc", "ipc_mode"), ("network_mode", "network_mode")):
+            if isinstance(svc.get(key), str):
+                sink.add(fact, svc[key], at(f"{key}:"))
+
+
+def _compose_argv(value: object) -> list[str]:
+    """A Compose command or entrypoint (a list, or a string split as a shell would) as argv."""
+    if isinstance(value, list):
+        return [str(x) for x in value if x is not None]
+    if isinstance(value, str) and value.strip():
+        try:
+            return shlex.split(value)
+        except ValueError:  # an unbalanced quote: split on blanks
+            return value.split()
+    return []
+
+
+# ------------------------------------------------------------------------------------------
 # kubectl describe pod / node
 # ------------------------------------------------------------------------------------------
 _DKV = re.compile(r"^(?P<indent> *)(?P<key>[A-Za-z][\w ./-]*?):(?:\s+(?P<val>\S.*?))?\s*$")

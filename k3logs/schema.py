@@ -97,7 +97,7 @@ LOG_KINDS = (
 DUMP_KINDS = (
     "nvidia_smi", "nvidia_smi_q", "nvidia_topo", "nvidia_smi_csv",
     "env", "launch_cmd", "pip_freeze", "collect_env",
-    "docker_inspect", "pod_spec", "k8s_describe", "prometheus",
+    "docker_inspect", "pod_spec", "compose", "k8s_describe", "prometheus",
     "lsmod", "ibstat", "uptime", "ip_addr", "ps", "model_config", "json", "manifest",
 )
 # captures: OpenAI request/response bodies as JSON lines, read by `k3logs prefix` / `toolcalls` and for the

@@ -362,6 +362,28 @@ DOCKER_IMAGE_INSPECT = """\
   "Config": {"Env": ["CUDA_VERSION=12.9.1"], "Entrypoint": ["vllm", "serve"]}}]
 """
 
+COMPOSE = """\
+# compose.yaml on gpu-c07
+x-vllm: &vllm
+  image: vllm/vllm-openai:v0.27.1
+  ipc: host
+  shm_size: 16gb
+services:
+  k3:
+    <<: *vllm
+    command: >
+      moonshotai/Kimi-K3 --tensor-parallel-size 8
+      --max-model-len 131072
+    environment:
+      - NCCL_IB_HCA=mlx5_0,mlx5_1
+      - HF_HOME=/cache
+    deploy: {resources: {reservations: {devices: [{driver: nvidia, count: all, capabilities: [gpu]}]}}}
+  metrics:
+    image: prom/prometheus:v3.1.0
+    entrypoint: ["/bin/prometheus", "--config.file=/etc/prometheus/prometheus.yml"]
+    network_mode: host
+"""
+
 POD_YAML = """\
 apiVersion: v1
 kind: Pod
@@ -624,6 +646,7 @@ DUMPS = [
     ("docker-inspect", S.DOCKER_INSPECT, "docker_inspect"),
     ("docker-image-inspect", S.DOCKER_IMAGE_INSPECT, "docker_inspect"),
     ("pod-yaml", S.POD_YAML, "pod_spec"),
+    ("compose", S.COMPOSE, "compose"),
     ("deployment-json", S.DEPLOYMENT_JSON, "pod_spec"),
     ("describe-pod", S.DESCRIBE_POD, "k8s_describe"),
     ("describe-node", S.DESCRIBE_NODE, "k8s_describe"),

@@ -319,6 +319,21 @@ def test_pod_yaml():
     assert one(got, "shm_size")[0] == str(32 * 2**30)
 
 
+def test_compose_file_services():
+    got = facts("compose", S.COMPOSE)
+    images = sorted((f.value, f.line) for f in got if f.name == "image")
+    assert images == [("prom/prometheus:v3.1.0", 17), ("vllm/vllm-openai:v0.27.1", 7)]  # (a merged key: its service)
+    launches = sorted(f.value for f in got if f.name == "launch_command")
+    assert launches == ["/bin/prometheus --config.file=/etc/prometheus/prometheus.yml",
+                        "moonshotai/Kimi-K3 --tensor-parallel-size 8 --max-model-len 131072"]
+    assert one(got, "tensor_parallel_size") == ("8", 10)  # the vllm-openai image runs `vllm serve` on them
+    assert one(got, "max_model_len")[0] == "131072"
+    assert one(got, "nccl_ib_hca") == ("mlx5_0,mlx5_1", 13)
+    assert one(got, "shm_size")[0] == str(16 * 2**30)
+    assert one(got, "ipc_mode")[0] == "host"
+    assert one(got, "network_mode") == ("host", 19)
+
+
 def test_deployment_json():
     got = facts("pod_spec", S.DEPLOYMENT_JSON)
     assert one(got, "image")[0] == "vllm/vllm-openai:v0.11.0"
