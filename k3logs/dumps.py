@@ -31,6 +31,7 @@ COMMAND_KINDS: tuple[tuple[re.Pattern, str], ...] = tuple((re.compile(p), k) for
     (r"\bnvidia-smi\b.*\btopo\b", "nvidia_topo"),
     (r"\bnvidia-smi\b.*--query-(?:gpu|compute-apps)\b", "nvidia_smi_csv"),
     (r"\bnvidia-smi\b.*(?:\s-q\b|\s--query\b|\s-x\b)", "nvidia_smi_q"),
+    (r"\bnvidia-smi\b.*\s(?:-L|--list-gpus)\b", "nvidia_smi_list"),
     (r"\bnvidia-smi\b(?!.*\s(?:nvlink|dmon|pmon|-L|--list-gpus|mig|-r)\b)", "nvidia_smi"),
     (r"\bcollect[_-]env\b", "collect_env"),
     (r"\b(?:pip3?|uv pip|-m pip)\s+(?:freeze|list)\b", "pip_freeze"),
@@ -155,6 +156,7 @@ _YAML_KIND = re.compile(r"^kind:\s*(?:Pod|Deployment|StatefulSet|DaemonSet|Job|C
 _YAML_CONTAINERS = re.compile(r"^\s*(?:-\s+)?containers:\s*$", re.M)
 _YAML_IMAGE = re.compile(r"^\s*(?:-\s+)?image:\s*\S", re.M)
 _YAML_SPEC = re.compile(r"^spec:\s*$", re.M)
+SMI_LIST_LINE = re.compile(r"^GPU (?P<idx>\d+): (?P<name>.+?) \(UUID: (?P<uuid>GPU-[0-9a-fA-F-]+)\)\s*$")
 _COMPOSE_SERVICES = re.compile(r"^services:\s*$", re.M)  # a Compose file: top-level services, each with an image or a build
 _COMPOSE_IMAGE = re.compile(r"^\s+(?:image|build):", re.M)
 
@@ -292,6 +294,9 @@ def _detect(lines: list[str], text: str) -> tuple[str, str] | None:
     reason = _smi_csv(nc)
     if reason:
         return "nvidia_smi_csv", reason
+    listed = sum(bool(SMI_LIST_LINE.match(ln)) for ln in nc)
+    if listed and listed * 2 >= len(nc):
+        return "nvidia_smi_list", "nvidia-smi -L lines (GPU n: name (UUID: GPU-...))"
     if len(nc) <= SMALL_FILE_LINES and any(_SMI_FAIL.match(ln) for ln in nc[:6]):
         return "nvidia_smi", "failed nvidia-smi output (" + next(ln for ln in nc if _SMI_FAIL.match(ln)).strip()[:50] + ")"
     if re.match(r"^Name:\s+\S", first) and len(set(_DESCRIBE_MARKS.findall(text))) >= 2:

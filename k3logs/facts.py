@@ -28,7 +28,7 @@ from .facts_host import (parse_ibstat, parse_ip, parse_lsmod, parse_manifest, pa
                          parse_prometheus,
                          parse_ps, parse_uptime)
 from .facts_k8s import parse_compose, parse_describe, parse_docker_inspect, parse_pod_spec
-from .facts_nvidia import parse_smi_csv, parse_smi_q, parse_smi_table, parse_topo
+from .facts_nvidia import parse_smi_csv, parse_smi_list, parse_smi_q, parse_smi_table, parse_topo
 from .facts_python import parse_collect_env, parse_model_config, parse_pip
 from .facts_util import Fact, Sink, split_lines
 from .factsdata import FactsData, apply_log_fact, default_facts_data
@@ -37,9 +37,9 @@ __all__ = ["Fact", "facts_from_dump", "facts_from_events"]
 
 PARSERS = {
     "nvidia_smi": parse_smi_table, "nvidia_smi_q": parse_smi_q, "nvidia_topo": parse_topo,
-    "nvidia_smi_csv": parse_smi_csv, "env": parse_env, "launch_cmd": parse_launch, "pip_freeze": parse_pip,
-    "collect_env": parse_collect_env, "docker_inspect": parse_docker_inspect, "pod_spec": parse_pod_spec,
-    "compose": parse_compose,
+    "nvidia_smi_csv": parse_smi_csv, "nvidia_smi_list": parse_smi_list, "env": parse_env, "launch_cmd": parse_launch,
+    "pip_freeze": parse_pip, "collect_env": parse_collect_env, "docker_inspect": parse_docker_inspect,
+    "pod_spec": parse_pod_spec, "compose": parse_compose,
     "k8s_describe": parse_describe, "prometheus": parse_prometheus, "lsmod": parse_lsmod, "ibstat": parse_ibstat,
     "uptime": parse_uptime, "ip_addr": parse_ip, "ps": parse_ps, "model_config": parse_model_config,
     "manifest": parse_manifest, "json": None,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from .dumps import _SMI_FAIL
+from .dumps import _SMI_FAIL, SMI_LIST_LINE
 from .facts_util import Sink, norm_bus_id, parse_date
 
 _HEADER = re.compile(r"NVIDIA-SMI\s+(?P<smi>[\d.]+)\s+Driver Version:\s*(?P<driver>[\d.]+)"
@@ -304,3 +304,9 @@ def parse_smi_csv(sink: Sink, lines: list[str], base: int, command: str | None =
             gpus.append((int(idx) if idx and idx.isdigit() else len(gpus), get("name", "gpu_name") or "",
                          bus, get("uuid", "gpu_uuid"), no))
     _gpu_list(sink, gpus)
+
+
+def parse_smi_list(sink: Sink, lines: list[str], base: int) -> None:
+    """`nvidia-smi -L`: one line per GPU, its name and UUID (MIG devices under it are not GPUs)."""
+    _gpu_list(sink, [(int(m.group("idx")), m.group("name"), None, m.group("uuid"), base + i + 1)
+                     for i, ln in enumerate(lines) if (m := SMI_LIST_LINE.match(ln))])

@@ -95,7 +95,7 @@ LOG_KINDS = (
     "log",          # other timestamped or free-form log text
 )
 DUMP_KINDS = (
-    "nvidia_smi", "nvidia_smi_q", "nvidia_topo", "nvidia_smi_csv",
+    "nvidia_smi", "nvidia_smi_q", "nvidia_topo", "nvidia_smi_csv", "nvidia_smi_list",
     "env", "launch_cmd", "pip_freeze", "collect_env",
     "docker_inspect", "pod_spec", "compose", "k8s_describe", "prometheus",
     "lsmod", "ibstat", "uptime", "ip_addr", "ps", "model_config", "json", "manifest",

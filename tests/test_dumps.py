@@ -59,6 +59,17 @@ Tue Sep  3 23:10:20 2024
 +-------------------------------+----------------------+----------------------+
 """
 
+SMI_LIST = """\
+$ ssh gpu-h100-n04 'hostname; nvidia-smi -L'
+gpu-h100-n04
+GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-c958f3f6-2c1e-4d7a-9b3f-d7e3771b993d)
+GPU 1: NVIDIA H100 80GB HBM3 (UUID: GPU-7ccf57be-2c1e-4d7a-9b3f-b2940316f869)
+  MIG 3g.40gb     Device  0: (UUID: MIG-1d3ca9a0-1234-5678-9abc-def012345678)
+GPU 2: NVIDIA H100 80GB HBM3 (UUID: GPU-03dceeb9-2c1e-4d7a-9b3f-dc341edb9688)
+"""
+SMI_LIST_BARE = "GPU 0: NVIDIA B200 (UUID: GPU-11111111-2222-3333-4444-555555555555)\n" \
+                "GPU 1: NVIDIA B200 (UUID: GPU-66666666-7777-8888-9999-000000000000)\n"
+
 SMI_FAILED = "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.\n"
 SMI_FAILED_PROMPT = "root@gpu-x9:~# nvidia-smi\nUnable to determine the device handle for GPU0000:3B:00.0: Unknown Error\n"
 SMI_NO_DEVICES = "No devices were found\n"
@@ -619,6 +630,8 @@ DUMPS = [
     ("smi-wide", S.SMI_WIDE, "nvidia_smi"),
     ("smi-narrow", S.SMI_NARROW, "nvidia_smi"),
     ("smi-failed", S.SMI_FAILED, "nvidia_smi"),
+    ("smi-list", S.SMI_LIST, "nvidia_smi_list"),
+    ("smi-list-bare", S.SMI_LIST_BARE, "nvidia_smi_list"),
     ("smi-failed-prompt", S.SMI_FAILED_PROMPT, "nvidia_smi"),
     ("smi-no-devices", S.SMI_NO_DEVICES, "nvidia_smi"),
     ("smi-q", S.SMI_Q, "nvidia_smi_q"),

@@ -319,6 +319,15 @@ def test_pod_yaml():
     assert one(got, "shm_size")[0] == str(32 * 2**30)
 
 
+def test_nvidia_smi_list_names_and_counts_the_gpus():
+    got = facts("nvidia_smi_list", S.SMI_LIST)
+    assert one(got, "gpu_model") == ("NVIDIA H100 80GB HBM3", 3)
+    assert one(got, "gpu_count")[0] == "3"  # a MIG device is not a GPU
+    assert one(got, "gpu_uuids")[0].split(",")[2] == "GPU-03dceeb9-2c1e-4d7a-9b3f-dc341edb9688"
+    assert one(got, "hostname")[0] == "gpu-h100-n04"
+    assert one(facts("nvidia_smi_list", S.SMI_LIST_BARE), "gpu_count")[0] == "2"
+
+
 def test_compose_file_services():
     got = facts("compose", S.COMPOSE)
     images = sorted((f.value, f.line) for f in got if f.name == "image")
