@@ -39,12 +39,15 @@ COMMAND_KINDS: tuple[tuple[re.Pattern, str], ...] = tuple((re.compile(p), k) for
     (r"\bkubectl\b.*\bdescribe\b", "k8s_describe"),
     (r"\bkubectl\b.*\bget\b.*(?:-o|--output)[\s=]*(?:yaml|json)\b", "pod_spec"),
     (r"\bdocker[ -]compose\b.*\bconfig\b", "compose"),
+    (r"\b(?:docker|podman|nerdctl)\s+(?:container\s+)?(?:ps|ls)\b", "docker_ps"),
+    (r"\b(?:scontrol\s+show\s+job|sacct|squeue)\b", "slurm_job"),
     (r"\blsmod\b", "lsmod"),
     (r"\b(?:ibstat|ibv_devinfo|ibdev2netdev)\b", "ibstat"),
     (r"(?:^|\s)ip(?:\s+-\S+)*\s+(?:a|ad|addr|address)\b|\bifconfig\b", "ip_addr"),
     (r"^(?:sudo\s+)?(?:date|uptime)\b|/proc/uptime\b", "uptime"),
     (r"(?:^|\s)(?:env|printenv)\s*(?:$|\|)|\bexport\s+-p\b|/environ\b", "env"),
     (r"^(?:sudo\s+)?ps\b", "ps"),
+    (r"(?:^|[;&|]\s*)(?:sudo\s+)?free\b", "free"),
     (r"/proc/(?:\d+|self)/cmdline", "launch_cmd"),
     (r"config\.json\b", "model_config"),
     (r"/metrics\b", "prometheus"),
@@ -156,6 +159,13 @@ _YAML_KIND = re.compile(r"^kind:\s*(?:Pod|Deployment|StatefulSet|DaemonSet|Job|C
 _YAML_CONTAINERS = re.compile(r"^\s*(?:-\s+)?containers:\s*$", re.M)
 _YAML_IMAGE = re.compile(r"^\s*(?:-\s+)?image:\s*\S", re.M)
 _YAML_SPEC = re.compile(r"^spec:\s*$", re.M)
+# tables and files a person tells at a glance (kept as text: their generic facts, pod -> node, hosts, are read)
+_DOCKER_PS_HEADER = re.compile(r"^CONTAINER ID\s+IMAGE\s+")
+_K8S_GET_HEADER = re.compile(r"^(?:NAMESPACE\s+)?NAME\s+(?:READY\s+STATUS\s+RESTARTS\s+AGE|STATUS\s+ROLES\s+AGE\s+VERSION)\b")
+_FREE_HEADER = re.compile(r"^\s+total\s+used\s+free\s+shared\s+buff/cache\s+available\s*$")
+_SLURM_JOB = re.compile(r"^JobId=\d+ JobName=|^\s*JobID\s+JobName\s")
+_DOCKERFILE_LINE = re.compile(r"^(?:FROM|RUN|COPY|ADD|ENV|ARG|ENTRYPOINT|CMD|WORKDIR|USER|EXPOSE|LABEL|SHELL|VOLUME"
+                              r"|HEALTHCHECK|ONBUILD|STOPSIGNAL)\s")  # (upper case, as written: 'From #channel' is prose)
 SMI_LIST_LINE = re.compile(r"^GPU (?P<idx>\d+): (?P<name>.+?) \(UUID: (?P<uuid>GPU-[0-9a-fA-F-]+)\)\s*$")
 _COMPOSE_SERVICES = re.compile(r"^services:\s*$", re.M)  # a Compose file: top-level services, each with an image or a build
 _COMPOSE_IMAGE = re.compile(r"^\s+(?:image|build):", re.M)
@@ -306,6 +316,20 @@ def _detect(lines: list[str], text: str) -> tuple[str, str] | None:
         return "pod_spec", "Kubernetes YAML (apiVersion/kind/spec.containers)"
     if _COMPOSE_SERVICES.search(text) and _COMPOSE_IMAGE.search(text):
         return "compose", "Docker Compose file (services: with image/build)"
+    if _DOCKER_PS_HEADER.match(first):
+        return "docker_ps", "docker ps table header (CONTAINER ID IMAGE ...)"
+    if _K8S_GET_HEADER.match(first):
+        return "k8s_get", "kubectl get table header (NAME READY STATUS RESTARTS AGE, or nodes)"
+    head = next((i for i, ln in enumerate(nc[:3]) if _FREE_HEADER.match(ln)), None)  # (after `hostname`, say)
+    if head is not None and nc[head + 1:head + 2] and nc[head + 1].startswith("Mem:"):
+        return "free", "free table (total used free shared buff/cache available; Mem:)"
+    if _SLURM_JOB.match(first):
+        return "slurm_job", "Slurm job record (scontrol show job / sacct)"
+    instructions = [ln for ln in nc if ln[:1].isalpha()]  # (continued lines are indented)
+    known = sum(bool(_DOCKERFILE_LINE.match(ln)) for ln in instructions)
+    if re.match(r"(?:FROM|ARG)\s", first) and known >= 2 and known * 10 >= len(instructions) * 8 \
+            and any(ln.startswith("FROM ") for ln in instructions):
+        return "dockerfile", "Dockerfile (FROM, RUN, COPY ... instructions)"
     if _PROM_HELP.search("\n".join(body[:20])):
         return "prometheus", "Prometheus exposition (# HELP/# TYPE, vllm: samples)"
     if _LSMOD.match(first):

@@ -395,6 +395,53 @@ services:
     network_mode: host
 """
 
+DOCKER_PS = """\
+CONTAINER ID   IMAGE                      COMMAND                  CREATED          STATUS                      PORTS     NAMES
+78656416b39f   vllm/vllm-openai:v0.14.1   "vllm serve --model …"   41 seconds ago   Exited (1) 29 seconds ago             k3-trial
+"""
+DOCKER_PS_FORMAT = """\
+$ docker ps -a --format '{{.ID}}  {{.Image}}  {{.Status}}  {{.Names}}'
+b2e4f6a8c0d1  registry.corp.example/ml/vllm:0.27.0-cu130-slim  Exited (1) 4 minutes ago  vllm-k3-try2
+"""
+K8S_GET_PODS = """\
+$ kubectl -n llm get pods -o wide
+NAME          READY   STATUS             RESTARTS      AGE   IP             NODE          NOMINATED NODE   READINESS GATES
+kimi-k3-0     0/1     CrashLoopBackOff   4 (51s ago)   9m    10.233.14.9    b300-ib-a14   <none>           <none>
+kimi-k3-0-1   0/1     CrashLoopBackOff   4 (48s ago)   9m    10.233.15.22   b300-ib-a15   <none>           <none>
+"""
+K8S_GET_NODES = """\
+NAME          STATUS     ROLES    AGE    VERSION
+b300-ib-a14   Ready      <none>   212d   v1.30.4
+b300-ib-a15   NotReady   <none>   212d   v1.30.4
+"""
+FREE = """\
+$ hostname; free -g
+h100-ray-a
+               total        used        free      shared  buff/cache   available
+Mem:            2015         88        1890           3          37        1921
+Swap:              0           0           0
+"""
+SCONTROL_JOB = """\
+JobId=48213 JobName=qwen3-serve
+   UserId=mkoval(41877) GroupId=nlp(4100) MCS_label=N/A
+   JobState=FAILED Reason=NonZeroExitCode Dependency=(null)
+   NodeList=gpu-a100-017 BatchHost=gpu-a100-017
+"""
+SACCT = """\
+JobID           JobName        NodeList      State ExitCode
+------------ ---------- --------------- ---------- --------
+88123        vllm-llama+    gpu-a100-017     FAILED      1:0
+"""
+DOCKERFILE = """\
+# vllm-lattice: our custom ops on top of the release image
+ARG BASE=vllm/vllm-openai:v0.11.0
+FROM ${BASE}
+RUN pip install --no-cache-dir /wheels/lattice_ops-0.4.2-cp312-linux_x86_64.whl \\
+    && rm -rf /wheels
+COPY entrypoint.sh /entrypoint.sh
+ENTRYPOINT ["/entrypoint.sh"]
+"""
+
 POD_YAML = """\
 apiVersion: v1
 kind: Pod
@@ -611,10 +658,6 @@ LOG_NCCL = "gpu-a:131:131 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\ngpu-
 LOG_JOURNAL = "Mar 04 10:20:51 gpu-node-12 kubelet[2291]: I0304 10:20:51.220000    2291 kubelet.go:2432] \"SyncLoop ADD\"\n"
 LOG_TRACEBACK = "Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\nRuntimeError: boom\n"
 LOG_PASTED_RUN = "$ vllm serve m --tensor-parallel-size 2\n" + "INFO 10-02 03:14:42 [api_server.py:1896] vLLM API server version 0.27.1\n" * 5
-LOG_DOCKER_PS = """\
-CONTAINER ID   IMAGE                      COMMAND                  CREATED          STATUS                      PORTS     NAMES
-1a2b3c4d5e6f   vllm/vllm-openai:v0.20.0   "vllm serve --model …"   2 minutes ago    Exited (1) 1 minute ago               trial
-"""
 LOG_PIP_INSTALL = "$ pip install vllm==0.9.0\nCollecting vllm==0.9.0\nSuccessfully installed vllm-0.9.0\n"
 
 
@@ -659,6 +702,14 @@ DUMPS = [
     ("docker-inspect", S.DOCKER_INSPECT, "docker_inspect"),
     ("docker-image-inspect", S.DOCKER_IMAGE_INSPECT, "docker_inspect"),
     ("pod-yaml", S.POD_YAML, "pod_spec"),
+    ("docker-ps", S.DOCKER_PS, "docker_ps"),
+    ("docker-ps-format", S.DOCKER_PS_FORMAT, "docker_ps"),
+    ("kubectl-get-pods", S.K8S_GET_PODS, "k8s_get"),
+    ("kubectl-get-nodes", S.K8S_GET_NODES, "k8s_get"),
+    ("free", S.FREE, "free"),
+    ("scontrol-show-job", S.SCONTROL_JOB, "slurm_job"),
+    ("sacct", S.SACCT, "slurm_job"),
+    ("dockerfile", S.DOCKERFILE, "dockerfile"),
     ("compose", S.COMPOSE, "compose"),
     ("deployment-json", S.DEPLOYMENT_JSON, "pod_spec"),
     ("describe-pod", S.DESCRIBE_POD, "k8s_describe"),
@@ -684,7 +735,8 @@ DUMPS = [
 LOGS = [
     ("vllm", S.LOG_VLLM), ("docker-json-file", S.LOG_DOCKER_JSON), ("cri", S.LOG_CRI), ("dmesg", S.LOG_DMESG),
     ("kubectl-get-events", S.LOG_EVENTS), ("nccl", S.LOG_NCCL), ("journald", S.LOG_JOURNAL),
-    ("traceback", S.LOG_TRACEBACK), ("pasted-run-with-output", S.LOG_PASTED_RUN), ("pip-install", S.LOG_PIP_INSTALL), ("docker-ps", S.LOG_DOCKER_PS),
+    ("traceback", S.LOG_TRACEBACK), ("pasted-run-with-output", S.LOG_PASTED_RUN), ("pip-install", S.LOG_PIP_INSTALL),
+    ("prose-from", "From #ml-eval channel, 2026-09-03 13:37 UTC:\n  kicking off lm-eval against prod\n"),
     ("empty", ""), ("blank", "\n\n  \n"),
 ]
 
@@ -734,7 +786,11 @@ def test_transcript_segments_and_command_kinds():
     assert command_kind("nvidia-smi -q -i 3") == "nvidia_smi_q"
     assert command_kind("kubectl exec p -- nvidia-smi") == "nvidia_smi"
     assert command_kind("nvidia-smi --query-gpu=index,name --format=csv") == "nvidia_smi_csv"
-    assert command_kind("docker ps") is None
+    assert command_kind("docker ps") == "docker_ps"
+    assert command_kind("hostname; free -g") == "free"
+    assert command_kind("sacct -j 88123 --format=JobID,State") == "slurm_job"
+    # what `kubectl get -o jsonpath` prints depends on the path: its content decides
+    assert command_kind("kubectl get lws k3 -o jsonpath='{.spec.env}'") is None
 
 
 def test_truncated_head_of_a_big_json_dump():

@@ -328,6 +328,12 @@ def test_nvidia_smi_list_names_and_counts_the_gpus():
     assert one(facts("nvidia_smi_list", S.SMI_LIST_BARE), "gpu_count")[0] == "2"
 
 
+def test_a_docker_ps_table_names_no_launch_command():
+    # its COMMAND column quotes `vllm serve ...`, cut: that is not the command that ran
+    got = facts("docker_ps", S.DOCKER_PS)
+    assert not {"launch_command", "model", "image"} & {f.name for f in got}
+
+
 def test_compose_file_services():
     got = facts("compose", S.COMPOSE)
     images = sorted((f.value, f.line) for f in got if f.name == "image")
