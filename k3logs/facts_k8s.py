@@ -230,7 +230,8 @@ def parse_compose(sink: Sink, lines: list[str], base: int) -> None:
         if cmd:
             _command(sink, cmd, image, at("command:", "entrypoint:"), at)
         env = svc.get("environment")
-        items = env.items() if isinstance(env, dict) else (str(e).partition("=")[::2] for e in _l(env))
+        # a mapping, or 'KEY=value' items ('KEY' alone passes the host's value on: not known here)
+        items = env.items() if isinstance(env, dict) else [str(e).split("=", 1) for e in _l(env) if "=" in str(e)]
         for key, val in items:
             if val is not None:
                 emit_env(sink, str(key), str(val), at(f"{key}:", f"{key}="))

@@ -28,9 +28,9 @@ K8S_EVENTS = re.compile(r"^(?:LAST SEEN|FIRST|LAST)\s+(?:LAST\s+)?TYPE\s+REASON\
                         r"|^\s*(?:\S+\s+)?(?:Normal|Warning)\s+[A-Z][A-Za-z]+\s+\S+\s")
 CAPTURE_LINE = re.compile(r'^\s*\{.*?"(?:messages|choices)\\?"\s*:')  # also in a body kept as a JSON string
 RAY_MARK = re.compile(r"^\((?:raylet|gcs_server|autoscaler)|\[repeated \d+x across cluster\]| -- ")
-LINE_KIND = {"vllm": "vllm", "uvicorn": "vllm", "nccl": "nccl", "nccl_located": "nccl", "nccl_version": "nccl", "torch_c10": "torch",
-             "glog": "log", "kernel_uptime": "kernel", "kernel_ctime": "kernel", "kernel_iso": "kernel",
-             "kernel_decoded": "kernel", "ray": "ray", "ray_cpp": "ray", "python_dash": "log",
+LINE_KIND = {"vllm": "vllm", "uvicorn": "vllm", "nccl": "nccl", "nccl_located": "nccl", "nccl_version": "nccl",
+             "torch_c10": "torch", "glog": "log", "kernel_uptime": "kernel", "kernel_ctime": "kernel",
+             "kernel_iso": "kernel", "kernel_decoded": "kernel", "ray": "ray", "ray_cpp": "ray", "python_dash": "log",
              "python_bracket": "torch", "python_basic": "log", "iso_stamped": "log", "local_stamped": "log"}
 
 

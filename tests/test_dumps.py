@@ -388,6 +388,7 @@ services:
     environment:
       - NCCL_IB_HCA=mlx5_0,mlx5_1
       - HF_HOME=/cache
+      - NCCL_DEBUG
     deploy: {resources: {reservations: {devices: [{driver: nvidia, count: all, capabilities: [gpu]}]}}}
   metrics:
     image: prom/prometheus:v3.1.0

@@ -337,7 +337,7 @@ def test_a_docker_ps_table_names_no_launch_command():
 def test_compose_file_services():
     got = facts("compose", S.COMPOSE)
     images = sorted((f.value, f.line) for f in got if f.name == "image")
-    assert images == [("prom/prometheus:v3.1.0", 17), ("vllm/vllm-openai:v0.27.1", 7)]  # (a merged key: its service)
+    assert images == [("prom/prometheus:v3.1.0", 18), ("vllm/vllm-openai:v0.27.1", 7)]  # (a merged key: its service)
     launches = sorted(f.value for f in got if f.name == "launch_command")
     assert launches == ["/bin/prometheus --config.file=/etc/prometheus/prometheus.yml",
                         "moonshotai/Kimi-K3 --tensor-parallel-size 8 --max-model-len 131072"]
@@ -346,7 +346,8 @@ def test_compose_file_services():
     assert one(got, "nccl_ib_hca") == ("mlx5_0,mlx5_1", 13)
     assert one(got, "shm_size")[0] == str(16 * 2**30)
     assert one(got, "ipc_mode")[0] == "host"
-    assert one(got, "network_mode") == ("host", 19)
+    assert one(got, "network_mode") == ("host", 20)
+    assert not [f for f in got if "NCCL_DEBUG" in f.name]  # passed on from the host: no value here
 
 
 def test_deployment_json():
