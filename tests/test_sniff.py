@@ -163,6 +163,23 @@ def test_unknown_text_is_a_plain_log_with_a_reason():
     assert s.kind == "log" and s.wrappers == () and "no known format" in s.reason
 
 
+def test_a_line_or_two_of_a_format_among_other_text_is_plain_text():
+    # a Ray job's runtime env (one line shaped like Ray's logger), a unit file, notes quoting a log line
+    runtime_env = lines("# submitted with: ray job submit --address http://10.3.12.40:8265 -- bash -c \"$ENTRYPOINT\"",
+                        "env_vars:", "  VLLM_ARGS: >-", "    --tensor-parallel-size 16 --pipeline-parallel-size 2",
+                        "    --max-model-len 65536 --gpu-memory-utilization 0.92", "    --max-num-seqs 128",
+                        "  ENTRYPOINT: vllm serve meta-llama/Llama-3.1-405B-Instruct-FP8 $VLLM_ARGS")
+    notes = lines("# what we saw", *["- the server restarted twice, then hung"] * 10,
+                  "INFO 08-11 07:35:59 [api_server.py:1839] vLLM API server version 0.10.1", "- nothing else")
+    for data in (runtime_env, notes):
+        s = sniff(data)
+        assert (s.kind, s.wrappers) == ("log", ()) and "no known format on most lines" in s.reason, s.reason
+    # a program's output in a wrapper is that program's, whatever else it prints
+    journal = lines(*[f"Aug 11 07:35:5{i % 10} h1 vllm[4121]: Collecting dependency {i}" for i in range(30)],
+                    "Aug 11 07:35:59 h1 vllm[4121]: INFO 08-11 07:35:59 [api_server.py:1839] vLLM API server version 0.10.1")
+    assert sniff(journal).kind == "vllm"
+
+
 def test_utf16_text_with_a_bom_is_text_not_binary():
     data = codecs.BOM_UTF16_LE + SAMPLES["dmesg_raw"][0].decode().encode("utf-16-le")
     assert sniff(data).kind == "kernel"
