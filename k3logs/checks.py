@@ -19,7 +19,7 @@ __all__ = ["Check", "run_checks", "evidence_missing", "is_k3_deployment"]
 
 # which source shows what really ran: lower is better
 RAN_RANK = {"log": 0, "prometheus": 1, "ps": 1, "docker_inspect": 2, "k8s_describe": 3, "pod_spec": 4, "compose": 4,
-            "collect_env": 5, "pip_freeze": 6, "launch_cmd": 7, "env": 8}
+            "collect_env": 5, "pip_freeze": 6, "launch_cmd": 7, "systemd_unit": 7, "env": 8}
 
 
 @dataclass(frozen=True)

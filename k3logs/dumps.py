@@ -167,6 +167,8 @@ _SLURM_JOB = re.compile(r"^JobId=\d+ JobName=|^\s*JobID\s+JobName\s")
 _DOCKERFILE_LINE = re.compile(r"^(?:FROM|RUN|COPY|ADD|ENV|ARG|ENTRYPOINT|CMD|WORKDIR|USER|EXPOSE|LABEL|SHELL|VOLUME"
                               r"|HEALTHCHECK|ONBUILD|STOPSIGNAL)\s")  # (upper case, as written: 'From #channel' is prose)
 SMI_LIST_LINE = re.compile(r"^GPU (?P<idx>\d+): (?P<name>.+?) \(UUID: (?P<uuid>GPU-[0-9a-fA-F-]+)\)\s*$")
+_UNIT_SECTION = re.compile(r"^\[(?:Unit|Service|Install)\]\s*$", re.M)
+_UNIT_EXEC = re.compile(r"^ExecStart=", re.M)
 _COMPOSE_SERVICES = re.compile(r"^services:\s*$", re.M)  # a Compose file: top-level services, each with an image or a build
 _COMPOSE_IMAGE = re.compile(r"^\s+(?:image|build):", re.M)
 
@@ -330,6 +332,8 @@ def _detect(lines: list[str], text: str) -> tuple[str, str] | None:
     if re.match(r"(?:FROM|ARG)\s", first) and known >= 2 and known * 10 >= len(instructions) * 8 \
             and any(ln.startswith("FROM ") for ln in instructions):
         return "dockerfile", "Dockerfile (FROM, RUN, COPY ... instructions)"
+    if _UNIT_SECTION.search(text) and _UNIT_EXEC.search(text):
+        return "systemd_unit", "systemd unit ([Service] with ExecStart=)"
     if _PROM_HELP.search("\n".join(body[:20])):
         return "prometheus", "Prometheus exposition (# HELP/# TYPE, vllm: samples)"
     if _LSMOD.match(first):

@@ -23,7 +23,7 @@ from __future__ import annotations
 import polars as pl
 
 from .dumps import Segment, command_kind, is_launch_line, sniff_dump, split_transcript
-from .facts_cmdline import parse_env, parse_launch
+from .facts_cmdline import parse_env, parse_launch, parse_systemd_unit
 from .facts_host import (parse_ibstat, parse_ip, parse_lsmod, parse_manifest, parse_misc, parse_pod_tables, parse_host_ips, parse_clocks,
                          parse_prometheus,
                          parse_ps, parse_uptime)
@@ -39,7 +39,7 @@ PARSERS = {
     "nvidia_smi": parse_smi_table, "nvidia_smi_q": parse_smi_q, "nvidia_topo": parse_topo,
     "nvidia_smi_csv": parse_smi_csv, "nvidia_smi_list": parse_smi_list, "env": parse_env, "launch_cmd": parse_launch,
     "pip_freeze": parse_pip, "collect_env": parse_collect_env, "docker_inspect": parse_docker_inspect,
-    "pod_spec": parse_pod_spec, "compose": parse_compose,
+    "pod_spec": parse_pod_spec, "compose": parse_compose, "systemd_unit": parse_systemd_unit,
     "k8s_describe": parse_describe, "prometheus": parse_prometheus, "lsmod": parse_lsmod, "ibstat": parse_ibstat,
     "uptime": parse_uptime, "ip_addr": parse_ip, "ps": parse_ps, "model_config": parse_model_config,
     "manifest": parse_manifest, "json": None,

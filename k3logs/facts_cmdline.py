@@ -301,6 +301,26 @@ def parse_launch(sink: Sink, lines: list[str], base: int) -> None:
         _emit_invocation(sink, inv, text, lines, a, b, base)
 
 
+def parse_systemd_unit(sink: Sink, lines: list[str], base: int) -> None:
+    """A systemd unit: what its ExecStart= runs (a launch command, read as parse_launch reads one) and the
+    environment its Environment= lines give that process. Lines of a diff quoted under it ('-ExecStart=')
+    are not the unit's."""
+    for a, _, text in logical_lines(lines):
+        key, eq, value = text.partition("=")
+        if not eq:
+            continue
+        if key == "Environment":  # Environment=A=1 B=2, or Environment="A=1" "B=two words"
+            try:
+                items = shlex.split(value)
+            except ValueError:  # an unbalanced quote: split on blanks
+                items = value.split()
+            for name, eq2, val in (item.partition("=") for item in items):
+                if eq2:
+                    emit_env(sink, name, val, base + a + 1)
+        elif key == "ExecStart":
+            parse_launch(sink, [value.lstrip("-@+!:")], base + a)  # (systemd's prefix flags)
+
+
 def facts_from_command_text(sink: Sink, text: str, line: int | None, at=None) -> bool:
     """Facts from one command line stored in one place (docker Args, pod spec args, a ps row, ExecStart=).
 

@@ -443,6 +443,22 @@ COPY entrypoint.sh /entrypoint.sh
 ENTRYPOINT ["/entrypoint.sh"]
 """
 
+SYSTEMD_UNIT = """\
+# /etc/systemd/system/vllm.service
+[Unit]
+Description=vLLM OpenAI server
+Requires=docker.service
+
+[Service]
+Restart=always
+Environment="NCCL_DEBUG=WARN" "VLLM_LOGGING_LEVEL=DEBUG"
+ExecStartPre=-/usr/bin/docker rm -f vllm
+ExecStart=-/usr/bin/docker run --rm --name vllm --gpus all --ipc=host vllm/vllm-openai:v0.10.1.1 \\
+  --model Qwen/Qwen2.5-32B-Instruct-AWQ --tensor-parallel-size 2
+# git diff HEAD -- vllm.service
+-ExecStart=/usr/bin/docker run --rm --name vllm --gpus all --ipc=host vllm/vllm-openai:v0.9.0 --model m
+"""
+
 POD_YAML = """\
 apiVersion: v1
 kind: Pod
@@ -711,6 +727,7 @@ DUMPS = [
     ("scontrol-show-job", S.SCONTROL_JOB, "slurm_job"),
     ("sacct", S.SACCT, "slurm_job"),
     ("dockerfile", S.DOCKERFILE, "dockerfile"),
+    ("systemd-unit", S.SYSTEMD_UNIT, "systemd_unit"),
     ("compose", S.COMPOSE, "compose"),
     ("deployment-json", S.DEPLOYMENT_JSON, "pod_spec"),
     ("describe-pod", S.DESCRIBE_POD, "k8s_describe"),

@@ -334,6 +334,15 @@ def test_a_docker_ps_table_names_no_launch_command():
     assert not {"launch_command", "model", "image"} & {f.name for f in got}
 
 
+def test_systemd_unit_runs_its_execstart_with_its_environment():
+    got = facts("systemd_unit", S.SYSTEMD_UNIT)
+    assert one(got, "launch_command")[1] == 10
+    assert one(got, "image") == ("vllm/vllm-openai:v0.10.1.1", 10)  # not the one of the diff quoted below
+    assert one(got, "tensor_parallel_size")[0] == "2"
+    assert one(got, "env:NCCL_DEBUG") == ("WARN", 8)
+    assert one(got, "env:VLLM_LOGGING_LEVEL")[0] == "DEBUG"
+
+
 def test_compose_file_services():
     got = facts("compose", S.COMPOSE)
     images = sorted((f.value, f.line) for f in got if f.name == "image")
