@@ -41,6 +41,7 @@ COMMAND_KINDS: tuple[tuple[re.Pattern, str], ...] = tuple((re.compile(p), k) for
     (r"\bdocker[ -]compose\b.*\bconfig\b", "compose"),
     (r"\b(?:docker|podman|nerdctl)\s+(?:container\s+)?(?:ps|ls)\b", "docker_ps"),
     (r"\b(?:scontrol\s+show\s+job|sacct|squeue)\b", "slurm_job"),
+    (r"\bsystemctl\s+(?:\S+\s+)*status\b", "systemctl_status"),
     (r"\blsmod\b", "lsmod"),
     (r"\b(?:ibstat|ibv_devinfo|ibdev2netdev)\b", "ibstat"),
     (r"(?:^|\s)ip(?:\s+-\S+)*\s+(?:a|ad|addr|address)\b|\bifconfig\b", "ip_addr"),
@@ -167,6 +168,7 @@ _SLURM_JOB = re.compile(r"^JobId=\d+ JobName=|^\s*JobID\s+JobName\s")
 _DOCKERFILE_LINE = re.compile(r"^(?:FROM|RUN|COPY|ADD|ENV|ARG|ENTRYPOINT|CMD|WORKDIR|USER|EXPOSE|LABEL|SHELL|VOLUME"
                               r"|HEALTHCHECK|ONBUILD|STOPSIGNAL)\s")  # (upper case, as written: 'From #channel' is prose)
 SMI_LIST_LINE = re.compile(r"^GPU (?P<idx>\d+): (?P<name>.+?) \(UUID: (?P<uuid>GPU-[0-9a-fA-F-]+)\)\s*$")
+SYSTEMCTL_STATUS = re.compile(r"^[●*○×]? ?\S+\.(?:service|scope|socket|timer) - ")  # its first line
 _UNIT_SECTION = re.compile(r"^\[(?:Unit|Service|Install)\]\s*$", re.M)
 _UNIT_EXEC = re.compile(r"^ExecStart=", re.M)
 _COMPOSE_SERVICES = re.compile(r"^services:\s*$", re.M)  # a Compose file: top-level services, each with an image or a build
@@ -332,6 +334,8 @@ def _detect(lines: list[str], text: str) -> tuple[str, str] | None:
     if re.match(r"(?:FROM|ARG)\s", first) and known >= 2 and known * 10 >= len(instructions) * 8 \
             and any(ln.startswith("FROM ") for ln in instructions):
         return "dockerfile", "Dockerfile (FROM, RUN, COPY ... instructions)"
+    if SYSTEMCTL_STATUS.match(first) and any(ln.lstrip().startswith("Active:") for ln in nc[1:6]):
+        return "systemctl_status", "systemctl status (unit, Loaded:, Active:)"
     if _UNIT_SECTION.search(text) and _UNIT_EXEC.search(text):
         return "systemd_unit", "systemd unit ([Service] with ExecStart=)"
     if _PROM_HELP.search("\n".join(body[:20])):

@@ -26,7 +26,7 @@ from .dumps import Segment, command_kind, is_launch_line, sniff_dump, split_tran
 from .facts_cmdline import parse_env, parse_launch, parse_systemd_unit
 from .facts_host import (parse_ibstat, parse_ip, parse_lsmod, parse_manifest, parse_misc, parse_pod_tables, parse_host_ips, parse_clocks,
                          parse_prometheus,
-                         parse_ps, parse_uptime)
+                         parse_ps, parse_systemctl_status, parse_uptime)
 from .facts_k8s import parse_compose, parse_describe, parse_docker_inspect, parse_pod_spec
 from .facts_nvidia import parse_smi_csv, parse_smi_list, parse_smi_q, parse_smi_table, parse_topo
 from .facts_python import parse_collect_env, parse_model_config, parse_pip
@@ -41,7 +41,8 @@ PARSERS = {
     "pip_freeze": parse_pip, "collect_env": parse_collect_env, "docker_inspect": parse_docker_inspect,
     "pod_spec": parse_pod_spec, "compose": parse_compose, "systemd_unit": parse_systemd_unit,
     "k8s_describe": parse_describe, "prometheus": parse_prometheus, "lsmod": parse_lsmod, "ibstat": parse_ibstat,
-    "uptime": parse_uptime, "ip_addr": parse_ip, "ps": parse_ps, "model_config": parse_model_config,
+    "uptime": parse_uptime, "ip_addr": parse_ip, "ps": parse_ps, "systemctl_status": parse_systemctl_status,
+    "model_config": parse_model_config,
     "manifest": parse_manifest, "json": None,
 }
 TAKES_COMMAND = {"nvidia_smi_csv", "uptime"}

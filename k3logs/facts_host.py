@@ -180,6 +180,22 @@ def _ip(sink: Sink, iface: str, addr: str, plen, no: int) -> None:
 
 
 # ------------------------------------------------------------------------------------------
+# systemctl status
+# ------------------------------------------------------------------------------------------
+_MAIN_PID = re.compile(r"^\s*Main PID: \d+ \(code=(?P<code>\w+), (?P<what>status|signal)=(?P<val>[^)]+)\)")
+
+
+def parse_systemctl_status(sink: Sink, lines: list[str], base: int) -> None:
+    """How the unit's main process ended: 'Main PID: 1876511 (code=exited, status=1/FAILURE)' (its exit
+    code), or 'code=killed, signal=KILL'."""
+    for i, ln in enumerate(lines):
+        if m := _MAIN_PID.match(ln):
+            sink.add("last_state_reason", f"{m['code']}, {m['what']}={m['val']}", base + i + 1)
+            if m["what"] == "status" and (code := m["val"].split("/", 1)[0]).isdigit():
+                sink.add("exit_code", code, base + i + 1)
+
+
+# ------------------------------------------------------------------------------------------
 # ps
 # ------------------------------------------------------------------------------------------
 def parse_ps(sink: Sink, lines: list[str], base: int) -> None:

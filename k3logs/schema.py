@@ -98,8 +98,8 @@ DUMP_KINDS = (
     "nvidia_smi", "nvidia_smi_q", "nvidia_topo", "nvidia_smi_csv", "nvidia_smi_list",
     "env", "launch_cmd", "pip_freeze", "collect_env",
     "docker_inspect", "docker_ps", "pod_spec", "compose", "k8s_describe", "k8s_get", "prometheus",
-    "lsmod", "ibstat", "uptime", "ip_addr", "ps", "free", "dockerfile", "systemd_unit", "slurm_job", "model_config",
-    "json", "manifest",
+    "lsmod", "ibstat", "uptime", "ip_addr", "ps", "free", "dockerfile", "systemd_unit", "systemctl_status",
+    "slurm_job", "model_config", "json", "manifest",
 )
 # captures: OpenAI request/response bodies as JSON lines, read by `k3logs prefix` / `toolcalls` and for the
 # go-live verdict, never as log lines (a prompt quoting an error is not that error)

@@ -459,6 +459,14 @@ ExecStart=-/usr/bin/docker run --rm --name vllm --gpus all --ipc=host vllm/vllm-
 -ExecStart=/usr/bin/docker run --rm --name vllm --gpus all --ipc=host vllm/vllm-openai:v0.9.0 --model m
 """
 
+SYSTEMCTL_STATUS = """\
+● vllm-qwen.service - vLLM OpenAI server (qwen3-32b)
+     Loaded: loaded (/etc/systemd/system/vllm-qwen.service; enabled; preset: enabled)
+     Active: activating (auto-restart) (Result: signal) since Tue 2026-05-05 10:23:23 UTC; 4s ago
+    Process: 1876511 ExecStart=/opt/vllm/bin/vllm serve Qwen/Qwen3-32B --max-model-len 40960 (code=killed, signal=KILL)
+   Main PID: 1876511 (code=killed, signal=KILL)
+"""
+
 POD_YAML = """\
 apiVersion: v1
 kind: Pod
@@ -728,6 +736,7 @@ DUMPS = [
     ("sacct", S.SACCT, "slurm_job"),
     ("dockerfile", S.DOCKERFILE, "dockerfile"),
     ("systemd-unit", S.SYSTEMD_UNIT, "systemd_unit"),
+    ("systemctl-status", S.SYSTEMCTL_STATUS, "systemctl_status"),
     ("compose", S.COMPOSE, "compose"),
     ("deployment-json", S.DEPLOYMENT_JSON, "pod_spec"),
     ("describe-pod", S.DESCRIBE_POD, "k8s_describe"),

@@ -343,6 +343,15 @@ def test_systemd_unit_runs_its_execstart_with_its_environment():
     assert one(got, "env:VLLM_LOGGING_LEVEL")[0] == "DEBUG"
 
 
+def test_systemctl_status_says_how_the_main_process_ended():
+    got = facts("systemctl_status", S.SYSTEMCTL_STATUS)
+    assert one(got, "last_state_reason") == ("killed, signal=KILL", 5)
+    assert "exit_code" not in {f.name for f in got}  # a signal is no exit code
+    exited = facts("systemctl_status", "$ systemctl status vllm --no-pager\n" + S.SYSTEMCTL_STATUS.replace(
+        "(code=killed, signal=KILL)", "(code=exited, status=1/FAILURE)"))
+    assert one(exited, "exit_code") == ("1", 6) and one(exited, "last_state_reason")[0] == "exited, status=1/FAILURE"
+
+
 def test_compose_file_services():
     got = facts("compose", S.COMPOSE)
     images = sorted((f.value, f.line) for f in got if f.name == "image")
