@@ -242,6 +242,16 @@ def test_checks_over_dump_facts():
     assert got["shm_size"].status == "fail"
 
 
+def test_checks_over_a_compose_deployment():
+    # a Compose service's shm_size, without host IPC: 64 MiB is too small for NCCL (16 GiB, or host IPC, is not)
+    small = S.COMPOSE.replace("  ipc: host\n", "").replace("shm_size: 16gb", "shm_size: 64m")
+    got = {c.id: c for c in run_checks(facts_from_dump("compose", "compose.yaml", small, "n1"))}
+    assert got["shm_size"].status == "fail" and got["shm_size"].evidence == "compose.yaml:6"
+    assert "64 MiB" in got["shm_size"].detail and got["shm_size"].category == "nccl.shm"
+    assert {c.id: c.status for c in run_checks(facts_from_dump("compose", "compose.yaml", S.COMPOSE, "n1"))
+            }["shm_size"] == "pass"
+
+
 # ------------------------------------------------------------------------------------------
 # evidence list
 # ------------------------------------------------------------------------------------------
