@@ -310,11 +310,7 @@ def parse_systemd_unit(sink: Sink, lines: list[str], base: int) -> None:
         if not eq:
             continue
         if key == "Environment":  # Environment=A=1 B=2, or Environment="A=1" "B=two words"
-            try:
-                items = shlex.split(value)
-            except ValueError:  # an unbalanced quote: split on blanks
-                items = value.split()
-            for name, eq2, val in (item.partition("=") for item in items):
+            for name, eq2, val in (item.partition("=") for item in tokenize(value)):
                 if eq2:
                     emit_env(sink, name, val, base + a + 1)
         elif key == "ExecStart":

@@ -5,7 +5,7 @@ import json
 import re
 import shlex
 
-from .facts_cmdline import facts_from_command_text, parse_vllm_tokens, vllm_arg_facts
+from .facts_cmdline import facts_from_command_text, parse_vllm_tokens, tokenize, vllm_arg_facts
 from .facts_util import Sink, digest_of, emit_env, find_line, norm_image, parse_size
 
 try:  # PyYAML reads pod specs; without it only JSON specs and the image lines of YAML are read
@@ -247,12 +247,7 @@ def _compose_argv(value: object) -> list[str]:
     """A Compose command or entrypoint (a list, or a string split as a shell would) as argv."""
     if isinstance(value, list):
         return [str(x) for x in value if x is not None]
-    if isinstance(value, str) and value.strip():
-        try:
-            return shlex.split(value)
-        except ValueError:  # an unbalanced quote: split on blanks
-            return value.split()
-    return []
+    return tokenize(value) if isinstance(value, str) else []
 
 
 # ------------------------------------------------------------------------------------------

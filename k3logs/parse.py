@@ -364,10 +364,12 @@ def _apply_lines(df: pl.DataFrame, formats: tuple[Format, ...], kind: str) -> pl
             at, hit, rest, text = rest, text, rest.clear(), text.clear()
         else:
             at, hit = rest.filter(m), text.filter(m)
-            ext = ext.filter(m) if ext is not None else None
+            if ext is not None:
+                ext = ext.filter(m)
             m = ~m
             rest, text = rest.filter(m), text.filter(m)
-        ext = ext if ext is not None else _extract(hit.to_frame(), fmt)
+        if ext is None:
+            ext = _extract(hit.to_frame(), fmt)
         pieces.append(_read_line_format(ext, hit, df["pid"].gather(at), fmt).insert_column(0, at.alias("_i")))
     if len(rest):
         fallback = kind if kind in ("kernel", "nccl") else "plain"

@@ -28,7 +28,9 @@ K8S_EVENTS = re.compile(r"^(?:LAST SEEN|FIRST|LAST)\s+(?:LAST\s+)?TYPE\s+REASON\
                         r"|^\s*(?:\S+\s+)?(?:Normal|Warning)\s+[A-Z][A-Za-z]+\s+\S+\s")
 CAPTURE_LINE = re.compile(r'^\s*\{.*?"(?:messages|choices)\\?"\s*:')  # also in a body kept as a JSON string
 RAY_MARK = re.compile(r"^\((?:raylet|gcs_server|autoscaler)|\[repeated \d+x across cluster\]| -- ")
-MIN_SHARE = 5  # a plain file is of a log kind when at least 1 line in MIN_SHARE is (vLLM: 1 in 10) of that kind
+# a plain file is of a log kind when at least 1 line in MIN_SHARE is of that kind; of vLLM's, 1 in VLLM_SHARE
+# (vLLM output carries NCCL, torch and kernel-looking lines too: a few vLLM lines decide it)
+MIN_SHARE, VLLM_SHARE = 5, 10
 LINE_KIND = {"vllm": "vllm", "uvicorn": "vllm", "nccl": "nccl", "nccl_located": "nccl", "nccl_version": "nccl",
              "torch_c10": "torch", "glog": "log", "kernel_uptime": "kernel", "kernel_ctime": "kernel",
              "kernel_iso": "kernel", "kernel_decoded": "kernel", "ray": "ray", "ray_cpp": "ray", "python_dash": "log",
@@ -168,13 +170,12 @@ def sniff(head: bytes, size: int | None = None, formats: Formats | None = None) 
         elif not counts.get("vllm"):
             counts["journal"] += n // 2 + 1
     if counts:
-        # vLLM output carries NCCL, torch and kernel-looking lines too: a few vLLM lines decide it
-        if counts.get("vllm", 0) * 10 >= n:
+        if counts.get("vllm", 0) * VLLM_SHARE >= n:
             kind = "vllm"
         else:
             kind = counts.most_common(1)[0][0]
         hits = counts[kind]
-        if not wrappers and hits * (10 if kind == "vllm" else MIN_SHARE) < n:
+        if not wrappers and hits * (VLLM_SHARE if kind == "vllm" else MIN_SHARE) < n:
             # a line or two of a format among other text (notes, a unit file, a job spec): plain text. (A
             # container's or a unit's output is that program's, whatever else it prints.)
             reasons.append(f"no known format on most lines ({kind} {hits}/{n}); read as plain text")
