@@ -1,11 +1,19 @@
 """k3logs: offline forensics for GPU LLM-inference incidents."""
 from __future__ import annotations
 
+import importlib
+
 __version__ = "0.1.0"
 
-from .api import analyze, sniff_bundle, write_events  # noqa: E402
-from .catalogue import load_catalogue  # noqa: E402
-from .errors import K3LogsError  # noqa: E402
-from .report import Report  # noqa: E402
+# imported when first used, so that importing the CLI does not import polars: the CLI sizes polars'
+# thread pool first (cli._size_pools)
+_EXPORTS = {"analyze": "api", "sniff_bundle": "api", "write_events": "api", "load_catalogue": "catalogue",
+            "K3LogsError": "errors", "Report": "report"}
 
-__all__ = ["analyze", "sniff_bundle", "write_events", "load_catalogue", "Report", "K3LogsError", "__version__"]
+__all__ = [*_EXPORTS, "__version__"]
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -115,6 +115,24 @@ def cli():
     Example:
         k3logs analyze incident-0412.tar.gz
     """
+    _size_pools()
+
+
+def _size_pools() -> None:
+    """k3logs runs threads of its own (Settings.jobs) around polars and pyarrow calls, so: polars' pool gets
+    the cores those leave, at least one (more threads than cores only add hand-offs, and memory: each
+    thread keeps allocator caches); pyarrow's buffers (lines being split, Parquet pages) come from jemalloc,
+    which hands freed memory back within a second (mimalloc keeps tens of MiB per thread). Peak memory
+    is a bound we keep. Polars reads its pool size once, when first imported: this runs before that."""
+    import os
+    if "polars" not in sys.modules:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        os.environ.setdefault("POLARS_MAX_THREADS", str(max(1, cores - Settings().jobs)))
+    import pyarrow as pa
+    try:
+        pa.set_memory_pool(pa.jemalloc_memory_pool())
+    except NotImplementedError:  # (a pyarrow built without it)
+        pass
 
 
 @cli.command()

@@ -176,12 +176,12 @@ def open_member(member: Member, settings: Settings, formats: Formats, out: Inges
 
 
 def iter_rows(stream, ctx: FileContext, settings: Settings, keep: Keep | None, formats: Formats,
-              stats: LineStats, pool: Executor | None = None) -> Iterator[pl.DataFrame]:
+              stats: LineStats, pool: Executor | None = None, ahead: int | None = None) -> Iterator[pl.DataFrame]:
     """Parsed and folded rows of one file, chunk by chunk. Kept lines are gathered into chunks of about
     PARSE_ROWS before parsing (each parse has a fixed cost). Chunks parse independently: with a `pool`,
-    the next ones are parsed there while this thread folds the current one. A traceback or continued
-    record still open at the end of a chunk is held back and finished with the next one (the last chunk
-    holds nothing back)."""
+    the next ones (`ahead` of them, default `settings.jobs`) are parsed there while this thread folds the
+    current one. A traceback or continued record still open at the end of a chunk is held back and
+    finished with the next one (the last chunk holds nothing back)."""
     def parse(item: tuple[pl.DataFrame | LineChunk, bool]) -> tuple[pl.DataFrame, pl.DataFrame | None, bool]:
         chunk, last = item
         if isinstance(chunk, pl.DataFrame):
@@ -190,7 +190,7 @@ def iter_rows(stream, ctx: FileContext, settings: Settings, keep: Keep | None, f
         return parse_batch(batch, ctx, formats), batch.select(TRUNCATED), last
 
     chunks = _with_last(_chunks(stream, settings, keep, stats, pool))
-    parsed = _ahead(pool, parse, chunks, settings.jobs) if pool is not None else map(parse, chunks)
+    parsed = _ahead(pool, parse, chunks, ahead or settings.jobs) if pool is not None else map(parse, chunks)
     pending: pl.DataFrame | None = None
     before = 0  # lines of the LineChunks already parsed
     for rows, split, last in parsed:

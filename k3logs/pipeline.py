@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -28,8 +27,9 @@ from .schema import EVENT_SCHEMA, in_line_order
 from .settings import Settings
 
 
-QUEUED = 1  # event batches a parsing thread may hold ahead of the writer
-EVENTS_BATCH_BYTES = 4 << 20
+QUEUED = 1  # attributed batches waiting for the event table and the writer
+PARSE_AHEAD = 1  # batches of a file parsed ahead of the one being folded (each on a thread of its own)
+EVENTS_BATCH_BYTES = 8 << 20
 
 
 @dataclass
@@ -161,18 +161,22 @@ def to_event_table(ev: pl.DataFrame, redact_secrets: bool = True) -> pl.DataFram
 def stream_events(path: str | Path, settings: Settings | None = None, catalogue: Catalogue | None = None):
     """Every line of the bundle as event-table batches, file after file in bundle order, in bounded
     memory: a first pass over the lines `analyze` keeps learns the node/rank maps and the clocks; the
-    second parses every line of each file and applies them. Files are parsed by `settings.jobs` threads,
-    each at most QUEUED batches ahead of the writer, so the output order does not depend on timing."""
+    second parses every line of each file and applies them.
+
+    The second pass is a pipeline of three stages that run at once: the batches of a file are split and
+    parsed on `settings.jobs` threads, at most PARSE_AHEAD ahead; one thread folds and attributes them in
+    order, file after file; this one makes the event table and hands it on (to the writer). Batches are
+    big (each polars operation has a fixed cost per batch) and few are alive at a time (each holds several
+    times its bytes while it is parsed), so that memory stays bounded whatever the bundle."""
     settings = settings or Settings()
     first = learn(path, settings, catalogue or load_catalogue())
-    # every line is parsed here, so each batch holds several times its bytes while in flight
     settings = replace(settings, batch_bytes=min(settings.batch_bytes, EVENTS_BATCH_BYTES))
     formats = builtin_formats()
     bundle = Bundle(path, settings.limits)
+    out: queue.Queue = queue.Queue(maxsize=QUEUED)
+    stopping = threading.Event()  # the consumer went away: the producer must not wait on a full queue
 
-    stopping = threading.Event()  # the consumer went away: producers must not wait on full queues
-
-    def put(out: queue.Queue, item) -> None:
+    def put(item) -> None:
         while not stopping.is_set():
             try:
                 out.put(item, timeout=0.1)
@@ -180,44 +184,36 @@ def stream_events(path: str | Path, settings: Settings | None = None, catalogue:
             except queue.Full:
                 continue
 
-    def produce(group, out: queue.Queue) -> None:
+    def produce() -> None:
         try:
-            sink = Ingested()
-            for member in group():
-                _, stream, ctx = open_member(member, settings, formats, sink)
-                sink.dumps.clear()
-                if stream is None or ctx is None:
-                    continue
-                display = first.bundle.display(member.path)
-                last_ts: dict = {}
-                for rows in iter_rows(stream, ctx, settings, None, formats, LineStats(), parsers):
-                    rows = ensure_columns(rows.with_columns(pl.lit(display).alias("file")))
-                    rows = clock.apply(attribute.apply(rows, first.attribution), first.clock_model, last_ts)
-                    put(out, rows if in_line_order(rows) else rows.sort(["line", "sub"]))
+            with ThreadPoolExecutor(max(1, settings.jobs)) as parsers:
+                sink = Ingested()
+                for group in bundle.groups():
+                    for member in group():
+                        _, stream, ctx = open_member(member, settings, formats, sink)
+                        sink.dumps.clear()
+                        if stream is None or ctx is None:
+                            continue
+                        display = first.bundle.display(member.path)
+                        last_ts: dict = {}
+                        for rows in iter_rows(stream, ctx, settings, None, formats, LineStats(), parsers, PARSE_AHEAD):
+                            if stopping.is_set():
+                                return
+                            rows = ensure_columns(rows.with_columns(pl.lit(display).alias("file")))
+                            rows = clock.apply(attribute.apply(rows, first.attribution), first.clock_model, last_ts)
+                            put(rows if in_line_order(rows) else rows.sort(["line", "sub"]))
         except BaseException as e:  # handed to the consumer, raised there
-            put(out, e)
+            put(e)
         finally:
-            put(out, None)
+            put(None)
 
-    def drain(out: queue.Queue):
+    producer = threading.Thread(target=produce, name="k3logs-events", daemon=True)
+    producer.start()
+    try:
         while (item := out.get()) is not None:
             if isinstance(item, BaseException):
                 raise item
-            # made here, by the consumer: the reader of a big file is the stage the others wait for
             yield to_event_table(item, settings.redact)
-
-    # files are read by `jobs` threads; the batches of each are parsed ahead on `parsers` (a big file is not
-    # left to one thread while the writer waits for it)
-    with ThreadPoolExecutor(max(1, settings.jobs)) as pool, ThreadPoolExecutor(max(1, settings.jobs)) as parsers:
-        running: deque[queue.Queue] = deque()
-        try:
-            for group in bundle.groups():
-                q: queue.Queue = queue.Queue(maxsize=QUEUED)
-                pool.submit(produce, group, q)
-                running.append(q)
-                while len(running) > max(1, settings.jobs):
-                    yield from drain(running.popleft())
-            while running:
-                yield from drain(running.popleft())
-        finally:
-            stopping.set()
+    finally:
+        stopping.set()
+        producer.join()

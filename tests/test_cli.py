@@ -305,3 +305,25 @@ def test_version():
 def test_help_short_option():
     r = invoke("-h")
     assert r.exit_code == 0 and "analyze" in r.stdout and "Usage:" in r.stdout
+
+
+def test_the_cli_sizes_polars_pool_before_polars_is_imported():
+    # k3logs runs Settings.jobs threads of its own: polars' pool gets the cores they leave (at least one),
+    # which only works if importing the CLI has not imported polars yet
+    import subprocess
+    import sys
+    from k3logs.settings import Settings
+    code = ("import sys, k3logs.cli as c; assert 'polars' not in sys.modules; c._size_pools(); "
+            "import polars, pyarrow; print(polars.thread_pool_size(), pyarrow.default_memory_pool().backend_name)")
+    env = {k: v for k, v in os.environ.items() if k != "POLARS_MAX_THREADS"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
+    threads, pool = out.split()
+    assert int(threads) == max(1, len(os.sched_getaffinity(0)) - Settings().jobs)
+    import pyarrow as pa
+    try:
+        assert pool == pa.jemalloc_memory_pool().backend_name
+    except NotImplementedError:  # (a pyarrow built without jemalloc keeps its default)
+        assert pool == pa.default_memory_pool().backend_name
+    mine = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          env={**env, "POLARS_MAX_THREADS": "3"}).stdout
+    assert mine.split()[0] == "3"  # the user's own setting is kept

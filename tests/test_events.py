@@ -151,3 +151,12 @@ def test_a_chain_at_the_end_of_a_file_read_in_small_batches_is_one_event():
     rows = file_rows(text_of(*(f"INFO 03-17 06:41:{i % 60:02d} [y.py:1] line {i}" for i in range(200)), *CHAIN), 1 * KiB)
     [tb] = rows.filter(pl.col("exc_types").is_not_null()).to_dicts()
     assert tb["exc_types"] == ["ModuleNotFoundError", "ImportError"]
+
+
+def test_a_consumer_that_stops_early_leaves_no_thread_behind(tmp_path):
+    import threading
+    files = {"node-a/vllm.log": node_log(0, 0, extra=1500), "node-b/vllm.log": node_log(1, 5, extra=1500)}
+    batches = stream_events(make_bundle(tmp_path, files), Settings(batch_bytes=16 * KiB))
+    assert next(batches).height
+    batches.close()  # (the producer may be waiting to hand on its next batch)
+    assert not [t for t in threading.enumerate() if t.name == "k3logs-events"]
