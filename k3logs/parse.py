@@ -242,6 +242,7 @@ PREFIX_HEAD = (r"^((?:\x1b\[[\d;]*m)?\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)(?:
                r"|\[[A-Za-z][^\]\s]{0,39}\]:? ?)")
 PREFIX_START = r"^(?:[(\[]|\x1b\[|[A-Z][a-z]{2} [A-Z][a-z]{2} )"  # how every head below starts
 SIMPLE_HEAD = r"^((?:\x1b\[[\d;]*m)?\([^()]*\)(?:\x1b\[[\d;]*m)? ?|\[[A-Za-z][^\],\s]{0,39}\]:? ?)"  # [rank3]:, [default0]: (not [1,3]<stdout>: nor kernel times)
+SAMPLE_ROWS = 256  # a batch's first rows, read first to see how to read the rest (its lines are mostly alike)
 PREFIX_FIELDS = {"_cut": pl.String, "_proc": pl.String, "_pid": pl.Int64, "_ip": pl.String, "_rank": pl.Int32,
                  "_local_rank": pl.Int32, "_stream": pl.String}
 
@@ -283,6 +284,23 @@ def _raw_end(raw: str, clean_end: int) -> int:
     return pos + clean_end - seen
 
 
+def _simple_heads(text: pl.Series) -> pl.Series:
+    """SIMPLE_HEAD of each row (most heads: '(Name pid=N) ', '[rank3]: '), or null. The heads most rows
+    share (those of the first SAMPLE_ROWS rows) are found by a plain comparison, the regex reads the other
+    rows: a head that ends in a space is what the regex reads from any row that starts with it (nothing
+    after it can lengthen it)."""
+    sample = text.head(SAMPLE_ROWS).str.extract(SIMPLE_HEAD, 1).drop_nulls()
+    common = [h for h, n in sample.value_counts(sort=True).iter_rows() if h.endswith(" ") and n * 4 >= SAMPLE_ROWS]
+    if not common:
+        return text.str.extract(SIMPLE_HEAD, 1)
+    known = pl.when(pl.col("text").str.starts_with(common[0])).then(pl.lit(common[0]))
+    for h in common[1:]:
+        known = known.when(pl.col("text").str.starts_with(h)).then(pl.lit(h))
+    heads = text.to_frame().select(known.otherwise(None)).to_series()
+    rest = heads.is_null().arg_true()
+    return heads.scatter(rest, text.gather(rest).str.extract(SIMPLE_HEAD, 1)) if len(rest) else heads
+
+
 def _peel_prefixes(df: pl.DataFrame, prefixes: tuple[Format, ...]) -> pl.DataFrame:
     """Strip process/Ray/rank prefixes repeatedly; the innermost process wins, the outer Ray ip is kept."""
     c = pl.col
@@ -290,7 +308,7 @@ def _peel_prefixes(df: pl.DataFrame, prefixes: tuple[Format, ...]) -> pl.DataFra
         text = df["text"]
         if not text.str.contains(PREFIX_START).any():  # (one cheap test: most lines have no prefix left)
             break
-        heads = text.str.extract(SIMPLE_HEAD, 1)  # most heads: '(Name pid=N) ', '[rank3]:'
+        heads = _simple_heads(text)
         # nested parentheses (Ray Data / Serve actor names), Open MPI tags
         if heads.null_count():
             rest = heads.is_null().arg_true()
@@ -300,12 +318,15 @@ def _peel_prefixes(df: pl.DataFrame, prefixes: tuple[Format, ...]) -> pl.DataFra
                 heads = heads.scatter(odd, text.gather(odd).str.extract(PREFIX_HEAD, 1))
         if heads.null_count() == len(heads):
             break
-        table = _read_heads(heads.drop_nulls().unique().sort().to_list(), prefixes)
+        one = heads[0] if not heads.null_count() and (heads == heads[0]).all() else None
+        table = _read_heads([one] if one is not None else heads.drop_nulls().unique().sort().to_list(), prefixes)
         if table.is_empty():
             break
-        # what each row's head says (a join of the heads alone: the frame is wide)
-        said = heads.alias("_head").to_frame().join(table, on="_head", how="left", maintain_order="left")
-        s = {name: pl.lit(said[name]) for name in PREFIX_FIELDS}  # (used as they are: one query per layer)
+        if one is not None:  # (often: one process wrote the whole batch) what its head says, once
+            s = {name: pl.lit(table[name][0], dtype) for name, dtype in PREFIX_FIELDS.items()}
+        else:  # what each row's head says (a join of the heads alone: the frame is wide)
+            said = heads.alias("_head").to_frame().join(table, on="_head", how="left", maintain_order="left")
+            s = {name: pl.lit(said[name]) for name in PREFIX_FIELDS}  # (used as they are: one query per layer)
         hit = s["_cut"].is_not_null()
         df = df.with_columns(
             pl.when(hit).then(c("text").str.strip_prefix(s["_cut"])).otherwise(c("text")).alias("text"),
@@ -320,7 +341,6 @@ def _peel_prefixes(df: pl.DataFrame, prefixes: tuple[Format, ...]) -> pl.DataFra
 
 
 FEW_ROWS = 4096  # rows left unmatched: the formats that can match one of them are found in one query
-SAMPLE_ROWS = 256  # rows a format is tried on first, to see how to try it on the rest
 
 
 def _can_match(text: pl.Series, formats: tuple[Format, ...]) -> set[str]:

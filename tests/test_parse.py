@@ -235,6 +235,38 @@ def test_ray_special_names_and_task_prefix():
     assert (b["pid"], b["ip"], b["source"]) == (2296, "10.0.3.22", "vllm")
 
 
+# heads and what follows them: with and without colour, the space, the colon; a head repeated without its
+# space; rows with no head
+HEADS = ["\x1b[1;36m(APIServer pid=1)\x1b[0;0m ", "(APIServer pid=1) ", "(APIServer pid=1)", "(EngineCore pid=7) ",
+         "[rank3]: ", "[rank3]:", "[rank3] ", ""]
+TAILS = ["INFO 08-11 07:36:02 [api_server.py:1] x", " INFO:     1.2.3.4:5 - \"GET / HTTP/1.1\" 200 OK", ":y",
+         "\x1b[0;0m z", "(Nested pid=2) w", ""]
+
+
+@settings(max_examples=60, deadline=None)
+@given(common=st.sampled_from(HEADS), rows=st.lists(st.tuples(st.sampled_from(HEADS), st.sampled_from(TAILS)),
+                                                      max_size=40), copies=st.integers(0, 300))
+def test_heads_most_rows_share_are_read_as_the_regex_reads_them(common, rows, copies):
+    # the heads of the first rows are compared as text on every row, not read by the regex: whatever
+    # follows a row's head, and whatever heads the other rows have, each row gets the head the regex gives
+    from k3logs.parse import SIMPLE_HEAD, _simple_heads
+    text = pl.Series("text", [common + "INFO 08-11 07:36:02 [a.py:1] m"] * copies + [h + t for h, t in rows], pl.String)
+    assert _simple_heads(text).to_list() == text.str.extract(SIMPLE_HEAD, 1).to_list()
+
+
+def test_a_batch_one_process_wrote_reads_as_it_does_among_other_processes():
+    # every row with the same head is read once, as literals; the same rows among rows of another process
+    # are read through the table of heads: the same fields either way
+    lines = ["\x1b[1;36m(APIServer pid=1)\x1b[0;0m INFO:     10.0.6.52:60872 - \"POST /v1/completions HTTP/1.1\" 200 OK",
+             "\x1b[1;36m(APIServer pid=1)\x1b[0;0m INFO 08-11 07:36:02 [api_server.py:1] Started server process",
+             "\x1b[1;36m(APIServer pid=1)\x1b[0;0m (Nested pid=9) WARNING 08-11 07:36:03 [x.py:2] inner"] * 50
+    alone = parse_lines(lines)
+    mixed = parse_lines(lines + ["(EngineCore pid=7) INFO 08-11 07:36:04 [core.py:1] other"]).head(len(lines))
+    from polars.testing import assert_frame_equal
+    assert_frame_equal(alone, mixed)
+    assert alone["proc"].unique().sort().to_list() == ["APIServer", "Nested"] and alone["pid"].min() == 1
+
+
 # ------------------------------------------------------------------------------------------------------
 # tqdm carriage-return states
 # ------------------------------------------------------------------------------------------------------
