@@ -76,10 +76,16 @@ def _split(buf, max_line: int) -> tuple[pl.Series, pl.Series]:
     arr = pa.LargeBinaryArray.from_buffers(
         pa.large_binary(), 1, [None, pa.py_buffer(np.array([0, len(buf)], dtype=np.int64)), pa.py_buffer(buf)])
     parts = pc.split_pattern(arr, b"\n").flatten()
+    parts = parts.slice(0, len(parts) - 1)  # the empty string after the final '\n'
+    long = pl.from_arrow(pc.greater(pc.binary_length(parts), max_line))  # bytes as stored, before any replacement
+    assert isinstance(long, pl.Series)
+    if not long.any():
+        try:  # (arrow checks the UTF-8 and makes the string views polars holds, without the GIL)
+            return pl.from_arrow(parts.cast(pa.string_view())).rename(RAW), long.rename(TRUNCATED)
+        except pa.ArrowInvalid:
+            pass
     s = pl.from_arrow(parts)
     assert isinstance(s, pl.Series)
-    s = s.slice(0, len(s) - 1)  # the empty string after the final '\n'
-    long = s.bin.size() > max_line  # bytes as stored, before any replacement character
     if long.any():
         idx = long.arg_true().to_list()
         s = s.scatter(idx, [s[i][:max_line] for i in idx])
