@@ -13,8 +13,9 @@ from .discover import Bundle
 from .errors import BundleError, UsageError
 from .evaluate import CaseScore, find_cases, load_truth, score
 from .evidence import read_excerpts
+from .export import write_events  # noqa: F401  (part of the library's API)
 from .ingest import Ingested, ingest
-from .pipeline import Analysis, run, stream_events
+from .pipeline import Analysis, run
 from .report import Report
 from .settings import Settings
 from .toolcalls import check_bundle
@@ -92,25 +93,6 @@ def sniff_bundle(path: str | Path, settings: Settings | None = None) -> list[Sni
     return sorted(rows, key=lambda r: r.file)
 
 
-def write_events(path: str | Path, out: Path, fmt: str = "parquet", settings: Settings | None = None,
-                 catalogue: Catalogue | None = None) -> int:
-    """Write every event of a bundle (schema.EVENT_SCHEMA) batch by batch; returns how many."""
-    from .export import EventWriter
-    settings = settings or Settings()
-    n = 0
-    try:
-        with EventWriter(out, fmt) as writer:
-            for batch in stream_events(path, settings, catalogue):  # secrets redacted unless --no-redact
-                writer.write(batch)
-                n += batch.height
-    except BaseException:  # no half-written (or empty, for a missing bundle) file is left behind
-        Path(out).unlink(missing_ok=True)
-        raise
-    if n == 0:  # every line of a readable file is an event: nothing could be read (report-contract.md: exit 2)
-        Path(out).unlink(missing_ok=True)
-        raise BundleError(f"no line of {path} could be read as text (it is empty, binary, corrupt or unreadable); "
-                          f"`k3logs sniff` lists every file and why")
-    return n
 
 
 def scan_archive(archive: str | Path, out: str | Path, settings: Settings | None = None,

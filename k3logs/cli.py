@@ -212,7 +212,7 @@ def events(bundle, out, fmt, patterns, tz, skew_tolerance, **limits):
         k3logs events ./bundle -o events.parquet
         python -c "import polars as pl; print(pl.read_parquet('events.parquet').head())"
     """
-    from .api import write_events
+    from .export import write_events
     fmt = fmt or {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}.get(out.suffix.lower(), "parquet")
     n = write_events(bundle, out, fmt, _settings(tz, skew_tolerance, **limits), _catalogue(patterns))
     click.echo(f"wrote {n} events to {out}", err=True)

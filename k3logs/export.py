@@ -6,7 +6,11 @@ from pathlib import Path
 import polars as pl
 import pyarrow.parquet as pq
 
+from .catalogue import Catalogue
+from .errors import BundleError
+from .pipeline import stream_events
 from .schema import arrow_schema
+from .settings import Settings
 
 STATISTICS = ("file", "line", "source", "node", "rank", "gpu", "pid", "level", "ts")
 LIST_SEPARATOR = "\u241f"  # between the links of a folded traceback in CSV cells
@@ -52,3 +56,23 @@ class EventWriter:
                 self._pq.close()
         elif self._fh is not None:
             self._fh.close()
+
+
+def write_events(path: str | Path, out: Path, fmt: str = "parquet", settings: Settings | None = None,
+                 catalogue: Catalogue | None = None) -> int:
+    """Write every event of a bundle (schema.EVENT_SCHEMA) batch by batch; returns how many."""
+    settings = settings or Settings()
+    n = 0
+    try:
+        with EventWriter(out, fmt) as writer:
+            for batch in stream_events(path, settings, catalogue):  # secrets redacted unless --no-redact
+                writer.write(batch)
+                n += batch.height
+    except BaseException:  # no half-written (or empty, for a missing bundle) file is left behind
+        Path(out).unlink(missing_ok=True)
+        raise
+    if n == 0:  # every line of a readable file is an event: nothing could be read (report-contract.md: exit 2)
+        Path(out).unlink(missing_ok=True)
+        raise BundleError(f"no line of {path} could be read as text (it is empty, binary, corrupt or unreadable); "
+                          f"`k3logs sniff` lists every file and why")
+    return n
