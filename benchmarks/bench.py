@@ -26,6 +26,8 @@ HERE = Path(__file__).resolve().parent
 SHARED = HERE.parent.parent / "shared" / "tools"
 INGEST = """
 import sys
+from k3logs.cli import _size_pools
+_size_pools()  # (as the CLI does, before polars is imported)
 from k3logs import attribute
 from k3logs.catalogue import load_catalogue
 from k3logs.pipeline import learn

@@ -93,8 +93,6 @@ def sniff_bundle(path: str | Path, settings: Settings | None = None) -> list[Sni
     return sorted(rows, key=lambda r: r.file)
 
 
-
-
 def scan_archive(archive: str | Path, out: str | Path, settings: Settings | None = None,
                  patterns: tuple[Path, ...] = (), jobs: int | None = None, ray: str | None = None, display=None):
     """Analyse every bundle directly under `archive` (folders and archive files) into `out`/incidents.parquet

@@ -184,24 +184,27 @@ def stream_events(path: str | Path, settings: Settings | None = None, catalogue:
             except queue.Full:
                 continue
 
+    def batches_of(member, parsers):
+        """One file's batches, attributed and aligned (none if it is not read as lines)."""
+        _, stream, ctx = open_member(member, settings, formats, Ingested())
+        if stream is None or ctx is None:
+            return
+        display = first.bundle.display(member.path)
+        last_ts: dict = {}
+        for rows in iter_rows(stream, ctx, settings, None, formats, LineStats(), parsers, PARSE_AHEAD):
+            rows = ensure_columns(rows.with_columns(pl.lit(display).alias("file")))
+            rows = clock.apply(attribute.apply(rows, first.attribution), first.clock_model, last_ts)
+            yield rows if in_line_order(rows) else rows.sort(["line", "sub"])
+
     def produce() -> None:
         try:
             with ThreadPoolExecutor(max(1, settings.jobs)) as parsers:
-                sink = Ingested()
                 for group in bundle.groups():
                     for member in group():
-                        _, stream, ctx = open_member(member, settings, formats, sink)
-                        sink.dumps.clear()
-                        if stream is None or ctx is None:
-                            continue
-                        display = first.bundle.display(member.path)
-                        last_ts: dict = {}
-                        for rows in iter_rows(stream, ctx, settings, None, formats, LineStats(), parsers, PARSE_AHEAD):
+                        for rows in batches_of(member, parsers):
                             if stopping.is_set():
                                 return
-                            rows = ensure_columns(rows.with_columns(pl.lit(display).alias("file")))
-                            rows = clock.apply(attribute.apply(rows, first.attribution), first.clock_model, last_ts)
-                            put(rows if in_line_order(rows) else rows.sort(["line", "sub"]))
+                            put(rows)
         except BaseException as e:  # handed to the consumer, raised there
             put(e)
         finally:
