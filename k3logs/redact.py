@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import polars as pl
+import pyarrow.compute as pc
 
 from .errors import CatalogueError, SourceLocation
 from .resources import data_dir
@@ -85,11 +86,33 @@ def _any_needle() -> str | None:
     return "(?i)" + "|".join(re.escape(n) for n in sorted({n for r in rules() for n in r.needles}))
 
 
+# the only letters outside ASCII that Unicode's simple case folding (the rules' (?i)) takes to ASCII ones:
+# the Kelvin sign (k) and the long s (s)
+FOLDS_TO_ASCII = ("\u212a", "\u017f")
+
+
+@lru_cache(maxsize=1)
+def _lowercase_needles() -> str | None:
+    """The needles as one case-sensitive regex, for text whose ASCII letters are lowered (None: a rule has no
+    needles, or a needle is not ASCII)."""
+    needles = {n.lower() for r in rules() for n in r.needles}
+    if not all(r.needles for r in rules()) or not all(n.isascii() for n in needles):
+        return None
+    return "|".join(re.escape(n) for n in sorted(needles))
+
+
 def needle_rows(s: pl.Series) -> pl.Series:
-    """Indices of the rows that may hold a secret: those with a needle."""
+    """Indices of the rows that may hold a secret: those with a needle, in any case. The needles are
+    searched for as they are in the text with its ASCII letters lowered (by arrow), plus the rows that hold
+    a letter folding to an ASCII one: 3x faster than a case-insensitive search, and the same rows."""
     if _any_needle() is None:
         return pl.int_range(len(s), dtype=pl.UInt32, eager=True)
-    return s.str.contains(_any_needle()).fill_null(False).arg_true()
+    if (needles := _lowercase_needles()) is None:
+        return s.str.contains(_any_needle()).fill_null(False).arg_true()
+    lowered = pl.from_arrow(pc.ascii_lower(s.to_arrow()))
+    assert isinstance(lowered, pl.Series)
+    hit = lowered.str.contains(needles) | s.str.contains_any(list(FOLDS_TO_ASCII))
+    return hit.fill_null(False).arg_true()
 
 
 def series(s: pl.Series) -> pl.Series:

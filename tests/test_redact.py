@@ -59,6 +59,28 @@ def test_needles_are_found_in_any_case_and_through_unicode_case_folding():
     assert "hunter2" not in redact.series(hidden)[1]
 
 
+NEEDLE_CHARS = "".join(sorted({c for r in redact.rules() for n in r.needles for c in n + n.upper()}))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_needle_search_finds_the_rows_a_case_insensitive_search_finds(seed):
+    # the needles are searched for in text with its ASCII letters lowered, plus the rows with a letter that
+    # folds to ASCII: every row the rules' own case folding finds, and no other but those rows
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+    letters = NEEDLE_CHARS + "\u212a\u017f\u0130\u0131\u00e9\u00df\u03a3 x=:"
+
+    @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(st.lists(st.one_of(st.none(), st.text(letters, max_size=24)), max_size=30))
+    def check(rows):
+        s = pl.Series("text", rows, pl.String)
+        want = set(s.str.contains(redact._any_needle()).fill_null(False).arg_true().to_list())
+        folding = {i for i, x in enumerate(rows) if x and any(c in x for c in redact.FOLDS_TO_ASCII)}
+        got = set(redact.needle_rows(s).to_list())
+        assert want <= got and got - want <= folding
+    check()
+
+
 def test_series_redacts_only_the_rows_with_a_secret_and_agrees_with_text():
     lines = [x for r in redact.rules() for x in (*r.match, *r.no_match)] + [None, "", "plain line"]
     got = redact.series(pl.Series("text", lines))
