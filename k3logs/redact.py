@@ -130,7 +130,10 @@ def series(s: pl.Series) -> pl.Series:
 
 def distinct(s: pl.Series) -> pl.Series:
     """`series` for a column of few distinct values (file and node names): each value is redacted once,
-    not once per row."""
+    not once per row (a batch of `events` holds one file, often one node: that value, in Python)."""
+    if len(s) and not s.null_count() and (s == (one := s[0])).all():
+        fixed_one = text(one)
+        return s if fixed_one == one else pl.repeat(fixed_one, len(s), dtype=pl.String, eager=True).alias(s.name)
     values = s.unique()
     fixed = series(values)
     return s if fixed.equals(values) else s.replace(values, fixed)

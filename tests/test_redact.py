@@ -91,6 +91,16 @@ def test_series_redacts_only_the_rows_with_a_secret_and_agrees_with_text():
     assert redact.series(clean).to_list() == ["a", None, "b"]
 
 
+def test_distinct_values_are_redacted_as_every_row_would_be():
+    # file and node names: one value per batch (redacted once, in Python) or a few (once each)
+    secret = "logs/run_HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyz0123456789.log"
+    for values in ([secret] * 5, ["node-a"] * 5, [secret, "node-a", secret, None], [None, None], []):
+        s = pl.Series("file", values, pl.String)
+        got = redact.distinct(s)
+        assert got.name == "file" and got.to_list() == redact.series(s).to_list()
+    assert "hf_abc" not in redact.distinct(pl.Series([secret] * 3))[2]
+
+
 @pytest.fixture
 def secret_bundle(tmp_path):
     d = tmp_path / "bundle"
