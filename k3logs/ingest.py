@@ -75,6 +75,9 @@ class _KeepState:
 
     def __init__(self) -> None:
         self.since_tb = TB_WINDOW + 1
+        self.back = 0  # rows of the batch before that this one wants (the lines before an untimed hit)
+        self.tail: pl.DataFrame | None = None  # the batch before's last two rows (copied out)
+        self.last_kept = 0  # the last line kept so far
 
 
 def _anchored(batch: pl.DataFrame, keep: Keep) -> pl.Series:
@@ -103,8 +106,10 @@ def _keep_rows(batch: pl.DataFrame, keep: Keep, state: _KeepState, hit_idx: pl.S
     # the two lines before a kept line that carries no time of its own (kernel continuation lines, NCCL
     # lines): the record it continues, and a time for it
     untimed = hit_idx.filter(~hits.str.contains(EARLY_TIME)).cast(pl.Int64)
+    state.back = 0
     if len(untimed):
         parts += [(untimed - 1).clip(0).cast(pl.UInt32), (untimed - 2).clip(0).cast(pl.UInt32)]
+        state.back = max(0, 2 - int(untimed.min()))  # (those before the batch: `_chunks` adds them)
     return pl.concat(parts).unique().sort()
 
 
@@ -240,9 +245,14 @@ def _chunks(stream, settings: Settings, keep: Keep | None, stats: LineStats, poo
         stats.count(batch)
         # filtered strings still point into the batch's buffers: copy the few kept ones out, so that memory
         # stays bounded by one batch
-        batch = pl.from_arrow(batch[_keep_rows(batch, keep, state, hit_idx)].to_arrow())
+        kept = pl.from_arrow(batch[_keep_rows(batch, keep, state, hit_idx)].to_arrow())
+        if state.back and state.tail is not None:  # an untimed hit on the batch's first lines
+            kept = pl.concat([state.tail.tail(state.back).filter(pl.col(LINE) > state.last_kept), kept])
+        state.tail = pl.from_arrow(batch.tail(2).to_arrow())
+        batch = kept
         if batch.is_empty():
             continue
+        state.last_kept = batch[LINE][-1]
         gathered.append(batch)
         size += batch.height
         if size >= PARSE_ROWS:

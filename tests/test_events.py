@@ -160,3 +160,28 @@ def test_a_consumer_that_stops_early_leaves_no_thread_behind(tmp_path):
     assert next(batches).height
     batches.close()  # (the producer may be waiting to hand on its next batch)
     assert not [t for t in threading.enumerate() if t.name == "k3logs-events"]
+
+
+def test_the_lines_kept_before_an_untimed_hit_do_not_depend_on_where_a_batch_starts(tmp_path):
+    # a kernel line with no time of day keeps the two lines before it (the record it continues, and a
+    # time for it): also when it is the first or second line of a batch, from the batch before
+    from k3logs.ingest import Keep, ingest
+    from k3logs.discover import Bundle
+    from k3logs.detect import anchors
+    from k3logs.catalogue import load_catalogue
+    lines = []
+    for i in range(300):
+        lines.append(f"[{100 + i:6d}.000000] cni0: port {i % 40}(veth{i:07x}) entered blocking state")
+        if i % 7 == 3:
+            lines.append(f"[{100 + i:6d}.500000] mce: [Hardware Error]: Machine check events logged")
+    root = make_bundle(tmp_path, {"node-a/dmesg.txt": text_of(*lines)})
+    keep = Keep(anchors(load_catalogue()))
+
+    def kept(batch_bytes: int) -> list[int]:
+        ing = ingest(Bundle(root), Settings(batch_bytes=batch_bytes), keep)
+        return pl.concat(ing.events)["line"].to_list()
+
+    whole = kept(1 << 20)
+    assert len(whole) == 3 * sum(1 for i in range(300) if i % 7 == 3)
+    for batch_bytes in range(1500, 2600, 37):
+        assert kept(batch_bytes) == whole, batch_bytes
