@@ -136,6 +136,19 @@ def iter_line_batches(stream: BinaryIO, batch_bytes: int, max_line: int, stats: 
         yield batch
 
 
+def _read_up_to(stream: BinaryIO, n: int) -> bytes:
+    """`n` bytes, fewer only at the end: a decompressing stream gives one step's output per read (a gzip
+    member, tens of KiB), and every batch has a fixed cost."""
+    data = stream.read(n)
+    if not data or len(data) >= n:
+        return data
+    parts, size = [data], len(data)
+    while size < n and (more := stream.read(n - size)):
+        parts.append(more)
+        size += len(more)
+    return b"".join(parts)
+
+
 def iter_line_chunks(stream: BinaryIO, batch_bytes: int, max_line: int, stats: LineStats | None = None
                      ) -> Iterator[LineChunk]:
     """The stream cut into LineChunks of about `batch_bytes`, in order (`stats` gets the bytes; lines are
@@ -145,7 +158,7 @@ def iter_line_chunks(stream: BinaryIO, batch_bytes: int, max_line: int, stats: L
     skipping = False  # inside the unread tail of an over-long line
 
     while True:
-        chunk = stream.read(batch_bytes)
+        chunk = _read_up_to(stream, batch_bytes)
         if not chunk:
             break
         stats.bytes += len(chunk)
