@@ -22,7 +22,7 @@ from . import redact
 from .discover import Bundle, Member, Prepend, peek
 from .fold import fold_continuations, fold_tracebacks
 from .formats import Formats, builtin_formats
-from .lines import LineChunk, LineStats, crlf_line_ends, iter_line_batches, iter_line_chunks, open_text
+from .lines import LineChunk, LineStats, crlf_line_ends, iter_line_batches, iter_line_chunks, open_text, read_up_to
 from .parse import FileContext, parse_batch
 from .schema import LINE, TRUNCATED
 from .settings import Settings
@@ -75,7 +75,6 @@ class _KeepState:
 
     def __init__(self) -> None:
         self.since_tb = TB_WINDOW + 1
-        self.back = 0  # rows of the batch before that this one wants (the lines before an untimed hit)
         self.tail: pl.DataFrame | None = None  # the batch before's last two rows (copied out)
         self.last_kept = 0  # the last line kept so far
 
@@ -85,9 +84,11 @@ def _anchored(batch: pl.DataFrame, keep: Keep) -> pl.Series:
     return batch["raw"].str.contains(keep.regex).arg_true()
 
 
-def _keep_rows(batch: pl.DataFrame, keep: Keep, state: _KeepState, hit_idx: pl.Series | None = None) -> pl.Series:
+def _keep_rows(batch: pl.DataFrame, keep: Keep, state: _KeepState, hit_idx: pl.Series | None = None
+               ) -> tuple[pl.Series, int]:
     """Indices (sorted) of the rows of `batch` worth parsing: those with an anchor (`hit_idx`, if found
-    already) plus their context; the context works on the few rows with an anchor, in file order."""
+    already) plus their context; the context works on the few rows with an anchor, in file order. Also how
+    many of the last rows of the batch before are context too (lines before an untimed hit that opens it)."""
     raw = batch["raw"]
     n = len(raw)
     hit_idx = _anchored(batch, keep) if hit_idx is None else hit_idx
@@ -106,11 +107,11 @@ def _keep_rows(batch: pl.DataFrame, keep: Keep, state: _KeepState, hit_idx: pl.S
     # the two lines before a kept line that carries no time of its own (kernel continuation lines, NCCL
     # lines): the record it continues, and a time for it
     untimed = hit_idx.filter(~hits.str.contains(EARLY_TIME)).cast(pl.Int64)
-    state.back = 0
+    back = 0
     if len(untimed):
         parts += [(untimed - 1).clip(0).cast(pl.UInt32), (untimed - 2).clip(0).cast(pl.UInt32)]
-        state.back = max(0, 2 - int(untimed.min()))  # (those before the batch: `_chunks` adds them)
-    return pl.concat(parts).unique().sort()
+        back = max(0, 2 - int(untimed.min()))
+    return pl.concat(parts).unique().sort(), back
 
 
 HOLE = b"\x00" * 8
@@ -138,13 +139,9 @@ def _skip_hole(head: bytes, stream) -> tuple[int, bytes, object]:
 
 
 def _read_dump(stream, limit: int) -> tuple[str, bool]:
-    """The first `limit` bytes of a dump as text, and whether there was more. Reads until the limit or the end:
-    one read may return less than asked (the sniffed head comes back alone first)."""
-    chunks, size = [], 0
-    while size <= limit and (chunk := stream.read(limit + 1 - size)):
-        chunks.append(chunk)
-        size += len(chunk)
-    return b"".join(chunks)[:limit].decode("utf-8", "replace"), size > limit
+    """The first `limit` bytes of a dump as text, and whether there was more."""
+    data = read_up_to(stream, limit + 1)
+    return data[:limit].decode("utf-8", "replace"), len(data) > limit
 
 
 def open_member(member: Member, settings: Settings, formats: Formats, out: Ingested
@@ -245,9 +242,10 @@ def _chunks(stream, settings: Settings, keep: Keep | None, stats: LineStats, poo
         stats.count(batch)
         # filtered strings still point into the batch's buffers: copy the few kept ones out, so that memory
         # stays bounded by one batch
-        kept = pl.from_arrow(batch[_keep_rows(batch, keep, state, hit_idx)].to_arrow())
-        if state.back and state.tail is not None:  # an untimed hit on the batch's first lines
-            kept = pl.concat([state.tail.tail(state.back).filter(pl.col(LINE) > state.last_kept), kept])
+        rows, back = _keep_rows(batch, keep, state, hit_idx)
+        kept = pl.from_arrow(batch[rows].to_arrow())
+        if back and state.tail is not None:  # an untimed hit on the batch's first lines: those before it
+            kept = pl.concat([state.tail.tail(back).filter(pl.col(LINE) > state.last_kept), kept])
         state.tail = pl.from_arrow(batch.tail(2).to_arrow())
         batch = kept
         if batch.is_empty():

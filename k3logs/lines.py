@@ -136,17 +136,14 @@ def iter_line_batches(stream: BinaryIO, batch_bytes: int, max_line: int, stats: 
         yield batch
 
 
-def _read_up_to(stream: BinaryIO, n: int) -> bytes:
-    """`n` bytes, fewer only at the end: a decompressing stream gives one step's output per read (a gzip
-    member, tens of KiB), and every batch has a fixed cost."""
-    data = stream.read(n)
-    if not data or len(data) >= n:
-        return data
-    parts, size = [data], len(data)
+def read_up_to(stream: BinaryIO, n: int) -> bytes:
+    """`n` bytes, fewer only at the end: one read may give less than asked (a gzip member gives one
+    decompression step, tens of KiB; a peeked stream gives its head back alone first)."""
+    parts, size = [], 0
     while size < n and (more := stream.read(n - size)):
         parts.append(more)
         size += len(more)
-    return b"".join(parts)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def iter_line_chunks(stream: BinaryIO, batch_bytes: int, max_line: int, stats: LineStats | None = None
@@ -158,7 +155,7 @@ def iter_line_chunks(stream: BinaryIO, batch_bytes: int, max_line: int, stats: L
     skipping = False  # inside the unread tail of an over-long line
 
     while True:
-        chunk = _read_up_to(stream, batch_bytes)
+        chunk = read_up_to(stream, batch_bytes)  # (each batch has a fixed cost)
         if not chunk:
             break
         stats.bytes += len(chunk)
