@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
+from collections.abc import Sequence
 
 import numpy as np
 import polars as pl
@@ -80,7 +81,7 @@ def _group_role(text: str) -> tuple[int, str, bool] | None:
     return role, bare, bool(EXC_RE.match(bare))
 
 
-def _blocks_in_stream(idx: list[int], starts: list[int], row) -> list[_Block]:
+def _blocks_in_stream(idx: Sequence[int], starts: list[int], row) -> list[_Block]:
     """String tracebacks together within one process stream: `idx` are its rows in order, `starts` the
     positions in `idx` of header rows, `row(i)` gives a row's (text, source, loc, lt). A row more than WINDOW
     rows of its stream after the latest header is not read (nor any row between a finished traceback and
@@ -103,7 +104,7 @@ def _blocks_in_stream(idx: list[int], starts: list[int], row) -> list[_Block]:
             if j == len(starts):
                 break
             k = starts[j]
-        i, is_start = idx[k], k in heads
+        i, is_start = int(idx[k]), k in heads
         if is_start:
             latest = k
         k += 1
@@ -187,7 +188,8 @@ def fold_tracebacks(df: pl.DataFrame) -> pl.DataFrame:
         tail = pl.DataFrame({"pid": pids.slice(first), "rank": ranks.slice(first), "_s": is_start.slice(first)})
         mine = tail.with_row_index("_i", offset=first).filter(
             pl.col("pid").eq_missing(pid) & pl.col("rank").eq_missing(rank))
-        blocks += _blocks_in_stream(mine["_i"].to_list(), mine["_s"].arg_true().to_list(), row)
+        # (as an array: the loop reads the few rows from each header on, of a stream that may be the batch)
+        blocks += _blocks_in_stream(mine["_i"].to_numpy(), mine["_s"].arg_true().to_list(), row)
     if not blocks:
         return df
     lines = df[LINE]
@@ -224,8 +226,10 @@ def fold_tracebacks(df: pl.DataFrame) -> pl.DataFrame:
     at = pl.Series(heads, dtype=pl.UInt32)
     # a head takes the time and level of the row that states the first exception, where it has none
     exc_at = pl.Series([b.exc[0][0] for b in blocks], dtype=pl.UInt32)
-    own = {c: df[c].clone() for c in ("lt", "lt_kind", "wt", "wt_kind", "level")}
-    new = {c: s.scatter(at, s.gather(at).fill_null(s.gather(exc_at))) for c, s in own.items()}
+    new = {}
+    for c in ("lt", "lt_kind", "wt", "wt_kind", "level"):
+        if (head := df[c].gather(at)).null_count():  # (a column is copied only where a head lacks it)
+            new[c] = df[c].clone().scatter(at, head.fill_null(df[c].gather(exc_at)))
     new["text"] = df["text"].clone().scatter(at, first_text)
     new["source"] = df["source"].clone().scatter(at, "traceback")
     # the chain's lists, null on every other row: row 0 of `chains` is all null, head k takes row k + 1

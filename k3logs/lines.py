@@ -77,8 +77,11 @@ def _split(buf, max_line: int) -> tuple[pl.Series, pl.Series]:
         pa.large_binary(), 1, [None, pa.py_buffer(np.array([0, len(buf)], dtype=np.int64)), pa.py_buffer(buf)])
     parts = pc.split_pattern(arr, b"\n").flatten()
     parts = parts.slice(0, len(parts) - 1)  # the empty string after the final '\n'
-    long = pl.from_arrow(pc.greater(pc.binary_length(parts), max_line))  # bytes as stored, before any replacement
-    assert isinstance(long, pl.Series)
+    # bytes as stored, before any replacement (compared in polars: a Python number given to an arrow
+    # function is converted by code that tries to import pandas, on every call, holding the GIL)
+    lengths = pl.from_arrow(pc.binary_length(parts))
+    assert isinstance(lengths, pl.Series)
+    long = lengths > max_line
     if not long.any():
         try:  # (arrow checks the UTF-8 and makes the string views polars holds, without the GIL)
             return pl.from_arrow(parts.cast(pa.string_view())).rename(RAW), long.rename(TRUNCATED)

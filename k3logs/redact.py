@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import polars as pl
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from .errors import CatalogueError, SourceLocation
@@ -110,7 +111,8 @@ def needle_rows(s: pl.Series) -> pl.Series:
         return pl.int_range(len(s), dtype=pl.UInt32, eager=True)
     if (needles := _lowercase_needles()) is None:
         return s.str.contains(_any_needle()).fill_null(False).arg_true()
-    lowered = pl.from_arrow(pc.ascii_lower(s.to_arrow()))
+    # (made string views by arrow: polars' own conversion would hold the GIL)
+    lowered = pl.from_arrow(pc.ascii_lower(s.to_arrow()).cast(pa.string_view()))
     assert isinstance(lowered, pl.Series)
     hit = lowered.str.contains(needles) | s.str.contains_any(list(FOLDS_TO_ASCII))
     return hit.fill_null(False).arg_true()

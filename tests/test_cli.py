@@ -243,6 +243,17 @@ def test_events_parquet_has_the_event_schema(events_bundle, tmp_path):
                                                                                        "inferred")
 
 
+def test_events_parquet_stores_line_numbers_as_deltas_and_statistics_where_readers_filter(events_bundle, tmp_path):
+    import pyarrow.parquet as pq
+    out = tmp_path / "x.parquet"
+    invoke("events", events_bundle, "-o", out)
+    group = pq.ParquetFile(out).metadata.row_group(0)
+    columns = {group.column(i).path_in_schema: group.column(i) for i in range(group.num_columns)}
+    assert "DELTA_BINARY_PACKED" in columns["line"].encodings
+    assert "DELTA_BINARY_PACKED" not in columns["message"].encodings
+    assert columns["ts"].is_stats_set and not columns["message"].is_stats_set
+
+
 def test_events_format_option_overrides_the_extension(events_bundle, tmp_path):
     out = tmp_path / "events.out"
     assert invoke("events", events_bundle, "-o", out, "--format", "jsonl").exit_code == 0
