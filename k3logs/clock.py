@@ -94,6 +94,7 @@ class ClockModel:
     offsets: dict[str, float] = field(default_factory=dict)   # applied offsets only
     no_future: bool = False  # the reference is "now": never pick a year that is after it
     file_ref: dict[str, datetime] = field(default_factory=dict)  # with no_future: each file's last time
+    _plan: tuple | None = field(default=None, init=False, repr=False, compare=False)  # (see _own_time_plan)
 
 
 def _exact(tz: str) -> pl.Expr:
@@ -219,33 +220,51 @@ def _times(ev: pl.DataFrame, m: ClockModel) -> pl.DataFrame:
 
 def _own_times(ev: pl.DataFrame, m: ClockModel) -> pl.DataFrame:
     """`ts` and `ts_quality` of rows (TIME_COLUMNS) that carry their own time."""
+    steps, final = _own_time_plan(m)
+    lf = ev.lazy()
+    for step in steps:
+        lf = lf.with_columns(step)
+    return lf.select(final).collect()
+
+
+def _own_time_plan(m: ClockModel) -> tuple[list[list[pl.Expr]], list[pl.Expr]]:
+    """The steps of `_own_times`' query, built once per model (building its expressions cost more than
+    running them on the few timed rows of a batch)."""
+    key = (m.tz, m.bundle_ref, m.no_future, tuple(m.node_ref.items()), tuple(m.boots.items()),
+           tuple(m.file_ref.items()))
+    if m._plan is None or m._plan[0] != key:
+        m._plan = (key, _build_own_time_plan(m))
+    return m._plan[1]
+
+
+def _build_own_time_plan(m: ClockModel) -> tuple[list[list[pl.Expr]], list[pl.Expr]]:
     c = pl.col
-    ev = ev.lazy().with_columns(_lookup("node", m.node_ref).alias("_ref"), _lookup("node", m.boots).alias("_boot"),
-                                _lookup("file", m.file_ref).alias("_fref")) \
-        .with_columns(pl.coalesce("_fref", "_ref", pl.lit(m.bundle_ref, pl.Datetime("us"))).alias("_ref"),
-                      (c("_fref").is_null() & m.no_future).alias("_past"), _exact(m.tz).alias("_exact"))
+    steps = [[_lookup("node", m.node_ref).alias("_ref"), _lookup("node", m.boots).alias("_boot"),
+              _lookup("file", m.file_ref).alias("_fref")],
+             [pl.coalesce("_fref", "_ref", pl.lit(m.bundle_ref, pl.Datetime("us"))).alias("_ref"),
+              (c("_fref").is_null() & m.no_future).alias("_past"), _exact(m.tz).alias("_exact")]]
     # the year of year-less times: the one that puts them closest to the file's last time (with nothing to
     # date the bundle), else the node's or the bundle's dated lines (a December line next to January
     # references belongs to the year before)
     # (in steps: each step's columns are computed once, where one expression would repeat its parts; one
     # lazy query, so that a batch pays one plan's fixed cost)
-    ev = ev.with_columns(_yearless().alias("_yl"), c("_ref").dt.year().cast(pl.Int64).alias("_ry"))
-    ev = ev.with_columns(_with_year(c("_yl"), c("_ry")).alias("_same"))
+    steps.append([_yearless().alias("_yl"), c("_ref").dt.year().cast(pl.Int64).alias("_ry")])
+    steps.append([_with_year(c("_yl"), c("_ry")).alias("_same")])
     half_year = pl.duration(days=183)
     year = (pl.when(c("_past")).then(pl.when(c("_same") > c("_ref")).then(c("_ry") - 1).otherwise(c("_ry")))
             .when(c("_same") - c("_ref") > half_year).then(c("_ry") - 1)
             .when(c("_ref") - c("_same") > half_year).then(c("_ry") + 1).otherwise(c("_ry")))
-    ev = ev.with_columns(year.alias("_year"))
+    steps.append([year.alias("_year")])
     best = _as_utc(_with_year(c("_yl"), c("_year")), m.tz)
     from_boot = c("_boot") + pl.duration(microseconds=(c("uptime") * 1e6).cast(pl.Int64))
-    ev = ev.with_columns(pl.when(c("_yl").is_not_null()).then(best).alias("_yearless"))
-    return ev.select(
-        pl.coalesce("_exact", "_yearless", from_boot).alias("ts"),
-        pl.when(c("_exact").is_not_null()).then(pl.lit("exact"))
-        .when(c("_yearless").is_not_null() | (c("uptime").is_not_null() & c("_boot").is_not_null()))
-        .then(pl.lit("inferred"))
-        .when(c("uptime").is_not_null()).then(pl.lit("relative"))
-        .otherwise(None).alias("ts_quality")).collect()
+    steps.append([pl.when(c("_yl").is_not_null()).then(best).alias("_yearless")])
+    final = [pl.coalesce("_exact", "_yearless", from_boot).alias("ts"),
+             pl.when(c("_exact").is_not_null()).then(pl.lit("exact"))
+             .when(c("_yearless").is_not_null() | (c("uptime").is_not_null() & c("_boot").is_not_null()))
+             .then(pl.lit("inferred"))
+             .when(c("uptime").is_not_null()).then(pl.lit("relative"))
+             .otherwise(None).alias("ts_quality")]
+    return steps, final
 
 
 def apply(ev: pl.DataFrame, m: ClockModel, last_ts: dict[str, datetime] | None = None) -> pl.DataFrame:

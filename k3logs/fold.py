@@ -166,6 +166,35 @@ def _blocks_in_stream(idx: Sequence[int], starts: list[int], row) -> list[_Block
     return [b for b in out if b.exc or b.fatal]
 
 
+class _Rows:
+    """A frame's rows as Python tuples, fetched SLICE rows at a time as they are asked for: the state
+    machine reads a few rows from each header on (reading a polars Series one element at a time costs
+    microseconds each)."""
+
+    SLICE = 256
+
+    def __init__(self, df: pl.DataFrame):
+        self.df = df
+        self.slices: dict[int, list[tuple]] = {}
+
+    def __getitem__(self, i: int) -> tuple:
+        start = i - i % self.SLICE
+        if (got := self.slices.get(start)) is None:
+            got = self.slices[start] = self.df.slice(start, self.SLICE).rows()
+        return got[i - start]
+
+    def column(self, k: int) -> "_Column":
+        return _Column(self, k)
+
+
+class _Column:
+    def __init__(self, rows: _Rows, k: int):
+        self.rows, self.k = rows, k
+
+    def __getitem__(self, i: int):
+        return self.rows[i][self.k]
+
+
 def fold_tracebacks(df: pl.DataFrame) -> pl.DataFrame:
     """Replace the rows of each traceback by one row: line = its first line, `line_end` its last,
     text = the first exception of the chain, `exc_*` one entry per link."""
@@ -176,10 +205,13 @@ def fold_tracebacks(df: pl.DataFrame) -> pl.DataFrame:
         return df
     # one stream per process, and per rank: torchrun interleaves the '[rankN]: ' tracebacks of its ranks.
     # A stream is read from its first header on.
-    texts, sources, locs, lts, pids, ranks = df["text"], df["source"], df["loc"], df["lt"], df["pid"], df["rank"]
+    pids, ranks = df["pid"], df["rank"]
+    ends = pl.coalesce("_line_end", LINE) if "_line_end" in df.columns else pl.col(LINE)
+    rows = _Rows(df.select("text", "source", "loc", "lt", LINE, ends.alias("_end")))
+    texts = rows.column(0)
 
     def row(i: int) -> tuple:
-        return texts[i], sources[i], locs[i], lts[i]
+        return rows[i][:4]
 
     first_of = pl.DataFrame({"pid": pids, "rank": ranks}).with_row_index("_i").filter(is_start) \
         .unique(["pid", "rank"], keep="first", maintain_order=True)
@@ -192,9 +224,8 @@ def fold_tracebacks(df: pl.DataFrame) -> pl.DataFrame:
         blocks += _blocks_in_stream(mine["_i"].to_numpy(), mine["_s"].arg_true().to_list(), row)
     if not blocks:
         return df
-    lines = df[LINE]
     # rows parsed in another batch may have no _line_end (null): they end on their own line
-    line_end = df.select(pl.coalesce("_line_end", LINE)).to_series() if "_line_end" in df.columns else lines
+    lines, line_end = rows.column(4), rows.column(5)
     absorbed: list[int] = []
     heads, types, msgs, exc_lines, ends, first_text, frames = [], [], [], [], [], [], []
     for b in blocks:

@@ -64,7 +64,7 @@ def _level(expr: pl.Expr, fmt: Format) -> pl.Expr:
     return expr.replace(mapping) if mapping else expr
 
 
-def _time_exprs(groups: set[str]) -> tuple[pl.Expr, pl.Expr, pl.Expr | None]:
+def _time_exprs(groups: frozenset[str] | set[str]) -> tuple[pl.Expr, pl.Expr, pl.Expr | None]:
     """(naive datetime, kind, uptime) expressions over an extracted group frame."""
     c = pl.col
     if "t_iso" in groups:
@@ -411,9 +411,17 @@ def _apply_lines(df: pl.DataFrame, formats: tuple[Format, ...], kind: str) -> pl
 def _read_line_format(ext: pl.DataFrame, hit: pl.Series, pid_before: pl.Series, fmt: Format) -> pl.DataFrame:
     """What a line format reads from the rows it matched (`ext`: its groups; `hit`: their text), in one
     query: message, source, time, level, location, host, pid (else the one a prefix gave), thread, device."""
-    g = _groups(fmt)
     # a time group no row of the batch has (NCCL lines mostly carry no time) is not parsed
-    dt, kind_e, up = _time_exprs({t for t in g if t not in TIME_GROUPS or ext[t].null_count() < ext.height})
+    read = _line_format_reads(fmt, frozenset(t for t in _groups(fmt) if t not in TIME_GROUPS
+                                             or ext[t].null_count() < ext.height))
+    return ext.with_columns(hit.alias("_text"), pid_before.alias("_pid_before")).select(read)
+
+
+@lru_cache(maxsize=1024)
+def _line_format_reads(fmt: Format, g: frozenset[str]) -> tuple[pl.Expr, ...]:
+    """`_read_line_format`'s expressions for a format whose groups `g` hold something: built once (building
+    them costs as much as running them on a batch)."""
+    dt, kind_e, up = _time_exprs(g)
     c = pl.col
     message = c("msg") if "msg" in g else c("_text").str.strip_prefix(c("_m"))
     read = [message.alias("text"), pl.lit(fmt.source, pl.String).alias("source"), dt.alias("lt"),
@@ -424,18 +432,22 @@ def _read_line_format(ext: pl.DataFrame, hit: pl.Series, pid_before: pl.Series, 
     read += [c(name).cast(dtype, strict=False) for name, dtype in (("tid", pl.Int64), ("dev", pl.Int32)) if name in g]
     if "pid" in g:
         read.append(pl.coalesce(c("pid").cast(pl.Int64, strict=False), c("_pid_before")).alias("pid"))
-    return ext.with_columns(hit.alias("_text"), pid_before.alias("_pid_before")).select(read)
+    return tuple(read)
+
+
+@lru_cache(maxsize=2)
+def _first_columns(crlf: bool) -> tuple[pl.Expr, ...]:
+    """Every parsed column, before any layer reads a line: the line as text, the rest empty."""
+    return (pl.col(LINE), pl.lit(0, pl.Int8).alias(SUB), pl.col(TRUNCATED), pl.lit(False).alias("cr_end"),
+            (pl.col("raw").str.strip_suffix("\r") if crlf else pl.col("raw")).alias("text"),
+            *[pl.lit(None, dtype).alias(c) for c, dtype in PARSED_SCHEMA.items()
+              if c not in (LINE, SUB, TRUNCATED, "cr_end", "text")])
 
 
 def parse_batch(batch: pl.DataFrame, ctx: FileContext, formats: Formats) -> pl.DataFrame:
     """Raw lines (line, raw, truncated) -> parsed rows (PARSED_SCHEMA, text = the message), in line order."""
     n = len(batch)
-    df = batch.select(
-        pl.col(LINE), pl.lit(0, pl.Int8).alias(SUB), pl.col(TRUNCATED), pl.lit(False).alias("cr_end"),
-        (pl.col("raw").str.strip_suffix("\r") if ctx.crlf else pl.col("raw")).alias("text"),
-        *[pl.lit(None, dtype).alias(c) for c, dtype in PARSED_SCHEMA.items()
-          if c not in (LINE, SUB, TRUNCATED, "cr_end", "text")],
-    ).with_columns(pl.lit("none").alias("wrapper"))
+    df = batch.select(_first_columns(ctx.crlf)).with_columns(pl.lit("none").alias("wrapper"))
     if n == 0:
         return df
     for name in ctx.wrappers:

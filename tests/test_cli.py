@@ -324,17 +324,19 @@ def test_the_cli_sizes_polars_pool_before_polars_is_imported():
     import subprocess
     import sys
     from k3logs.settings import Settings
-    code = ("import sys, k3logs.cli as c; assert 'polars' not in sys.modules; c._size_pools(); "
-            "import polars, pyarrow; print(polars.thread_pool_size(), pyarrow.default_memory_pool().backend_name)")
-    env = {k: v for k, v in os.environ.items() if k != "POLARS_MAX_THREADS"}
+    code = ("import os, sys, k3logs.cli as c; assert 'polars' not in sys.modules; c._size_pools(); "
+            "import polars, pyarrow; print(polars.thread_pool_size(), pyarrow.default_memory_pool().backend_name, "
+            "os.environ['_RJEM_MALLOC_CONF'])")
+    env = {k: v for k, v in os.environ.items() if k not in ("POLARS_MAX_THREADS", "_RJEM_MALLOC_CONF")}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
-    threads, pool = out.split()
+    threads, pool, malloc_conf = out.split()
     assert int(threads) == max(1, len(os.sched_getaffinity(0)) - Settings().jobs)
+    assert malloc_conf.endswith(",narenas:1")  # (polars puts its own settings first, and the caller's after)
     import pyarrow as pa
     try:
         assert pool == pa.jemalloc_memory_pool().backend_name
     except NotImplementedError:  # (a pyarrow built without jemalloc keeps its default)
         assert pool == pa.default_memory_pool().backend_name
     mine = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                          env={**env, "POLARS_MAX_THREADS": "3"}).stdout
-    assert mine.split()[0] == "3"  # the user's own setting is kept
+                          env={**env, "POLARS_MAX_THREADS": "3", "_RJEM_MALLOC_CONF": "narenas:4"}).stdout
+    assert mine.split()[0] == "3" and mine.split()[2].endswith(",narenas:4")  # the user's own settings are kept
