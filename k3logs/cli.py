@@ -108,28 +108,37 @@ def _catalogue(patterns):
 
 @click.group(context_settings=CONTEXT_SETTINGS)
 @click.version_option(__version__, prog_name="k3logs")
-def cli():
+@click.pass_context
+def cli(ctx: click.Context):
     """k3logs: what failed first in a vLLM / NCCL GPU-inference incident, where, why, and what to do.
 
     \b
     Example:
         k3logs analyze incident-0412.tar.gz
     """
-    _size_pools()
+    _size_pools(ctx.invoked_subcommand)
 
 
-def _size_pools() -> None:
+# commands that run a pipeline of threads each waiting on polars' pool while its query runs there (`events`:
+# parsing, folding and writing at once): the pool gets a thread per core (with one, the stages queued
+# for it: 3% slower, the same peak)
+PIPELINED = ("events",)
+
+
+def _size_pools(command: str | None = None) -> None:
     """k3logs runs threads of its own (Settings.jobs) around polars and pyarrow calls, so: polars' pool gets
     the cores those leave, at least one (more threads than cores only add hand-offs, and memory: each
-    thread keeps allocator caches); pyarrow's buffers (lines being split, Parquet pages) come from jemalloc,
-    which hands freed memory back within a second (mimalloc keeps tens of MiB per thread). Peak memory
-    is a bound we keep. Polars' own jemalloc gets one arena: memory one thread frees is reused by the
-    others (with an arena per thread the second pass of `events` peaked 30 MiB higher, with 10% more page
-    faults). Polars reads both once, when first imported: this runs before that (a user's values are kept)."""
+    thread keeps allocator caches), or a thread per core for a PIPELINED command. Polars' jemalloc gets
+    one arena: memory one thread frees is reused by the others (with an arena per thread `events` peaked
+    30 MiB higher, with 10% more page faults). pyarrow's buffers (lines being split, Parquet pages) come
+    from jemalloc, which hands freed memory back at once (mimalloc keeps tens of MiB per thread). Peak
+    memory is a bound we keep. Polars reads its settings once, when first imported: this runs before that
+    (a user's own values are kept)."""
     import os
     if "polars" not in sys.modules:
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-        os.environ.setdefault("POLARS_MAX_THREADS", str(max(1, cores - Settings().jobs)))
+        threads = cores if command in PIPELINED else max(1, cores - Settings().jobs)
+        os.environ.setdefault("POLARS_MAX_THREADS", str(threads))
         os.environ.setdefault("_RJEM_MALLOC_CONF", "narenas:1")
     import pyarrow as pa
     try:

@@ -340,3 +340,7 @@ def test_the_cli_sizes_polars_pool_before_polars_is_imported():
     mine = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                           env={**env, "POLARS_MAX_THREADS": "3", "_RJEM_MALLOC_CONF": "narenas:4"}).stdout
     assert mine.split()[0] == "3" and mine.split()[2].endswith(",narenas:4")  # the user's own settings are kept
+    # `events` runs stages that each wait on polars' pool: it gets a thread per core
+    pipelined = subprocess.run([sys.executable, "-c", code.replace("c._size_pools()", "c._size_pools('events')")],
+                               capture_output=True, text=True, env=env, check=True).stdout
+    assert int(pipelined.split()[0]) == len(os.sched_getaffinity(0))
