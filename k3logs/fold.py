@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
 
 from .schema import LINE, SUB
 
@@ -258,16 +259,22 @@ def fold_tracebacks(df: pl.DataFrame) -> pl.DataFrame:
     # a head takes the time and level of the row that states the first exception, where it has none
     exc_at = pl.Series([b.exc[0][0] for b in blocks], dtype=pl.UInt32)
     new = {}
-    for c in ("lt", "lt_kind", "wt", "wt_kind", "level"):
-        if (head := df[c].gather(at)).null_count():  # (a column is copied only where a head lacks it)
-            new[c] = df[c].clone().scatter(at, head.fill_null(df[c].gather(exc_at)))
+    own = ("lt", "lt_kind", "wt", "wt_kind", "level")
+    at_heads, at_exc = df.select(own)[at], df.select(own)[exc_at]
+    for c in own:
+        lacking = at_heads[c].null_count()
+        # (a column is copied only where a head lacks a value its exception's row has)
+        if lacking and (filled := at_heads[c].fill_null(at_exc[c])).null_count() < lacking:
+            new[c] = df[c].clone().scatter(at, filled)
     new["text"] = df["text"].clone().scatter(at, first_text)
     new["source"] = df["source"].clone().scatter(at, "traceback")
     # the chain's lists, null on every other row: row 0 of `chains` is all null, head k takes row k + 1
-    chains = pl.DataFrame({"exc_types": pl.Series([None, *types], dtype=pl.List(pl.String)),
-                           "exc_messages": pl.Series([None, *msgs], dtype=pl.List(pl.String)),
-                           "exc_lines": pl.Series([None, *exc_lines], dtype=pl.List(pl.Int64)),
-                           "frames": pl.Series([None, *frames], dtype=pl.List(pl.String))})
+    # (built by arrow: polars reads nested Python lists value by value in Python)
+    chains = pl.from_arrow(pa.table({"exc_types": pa.array([None, *types], pa.list_(pa.string())),
+                                     "exc_messages": pa.array([None, *msgs], pa.list_(pa.string())),
+                                     "exc_lines": pa.array([None, *exc_lines], pa.list_(pa.int64())),
+                                     "frames": pa.array([None, *frames], pa.list_(pa.string()))}))
+    assert isinstance(chains, pl.DataFrame)
     which = np.zeros(df.height, dtype=np.uint32)
     which[heads] = np.arange(1, len(heads) + 1, dtype=np.uint32)
     lists = chains[pl.Series(which)]

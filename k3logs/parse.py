@@ -177,8 +177,11 @@ def _join_partials(df: pl.DataFrame) -> pl.DataFrame:
             .drop("_g").sort(LINE))
 
 
+COLOURED = pl.col("text").str.contains("\x1b", literal=True).fill_null(False)
+
+
 def _coloured(df: pl.DataFrame) -> pl.Series:
-    return df["text"].str.contains("\x1b", literal=True).fill_null(False)
+    return df.select(COLOURED).to_series()  # (a built expression: a Series method builds one each call)
 
 
 def _strip_ansi(df: pl.DataFrame) -> pl.DataFrame:

@@ -7,6 +7,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import lru_cache
 from pathlib import Path
 
 import polars as pl
@@ -151,11 +152,18 @@ def to_event_table(ev: pl.DataFrame, redact_secrets: bool = True) -> pl.DataFram
         ev = ev.with_columns(redact.series(ev["text"]), redact.distinct(ev["file"]), redact.distinct(ev["node"]))
         if ev["exc_messages"].null_count() < ev.height:  # (only folded tracebacks have them)
             ev = ev.with_columns(pl.col("exc_messages").list.eval(redact.expr(pl.element())))
-    return ev.select(
-        "file", "line", "line_end", "sub", "source", "wrapper", "stream", "node", "rank", "gpu", "pid",
-        pl.col("proc").alias("process"), "host", "ip", "level", "ts", "ts_quality", "uptime",
-        pl.col("loc").alias("location"), pl.col("text").alias("message"), "exc_types", "exc_messages", "exc_lines",
-        "truncated").cast({k: v for k, v in EVENT_SCHEMA.items()})
+    return ev.select(_event_columns())
+
+
+# the event table's columns from the internal ones (the others have the same name)
+RENAMED = {"process": "proc", "location": "loc", "message": "text"}
+
+
+@lru_cache(maxsize=1)
+def _event_columns() -> tuple[pl.Expr, ...]:
+    """The event table's columns, in order and type, as expressions over the internal columns (built once:
+    a batch pays for running them only)."""
+    return tuple(pl.col(RENAMED.get(name, name)).cast(dtype).alias(name) for name, dtype in EVENT_SCHEMA.items())
 
 
 def stream_events(path: str | Path, settings: Settings | None = None, catalogue: Catalogue | None = None):
