@@ -208,11 +208,11 @@ def fold_tracebacks(df: pl.DataFrame) -> pl.DataFrame:
     # A stream is read from its first header on.
     pids, ranks = df["pid"], df["rank"]
     ends = pl.coalesce("_line_end", LINE) if "_line_end" in df.columns else pl.col(LINE)
-    rows = _Rows(df.select("text", "source", "loc", "lt", LINE, ends.alias("_end")))
-    texts = rows.column(0)
+    table = _Rows(df.select("text", "source", "loc", "lt", LINE, ends.alias("_end")))
+    texts = table.column(0)
 
     def row(i: int) -> tuple:
-        return rows[i][:4]
+        return table[i][:4]
 
     first_of = pl.DataFrame({"pid": pids, "rank": ranks}).with_row_index("_i").filter(is_start) \
         .unique(["pid", "rank"], keep="first", maintain_order=True)
@@ -226,7 +226,7 @@ def fold_tracebacks(df: pl.DataFrame) -> pl.DataFrame:
     if not blocks:
         return df
     # rows parsed in another batch may have no _line_end (null): they end on their own line
-    lines, line_end = rows.column(4), rows.column(5)
+    lines, line_end = table.column(4), table.column(5)
     absorbed: list[int] = []
     heads, types, msgs, exc_lines, ends, first_text, frames = [], [], [], [], [], [], []
     for b in blocks:
