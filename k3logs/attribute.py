@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from .schema import at_rows
+from .schema import MIXED, at_rows, the_one
 
 ASSIGNED = r"rank (?P<r>\d+) in world size (?P<w>\d+) is assigned as DP rank (?P<dp>\d+), PP rank (?P<pp>\d+), (?:PCP rank \d+, )?TP rank (?P<tp>\d+)"
 WORLD_LINE = r"world_size=(?P<w>\d+) rank=(?P<r>\d+) local_rank=(?P<l>\d+) distributed_init_method="
@@ -324,24 +324,10 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
 
 
 SHORT_HOST = r"^([A-Za-z][\w-]*)\..*$"
-MIXED = object()
-
-
-def _the_one(s: pl.Series):
-    """The value every row of `s` holds (None when all are null), else MIXED. Much of a batch is constant
-    (one file; often one node and pid): a value worked out once is cheaper than a lookup per row."""
-    if s.null_count() == len(s):
-        return None
-    if s.null_count():
-        return MIXED
-    v = s[0]
-    return v if (s == v).all() else MIXED
-
-
 def _hosts(ev: pl.DataFrame) -> pl.DataFrame:
     """`_h`: the host a line names itself (NCCL, torchelastic, journald), cut to its short name."""
     named = ev.select(pl.coalesce(pl.col("host"), pl.col("w_host"))).to_series()
-    if (one := _the_one(named)) is not MIXED:  # (cut by the same engine, once)
+    if (one := the_one(named)) is not MIXED:  # (cut by the same engine, once)
         return ev.with_columns(pl.lit(pl.Series([one], dtype=pl.String).str.replace(SHORT_HOST, "${1}")[0],
                                       pl.String).alias("_h"))
     return ev.with_columns(named.str.replace(SHORT_HOST, "${1}").alias("_h"))
@@ -351,7 +337,7 @@ def _mapped(ev: pl.DataFrame, col: str, mapping: dict, dtype: pl.DataType) -> pl
     """`col` looked up in `mapping` (null where it has no entry): a hash lookup, no join of the whole frame."""
     if not mapping:
         return pl.lit(None, dtype)
-    if (one := _the_one(ev[col])) is not MIXED:
+    if (one := the_one(ev[col])) is not MIXED:
         return pl.lit(mapping.get(one), dtype)
     return pl.col(col).replace_strict(mapping, default=None, return_dtype=dtype)
 
@@ -360,8 +346,8 @@ def _by_node_pid(ev: pl.DataFrame, table: dict[tuple[str | None, int], int]) -> 
     """The value `table` gives each row's (node, pid), null where none (a join of those two columns only)."""
     if not table or ev["pid"].null_count() == ev.height:
         return pl.repeat(None, ev.height, dtype=pl.Int32, eager=True)
-    if (node := _the_one(ev["node"])) is not MIXED:
-        if (pid := _the_one(ev["pid"])) is not MIXED:
+    if (node := the_one(ev["node"])) is not MIXED:
+        if (pid := the_one(ev["pid"])) is not MIXED:
             return pl.repeat(table.get((node, pid)), ev.height, dtype=pl.Int32, eager=True)
         by_pid = {p: v for (n, p), v in table.items() if n == node}
         return ev["pid"].replace_strict(by_pid, default=None, return_dtype=pl.Int32) if by_pid else \

@@ -20,7 +20,7 @@ import polars as pl
 
 from .attribute import ASSIGNED
 from .parse import PLACEHOLDER_YEAR
-from .schema import at_rows, in_line_order
+from .schema import MIXED, at_rows, in_line_order, the_one
 
 UTC = "UTC"
 INNER_UPTIME = r"^\[\s*(\d+\.\d+)\]"
@@ -304,9 +304,7 @@ def apply(ev: pl.DataFrame, m: ClockModel, last_ts: dict[str, datetime] | None =
 
 def _one_file_in_order(ev: pl.DataFrame) -> bool:
     """Whether every row is from the same file, in (line, sub) order."""
-    if ev.is_empty() or (ev["file"] != ev["file"][0]).any() or ev["file"][0] is None:
-        return False
-    return in_line_order(ev)
+    return the_one(ev["file"]) not in (MIXED, None) and in_line_order(ev)
 
 
 def align(ev: pl.DataFrame, tz: str = UTC, skew_tolerance: float = 2.0,

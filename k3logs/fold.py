@@ -207,6 +207,7 @@ def fold_tracebacks(df: pl.DataFrame) -> pl.DataFrame:
     # one stream per process, and per rank: torchrun interleaves the '[rankN]: ' tracebacks of its ranks.
     # A stream is read from its first header on.
     pids, ranks = df["pid"], df["rank"]
+    # rows parsed in another batch may have no _line_end (null): they end on their own line
     ends = pl.coalesce("_line_end", LINE) if "_line_end" in df.columns else pl.col(LINE)
     table = _Rows(df.select("text", "source", "loc", "lt", LINE, ends.alias("_end")))
     texts = table.column(0)
@@ -225,7 +226,6 @@ def fold_tracebacks(df: pl.DataFrame) -> pl.DataFrame:
         blocks += _blocks_in_stream(mine["_i"].to_numpy(), mine["_s"].arg_true().to_list(), row)
     if not blocks:
         return df
-    # rows parsed in another batch may have no _line_end (null): they end on their own line
     lines, line_end = table.column(4), table.column(5)
     absorbed: list[int] = []
     heads, types, msgs, exc_lines, ends, first_text, frames = [], [], [], [], [], [], []

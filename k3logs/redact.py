@@ -14,6 +14,7 @@ import pyarrow.compute as pc
 
 from .errors import CatalogueError, SourceLocation
 from .resources import data_dir
+from .schema import MIXED, the_one
 
 
 @dataclass(frozen=True)
@@ -134,7 +135,7 @@ def series(s: pl.Series) -> pl.Series:
 def distinct(s: pl.Series) -> pl.Series:
     """`series` for a column of few distinct values (file and node names): each value is redacted once,
     not once per row (a batch of `events` holds one file, often one node: that value, in Python)."""
-    if len(s) and not s.null_count() and (s == (one := s[0])).all():
+    if (one := the_one(s)) is not MIXED and one is not None:
         fixed_one = text(one)
         return s if fixed_one == one else pl.repeat(fixed_one, len(s), dtype=pl.String, eager=True).alias(s.name)
     values = s.unique()

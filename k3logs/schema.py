@@ -72,6 +72,20 @@ def in_line_order(df: pl.DataFrame) -> bool:
     return df.select(pl.col(LINE) * 256 + pl.col(SUB).cast(pl.Int64)).to_series().is_sorted()  # sub < 128
 
 
+MIXED = object()
+
+
+def the_one(s: pl.Series):
+    """The value every row of `s` holds (None when all are null), else MIXED. Much of a batch is constant
+    (one file; often one node and pid): a value worked out once is cheaper than a lookup per row."""
+    if s.null_count() == len(s):
+        return None
+    if s.null_count():
+        return MIXED
+    v = s[0]
+    return v if (s == v).all() else MIXED
+
+
 def at_rows(n: int, idx: pl.Series, values: pl.Series) -> pl.Series:
     """A column of `n` rows holding `values` at rows `idx` and null elsewhere (work done on a few rows, put
     back in place)."""
