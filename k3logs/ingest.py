@@ -144,16 +144,16 @@ def _read_dump(stream, limit: int) -> tuple[str, bool]:
     return data[:limit].decode("utf-8", "replace"), len(data) > limit
 
 
-def open_member(member: Member, settings: Settings, formats: Formats, out: Ingested
-                ) -> tuple[FileInfo, object | None, FileContext | None]:
-    """Sniff a member; keep its text if it is a dump. Returns its FileInfo and, if it is read as lines,
-    the text stream and the parsing context (None otherwise)."""
+def open_member(member: Member, settings: Settings, formats: Formats, out: Ingested,
+                known: Sniffed | None = None) -> tuple[FileInfo, object | None, FileContext | None]:
+    """Sniff a member (unless what it is is `known`: read before); keep its text if it is a dump. Returns
+    its FileInfo and, if it is read as lines, the text stream and the parsing context (None otherwise)."""
     head, stream = peek(member.stream, HEAD_BYTES)
     hole = 0
     if head.startswith(HOLE):
         hole, head, stream = _skip_hole(head, stream)
-    sn: Sniffed = sniff(head, member.size, formats) if head or not hole else \
-        Sniffed("binary", (), f"only NUL bytes ({hole})")
+    sn: Sniffed = known or (sniff(head, member.size, formats) if head or not hole else
+                            Sniffed("binary", (), f"only NUL bytes ({hole})"))
     reason = f"{sn.reason} (after a hole of {hole} NUL bytes)" if hole and head else sn.reason
     if (crlf := sn.parsed_as_log and crlf_line_ends(head)):
         reason += "; lines end in CRLF"

@@ -165,8 +165,7 @@ def _apply_wrapper(df: pl.DataFrame, fmt: Format) -> pl.DataFrame:
 def _join_partials(df: pl.DataFrame) -> pl.DataFrame:
     """Re-join records the runtime split (CRI 'P' tags, Docker chunks without a newline): a partial record
     goes on in the next record of the same stream (the other stream's records may come in between)."""
-    partial = df["partial"].fill_null(False)
-    if not partial.any():
+    if not df["partial"].any():  # (nulls are not partial)
         return df
     grp = (~pl.col("partial").fill_null(False)).shift(1, fill_value=True).cum_sum().over("stream").alias("_g")
     firsts = [c for c in df.columns if c not in ("text", TRUNCATED, "partial", LINE, "stream")]
@@ -178,6 +177,7 @@ def _join_partials(df: pl.DataFrame) -> pl.DataFrame:
 
 
 COLOURED = pl.col("text").str.contains("\x1b", literal=True).fill_null(False)
+MARKED = pl.col("text").str.contains_any(TQDM_MARKS)
 
 
 def _coloured(df: pl.DataFrame) -> pl.Series:
@@ -440,17 +440,18 @@ def _line_format_reads(fmt: Format, g: frozenset[str]) -> tuple[pl.Expr, ...]:
 
 @lru_cache(maxsize=2)
 def _first_columns(crlf: bool) -> tuple[pl.Expr, ...]:
-    """Every parsed column, before any layer reads a line: the line as text, the rest empty."""
+    """Every parsed column, before any layer reads a line: the line as text, no wrapper, the rest empty."""
     return (pl.col(LINE), pl.lit(0, pl.Int8).alias(SUB), pl.col(TRUNCATED), pl.lit(False).alias("cr_end"),
             (pl.col("raw").str.strip_suffix("\r") if crlf else pl.col("raw")).alias("text"),
+            pl.lit("none").alias("wrapper"),
             *[pl.lit(None, dtype).alias(c) for c, dtype in PARSED_SCHEMA.items()
-              if c not in (LINE, SUB, TRUNCATED, "cr_end", "text")])
+              if c not in (LINE, SUB, TRUNCATED, "cr_end", "text", "wrapper")])
 
 
 def parse_batch(batch: pl.DataFrame, ctx: FileContext, formats: Formats) -> pl.DataFrame:
     """Raw lines (line, raw, truncated) -> parsed rows (PARSED_SCHEMA, text = the message), in line order."""
     n = len(batch)
-    df = batch.select(_first_columns(ctx.crlf)).with_columns(pl.lit("none").alias("wrapper"))
+    df = batch.select(_first_columns(ctx.crlf))
     if n == 0:
         return df
     for name in ctx.wrappers:
@@ -462,7 +463,7 @@ def parse_batch(batch: pl.DataFrame, ctx: FileContext, formats: Formats) -> pl.D
     # after the prefixes are peeled (a head may be coloured: most lines hold no other code), then the
     # prefixes they hid
     coloured = _coloured(df)
-    marked = df["text"].str.contains_any(TQDM_MARKS)  # (one search for the three layers that need one)
+    marked = df.select(MARKED).to_series()  # (one search for the three layers that need one)
     if marked.any():
         if coloured.any():
             df = _on_rows(df, coloured & marked, _strip_ansi)

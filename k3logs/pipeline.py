@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import queue
 import threading
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -26,6 +27,7 @@ from .ingest import Ingested, Keep, ingest, iter_rows, open_member
 from .lines import LineStats
 from .schema import EVENT_SCHEMA, in_line_order
 from .settings import Settings
+from .sniff import Sniffed
 
 
 QUEUED = 1  # attributed batches waiting for the event table and the writer
@@ -137,12 +139,19 @@ def run(path: str | Path, settings: Settings | None = None, catalogue: Catalogue
 
 
 def ensure_columns(ev: pl.DataFrame) -> pl.DataFrame:
+    """Every internal column (null where no stage made it), and `line_end` for `_line_end`."""
+    return ev.with_columns(_missing_columns(tuple(ev.columns))).drop("_line_end", strict=False)
+
+
+@lru_cache(maxsize=64)
+def _missing_columns(have: tuple[str, ...]) -> tuple[pl.Expr, ...]:
+    """ensure_columns' expressions for a frame with columns `have` (built once: they cost as much to build
+    as to run)."""
     from .parse import PARSED_SCHEMA
-    need = {**PARSED_SCHEMA, "file": pl.String, "_line_end": pl.Int64,
-            "exc_types": pl.List(pl.String), "exc_messages": pl.List(pl.String), "exc_lines": pl.List(pl.Int64),
-            "frames": pl.List(pl.String)}
-    ev = ev.with_columns(pl.lit(None, dtype).alias(c) for c, dtype in need.items() if c not in ev.columns)
-    return ev.with_columns(pl.coalesce("_line_end", "line").alias("line_end")).drop("_line_end")
+    need = {**PARSED_SCHEMA, "file": pl.String, "exc_types": pl.List(pl.String),
+            "exc_messages": pl.List(pl.String), "exc_lines": pl.List(pl.Int64), "frames": pl.List(pl.String)}
+    line_end = pl.coalesce("_line_end", "line") if "_line_end" in have else pl.col("line")
+    return (*[pl.lit(None, dtype).alias(c) for c, dtype in need.items() if c not in have], line_end.alias("line_end"))
 
 
 def to_event_table(ev: pl.DataFrame, redact_secrets: bool = True) -> pl.DataFrame:
@@ -181,6 +190,10 @@ def stream_events(path: str | Path, settings: Settings | None = None, catalogue:
     settings = replace(settings, batch_bytes=min(settings.batch_bytes, EVENTS_BATCH_BYTES))
     formats = builtin_formats()
     bundle = Bundle(path, settings.limits)
+    # what each file is, as the first pass sniffed it (a path the bundle holds twice is sniffed again)
+    paths = Counter(f.file for f in first.ingested.files)
+    known = {f.file: Sniffed(f.kind, f.wrappers, f.reason, f.is_dump) for f in first.ingested.files
+             if paths[f.file] == 1}
     out: queue.Queue = queue.Queue(maxsize=QUEUED)
     stopping = threading.Event()  # the consumer went away: the producer must not wait on a full queue
 
@@ -194,7 +207,7 @@ def stream_events(path: str | Path, settings: Settings | None = None, catalogue:
 
     def batches_of(member, parsers):
         """One file's batches, attributed and aligned (none if it is not read as lines)."""
-        _, stream, ctx = open_member(member, settings, formats, Ingested())
+        _, stream, ctx = open_member(member, settings, formats, Ingested(), known.get(member.path))
         if stream is None or ctx is None:
             return
         display = first.bundle.display(member.path)

@@ -115,8 +115,14 @@ def needle_rows(s: pl.Series) -> pl.Series:
     # (made string views by arrow: polars' own conversion would hold the GIL)
     lowered = pl.from_arrow(pc.ascii_lower(s.to_arrow()).cast(pa.string_view()))
     assert isinstance(lowered, pl.Series)
-    hit = lowered.str.contains(needles) | s.str.contains_any(list(FOLDS_TO_ASCII))
-    return hit.fill_null(False).arg_true()
+    return pl.DataFrame([lowered.alias("lowered"), s.alias("text")]).select(_needle_hits(needles)).to_series()
+
+
+@lru_cache(maxsize=1)
+def _needle_hits(needles: str) -> pl.Expr:
+    """needle_rows' query (built once: building it costs as much as running it on a batch)."""
+    return ((pl.col("lowered").str.contains(needles) | pl.col("text").str.contains_any(list(FOLDS_TO_ASCII)))
+            .fill_null(False).arg_true())
 
 
 def series(s: pl.Series) -> pl.Series:
