@@ -187,6 +187,9 @@ def stream_events(path: str | Path, settings: Settings | None = None, catalogue:
     times its bytes while it is parsed), so that memory stays bounded whatever the bundle."""
     settings = settings or Settings()
     first = learn(path, settings, catalogue or load_catalogue())
+    # only its maps, clocks and file kinds are needed from here on: the lines it parsed go (their memory
+    # is the second pass's to use)
+    first = replace(first, events=first.events.clear(), ingested=Ingested(files=first.ingested.files))
     settings = replace(settings, batch_bytes=min(settings.batch_bytes, EVENTS_BATCH_BYTES))
     formats = builtin_formats()
     bundle = Bundle(path, settings.limits)
