@@ -14,7 +14,7 @@ from contextlib import nullcontext
 from collections import deque
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Iterable, Iterator
 
 import polars as pl
 
@@ -179,23 +179,37 @@ def open_member(member: Member, settings: Settings, formats: Formats, out: Inges
 
 def iter_rows(stream, ctx: FileContext, settings: Settings, keep: Keep | None, formats: Formats,
               stats: LineStats, pool: Executor | None = None, ahead: int | None = None) -> Iterator[pl.DataFrame]:
-    """Parsed and folded rows of one file, chunk by chunk. Kept lines are gathered into chunks of about
-    PARSE_ROWS before parsing (each parse has a fixed cost). Chunks parse independently: with a `pool`,
-    the next ones (`ahead` of them, default `settings.jobs`) are parsed there while this thread folds the
-    current one. A traceback or continued record still open at the end of a chunk is held back and
-    finished with the next one (the last chunk holds nothing back)."""
-    def parse(item: tuple[pl.DataFrame | LineChunk, bool]) -> tuple[pl.DataFrame, pl.DataFrame | None, bool]:
-        chunk, last = item
-        if isinstance(chunk, pl.DataFrame):
-            return parse_batch(chunk, ctx, formats), None, last
-        batch = chunk.frame(1)  # split here, on the pool; numbered from 1 until its place is known
-        return parse_batch(batch, ctx, formats), batch.select(TRUNCATED), last
+    """Parsed and folded rows of one file, chunk by chunk (iter_files_rows)."""
+    for _, rows in iter_files_rows([(None, stream, ctx, stats)], settings, keep, formats, pool, ahead):
+        yield rows
 
-    chunks = _with_last(_chunks(stream, settings, keep, stats, pool))
-    parsed = _ahead(pool, parse, chunks, ahead or settings.jobs) if pool is not None else map(parse, chunks)
+
+def iter_files_rows(files: Iterable[tuple[object, object, FileContext, LineStats]], settings: Settings,
+                    keep: Keep | None, formats: Formats, pool: Executor | None = None, ahead: int | None = None
+                    ) -> Iterator[tuple[object, pl.DataFrame]]:
+    """Parsed and folded rows of each file of `files` ((key, stream, context, stats)), chunk by chunk, file
+    after file, each with its file's key. Kept lines are gathered into chunks of about PARSE_ROWS before
+    parsing (each parse has a fixed cost). Chunks parse independently: with a `pool`, the next ones
+    (`ahead` of them, default `settings.jobs`) are parsed there while this thread folds the current one,
+    the next file's first ones while the file before's last ones are folded. A traceback or continued
+    record still open at the end of a chunk is held back and finished with the next one (a file's last
+    chunk holds nothing back). A file's stream is read to its end before the next file is taken."""
+    def chunks() -> Iterator[tuple]:
+        for key, stream, ctx, stats in files:
+            for chunk, last in _with_last(_chunks(stream, settings, keep, stats, pool)):
+                yield key, ctx, stats, chunk, last
+
+    def parse(item: tuple) -> tuple:
+        key, ctx, stats, chunk, last = item
+        if isinstance(chunk, pl.DataFrame):
+            return key, stats, parse_batch(chunk, ctx, formats), None, last
+        batch = chunk.frame(1)  # split here, on the pool; numbered from 1 until its place is known
+        return key, stats, parse_batch(batch, ctx, formats), batch.select(TRUNCATED), last
+
+    parsed = _ahead(pool, parse, chunks(), ahead or settings.jobs) if pool is not None else map(parse, chunks())
     pending: pl.DataFrame | None = None
-    before = 0  # lines of the LineChunks already parsed
-    for rows, split, last in parsed:
+    before = 0  # lines of the file's LineChunks already parsed
+    for key, stats, rows, split, last in parsed:
         if split is not None:
             rows = _after(rows, before)
             before += split.height
@@ -204,8 +218,10 @@ def iter_rows(stream, ctx: FileContext, settings: Settings, keep: Keep | None, f
             rows = pl.concat([pending, rows], how="diagonal_relaxed")
         cut = rows.height if last else _open_tail(rows)
         pending = rows.slice(cut) if cut < rows.height else None
+        if last:
+            before = 0
         if cut:
-            yield fold_continuations(fold_tracebacks(rows.slice(0, cut)))
+            yield key, fold_continuations(fold_tracebacks(rows.slice(0, cut)))
 
 
 def _with_last(items: Iterator) -> Iterator[tuple]:

@@ -23,7 +23,7 @@ from .detect import anchors, detect
 from .discover import Bundle
 from .facts import Fact, facts_from_dump, facts_from_events
 from .formats import builtin_formats
-from .ingest import Ingested, Keep, ingest, iter_rows, open_member
+from .ingest import Ingested, Keep, ingest, iter_files_rows, open_member
 from .lines import LineStats
 from .schema import EVENT_SCHEMA, in_line_order
 from .settings import Settings
@@ -208,27 +208,27 @@ def stream_events(path: str | Path, settings: Settings | None = None, catalogue:
             except queue.Full:
                 continue
 
-    def batches_of(member, parsers):
-        """One file's batches, attributed and aligned (none if it is not read as lines)."""
-        _, stream, ctx = open_member(member, settings, formats, Ingested(), known.get(member.path))
-        if stream is None or ctx is None:
-            return
-        display = first.bundle.display(member.path)
-        last_ts: dict = {}
-        for rows in iter_rows(stream, ctx, settings, None, formats, LineStats(), parsers, PARSE_AHEAD):
-            rows = ensure_columns(rows.with_columns(pl.lit(display).alias("file")))
-            rows = clock.apply(attribute.apply(rows, first.attribution), first.clock_model, last_ts)
-            yield rows if in_line_order(rows) else rows.sort(["line", "sub"])
+    def files():
+        """(key, stream, context, stats) of each file read as lines, in bundle order."""
+        for group in bundle.groups():
+            for member in group():
+                _, stream, ctx = open_member(member, settings, formats, Ingested(), known.get(member.path))
+                if stream is not None and ctx is not None:
+                    yield (member, first.bundle.display(member.path)), stream, ctx, LineStats()
 
     def produce() -> None:
+        """Every file's batches, attributed and aligned, in order."""
         try:
             with ThreadPoolExecutor(max(1, settings.jobs)) as parsers:
-                for group in bundle.groups():
-                    for member in group():
-                        for rows in batches_of(member, parsers):
-                            if stopping.is_set():
-                                return
-                            put(rows)
+                current, last_ts = None, {}
+                for key, rows in iter_files_rows(files(), settings, None, formats, parsers, PARSE_AHEAD):
+                    if key is not current:
+                        current, last_ts = key, {}
+                    rows = ensure_columns(rows.with_columns(pl.lit(key[1]).alias("file")))
+                    rows = clock.apply(attribute.apply(rows, first.attribution), first.clock_model, last_ts)
+                    if stopping.is_set():
+                        return
+                    put(rows if in_line_order(rows) else rows.sort(["line", "sub"]))
         except BaseException as e:  # handed to the consumer, raised there
             put(e)
         finally:

@@ -147,6 +147,40 @@ def test_parsing_ahead_on_a_pool_gives_the_rows_of_parsing_in_turn():
     assert in_turn.filter(pl.col("exc_types").list.len() == 2).height >= 30   # chains folded across batches
 
 
+def test_files_parsed_in_one_stream_give_each_file_its_own_rows_and_the_next_one_is_taken_early():
+    """Several files through one parsing pool: each file's rows are what it gives alone (line numbers,
+    folded chains, line counts), and the next file is opened while the last rows of the one before are
+    still to come, so that the pool does not wait at every file's end."""
+    import io
+    from concurrent.futures import ThreadPoolExecutor
+    from polars.testing import assert_frame_equal
+    from k3logs.formats import builtin_formats
+    from k3logs.ingest import iter_files_rows
+    from k3logs.lines import LineStats
+    from k3logs.parse import FileContext
+    texts = {"a": text_of(*(f"INFO 03-17 06:43:{i % 60:02d} [y.py:{i}] line {i}" for i in range(900)), *CHAIN),
+             "b": text_of(*CHAIN, *(f"INFO 03-17 06:44:{i % 60:02d} [z.py:{i}] row {i}" for i in range(700))),
+             "c": text_of("INFO 03-17 06:45:00 [z.py:1] one line")}
+    events: list[str] = []
+    stats = {k: LineStats() for k in texts}
+
+    def files():
+        for key, text in texts.items():
+            events.append(f"open {key}")
+            yield key, io.BytesIO(text.encode()), FileContext(f"{key}.log", "vllm"), stats[key]
+
+    got: dict[str, list[pl.DataFrame]] = {k: [] for k in texts}
+    with ThreadPoolExecutor(2) as pool:
+        for key, rows in iter_files_rows(files(), Settings(batch_bytes=4 * KiB), None, builtin_formats(), pool, 1):
+            events.append(f"rows {key}")
+            got[key].append(rows)
+    for key, text in texts.items():
+        assert_frame_equal(pl.concat(got[key], how="diagonal_relaxed"), file_rows(text, 4 * KiB))
+        assert stats[key].lines == text.count("\n")
+    last_a = max(i for i, e in enumerate(events) if e == "rows a")
+    assert events.index("open b") < last_a
+
+
 def test_a_chain_at_the_end_of_a_file_read_in_small_batches_is_one_event():
     rows = file_rows(text_of(*(f"INFO 03-17 06:41:{i % 60:02d} [y.py:1] line {i}" for i in range(200)), *CHAIN), 1 * KiB)
     [tb] = rows.filter(pl.col("exc_types").is_not_null()).to_dicts()
