@@ -177,13 +177,6 @@ def open_member(member: Member, settings: Settings, formats: Formats, out: Inges
     return info, stream, FileContext(member.path, sn.kind, sn.wrappers, crlf)
 
 
-def iter_rows(stream, ctx: FileContext, settings: Settings, keep: Keep | None, formats: Formats,
-              stats: LineStats, pool: Executor | None = None, ahead: int | None = None) -> Iterator[pl.DataFrame]:
-    """Parsed and folded rows of one file, chunk by chunk (iter_files_rows)."""
-    for _, rows in iter_files_rows([(None, stream, ctx, stats)], settings, keep, formats, pool, ahead):
-        yield rows
-
-
 def iter_files_rows(files: Iterable[tuple[object, object, FileContext, LineStats]], settings: Settings,
                     keep: Keep | None, formats: Formats, pool: Executor | None = None, ahead: int | None = None
                     ) -> Iterator[tuple[object, pl.DataFrame]]:
@@ -306,21 +299,32 @@ def _open_tail(rows: pl.DataFrame) -> int:
     return cut
 
 
-def ingest_member(member: Member, settings: Settings, keep: Keep | None, formats: Formats, out: Ingested,
-                  parse: bool = True, pool: Executor | None = None) -> None:
-    info, stream, ctx = open_member(member, settings, formats, out)
-    if stream is None or ctx is None:
-        return
-    stats = LineStats()
+def ingest_members(members: Iterable[Member], settings: Settings, keep: Keep | None, formats: Formats,
+                   out: Ingested, parse: bool = True, pool: Executor | None = None) -> None:
+    """Read members one after the other into `out`: what each is, its dump text, its parsed rows (through
+    one parsing stream: iter_files_rows) or, without `parse`, only its lines counted."""
+    opened: list[tuple[FileInfo, LineStats]] = []
+
+    def files() -> Iterator[tuple[int, object, FileContext, LineStats]]:
+        for member in members:
+            info, stream, ctx = open_member(member, settings, formats, out)
+            if stream is not None and ctx is not None:
+                opened.append((info, LineStats()))
+                yield len(opened) - 1, stream, ctx, opened[-1][1]
+
     if parse:
-        parts = list(iter_rows(stream, ctx, settings, keep, formats, stats, pool))
-        if parts:
-            rows = pl.concat(parts, how="diagonal_relaxed")
-            out.events.append(rows.with_columns(pl.lit(member.path).alias("file")))
+        parts: dict[int, list[pl.DataFrame]] = {}
+        for i, rows in iter_files_rows(files(), settings, keep, formats, pool):
+            parts.setdefault(i, []).append(rows)
+        for i, rows in parts.items():
+            out.events.append(pl.concat(rows, how="diagonal_relaxed").with_columns(
+                pl.lit(opened[i][0].file).alias("file")))
     else:
-        for _ in iter_line_batches(stream, settings.batch_bytes, settings.limits.max_line_bytes, stats):
-            pass
-    info.lines, info.bytes, info.truncated = stats.lines, info.hole + stats.bytes, stats.truncated
+        for _, stream, _, stats in files():
+            for _ in iter_line_batches(stream, settings.batch_bytes, settings.limits.max_line_bytes, stats):
+                pass
+    for info, stats in opened:
+        info.lines, info.bytes, info.truncated = stats.lines, info.hole + stats.bytes, stats.truncated
 
 
 def _drain(stream) -> int:
@@ -341,8 +345,7 @@ def ingest(bundle: Bundle, settings: Settings, keep: Keep | None, formats: Forma
 
         def work(group) -> Ingested:
             part = Ingested()
-            for member in group():
-                ingest_member(member, settings, keep, formats, part, parse, scanners)
+            ingest_members(group(), settings, keep, formats, part, parse, scanners)
             return part
 
         if settings.jobs > 1 and len(groups) > 1:

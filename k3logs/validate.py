@@ -11,7 +11,7 @@ import polars as pl
 from .catalogue import Catalogue, Issue, Signature
 from .detect import detect
 from .formats import builtin_formats
-from .ingest import ingest_member, Ingested
+from .ingest import ingest_members, Ingested
 from .discover import Member
 from .settings import Settings
 
@@ -19,7 +19,7 @@ from .settings import Settings
 def parse_text(text: str) -> pl.DataFrame:
     """Events of a small text as k3logs would parse it inside a bundle (sniffed, unwrapped, folded)."""
     out = Ingested()
-    ingest_member(Member("sample.log", io.BytesIO(text.encode("utf-8"))), Settings(), None, builtin_formats(), out)
+    ingest_members([Member("sample.log", io.BytesIO(text.encode("utf-8")))], Settings(), None, builtin_formats(), out)
     if not out.events:
         return pl.DataFrame()
     ev = out.events[0]

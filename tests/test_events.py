@@ -128,12 +128,12 @@ CHAIN = ["INFO 03-17 06:42:01 [x.py:1] loading",
 def file_rows(text: str, batch_bytes: int, pool=None) -> pl.DataFrame:
     import io
     from k3logs.formats import builtin_formats
-    from k3logs.ingest import iter_rows
+    from k3logs.ingest import iter_files_rows
     from k3logs.lines import LineStats
     from k3logs.parse import FileContext
-    parts = iter_rows(io.BytesIO(text.encode()), FileContext("f.log", "vllm"), Settings(batch_bytes=batch_bytes),
-                      None, builtin_formats(), LineStats(), pool)
-    return pl.concat(list(parts), how="diagonal_relaxed")
+    parts = iter_files_rows([("f", io.BytesIO(text.encode()), FileContext("f.log", "vllm"), LineStats())],
+                            Settings(batch_bytes=batch_bytes), None, builtin_formats(), pool)
+    return pl.concat([rows for _, rows in parts], how="diagonal_relaxed")
 
 
 def test_parsing_ahead_on_a_pool_gives_the_rows_of_parsing_in_turn():
