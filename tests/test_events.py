@@ -221,27 +221,29 @@ def test_the_lines_kept_before_an_untimed_hit_do_not_depend_on_where_a_batch_sta
         assert kept(batch_bytes) == whole, batch_bytes
 
 
-def test_each_file_is_sniffed_once(tmp_path, monkeypatch):
-    """The second pass takes what each file is from the first (sniffing a file costs milliseconds)."""
+@pytest.fixture
+def sniffed(monkeypatch) -> list[bytes]:
+    """The head of every file sniffed, in turn."""
     import k3logs.ingest as ingest
-    sniffed = []
+    heads: list[bytes] = []
     real = ingest.sniff
-    monkeypatch.setattr(ingest, "sniff", lambda head, *a: sniffed.append(head[:20]) or real(head, *a))
+    monkeypatch.setattr(ingest, "sniff", lambda head, *a: heads.append(head[:20]) or real(head, *a))
+    return heads
+
+
+def test_each_file_is_sniffed_once(tmp_path, sniffed):
+    """The second pass takes what each file is from the first (sniffing a file costs milliseconds)."""
     root = make_bundle(tmp_path, {**TWO_NODES, "node-a/dmesg.txt": DMESG_TEXT})
     got = pl.concat(collect(root))
     assert len(sniffed) == 3
     assert set(got.filter(pl.col("file") == "node-a/dmesg.txt")["source"]) == {"kernel"}
 
 
-def test_a_path_an_archive_holds_twice_is_sniffed_each_time(tmp_path, monkeypatch):
+def test_a_path_an_archive_holds_twice_is_sniffed_each_time(tmp_path, sniffed):
     """Two members of one name (a tar may hold them) may be different kinds of file: neither takes the
     other's."""
     import io
     import tarfile
-    import k3logs.ingest as ingest
-    sniffed = []
-    real = ingest.sniff
-    monkeypatch.setattr(ingest, "sniff", lambda head, *a: sniffed.append(head[:20]) or real(head, *a))
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
         for text in (DMESG_TEXT, node_log(0, 0)):
