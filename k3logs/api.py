@@ -41,7 +41,7 @@ def report_of(analysis: Analysis, display_path: str, settings: Settings | None =
     report = make_report(analysis, display_path, _tool_call_evidence(analysis, settings))
     if context_lines > 0:
         report.evidence_context = read_excerpts(analysis.bundle, report, context_lines, settings)
-    return redact.obj(report) if settings.redact else report
+    return redact.obj(report, settings.redact)  # the gate out: redacted whole, then cut
 
 
 def _tool_call_evidence(analysis: Analysis, settings: Settings) -> ToolCallEvidence | None:

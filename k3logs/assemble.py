@@ -83,7 +83,7 @@ def _timeline(a: Analysis, root: Finding | None) -> list[TimelineEntry]:
         seen.add(key)
         role = "cause" if f is root else ("symptom" if f.role == "cause" else f.role)
         out.append(TimelineEntry(iso(f.ts), f.ts_quality, f.node, f.rank, role, f.category, f.file, f.line,
-                                 f.text[:240]))
+                                 f.text))
     return out
 
 

@@ -277,7 +277,7 @@ def run_command(run: Run, timeout: float, env: dict[str, str], cap: int = MAX_OU
                               if ln.strip()), "")
         denied = re.search(r"permission denied|operation not permitted|must be root", first_err, re.I)
         run.status = "permission_denied" if denied else "failed"
-        run.reason = f"exit status {proc.returncode}" + (f": {first_err[:300]}" if first_err else "")
+        run.reason = f"exit status {proc.returncode}" + (f": {redact.clip(first_err, 300)}" if first_err else "")
     elif not run.output.strip():
         run.reason = "no output"
     if run.truncated and tail:

@@ -353,7 +353,7 @@ def _other(ev: pl.DataFrame, findings: list[Finding]) -> tuple[Finding | None, s
     f = Finding(eid=r["eid"], sig=None, category="other", role="cause", priority=0, file=r["file"], line=line,
                 span=(r["line"], r["line_end"] or r["line"]), ts=r["ts"], ts_quality=r["ts_quality"],
                 node=r["node"], rank=r["rank"], pid=r["pid"], phase=_phase(r["phase"], r["frames"], None), text=text,
-                title="Unrecognised error: " + template[:120])
+                title="Unrecognised error: " + template)
     return f, template, len(same)
 
 

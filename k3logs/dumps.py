@@ -14,6 +14,8 @@ import re
 import tomllib
 from dataclasses import dataclass
 
+from .redact import clip
+
 MAX_LINES = 400          # lines looked at for line-shaped detectors
 SMALL_FILE_LINES = 40    # launch commands, uptime and failed nvidia-smi outputs are short
 
@@ -281,7 +283,7 @@ def _smi_csv(nc: list[str]) -> str | None:
     if len(cells) >= 2 and all(_CSV_FIELD.match(c) for c in cells):
         names = {re.sub(r"\s*\[.*\]$", "", c) for c in cells}
         if names & _CSV_KNOWN and (any("." in n for n in names) or names & {"driver_version", "uuid", "process_name"}):
-            return f"nvidia-smi --query csv header ({nc[0].strip()[:60]})"
+            return f"nvidia-smi --query csv header ({clip(nc[0].strip(), 60)})"
     rows = [[c.strip() for c in ln.split(",")] for ln in nc[:50]]
     if rows and all(len(r) == len(rows[0]) and len(r) >= 2 for r in rows) and \
             all(any(_BUS_CELL.match(c) for c in r) for r in rows):
@@ -312,7 +314,7 @@ def _detect(lines: list[str], text: str) -> tuple[str, str] | None:
     if listed and listed * 2 >= len(nc):
         return "nvidia_smi_list", "nvidia-smi -L lines (GPU n: name (UUID: GPU-...))"
     if len(nc) <= SMALL_FILE_LINES and any(_SMI_FAIL.match(ln) for ln in nc[:6]):
-        return "nvidia_smi", "failed nvidia-smi output (" + next(ln for ln in nc if _SMI_FAIL.match(ln)).strip()[:50] + ")"
+        return "nvidia_smi", "failed nvidia-smi output (" + clip(next(ln for ln in nc if _SMI_FAIL.match(ln)).strip(), 50) + ")"
     if re.match(r"^Name:\s+\S", first) and len(set(_DESCRIBE_MARKS.findall(text))) >= 2:
         return "k8s_describe", "kubectl describe layout (Name:, Namespace:/Containers:/Events: ...)"
     if _YAML_CONTAINERS.search(text) and (
@@ -357,9 +359,9 @@ def _detect(lines: list[str], text: str) -> tuple[str, str] | None:
     logical = [t for _, _, t in logical_lines(lines[:MAX_LINES]) if t and not _is_comment(t)]
     launches = [t for t in logical if is_launch_line(t)]
     if launches and len(logical) <= SMALL_FILE_LINES and len(launches) * 2 >= len(logical):
-        return "launch_cmd", "command line (" + LAUNCH_RE.search(launches[0]).group(0).strip()[:30] + " ...)"
+        return "launch_cmd", "command line (" + clip(LAUNCH_RE.search(launches[0]).group(0).strip(), 30) + ")"
     if launches and _SCRIPT.match(body[0]):  # its setup lines (source, module load, export, cd) around the launch
-        return "launch_cmd", "shell script running " + LAUNCH_RE.search(launches[0]).group(0).strip()[:30] + " ..."
+        return "launch_cmd", "shell script running " + clip(LAUNCH_RE.search(launches[0]).group(0).strip(), 30)
     kv = sum(bool(_ENV_LINE.match(ln)) for ln in nc)
     named = sum(bool(_ENV_NAME_LINE.match(ln)) for ln in nc)
     # "gpu: 4 x L40S" lines of a hand-written note neither count for nor against an environment listing
@@ -424,7 +426,7 @@ def _sniff_transcript(lines: list[str], segs: list[Segment]) -> tuple[str, str] 
             else:
                 return None
         if kind:
-            found.append((size, kind, f"shell transcript: `{s.command[:50]}`"))
+            found.append((size, kind, f"shell transcript: `{clip(s.command, 50)}`"))
             continue
         got = _json_kind("\n".join(body)) or _detect(body, "\n".join(body))
         if got:

@@ -16,7 +16,6 @@ from .report import Excerpt, Report
 from .settings import Settings
 
 MAX_SPAN = 40          # a cited multi-line event (a traceback) is shown up to this many lines
-MAX_LINE_CHARS = 400   # a longer line is cut (the report is for reading, the bundle has the rest)
 MAX_CITES = 400        # excerpts per report at most
 ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]")
 # the redaction rules work line by line and know secrets by their names; an excerpt can also show lines
@@ -73,7 +72,7 @@ def _clean(text: str) -> str:
         text = next((p for p in reversed(text.split("\r")) if p.strip()), "")
     if KEY_MATERIAL.match(text):
         return "[redacted: key material]"
-    return text if len(text) <= MAX_LINE_CHARS else text[: MAX_LINE_CHARS - 1] + "…"
+    return text  # (cut by the output gate, after it is redacted: report.EXCERPT_LINE_CHARS)
 
 
 def read_excerpts(bundle: Bundle, report: Report, lines: int, settings: Settings) -> list[Excerpt]:

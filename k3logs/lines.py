@@ -4,6 +4,7 @@ U+FFFD), cut over-long lines without ever holding them whole. Splitting and deco
 from __future__ import annotations
 
 import codecs
+import re
 from dataclasses import dataclass
 from typing import BinaryIO, Iterator
 
@@ -91,7 +92,7 @@ def _split(buf, max_line: int) -> tuple[pl.Series, pl.Series]:
     assert isinstance(s, pl.Series)
     if long.any():
         idx = long.arg_true().to_list()
-        s = s.scatter(idx, [s[i][:max_line] for i in idx])
+        s = s.scatter(idx, [cut_line(s[i], max_line) for i in idx])
     try:
         text = s.cast(pl.String)
     except pl.exceptions.PolarsError:  # invalid UTF-8 (polars raises even when not strict): replace it
@@ -101,6 +102,19 @@ def _split(buf, max_line: int) -> tuple[pl.Series, pl.Series]:
             text = pl.Series([bytes(buf).decode("utf-8", "replace")]).str.split("\n").explode()
             text = text.slice(0, len(text) - 1)
     return text.rename(RAW), long.rename(TRUNCATED)
+
+
+TOKEN_BYTES = rb"A-Za-z0-9_.+/=~-"   # what tokens, keys and base64 are made of
+_CUT_TOKEN = re.compile(rb"[" + TOKEN_BYTES + rb"]+\Z")
+
+
+def cut_line(raw: bytes, max_line: int) -> bytes:
+    """The first `max_line` bytes of a line longer than that, less the token the cut goes through: what is
+    left of a secret cut short is no longer one a redaction rule knows (hf_ and 30 characters, ...)."""
+    head = raw[:max_line]
+    if not _CUT_TOKEN.match(raw, max_line, max_line + 1):
+        return head
+    return _CUT_TOKEN.sub(b"", head)
 
 
 @dataclass(frozen=True)
@@ -182,7 +196,7 @@ def iter_line_chunks(stream: BinaryIO, batch_bytes: int, max_line: int, stats: L
             yield LineChunk((memoryview(chunk)[: cut + 1],), max_line)
         if len(carry) > max_line:
             # emit the head of the giant line now, skip the rest up to its newline
-            yield LineChunk((), max_line, carry[:max_line])
+            yield LineChunk((), max_line, cut_line(carry, max_line))
             carry = b""
             skipping = True
     if carry:

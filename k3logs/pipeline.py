@@ -25,7 +25,7 @@ from .facts import Fact, facts_from_dump, facts_from_events
 from .formats import builtin_formats
 from .ingest import Ingested, Keep, ingest, iter_files_rows, open_member
 from .lines import LineStats
-from .schema import EVENT_SCHEMA, in_line_order
+from .schema import EVENT_SCHEMA, in_line_order, the_one
 from .settings import Settings
 from .sniff import Sniffed
 
@@ -154,11 +154,14 @@ def _missing_columns(have: tuple[str, ...]) -> tuple[pl.Expr, ...]:
     return (*[pl.lit(None, dtype).alias(c) for c, dtype in need.items() if c not in have], line_end.alias("line_end"))
 
 
-def to_event_table(ev: pl.DataFrame, redact_secrets: bool = True) -> pl.DataFrame:
-    """The public event schema (schema.EVENT_SCHEMA) from the internal columns; secrets redacted (file and
-    node names come from the bundle too)."""
-    if redact_secrets:
-        ev = ev.with_columns(redact.series(ev["text"]), redact.distinct(ev["file"]), redact.distinct(ev["node"]))
+def to_event_table(ev: pl.DataFrame, secrets: redact.LineStream | None) -> pl.DataFrame:
+    """The public event schema (schema.EVENT_SCHEMA) from the internal columns of one file's batch; secrets
+    redacted by `secrets` (which has seen the file's batches before: None keeps them), file and node names
+    too (they come from the bundle)."""
+    if secrets is not None:
+        file = the_one(ev["file"])
+        ev = ev.with_columns(secrets.series(ev["text"], file if isinstance(file, str) else None),
+                             redact.distinct(ev["file"]), redact.distinct(ev["node"]))
         if ev["exc_messages"].null_count() < ev.height:  # (only folded tracebacks have them)
             ev = ev.with_columns(pl.col("exc_messages").list.eval(redact.expr(pl.element())))
     return ev.select(_event_columns())
@@ -236,11 +239,12 @@ def stream_events(path: str | Path, settings: Settings | None = None, catalogue:
 
     producer = threading.Thread(target=produce, name="k3logs-events", daemon=True)
     producer.start()
+    secrets = redact.LineStream() if settings.redact else None
     try:
         while (item := out.get()) is not None:
             if isinstance(item, BaseException):
                 raise item
-            yield to_event_table(item, settings.redact)
+            yield to_event_table(item, secrets)
     finally:
         stopping.set()
         producer.join()

@@ -133,8 +133,14 @@ def _shown(text: str) -> str:
     return text.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
 
 
-def context(a: str, b: str, o: int, width: int = 40) -> str:
-    """A short excerpt: the shared text before the offset, then what each request has from there."""
+def context(a: str, b: str, o: int, width: int = 40, redacting: bool = True) -> str:
+    """A short excerpt: the shared text before the offset, then what each request has from there. When
+    `redacting`, the texts are redacted whole first (a window cut through a secret would hide it from the
+    rules), and the offset is then where the redacted texts part."""
+    ra, rb = (redact.text(a), redact.text(b)) if redacting else (a, b)
+    if (ra, rb) != (a, b):
+        a, b = ra, rb
+        o = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
     before = ("..." if o > width else "") + _shown(b[max(0, o - width):o])
     return f"{before}[A: {_shown(a[o:o + width])!s} | B: {_shown(b[o:o + width])!s}]"
 
@@ -210,10 +216,10 @@ class _Groups:
             self.exact[(p.model, p.head.digest)] = best
         return best
 
-    def new(self, p: Prompt) -> Group:
+    def new(self, p: Prompt, redacting: bool) -> Group:
         system = "".join(pt.value if isinstance(pt.value, str) else content_text(pt.value)
                          for pt in p.parts if pt.section == "system")
-        g = Group(p.model, tools=p.tool_names, system=_shown(system[:80]), head=p.head)
+        g = Group(p.model, tools=p.tool_names, system=_shown(redact.clip(system, 80) if redacting else redact.cut(system, 80)), head=p.head)
         self.groups.append(g)
         self.exact[(p.model, p.head.digest)] = g
         return g
@@ -258,9 +264,9 @@ def check_requests(path: str | Path, settings: Settings | None = None) -> Prefix
             if len(found.groups) >= MAX_GROUPS:
                 stats.skip(f"more than {MAX_GROUPS} prefix groups; not compared", cap.where)
                 continue
-            g = found.new(p)
+            g = found.new(p, settings.redact)
         elif g.recent:
-            d = _divergence(p, g.recent)
+            d = _divergence(p, g.recent, settings.redact)
             if d is not None:
                 divergences.append(d)
         g.requests.append(ident)
@@ -276,7 +282,7 @@ def check_requests(path: str | Path, settings: Settings | None = None) -> Prefix
     return redact.obj(report) if settings.redact else report
 
 
-def _divergence(b: Prompt, earlier: list[Prompt]) -> Divergence | None:
+def _divergence(b: Prompt, earlier: list[Prompt], redacting: bool) -> Divergence | None:
     """`b` against the earlier request it should share the most with (then the one it shares the most with,
     then the earliest); None when it shares all it should."""
     expected = [expected_shared(a, b) for a in earlier]
@@ -291,7 +297,7 @@ def _divergence(b: Prompt, earlier: list[Prompt]) -> Divergence | None:
     if actual >= expected:
         return None
     section, cause = classify(a, b, actual)
-    return Divergence(b.id, a.id, actual, section, cause, context(a.text, b.text, actual))
+    return Divergence(b.id, a.id, actual, section, cause, context(a.text, b.text, actual, redacting=redacting))
 
 
 # ------------------------------------------------------------------------------------------------------

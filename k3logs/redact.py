@@ -1,5 +1,8 @@
-"""Secrets never reach an output: the rules in patterns/secrets.toml, applied to event tables (vectorised)
-and to every string of a report or an error message."""
+"""The one gate out: secrets never reach an output. The rules in patterns/secrets.toml apply to event tables
+(vectorised, file by file in line order: `LineStream`), to every string of a report and to whatever else
+leaves the process (errors, sniff and scan rows). Text is redacted whole and only then cut (`clip`, and the
+lengths a report's fields declare, applied by `report`): a cut can remove what a rule needs to see (the '@'
+of a URL's password, the end of a token)."""
 from __future__ import annotations
 
 import dataclasses
@@ -26,6 +29,7 @@ class Rule:
     no_match: tuple[str, ...]
     multiline: bool = False  # also applied to whole texts (block): its secret may sit on the next line
     needles: tuple[str, ...] = ()  # every match contains one of them (ignoring case); none: no shortcut
+    between: tuple[str, str] | None = None  # (begin, end): every line between two such lines is a secret
 
     @property
     def python(self) -> tuple[re.Pattern, str]:
@@ -37,16 +41,34 @@ def rules() -> tuple[Rule, ...]:
     path = data_dir("patterns") / "secrets.toml"
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
-        return tuple(Rule(d["id"], d["regex"], d["replace"], tuple(d.get("match", [])), tuple(d.get("no_match", [])),
-                          bool(d.get("multiline", False)), tuple(d.get("needles", [])))
-                     for d in data["secret"])
+        out = tuple(Rule(d["id"], d.get("regex", ""), d["replace"], tuple(d.get("match", [])),
+                         tuple(d.get("no_match", [])), bool(d.get("multiline", False)), tuple(d.get("needles", [])),
+                         tuple(d["between"]) if "between" in d else None)
+                    for d in data["secret"])
     except (tomllib.TOMLDecodeError, KeyError, TypeError) as e:
         raise CatalogueError(f"secrets rules are invalid: {e}", source=SourceLocation(str(path))) from e
+    for r in out:
+        if bool(r.regex) == (r.between is not None) or (r.between is not None and len(r.between) != 2):
+            raise CatalogueError(f"secrets rule {r.id!r} needs either a regex or a pair of `between` regexes",
+                                 source=SourceLocation(str(path)))
+    return out
+
+
+@lru_cache(maxsize=1)
+def line_rules() -> tuple[Rule, ...]:
+    """The rules that apply to one line at a time (the others need the lines around it)."""
+    return tuple(r for r in rules() if r.between is None)
 
 
 @lru_cache(maxsize=1)
 def _compiled() -> tuple[tuple[re.Pattern, str], ...]:
-    return tuple(r.python for r in rules())
+    return tuple(r.python for r in line_rules())
+
+
+@lru_cache(maxsize=1)
+def _between() -> tuple[tuple[re.Pattern, re.Pattern, str], ...]:
+    return tuple((re.compile(r.between[0]), re.compile(r.between[1]), r.replace)
+                 for r in rules() if r.between is not None)
 
 
 def text(value: str) -> str:
@@ -57,25 +79,68 @@ def text(value: str) -> str:
 
 
 def block(value: str) -> str:
-    """A whole text (a dump read whole) with the secrets that span lines replaced: the multiline rules only
-    (every rule applies line by line to whatever is output; running them all over megabytes costs seconds)."""
-    for rule, (pattern, repl) in zip(rules(), _compiled()):
+    """A whole text (a dump read whole) with the secrets that span lines replaced: the multiline rules and
+    the lines between a begin and an end line (every rule applies line by line to whatever is output;
+    running them all over megabytes costs seconds). As many lines come out as went in."""
+    for rule, (pattern, repl) in zip(line_rules(), _compiled()):
         if rule.multiline:
             value = pattern.sub(repl, value)
+    if any(b.search(value) for b, _, _ in _between()):
+        value = "\n".join(_between_lines(value.split("\n")))
     return value
 
 
+def _between_lines(lines: list[str]) -> list[str]:
+    for begin, end, repl in _between():
+        inside = False
+        for i, ln in enumerate(lines):
+            if inside and end.search(ln):
+                inside = False
+            elif inside:
+                lines[i] = repl
+            elif begin.search(ln) and not end.search(ln):
+                inside = True
+    return lines
+
+
+def lines(values: list[str]) -> list[str]:
+    """Consecutive lines of one file (an excerpt): every rule, those that span lines included."""
+    if any("\n" in v for v in values):  # (not physical lines: each on its own)
+        return [text(v) for v in values]
+    return [text(v) for v in block("\n".join(values)).split("\n")]
+
+
+REDACTED = "[redacted]"
+
+
+def clip(value: str, n: int) -> str:
+    """`value` cut to at most `n` characters for display ('…' where it was cut), redacted first: a cut may
+    remove the part a rule needs to recognise a secret. Always redacts (a cut description is never raw)."""
+    return cut(text(value), n)
+
+
+def cut(value: str, n: int) -> str:
+    """`value` cut to at most `n` characters, '…' marking the cut, never inside a '[redacted]'."""
+    if len(value) <= n:
+        return value
+    head = value[: max(0, n - 1)]
+    start = head.rfind("[")
+    if start >= 0 and REDACTED.startswith(head[start:]) and head[start:] != REDACTED:
+        head = head[:start]
+    return head + "…"
+
+
 def expr(e: pl.Expr) -> pl.Expr:
-    """The same, as a polars expression over a string column."""
-    for r in rules():
+    """The line rules, as a polars expression over a string column."""
+    for r in line_rules():
         e = e.str.replace_all(r.regex, r.replace)
     return e
 
 
 @lru_cache(maxsize=1)
 def _any_rule() -> str:
-    """One regex that matches wherever some rule would (inline flags stay inside each group)."""
-    return "|".join(f"(?:{r.regex})" for r in rules())
+    """One regex that matches wherever some line rule would (inline flags stay inside each group)."""
+    return "|".join(f"(?:{r.regex})" for r in line_rules())
 
 
 @lru_cache(maxsize=1)
@@ -149,17 +214,85 @@ def distinct(s: pl.Series) -> pl.Series:
     return s if fixed.equals(values) else s.replace(values, fixed)
 
 
-def obj(value):
-    """A copy of a report (dataclasses, dicts, lists) with every string redacted."""
+def obj(value, enabled: bool = True, clip_at: int | None = None, as_lines: bool = False):
+    """A copy of a report (dataclasses, dicts, lists) with every string redacted (unless not `enabled`),
+    then cut where its dataclass field says (`metadata={"clip": n}`); a field marked `{"lines": True}`
+    holds consecutive lines of one file, redacted together (a secret's value may be on the next line)."""
     if isinstance(value, str):
-        return text(value)
+        value = text(value) if enabled else value
+        return value if clip_at is None else cut(value, clip_at)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.replace(value, **{f.name: obj(getattr(value, f.name))
-                                             for f in dataclasses.fields(value) if f.init})
+        return dataclasses.replace(value, **{
+            f.name: obj(getattr(value, f.name), enabled, f.metadata.get("clip"), f.metadata.get("lines", False))
+            for f in dataclasses.fields(value) if f.init})
     if isinstance(value, dict):
-        return {k: obj(v) for k, v in value.items()}
+        return {k: obj(v, enabled) for k, v in value.items()}
     if isinstance(value, list):
-        return [obj(v) for v in value]
+        if as_lines and enabled and all(isinstance(v, str) for v in value):
+            return [v if clip_at is None else cut(v, clip_at) for v in lines(value)]
+        return [obj(v, enabled, clip_at) for v in value]
     if isinstance(value, tuple):
-        return tuple(obj(v) for v in value)
+        return tuple(obj(v, enabled, clip_at) for v in value)
     return value
+
+
+class LineStream:
+    """The event table's text, file after file, batch after batch in line order, with what only the lines
+    before show: a line between the begin and end lines of a key (a PEM body), the value on the line after
+    its option or name (`--api-key \\`, then the key). Rows that need this are few; they are found with
+    vectorised searches, and only they are handled in Python."""
+
+    def __init__(self) -> None:
+        self._file: str | None = None
+        self._prev: str | None = None     # the raw text of the file's last row so far
+        self._inside: list[bool] = [False] * len(_between())
+
+    def series(self, s: pl.Series, file: str | None) -> pl.Series:
+        """`s` (one batch of one file's rows, in order) with every secret replaced."""
+        if file != self._file:
+            self._file, self._prev, self._inside = file, None, [False] * len(_between())
+        out = series(s)
+        if s.is_empty():
+            return out
+        fixes: dict[int, str] = {}
+        self._next_line_values(s, fixes)
+        self._between_rows(s, fixes)
+        self._prev = s[-1]
+        if not fixes:
+            return out
+        idx = sorted(fixes)
+        return out.scatter(idx, [fixes[i] for i in idx])
+
+    def _next_line_values(self, s: pl.Series, fixes: dict[int, str]) -> None:
+        multi = [r for r in line_rules() if r.multiline]
+        if not multi:
+            return
+        prev = s.shift(1, fill_value=self._prev)
+        joined = (prev.fill_null("") + "\n" + s.fill_null(""))
+        hit = joined.str.contains("|".join(f"(?:{r.regex})" for r in multi)).fill_null(False) & prev.is_not_null()
+        for i in hit.arg_true().to_list():
+            before, now = prev[i], s[i]
+            fixed = block(f"{before}\n{now}").split("\n", 1)[1]
+            if fixed != now:
+                fixes[i] = text(fixed)
+
+    def _between_rows(self, s: pl.Series, fixes: dict[int, str]) -> None:
+        for k, (begin, end, repl) in enumerate(_between()):
+            b = s.str.contains(begin.pattern).fill_null(False)
+            if not self._inside[k] and not b.any():
+                continue
+            e = s.str.contains(end.pattern).fill_null(False)
+            # a row is inside while the last begin line before it is later than the last end line
+            idx = pl.int_range(len(s), eager=True)
+            opened = pl.select(pl.when(b & ~e).then(idx)).to_series()
+            closed = pl.select(pl.when(e).then(idx)).to_series()
+            last_open = opened.shift(1).forward_fill()
+            if self._inside[k]:  # the batch before ended inside
+                last_open = last_open.fill_null(-1)
+            last_close = closed.shift(1).forward_fill()
+            body = (last_open.is_not_null() & (last_close.is_null() | (last_open > last_close)) & ~e)
+            for i in body.arg_true().to_list():
+                fixes[i] = repl
+            lo = opened.max() if opened.max() is not None else (-1 if self._inside[k] else None)
+            hi = closed.max()
+            self._inside[k] = lo is not None and (hi is None or lo > hi)

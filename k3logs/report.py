@@ -7,6 +7,15 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 
 SCHEMA_VERSION = 1
+# how long a text may be in the report: the output gate (redact.obj) cuts it there, after redacting it whole
+TITLE_CHARS = 140
+LINE_CHARS = 240
+EXCERPT_LINE_CHARS = 400
+
+
+def clipped(n: int):
+    """A text field the output gate cuts to `n` characters."""
+    return field(metadata={"clip": n})
 
 
 def iso(ts: datetime | None) -> str | None:
@@ -44,7 +53,7 @@ class BundleSummary:
 class RootCause:
     category: str
     signature: str | None
-    title: str
+    title: str = clipped(TITLE_CHARS)
     confidence: str
     explanation: str
     remediation: list[str]
@@ -73,7 +82,7 @@ class Symptom:
     node: str | None
     rank: int | None
     count: int
-    title: str | None = None
+    title: str | None = field(default=None, metadata={"clip": TITLE_CHARS})
     timestamp: str | None = None
     source: str | None = None   # the log kind of the first one (kernel lines belong on their node's lane)
 
@@ -102,7 +111,7 @@ class TimelineEntry:
     category: str
     file: str
     line: int
-    text: str
+    text: str = clipped(LINE_CHARS)
 
 
 @dataclass
@@ -146,7 +155,7 @@ class KernelEvent:
     rank: int | None       # the rank owning the GPU the line names, when known
     role: str
     category: str
-    title: str
+    title: str = clipped(TITLE_CHARS)
     file: str
     line: int
     timestamp: str | None
@@ -257,7 +266,7 @@ class Excerpt:
     file: str
     line: int
     first: int
-    lines: list[str]
+    lines: list[str] = field(metadata={"clip": EXCERPT_LINE_CHARS, "lines": True})  # redacted together
 
 
 @dataclass

@@ -209,8 +209,8 @@ def analysis_key(settings: Settings, patterns: Iterable[Path] = ()) -> str:
 # one bundle (runs in a worker process or a Ray task)
 # ----------------------------------------------------------------------------------------------
 def one_line_error(message: str, settings: Settings) -> str:
-    text = " ".join(message.split())[:ERROR_CHARS]
-    return redact.text(text) if settings.redact else text
+    text = " ".join(message.split())
+    return redact.clip(text, ERROR_CHARS) if settings.redact else redact.cut(text, ERROR_CHARS)
 
 
 def _damage(report: Report, name: str) -> str | None:

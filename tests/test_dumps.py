@@ -792,7 +792,7 @@ def test_decides_by_content_with_a_prompt_and_a_comment_on_top():
 
 
 def test_a_shell_script_is_a_launch_command_only_when_it_launches():
-    assert sniff_dump(S.LAUNCH_SCRIPT)[1] == "shell script running docker run ..."
+    assert sniff_dump(S.LAUNCH_SCRIPT)[1] == "shell script running docker run"
     # the launch is one line among its setup lines; without it, a script is no launch command
     assert sniff_dump("\n".join(ln for ln in S.LAUNCH_SCRIPT.splitlines() if "docker" not in ln and "--" not in ln)
                       + "\necho done\n") is None

@@ -7,6 +7,7 @@ import io
 import tracemalloc
 
 import polars as pl
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -79,10 +80,21 @@ def test_utf16_is_read_whole_with_tiny_batches():
 
 
 def test_line_over_the_limit_is_cut_and_flagged():
-    df = read_lines(b"short\n" + b"x" * 5000 + b"\nafter\n", max_line=1024)
+    df = read_lines(b"short\n" + b"word " * 1000 + b"\nafter\n", max_line=1024)
     assert df["line"].to_list() == [1, 2, 3]
-    assert df["raw"][1] == "x" * 1024
+    assert df["raw"][1] == ("word " * 205)[:1024]   # the cut falls between two words
     assert df["truncated"].to_list() == [False, True, False]
+
+
+@pytest.mark.parametrize("size,batch", [(1 << 10, 1 << 20), (1 << 16, 1 << 12)])  # in one read; in pieces
+def test_a_token_the_limit_cuts_leaves_no_prefix(size, batch):
+    token = b"hf_" + b"Zq7vX2pL9kR4" * 5
+    line = b"RuntimeError: " + b"w " * ((size - 20) // 2) + token
+    df = read_lines(line + b"\nnext\n", max_line=size, batch_bytes=batch)
+    assert df["truncated"].to_list() == [True, False]
+    assert df["raw"][0].endswith("w ") and "hf_" not in df["raw"][0]
+    df = read_lines(b"x " * (size // 2) + b"tail words\n", max_line=size, batch_bytes=batch)  # a cut between tokens keeps all
+    assert df["raw"][0] == "x " * (size // 2)
 
 
 def test_line_of_exactly_the_limit_is_not_truncated():
@@ -91,10 +103,11 @@ def test_line_of_exactly_the_limit_is_not_truncated():
 
 
 class _Generated(io.RawIOBase):
-    """A stream of `n` bytes of one giant line followed by a short one, produced on the fly."""
+    """A stream of `n` bytes of one giant line of words followed by a short one, produced on the fly."""
 
     def __init__(self, n: int):
         self.left, self.tail = n, b"\nlast line\n"
+        self.at = 0
 
     def readable(self) -> bool:
         return True
@@ -102,8 +115,9 @@ class _Generated(io.RawIOBase):
     def readinto(self, b) -> int:
         if self.left > 0:
             k = min(len(b), self.left)
-            b[:k] = b"z" * k
+            b[:k] = (b"z " * (k // 2 + 2))[self.at % 2: self.at % 2 + k]
             self.left -= k
+            self.at += k
             return k
         k = min(len(b), len(self.tail))
         b[:k] = self.tail[:k]
@@ -118,14 +132,14 @@ def test_twenty_megabyte_line_is_cut_without_being_held():
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     df = pl.concat(parts)
-    assert df.rows() == [(1, "z" * 1024, True), (2, "last line", False)]
+    assert df.rows() == [(1, "z " * 512, True), (2, "last line", False)]
     assert stats.truncated == 1 and stats.lines == 2 and stats.bytes == (20 << 20) + 11
     assert peak < 4 << 20  # never the whole 20 MB line
 
 
 def test_over_long_final_line_without_newline_is_cut_once():
-    df = read_lines(b"a\n" + b"q" * 10_000, max_line=100, batch_bytes=256)
-    assert df.rows() == [(1, "a", False), (2, "q" * 100, True)]
+    df = read_lines(b"a\n" + b"q," * 5_000, max_line=100, batch_bytes=256)
+    assert df.rows() == [(1, "a", False), (2, "q," * 50, True)]
 
 
 def test_tiny_batches_give_the_same_lines_as_one_batch():
