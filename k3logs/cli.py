@@ -16,8 +16,15 @@ CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 
 
 def _fail(message: str, status: int = ExitStatus.ERROR) -> None:
     from . import redact
-    click.echo(f"k3logs: error: {redact.text(message)}", err=True)
+    click.echo(f"k3logs: error: {' '.join(redact.visible(redact.text(message)).split())}", err=True)  # one line
     sys.exit(int(status))
+
+
+def _print(text: str, fmt: str = "text", nl: bool = True) -> None:
+    """Everything a command prints on stdout passes here: no character from a bundle reaches the terminal
+    as a control sequence (JSON escapes them, other text shows them as \\xNN)."""
+    from .redact import shown
+    click.echo(shown(text, fmt), nl=nl)
 
 
 def handle_errors(fn):
@@ -177,7 +184,7 @@ def analyze(bundle, fmt, out, context_lines, patterns, tz, skew_tolerance, **lim
         context_lines = 3 if fmt == "html" else 0
     report = run_analysis(bundle, _settings(tz, skew_tolerance, **limits), _catalogue(patterns), context_lines)
     if where.path is None:
-        click.echo(output.render(report, fmt), nl=False)
+        _print(output.render(report, fmt), fmt, nl=False)
     else:
         written = output.write(report, fmt, where)
         if where.folder:
@@ -201,12 +208,12 @@ def sniff(bundle, fmt, patterns, tz, skew_tolerance, **limits):
     from .api import sniff_bundle
     rows = sniff_bundle(bundle, _settings(tz, skew_tolerance, **limits))
     if fmt == "json":
-        click.echo(json.dumps([r.__dict__ for r in rows], indent=2))
+        _print(json.dumps([r.__dict__ for r in rows], indent=2, ensure_ascii=False), "json")
         return
     width = max([len(r.file) for r in rows] + [4])
-    click.echo(f"{'file':{width}}  {'kind':14}  {'lines':>9}  {'bytes':>11}  reason")
+    _print(f"{'file':{width}}  {'kind':14}  {'lines':>9}  {'bytes':>11}  reason")
     for r in rows:
-        click.echo(f"{r.file:{width}}  {r.kind:14}  {r.lines:>9}  {r.bytes:>11}  {r.reason}")
+        _print(f"{r.file:{width}}  {r.kind:14}  {r.lines:>9}  {r.bytes:>11}  {r.reason}")
 
 
 @cli.command()
@@ -284,11 +291,13 @@ def _capture_settings(no_redact: bool, **limits) -> Settings:
 def _emit(data, fmt: str, markdown) -> None:
     """A capture check's result on stdout; with JSON (which has no room for them) its notes go to stderr."""
     import json
+
+    from . import redact
     if fmt == "json":
         for note in data.notes:
-            click.echo(f"k3logs: note: {note}", err=True)
-    click.echo(json.dumps(data.to_json(), indent=2, ensure_ascii=False) if fmt == "json" else markdown(data),
-               nl=fmt == "json")
+            click.echo(f"k3logs: note: {redact.visible(note)}", err=True)
+    _print(json.dumps(data.to_json(), indent=2, ensure_ascii=False) if fmt == "json" else markdown(data), fmt,
+           nl=fmt == "json")
 
 
 @cli.command()
@@ -379,7 +388,7 @@ def scan(archive, out, jobs, ray_address, summary, patterns, tz, skew_tolerance,
     click.echo(f"{len(result.rows)} bundles ({len(result.analysed)} analysed, {len(result.unchanged)} unchanged): "
                f"{result.incidents} incidents, {result.failed} failed{others} -> {out}", err=True)
     if summary:
-        click.echo(summarize(result.rows))
+        _print(summarize(result.rows))
     sys.exit(result.exit_status)
 
 
@@ -396,7 +405,7 @@ def scan_summary(out):
     """
     from .api import read_scan
     from .scan_summary import summarize
-    click.echo(summarize(read_scan(out)))
+    _print(summarize(read_scan(out)))
 
 
 @cli.group()

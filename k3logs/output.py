@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import UsageError
+from .redact import shown
 from .render import render_html, render_json, render_markdown, render_svg
 from .report import Report
 
@@ -54,14 +55,14 @@ def write(report: Report, fmt: str, where: Target) -> list[Path]:
     """Write the report (and for markdown in a folder, its picture); returns the files written."""
     assert where.path is not None
     if not where.folder:
-        where.path.write_text(render(report, fmt), encoding="utf-8")
+        where.path.write_text(shown(render(report, fmt), fmt), encoding="utf-8")
         return [where.path]
     where.path.mkdir(exist_ok=True)
     report_file = where.path / f"report.{EXTENSIONS[fmt]}"
     written = []
     if fmt == "md":
         picture = where.path / PICTURE
-        picture.write_text(render_svg(report), encoding="utf-8")
+        picture.write_text(shown(render_svg(report)), encoding="utf-8")
         written.append(picture)
-    report_file.write_text(render(report, fmt, PICTURE if fmt == "md" else None), encoding="utf-8")
+    report_file.write_text(shown(render(report, fmt, PICTURE if fmt == "md" else None), fmt), encoding="utf-8")
     return [report_file, *written]

@@ -304,7 +304,7 @@ def _divergence(b: Prompt, earlier: list[Prompt], redacting: bool) -> Divergence
 # markdown
 # ------------------------------------------------------------------------------------------------------
 def render_markdown(report: PrefixReport) -> str:
-    from .render import cell
+    from .render import cell, cell_code
     out = [f"# Prefix check: {report.requests} requests, {len(report.groups)} group(s), "
            f"{len(report.divergences)} divergence(s)", ""]
     if report.groups:
@@ -318,7 +318,7 @@ def render_markdown(report: PrefixReport) -> str:
                 "| request | against | offset | section | cause | context |", "|---|---|---|---|---|---|"]
         for d in report.divergences:
             out.append(f"| {cell(d.request)} | {cell(d.against)} | {d.offset} | {d.section} | **{d.cause}** | "
-                       f"`{cell(d.context).replace('`', chr(39))}` |")
+                       f"{cell_code(d.context)} |")
         out += ["", "## What to do", ""]
         advice = catalogue()["advice"]
         for cause in CAUSES:

@@ -296,3 +296,33 @@ class LineStream:
             lo = opened.max() if opened.max() is not None else (-1 if self._inside[k] else None)
             hi = closed.max()
             self._inside[k] = lo is not None and (hi is None or lo > hi)
+
+
+# ------------------------------------------------------------------------------------------------------
+# characters: nothing a bundle holds may drive the terminal that shows an output, or hide what it says
+# ------------------------------------------------------------------------------------------------------
+# control characters but tab and newline (C0, DEL, C1: terminal escapes, OSC 52 clipboard writes, DCS),
+# and the marks that reorder what follows them (bidi overrides and isolates: text that reads otherwise)
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def visible(value: str) -> str:
+    """Text safe to print: control characters shown as \\xNN, bidi marks as [U+202E]."""
+    if _CONTROL.search(value):
+        value = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", value)
+    if _BIDI.search(value):
+        value = _BIDI.sub(lambda m: f"[U+{ord(m.group()):04X}]", value)
+    return value
+
+
+def json_safe(value: str) -> str:
+    """JSON text (as json.dumps writes it, which escapes C0 itself) with DEL, C1, line separators and bidi
+    marks escaped as \\uXXXX too: the same data, nothing raw for a terminal to act on."""
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", value)
+
+
+def shown(value: str, fmt: str = "text") -> str:
+    """Any output text as it may leave the process (stdout or a file): JSON escaped, the rest visible."""
+    return json_safe(value) if fmt == "json" else visible(value)

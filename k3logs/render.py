@@ -8,6 +8,7 @@ from functools import lru_cache
 import jinja2
 from markupsafe import Markup
 
+from .redact import visible
 from .report import Report
 from .resources import data_dir
 from .timeline import layout
@@ -17,11 +18,51 @@ from .timeline import layout
 NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
 
 
-def cell(value) -> str:
-    """Safe inside a markdown table cell: one line, pipes escaped, bounded."""
+# markdown a bundle's text must not turn into: raw HTML (and so scripts), links (javascript:), code spans
+# that swallow what follows, table cells that end early
+# (a backslash makes any of them a plain character: `\<script>` is text, not a tag)
+_MD_ESCAPES = str.maketrans({"<": "\\<", "`": "\\`", "|": "\\|", "[": "\\["})
+
+
+def md_text(value) -> Markup:
+    """Any value printed into markdown as text, on one line: shown as it is, never as markdown or HTML."""
+    if isinstance(value, Markup):
+        return value
+    return Markup(visible(str(value).replace("\n", " ")).translate(_MD_ESCAPES))
+
+
+def prose(value) -> Markup:
+    """Our own sentences (explanations, remediation: they may quote a flag in backticks, and a bundle value):
+    no raw HTML and no links; backticks kept."""
+    return Markup(visible(str(value)).replace("<", "\\<").replace("[", "\\["))
+
+
+def code(value, in_table: bool = False) -> Markup:
+    """An inline code span holding `value` whatever it holds (a fence longer than its longest run of
+    backticks), on one line; `in_table`: its pipes escaped too (GitHub ends a cell at one even there)."""
+    text = " ".join(visible(str(value)).split())
+    ticks = "`" * (max((len(r) for r in re.findall("`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    span = f"{ticks}{pad}{text}{pad}{ticks}"
+    return Markup(span.replace("|", "\\|") if in_table else span)
+
+
+def cell_code(value) -> Markup:
+    """A code span inside a table cell."""
+    return code(value, in_table=True)
+
+
+def fenced(value) -> Markup:
+    """A fenced code block holding `value` (the fence longer than any run of backticks in it)."""
+    text = visible(str(value))
+    fence = "`" * max(3, max((len(r) for r in re.findall("`+", text)), default=0) + 1)
+    return Markup(f"{fence}\n{text}\n{fence}")
+
+
+def cell(value) -> Markup:
+    """Safe inside a markdown table cell: one line, bounded, shown as text."""
     text = " ".join(str(value).split())
-    text = text.replace("|", "\\|")
-    return text if len(text) <= 200 else text[:197] + "..."
+    return md_text(text if len(text) <= 200 else text[:197] + "...")
 
 
 def _xml_safe(value):
@@ -36,8 +77,8 @@ def _xml_safe(value):
 def _env(folder: str, markup: bool) -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(folder), undefined=jinja2.StrictUndefined,
                              autoescape=markup, keep_trailing_newline=True, trim_blocks=False,
-                             finalize=_xml_safe if markup else None)
-    env.filters["cell"] = cell
+                             finalize=_xml_safe if markup else md_text)
+    env.filters.update(cell=cell, code=code, cell_code=cell_code, fenced=fenced, prose=prose)
     return env
 
 

@@ -6,6 +6,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 
+from .redact import json_safe
+
 SCHEMA_VERSION = 1
 # how long a text may be in the report: the output gate (redact.obj) cuts it there, after redacting it whole
 TITLE_CHARS = 140
@@ -306,7 +308,8 @@ class Report:
         return {k: d[k] for k in order}
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False, sort_keys=False) + "\n"
+        """The JSON report; characters a terminal would act on (C1 controls, bidi marks) are escaped."""
+        return json_safe(json.dumps(self.to_dict(), indent=2, ensure_ascii=False, sort_keys=False)) + "\n"
 
     @property
     def exit_status(self) -> int:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from .decide import mask_template, same_template
-from .render import cell
+from .render import cell, cell_code
 
 ENV_COLUMNS = (("driver_branch", "driver branch"), ("image", "image"), ("vllm_version", "vLLM"),
                ("gpu_model", "GPU"))
@@ -101,8 +101,7 @@ def summarize(rows: list[dict]) -> str:
             first, last = _span(f.rows)
             names = sorted(r["path"] for r in f.rows)
             more = f", +{len(names) - EXAMPLES}" if len(names) > EXAMPLES else ""
-            template = cell(f.template).replace("`", "'")
-            out.append(f"| `{template}` | {len(f.rows)} | {first} | {last} | {len(f.templates)} | "
+            out.append(f"| {cell_code(f.template)} | {len(f.rows)} | {first} | {last} | {len(f.templates)} | "
                        f"{cell(', '.join(names[:EXAMPLES]) + more)} |")
         out.append("")
 
