@@ -183,10 +183,16 @@ def _validator(schema_json: str):
     or the note saying why it cannot be applied."""
     import jsonschema
     import referencing
+
+    from .bounded_regex import bounded_validator, unbounded_regexes
     schema = json.loads(schema_json)
+    if unbounded_regexes(schema):
+        return ("the tool's parameters use patternProperties with unevaluatedProperties, whose regexes k3logs "
+                "cannot run with a time limit; not checked")
     try:
         cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
         cls.check_schema(schema)
+        cls = bounded_validator(cls)  # (the schema's regexes come from the bundle: never run unbounded)
     except jsonschema.SchemaError as e:
         return f"the tool's parameters are not a valid JSON schema ({e.message})"
     except Exception as e:  # a schema of a type no draft knows
@@ -197,11 +203,15 @@ def _validator(schema_json: str):
 
 def _schema_problem(schema, args) -> str | None:
     from jsonschema.exceptions import best_match
+
+    from .bounded_regex import GaveUp
     validator = _validator(json.dumps(schema, sort_keys=True, default=str))
     if isinstance(validator, str):
         return "!" + validator
     try:
         err = best_match(validator.iter_errors(args))
+    except GaveUp as e:
+        return f"!the tool's parameters could not be checked: {e}"
     except Exception as e:  # an unresolvable $ref (never fetched), a schema regex Python cannot compile
         return f"!the tool's parameters could not be applied ({type(e).__name__}: {e})"
     if err is None:

@@ -220,3 +220,47 @@ def test_cli_exit_statuses(tmp_path):
         r = invoke("toolcalls", target)
         lines = r.stderr.strip().splitlines()
         assert r.exit_code == 2 and len(lines) == 1 and lines[0].startswith("k3logs: error: ")
+
+
+# ------------------------------------------------------------------------------------------------------
+# a tool schema's regexes come from the bundle: bounded (#12)
+# ------------------------------------------------------------------------------------------------------
+def _returns(fn, *args, seconds: float = 60.0):
+    """fn(*args), failing the test if it has not returned in `seconds` (a hang detector, not a timing)."""
+    import threading
+    out: list = []
+    t = threading.Thread(target=lambda: out.append(fn(*args)), daemon=True)
+    t.start()
+    t.join(seconds)
+    assert out, f"{fn.__name__} did not return within {seconds} s"
+    return out[0]
+
+
+def _call(args: dict) -> dict:
+    return {"function": {"name": "f", "arguments": json.dumps(args)}}
+
+
+@pytest.mark.parametrize("where", ["pattern", "patternProperties"])
+def test_a_catastrophic_pattern_gives_up_with_a_note_and_is_not_run_again(where):
+    evil, value = "^(q|qq)+$", "q" * 40 + "!"
+    schema = ({"type": "object", "properties": {"x": {"type": "string", "pattern": evil}}} if where == "pattern"
+              else {"type": "object", "patternProperties": {evil: {"type": "integer"}}, "additionalProperties": False})
+    call = _call({"x": value} if where == "pattern" else {value: 1})
+    for _ in range(2):
+        kind, detail = _returns(call_problem, call, {"f": schema})
+        assert detail.startswith("!") and "not" in detail and evil in detail  # a note: no pass, no failure
+
+
+def test_bounded_patterns_still_decide_as_jsonschema_does():
+    schema = {"type": "object", "properties": {"x": {"type": "string", "pattern": "^[a-z]+$"}},
+              "patternProperties": {"^n_": {"type": "integer"}}, "additionalProperties": False}
+    assert call_problem(_call({"x": "abc", "n_1": 3}), {"f": schema}) is None
+    assert call_problem(_call({"x": "ABC"}), {"f": schema})[1] == "x: 'ABC' does not match '^[a-z]+$'"
+    assert call_problem(_call({"x": "a", "n_1": "three"}), {"f": schema})[1] == "n_1: 'three' is not of type 'integer'"
+    assert "'y' was unexpected" in call_problem(_call({"x": "a", "y": 1}), {"f": schema})[1]
+
+
+def test_pattern_properties_under_unevaluated_properties_is_not_run():
+    schema = {"type": "object", "patternProperties": {"^(q|qq)+$": {}}, "unevaluatedProperties": False}
+    kind, detail = _returns(call_problem, _call({"q" * 40 + "!": 1}), {"f": schema})
+    assert detail.startswith("!") and "unevaluatedProperties" in detail
