@@ -11,6 +11,7 @@ from .acceptance_data import default_acceptance_data
 from .checks import evidence_missing
 from .decide import Finding
 from .metrics import Metrics, read_metrics
+from .parse import FIELD_NAMES, UNREADABLE
 from .pipeline import Analysis
 from .report import (BundleSummary, CheckOut, Environment, FileEntry, FirstCausal, KernelEvent, NodeSummary, Origin,
                      PhaseSpan, PrefixCache, Report, RootCause, Rung, Skipped, Symptom, TimelineEntry, iso)
@@ -258,6 +259,17 @@ def _explanation(a: Analysis, root: Finding | None) -> tuple[str, str]:
     return (base.strip() or root.title or root.category), why
 
 
+def _unreadable(events: pl.DataFrame) -> list[Skipped]:
+    """The fields that held a value out of range (parse.RANGES), left empty: per file and field, where first."""
+    if UNREADABLE not in events.columns:
+        return []
+    bad = (events.filter(pl.col(UNREADABLE).is_not_null()).select("file", "line", pl.col(UNREADABLE).str.split(","))
+           .explode(UNREADABLE).group_by("file", UNREADABLE).agg(pl.col("line").min(), pl.len().alias("n")))
+    return [Skipped(r["file"], f"{FIELD_NAMES.get(r[UNREADABLE], r[UNREADABLE])} out of range on line {r['line']}"
+                    + (f" and {r['n'] - 1} more" if r["n"] > 1 else "") + ": read as absent")
+            for r in bad.sort("file", UNREADABLE).iter_rows(named=True)]
+
+
 def _incident(a: Analysis, root: Finding | None, phase: str | None) -> Incident | None:
     if root is None:
         return None
@@ -284,6 +296,7 @@ def make_report(a: Analysis, display_path: str, tool_calls: ToolCallEvidence | N
                 for f in ing.files if f.truncated]
     skipped += [Skipped(b.display(f.file), f"a dump is read whole only up to {f.cut_at} bytes: the rest was not read")
                 for f in ing.files if f.cut_at]
+    skipped += _unreadable(a.events)
     summary = BundleSummary(display_path, len(ing.files), sum(f.bytes for f in ing.files),
                             sum(f.lines for f in ing.files), sorted(skipped, key=lambda s: (s.file, s.reason)))
     explanation, why = _explanation(a, root)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import datetime
 from functools import lru_cache
 
 import polars as pl
@@ -36,6 +37,16 @@ PARSED_SCHEMA: dict[str, pl.DataType] = {
     "pid": pl.Int64, "tid": pl.Int64, "dev": pl.Int32, "rank": pl.Int32, "local_rank": pl.Int32,
     "wt": pl.Datetime("us"), "lt": pl.Datetime("us"), "uptime": pl.Float64, "partial": pl.Boolean,
 }
+# what a field can hold: a value outside (year 0001, a pid of 5000 digits, 10**20 s since boot) is damage or
+# a hostile bundle; it is treated as absent, and the row names it in UNREADABLE (the report lists them)
+RANGES: dict[str, tuple] = {
+    "pid": (0, 1 << 31), "tid": (0, 1 << 31), "dev": (0, 1 << 16), "rank": (0, 1 << 24), "local_rank": (0, 1 << 16),
+    "uptime": (0.0, 1e10), "wt": (datetime(1970, 1, 1), datetime(2200, 1, 1)),
+    "lt": (datetime(1970, 1, 1), datetime(2200, 1, 1)),
+}
+UNREADABLE = "_unreadable"   # the fields of a row that held a value out of range (comma-separated), or null
+FIELD_NAMES = {"lt": "time", "wt": "wrapper time", "uptime": "seconds since boot", "dev": "device",
+               "local_rank": "local rank"}  # (as a report names them; the others by their own name)
 
 
 @dataclass(frozen=True)
@@ -266,7 +277,7 @@ def _read_heads(heads: list[str], prefixes: tuple[Format, ...]) -> pl.DataFrame:
             if not m:
                 continue
             g = m.groupdict()
-            _int = lambda v: int(v) if v is not None else None  # noqa: E731
+            _int = lambda v: (int(v) if len(v) < 19 else -1) if v is not None else None  # noqa: E731  (-1: out of range)
             rows.append((h, h[:_raw_end(h, m.end())], (g.get("proc") or "").strip() if "proc" in g else None,
                          _int(g.get("pid")), g.get("ip"), _int(g.get("rank")), _int(g.get("local_rank")),
                          g.get("stream")))
@@ -473,5 +484,18 @@ def parse_batch(batch: pl.DataFrame, ctx: FileContext, formats: Formats) -> pl.D
     if coloured.any():
         df = _on_rows(df, _coloured(df), lambda rows: _peel_prefixes(_strip_ansi(rows), formats.prefixes))
     df = _apply_lines(df, formats.line_order(ctx.kind), ctx.kind)
-    cols = [c for c in PARSED_SCHEMA if c in df.columns] + (["_line_end"] if "_line_end" in df.columns else [])
+    df = _in_range(df)
+    cols = [c for c in (*PARSED_SCHEMA, UNREADABLE, "_line_end") if c in df.columns]
     return df.select(cols)  # every layer keeps the rows in (line, sub) order
+
+
+def _in_range(df: pl.DataFrame) -> pl.DataFrame:
+    """Values out of RANGES made absent, the row's UNREADABLE naming their fields (only when a batch has any)."""
+    checked = [c for c in RANGES if c in df.columns]
+    bad = {c: pl.col(c).is_not_null() & ~pl.col(c).is_between(*RANGES[c], closed="left") for c in checked}
+    flags = df.select(pl.any_horizontal(*bad.values()).alias("any"), *(e.alias(c) for c, e in bad.items()))
+    if not checked or not flags["any"].any():
+        return df
+    names = pl.concat_list([pl.when(flags[c]).then(pl.lit(c)) for c in checked]).list.drop_nulls().list.join(",")
+    return df.with_columns(*(pl.when(flags[c]).then(None).otherwise(pl.col(c)).alias(c) for c in checked),
+                           pl.when(flags["any"]).then(names).alias(UNREADABLE))
