@@ -1,0 +1,178 @@
+"""Variants of corpus cases and their verdicts, shared by tests/test_metamorphic.py and benchmarks/metamorphic.py:
+write a variant with its truth, diagnose it in-process (the catalogue loaded once), score it with
+k3logs.evaluate (the same scorer as `k3logs eval`) and say what differs."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import zlib
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from k3logs import api
+from k3logs.catalogue import load_catalogue
+from k3logs.evaluate import CaseScore, score
+from k3logs.pipeline import run
+from k3logs.settings import Settings
+
+from . import timefmt
+from .transforms import SERVING, STOP, TRANSFORMS, Mapping, NotApplicable, Profile, apply, profile
+
+REPO = Path(__file__).resolve().parents[2]
+CORPORA = REPO / "corpora"
+
+# Failures k3logs has today, found by this bed: (case, transform) -> what is wrong (case '*': every case the
+# transform applies to). The test marks them strict xfail: a fix shows as XPASS and the entry goes.
+KNOWN: dict[tuple[str, str], str] = {
+    ("*", "drop-node"): "evidence_missing never names a node whose logs are absent (report-contract: "
+                        "'Missing evidence names missing nodes and ranks'; not built yet)",
+}
+
+
+def known(case: str, transform: str) -> str | None:
+    return KNOWN.get((case, transform)) or KNOWN.get(("*", transform))
+
+
+def cases() -> list[str]:
+    return sorted(p.parent.name for p in CORPORA.glob("*/truth.json"))
+
+
+def seed_of(case: str, transform: str) -> int:
+    """The seed a case's transform gets by default (stable across runs and machines)."""
+    return zlib.crc32(f"{case}/{transform}".encode()) % 100_000
+
+
+@lru_cache(maxsize=1)
+def catalogue():
+    return load_catalogue(collect_errors=True)[0]
+
+
+def diagnose(path: Path):
+    """The report `k3logs analyze` would give, unredacted, in this process."""
+    return api.report_of(run(path, catalogue=catalogue()), str(path), Settings(redact=False))
+
+
+@lru_cache(maxsize=None)
+def original(case: str):
+    """The case's own report (for its profile: hosts, kinds and nodes of its files)."""
+    return diagnose(CORPORA / case / "bundle")
+
+
+@lru_cache(maxsize=None)
+def case_profile(case: str) -> Profile:
+    return profile(CORPORA / case, original(case))
+
+
+@dataclass
+class Outcome:
+    case: str
+    transform: str
+    seed: int
+    applies: bool = True
+    reason: str = ""                      # why not, when it does not apply
+    mapping: Mapping | None = None
+    truth: dict = field(default_factory=dict)
+    score: CaseScore | None = None
+    error: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.applies and self.error is None and self.score is not None and self.score.passed
+
+    def differences(self) -> list[str]:
+        if self.error:
+            return [f"error: {self.error}"]
+        s = self.score
+        return [f"{c}: got {s.got.get(c)!r}, want {s.want.get(c)!r}" for c, ok in s.ok.items() if not ok]
+
+    def message(self) -> str:
+        return (f"{self.case} / {self.transform} / seed {self.seed}: {self.mapping.note if self.mapping else ''}\n  "
+                + "\n  ".join(self.differences())
+                + f"\n  write it out: {debug_command(self.case, self.transform, self.seed)}")
+
+
+def debug_command(case: str, transform: str, seed: int) -> str:
+    return f".venv/bin/python benchmarks/metamorphic.py --write {case} {transform} {seed} /tmp/variant"
+
+
+def make(case: str, transform: str, seed: int, out: Path) -> tuple[Mapping, dict]:
+    """Write the variant's bundle under out/ and return its mapping and its truth (raises NotApplicable)."""
+    prof = case_profile(case)
+    m = apply(prof, transform, seed, out)
+    truth = m.truth(prof.truth)
+    truth["variant"] = {"case": case, "transform": transform, "seed": seed, "note": m.note}
+    return m, truth
+
+
+def check(case: str, transform: str, seed: int, work: Path) -> Outcome:
+    """Make the variant in `work` (removed after), diagnose it and score it against its truth."""
+    o = Outcome(case, transform, seed)
+    try:
+        o.mapping, o.truth = make(case, transform, seed, work)
+    except NotApplicable as e:
+        o.applies, o.reason = False, str(e)
+        return o
+    try:
+        o.score = score(case, o.truth, diagnose(o.mapping.path))
+    except Exception as e:   # noqa: BLE001  (a crash on a variant is a finding, reported like a difference)
+        o.error = f"{type(e).__name__}: {e}"
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return o
+
+
+def write_case(case: str, transform: str, seed: int, dest: Path) -> Mapping:
+    """The variant as a corpus case: dest/bundle (a folder, or the archive the transform made) and
+    dest/truth.json, for `k3logs eval` and for looking at by hand."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    m, truth = make(case, transform, seed, dest / "work")
+    if m.path.is_dir():
+        m.path.rename(dest / "bundle")
+    else:   # an archive: `bundle` is the archive file itself (k3logs reads archives by content)
+        m.path.rename(dest / "bundle")
+    shutil.rmtree(dest / "work", ignore_errors=True)
+    (dest / "truth.json").write_text(json.dumps(truth, indent=2) + "\n", encoding="utf-8")
+    return m
+
+
+@lru_cache(maxsize=None)
+def sample(per_case: int = 2) -> dict[str, tuple[str, ...]]:
+    """The CI sample: every case gets `per_case` transforms that apply to it, the ones used least so far (in
+    the order of TRANSFORMS on a tie), so that each transform lands on several cases. Deterministic."""
+    used = {n: 0 for n in TRANSFORMS}
+    out: dict[str, tuple[str, ...]] = {}
+    for case in cases():
+        try:
+            prof = case_profile(case)
+        except NotApplicable:
+            continue
+        fit = [n for n in TRANSFORMS if applicable(prof, n)]
+        picked = sorted(fit, key=lambda n: (used[n], list(TRANSFORMS).index(n)))[:per_case]
+        for n in picked:
+            used[n] += 1
+        out[case] = tuple(picked)
+    return out
+
+
+def applicable(prof: Profile, name: str) -> bool:
+    """Whether a transform likely has something to change in the case: cheap tests on the profile and the
+    files' text (a transform that still finds nothing raises NotApplicable when run, and is skipped)."""
+    multi = len(prof.node_dirs) >= 2 and not prof.archives
+    texts = {f: t.text for f in prof.files if (t := prof.text(f)) is not None}
+    vllm = [texts[f] for f in texts if prof.kinds.get(f) == "vllm"]
+    plain = any(prof.kinds.get(f) in ("vllm", "nccl") and not prof.wrapped.get(f) and timefmt.clock_of(texts[f][:20000], prof.year)
+                for f in texts)
+    rules = {
+        "skew-within": multi, "skew-beyond": multi, "drop-node": len(prof.node_dirs) >= 2,
+        "graceful-stop": bool(prof.truth.get("healthy")) and any(SERVING.search(t) and not STOP.search(t) for t in vllm),
+        "noise-requests": any(SERVING.search(t) for t in vllm),
+        "noise-warnings": bool(vllm) or any(prof.kinds.get(f) == "nccl" for f in texts),
+        "noise-retries": any(re.search(r"world size|distributed_init_method|init_process_group| NCCL INFO ", t)
+                             for f, t in texts.items() if prof.kinds.get(f) in ("vllm", "nccl")),
+        "noise-kernel": any(prof.kinds.get(f) == "kernel" or " kernel: " in t[:20000] for f, t in texts.items()),
+        **{w: plain for w in TRANSFORMS if w.startswith("wrap-")},
+    }
+    return rules.get(name, True)
