@@ -179,7 +179,7 @@ def analyze(bundle, fmt, out, context_lines, patterns, tz, skew_tolerance, **lim
     """
     from . import output
     from .api import analyze as run_analysis
-    where = output.target(out)  # a bad -o fails before the bundle is read
+    where = output.target(out, bundle)  # a bad -o fails before the bundle is read
     if context_lines is None:
         context_lines = 3 if fmt == "html" else 0
     report = run_analysis(bundle, _settings(tz, skew_tolerance, **limits), _catalogue(patterns), context_lines)

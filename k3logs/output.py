@@ -27,20 +27,44 @@ class Target:
     folder: bool = False
 
 
-def target(out: str | None) -> Target:
-    """Check `-o` before any work is done: a folder, a file, or stdout; its parent must exist."""
+def target(out: str | None, bundle: str | Path | None = None) -> Target:
+    """Check `-o` before any work is done: a folder, a file, or stdout; its parent must exist, and it is
+    neither a symbolic link nor inside the bundle (see `outside`)."""
     if out is None:
         return Target(None)
     if not out.strip():
         raise UsageError("-o needs a file or folder name")
     path = Path(out)  # a trailing '/' is dropped here: path.parent is the folder's parent
-    folder = out.endswith(("/", os.sep)) or path.is_dir()
+    folder = (out.endswith(("/", os.sep)) or path.is_dir()) and not path.is_symlink()
     parent = path.parent
     if folder and path.exists() and not path.is_dir():
         raise UsageError(f"cannot write the report into {out}: it exists and is not a folder")
     if not parent.is_dir():
         raise UsageError(f"cannot write the report to {out}: the folder {parent} does not exist")
+    outside(path, bundle)
     return Target(path, folder)
+
+
+def outside(path: Path, bundle: str | Path | None) -> None:
+    """Refuse an output that is a symbolic link (writing through it would change a file elsewhere) or that
+    lies inside the bundle (the report would become part of the evidence, or replace it)."""
+    if path.is_symlink():
+        raise UsageError(f"cannot write to {path}: it is a symbolic link; name the file itself")
+    if bundle is None:
+        return
+    dest, src = path.parent.resolve() / path.name, Path(bundle).resolve()
+    if dest == src or (src.is_dir() and src in dest.parents):
+        raise UsageError(f"cannot write to {path}: it is inside the bundle {bundle}; write the output elsewhere")
+
+
+def _write(path: Path, text: str) -> None:
+    """`text` into `path`, never through a symbolic link (one put there after the checks included)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    except OSError as e:
+        raise UsageError(f"cannot write to {path}: {e.strerror or e}") from e
+    with open(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
 
 
 def render(report: Report, fmt: str, picture: str | None = None) -> str:
@@ -55,14 +79,14 @@ def write(report: Report, fmt: str, where: Target) -> list[Path]:
     """Write the report (and for markdown in a folder, its picture); returns the files written."""
     assert where.path is not None
     if not where.folder:
-        where.path.write_text(shown(render(report, fmt), fmt), encoding="utf-8")
+        _write(where.path, shown(render(report, fmt), fmt))
         return [where.path]
     where.path.mkdir(exist_ok=True)
     report_file = where.path / f"report.{EXTENSIONS[fmt]}"
     written = []
     if fmt == "md":
         picture = where.path / PICTURE
-        picture.write_text(shown(render_svg(report)), encoding="utf-8")
+        _write(picture, shown(render_svg(report)))
         written.append(picture)
-    report_file.write_text(shown(render(report, fmt, PICTURE if fmt == "md" else None), fmt), encoding="utf-8")
+    _write(report_file, shown(render(report, fmt, PICTURE if fmt == "md" else None), fmt))
     return [report_file, *written]

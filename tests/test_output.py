@@ -110,3 +110,35 @@ def test_a_bad_output_path_fails_before_reading_with_one_line(bundle, tmp_path, 
 def test_context_lines_are_bounded(bundle):
     r = invoke("analyze", bundle, "--context-lines", "500")
     assert r.exit_code == 2 and "context-lines" in r.stderr
+
+
+@pytest.mark.parametrize("where", ["report.md", "node-a/report.md", "incident/"])
+def test_an_output_inside_the_bundle_is_refused(tmp_path, where):
+    bundle = make_bundle(tmp_path, INCIDENT)
+    before = tree(bundle)
+    r = invoke("analyze", bundle, "-o", f"{bundle}/{where}")
+    assert r.exit_code == 2 and "inside the bundle" in one_error_line(r)
+    assert tree(bundle) == before
+
+
+def test_an_output_that_is_the_bundle_itself_is_refused(tmp_path):
+    log = tmp_path / "vllm.log"
+    log.write_text(INCIDENT[next(iter(INCIDENT))])
+    before = log.read_bytes()
+    r = invoke("analyze", log, "-o", log)
+    assert r.exit_code == 2 and "inside the bundle" in one_error_line(r)
+    assert log.read_bytes() == before
+
+
+def test_an_output_through_a_symbolic_link_is_refused(bundle, tmp_path):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    (tmp_path / "link.md").symlink_to(victim)
+    r = invoke("analyze", bundle, "-o", tmp_path / "link.md")
+    assert r.exit_code == 2 and "symbolic link" in one_error_line(r)
+    folder = tmp_path / "incident"
+    folder.mkdir()
+    (folder / "report.md").symlink_to(victim)  # a link waiting where the folder's report goes
+    r = invoke("analyze", bundle, "-o", f"{folder}/")
+    assert r.exit_code == 2 and "cannot write to" in one_error_line(r)
+    assert victim.read_text() == "keep me"
