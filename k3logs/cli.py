@@ -490,18 +490,26 @@ def signatures_check(patterns, fail_on_issues):
 def eval_cmd(corpus, min_score, fmt, patterns, tz, skew_tolerance, **limits):
     """Score k3logs against the truth.json of every case in a corpus folder.
 
+    After the cases: right answers per field, per truth category, the confusion of categories, the false
+    alarms on healthy cases and, for metamorphic variants (a truth that names its `variant`, as
+    `benchmarks/metamorphic.py --write-all` writes them), the failures per transform.
+
     \b
     Example:
         k3logs eval corpora/
     """
     import json
     from .api import evaluate_corpus
-    from .evaluate import CRITERIA, OPTIONAL, summary
+    from .evaluate import CRITERIA, OPTIONAL, find_cases, load_truth, render_tables, summary, tables
     scores = evaluate_corpus(corpus, _settings(tz, skew_tolerance, **limits), _catalogue(patterns))
-    summ = summary(scores)
+    dirs = {c.name: c for c in find_cases(corpus)}
+    for s in scores:   # a case that failed to run still belongs to its transform
+        if s.error and s.variant is None and s.case in dirs:
+            s.variant = load_truth(dirs[s.case]).get("variant")
+    summ, tabs = summary(scores), tables(scores)
     if fmt == "json":
-        click.echo(json.dumps({"cases": [s.__dict__ | {"passed": s.passed} for s in scores], "summary": summ},
-                              indent=2, default=str))
+        click.echo(json.dumps({"cases": [s.__dict__ | {"passed": s.passed} for s in scores], "summary": summ,
+                               "tables": tabs}, indent=2, default=str))
     else:
         shown = CRITERIA + tuple(c for c in OPTIONAL if any(c in s.ok for s in scores))
         click.echo(f"{'case':48} {'ok':3} " + " ".join(f"{c:12}" for c in shown))
@@ -511,5 +519,7 @@ def eval_cmd(corpus, min_score, fmt, patterns, tz, skew_tolerance, **limits):
             if not s.passed and not s.error:
                 bad = [c for c in shown if c in s.ok and not s.ok[c]]
                 click.echo(f"{'':48}     got {({c: s.got[c] for c in bad})} want {({c: s.want[c] for c in bad})}")
+        for line in render_tables(tabs):
+            click.echo(line)
         click.echo(" ".join(f"{k}={v:.2%}" if k != "false_alarms" else f"{k}={int(v)}" for k, v in summ.items()))
     sys.exit(0 if summ["cases"] >= min_score else 1)

@@ -134,7 +134,7 @@ def summary(scores: list[CaseScore]) -> dict[str, float]:
             out[c] = sum(s.ok[c] for s in scored) / len(scored)
     out["cases"] = sum(s.passed for s in scores) / n
     healthy = [s for s in scores if s.healthy]
-    out["false_alarms"] = float(sum(not s.ok.get("category", False) for s in healthy))
+    out["false_alarms"] = float(sum(s.error is not None or not s.ok.get("category", True) for s in healthy))
     return out
 
 

@@ -303,6 +303,40 @@ def test_eval_of_the_corpus_scores_every_case(monkeypatch):
     assert "false_alarms=0" in r.stdout.splitlines()[-1]
 
 
+def _eval_case(root: Path, name: str, files: dict, truth: dict) -> None:
+    make_bundle(root / name, files)
+    (root / name / "truth.json").write_text(json.dumps(truth), encoding="utf-8")
+
+
+def test_eval_tables_say_where_the_failures_are_per_field_category_and_transform(tmp_path):
+    xid = {"root_cause": "gpu.xid", "first_causal": {"file": "node-b/kern.log", "line": 1},
+           "origin": {"node": "gpu-b", "rank": 1}, "phase": "distributed_init"}
+    _eval_case(tmp_path, "a-right", INCIDENT, xid | {"variant": {"case": "a", "transform": "wrap-cri", "seed": 1}})
+    _eval_case(tmp_path, "b-rank", INCIDENT, xid | {"origin": {"node": "gpu-b", "rank": 5},
+                                                    "variant": {"case": "b", "transform": "noise-kernel", "seed": 2}})
+    _eval_case(tmp_path, "c-alarm", INCIDENT, {"root_cause": "none", "healthy": True, "first_causal": None})
+    _eval_case(tmp_path, "d-gone", HEALTHY, {"root_cause": "none", "healthy": True, "first_causal": None,
+                                             "missing_nodes": ["gpu-z"], "score_only": ["missing"],
+                                             "variant": {"case": "d", "transform": "drop-node", "seed": 3}})
+    r = invoke("eval", tmp_path, "--min-score", "0")
+    assert r.exit_code == 0, r.stdout
+    out = r.stdout
+    assert re.search(r"^  rank +2/3 +right$", out, re.M)                  # per field (d-gone scores only 'missing')
+    assert re.search(r"^  gpu\.xid +2 +1  rank 1$", out, re.M)             # per truth category
+    assert re.search(r"^  none +2 +0  category 1, line 1, missing 1$", out, re.M)
+    assert re.search(r"^  none +-> gpu\.xid +1$", out, re.M)               # confusion, wrong ones only
+    assert re.search(r"^  c-alarm +got gpu\.xid at \('node-b/kern\.log', 1\)$", out, re.M)   # false alarm
+    assert re.search(r"^  noise-kernel +1 +1  rank 1\n      b:2$", out, re.M)  # per transform, failing variants
+    assert re.search(r"^  drop-node +1 +1  missing 1\n      d:3$", out, re.M)
+    assert re.search(r"^  wrap-cri +1 +0  -$", out, re.M)
+    assert out.splitlines()[-1].startswith("category=") and "false_alarms=1" in out.splitlines()[-1]
+    assert invoke("eval", tmp_path, "--min-score", "0").stdout == out    # deterministic
+    d = json.loads(invoke("eval", tmp_path, "--min-score", "0", "--format", "json").stdout)
+    assert [t["transform"] for t in d["tables"]["per_transform"]] == ["drop-node", "noise-kernel", "wrap-cri"]
+    assert d["tables"]["confusion"] == [{"truth": "none", "got": "gpu.xid", "cases": 1}]
+    assert invoke("eval", tmp_path).exit_code == 1                       # below --min-score 1.0
+
+
 def test_eval_of_a_folder_without_cases_is_bad_usage(tmp_path):
     r = invoke("eval", tmp_path / "nothing")
     assert r.exit_code == 2
