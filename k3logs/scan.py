@@ -3,26 +3,33 @@
 
 Every entry directly under ARCHIVE that is a folder or an archive file is one bundle. `scan_one` analyses one
 bundle and returns its row and report; it runs in worker processes here (`run_local`) or as Ray tasks
-(scan_ray.py), and never raises: a bundle that fails gives a row with its one-line error. The parent is
-the only writer (workers and Ray nodes never write), and writes every file atomically.
+(scan_ray.py), and never raises: a bundle that fails gives a row with its one-line error, and its row holds
+only values the table can store. A bundle that runs longer than the time limit has its worker killed. The
+parent is the only writer (workers and Ray nodes never write), and writes every file atomically.
 
 Resuming: a bundle whose row in OUT has the same content hash and the same analysis key (k3logs version,
 settings, pattern files) and whose report is still there is not analysed again; the worker only hashes it.
 """
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import json
+import math
 import multiprocessing
 import os
+import pickle
 import re
 import signal
 import stat
+import sys
+import threading
 import time
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
+from collections import deque
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime
+from multiprocessing.connection import wait as wait_any
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -34,7 +41,7 @@ from .api import analyze
 from .assemble import FACT_KEYS
 from .catalogue import Catalogue, pattern_dirs
 from .discover import container_kind
-from .errors import BundleError, ExitStatus, K3LogsError
+from .errors import BundleError, ExitStatus, K3LogsError, UsageError
 from .progress import NullDisplay
 from .report import Report
 from .settings import Settings
@@ -44,6 +51,10 @@ REPORTS = "reports"
 ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.zst", ".tar.zstd", ".tar.bz2", ".tar.xz", ".zip")
 MAX_TASKS_PER_WORKER = 100  # then the worker process is replaced: what bundles left in its heap is given back
 CHECKPOINT_S = 30.0        # an interrupted scan keeps the rows finished up to this long ago
+BUNDLE_TIMEOUT_S = 300.0   # default --bundle-timeout
+TICK_S = 1.0               # the longest the parent waits without looking at its clocks (time limits, checkpoints)
+# tests only: "NAME=SECONDS" makes a worker sleep that long before analysing bundle NAME (a bundle that hangs)
+SLOW_ENV = "K3LOGS_TEST_SLOW_BUNDLE"
 HASH_CHUNK = 1 << 20
 ERROR_CHARS = 400
 
@@ -91,7 +102,7 @@ class Outcome:
 
     rel: str
     row: dict                      # SCHEMA's columns except path, bytes, report and analysis_key
-    report_json: str | None = None
+    report: bytes | None = None    # the report's JSON (UTF-8)
     unchanged: bool = False        # the hash matched `known_hash`: nothing was analysed
 
 
@@ -237,107 +248,277 @@ def _not_an_archive(path: Path, name: str) -> str | None:
     return None
 
 
-def _timestamp(iso: str | None) -> datetime | None:
-    return datetime.fromisoformat(iso) if iso else None
-
-
-def _row(report: Report, digest: str, error: str | None) -> dict:
+def _row(report: Report, digest: str) -> dict:
     fc, rc = report.first_causal, report.root_cause
     return {
         "content_hash": digest, "healthy": report.healthy, "category": rc.category, "signature": rc.signature,
         "title": rc.title, "confidence": rc.confidence, "node": report.origin.node, "rank": report.origin.rank,
-        "phase": report.phase, "first_causal_time": _timestamp(fc.timestamp) if fc else None,
+        "phase": report.phase, "first_causal_time": fc.timestamp if fc else None,
         "first_causal_file": fc.file if fc else None, "first_causal_line": fc.line if fc else None,
         "first_causal_text": fc.text if fc else None,
         "other_template": (report.other or {}).get("template"),
         "files": report.bundle.files, "lines": report.bundle.lines, "skipped": len(report.bundle.skipped),
-        "environment": {k: report.environment.facts.get(k) for k in FACT_KEYS}, "error": error,
+        "environment": {k: report.environment.facts.get(k) for k in FACT_KEYS},
     }
 
 
+# the columns a worker fills (the parent adds path, bytes, report and analysis_key)
+ROW_FIELDS = [f for f in SCHEMA if f.name not in ("path", "bytes", "report", "analysis_key")]
+
+
+def _fits(value, typ: pa.DataType):
+    """`value` as column type `typ` holds it (an ISO time parsed), or raise if it cannot hold it."""
+    if pa.types.is_timestamp(typ) and isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    pa.array([value], type=typ)
+    return value
+
+
+def clean_row(row: dict) -> tuple[dict, list[str]]:
+    """`row` (ROW_FIELDS' columns) with every value the table cannot store (out of range, not a valid time,
+    of another type) set to null, and the names of those columns (`environment.<fact>` for a fact)."""
+    out, bad = {}, []
+    for f in ROW_FIELDS:
+        value = row.get(f.name)
+        if pa.types.is_struct(f.type) and isinstance(value, dict):
+            value = dict(value)
+            for child in f.type:
+                try:
+                    value[child.name] = _fits(value.get(child.name), child.type)
+                except Exception:
+                    value[child.name] = None
+                    bad.append(f"{f.name}.{child.name}")
+            value = {child.name: value[child.name] for child in f.type}
+        try:
+            value = _fits(value, f.type)
+        except Exception:
+            value = None
+            bad.append(f.name)
+        out[f.name] = value
+    return out, bad
+
+
+def _out_of_range(bad: list[str]) -> str | None:
+    return f"unreadable value(s) left empty: {', '.join(bad)}" if bad else None
+
+
 def scan_one(entry: Entry, catalogue: Catalogue, settings: Settings) -> Outcome:
-    """Hash one bundle and, unless it is unchanged, analyse it. Never raises for a bad bundle."""
-    path = Path(entry.path)
+    """Hash one bundle and, unless it is unchanged, analyse it. Never raises: whatever goes wrong with a
+    bundle (unreadable, hostile, a bug) is its row's error, and its row holds only values the table can
+    store (any other is left empty and named in the error), so that the parent can always take it."""
+    path, digest = Path(entry.path), None
     try:
         digest = content_hash(path)
-    except OSError as e:
-        return Outcome(entry.rel, {"error": one_line_error(f"cannot read {entry.rel}: {e.strerror or e}", settings)})
-    if digest == entry.known_hash:
-        return Outcome(entry.rel, {"content_hash": digest}, unchanged=True)
-    report = None
-    try:
+        if digest == entry.known_hash:
+            return Outcome(entry.rel, {"content_hash": digest}, unchanged=True)
         problem = _not_an_archive(path, entry.rel)
-        report = None if problem else analyze(path, settings, catalogue, display=entry.rel)
+        if problem is None:
+            report = analyze(path, settings, catalogue, display=entry.rel)
+            row, bad = clean_row(_row(report, digest))
+            error = "; ".join(e for e in (_damage(report, entry.rel), _out_of_range(bad)) if e)
+            row["error"] = one_line_error(error, settings) if error else None
+            return Outcome(entry.rel, row, report.to_json().encode("utf-8"))
     except K3LogsError as e:
         problem = str(e)
     except OSError as e:
         problem = f"cannot read {entry.rel}: {e.strerror or e}"
     except Exception as e:  # a bug must cost one row, not the scan; the row names it
         problem = f"internal error ({type(e).__name__}: {e})"
-    if report is None or problem:
-        return Outcome(entry.rel, {"content_hash": digest, "error": one_line_error(problem, settings)})
-    damage = _damage(report, entry.rel)
-    return Outcome(entry.rel, _row(report, digest, damage and one_line_error(damage, settings)), report.to_json())
+    return Outcome(entry.rel, {"content_hash": digest, "error": one_line_error(problem, settings)})
 
 
-_WORKER: dict = {}
-
-
-def _init_worker(catalogue: Catalogue, settings: Settings) -> None:
-    # Ctrl-C is the parent's to handle (it stops handing out bundles and writes the table); a worker
-    # interrupted in its queue would only print a traceback
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _WORKER.update(catalogue=catalogue, settings=settings)
-
-
-def _scan_in_worker(entry: Entry) -> Outcome:
-    return scan_one(entry, _WORKER["catalogue"], _WORKER["settings"])
-
-
-def run_local(entries: list[Entry], catalogue: Catalogue, settings: Settings, jobs: int) -> Iterator[Outcome]:
-    """Outcomes of `entries` from `jobs` worker processes (spawned: no state inherited from this process),
-    each replaced after MAX_TASKS_PER_WORKER bundles. At most `jobs` bundles are handed out at a time:
-    with a backlog queued, Python 3.11-3.13's max_tasks_per_child can stop replacing workers and hang
-    (cpython gh-115634). A worker that dies (killed for memory, crashed) breaks the pool; the bundles it
-    held are retried at the end one at a time, and one that kills its worker again gets that as its error."""
-    pending = list(reversed(entries))
-    suspects: list[Entry] = []
-    while pending:
-        yield from _pool_pass(pending, suspects, catalogue, settings, jobs)
-    for entry in suspects:
-        lone: list[Entry] = [entry]
-        again: list[Entry] = []
-        yield from _pool_pass(lone, again, catalogue, settings, 1)
-        for e in again:
-            yield Outcome(e.rel, {"error": one_line_error(
-                "the worker process died while analysing this bundle (killed for memory, or crashed)", settings)})
-
-
-def _pool_pass(pending: list[Entry], suspects: list[Entry], catalogue: Catalogue, settings: Settings,
-               jobs: int) -> Iterator[Outcome]:
-    """Run `pending` (popped from the end) until it is empty or the pool breaks (then the bundles in flight
-    go to `suspects`)."""
-    pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_init_worker,
-                               initargs=(catalogue, settings), max_tasks_per_child=MAX_TASKS_PER_WORKER)
-    inflight: dict = {}
+def scan_entry(entry: Entry, catalogue: Catalogue, settings: Settings) -> Outcome:
+    """`scan_one` as a worker or Ray task runs it: with the tests' slow-bundle hook (SLOW_ENV), and a last
+    boundary should even the error's text fail."""
+    name, _, seconds = os.environ.get(SLOW_ENV, "").partition("=")
+    if name and name == entry.rel:
+        time.sleep(float(seconds))
     try:
-        while pending or inflight:
-            while pending and len(inflight) < jobs:
-                entry = pending.pop()
-                inflight[pool.submit(_scan_in_worker, entry)] = entry
-            done, _ = wait(inflight, return_when=FIRST_COMPLETED)
-            for fut in done:
-                entry = inflight.pop(fut)
-                try:
-                    outcome = fut.result()
-                except BrokenProcessPool:
-                    suspects.append(entry)
-                    suspects.extend(inflight.values())
-                    inflight.clear()
-                    return
-                yield outcome
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        return scan_one(entry, catalogue, settings)
+    except Exception as e:
+        return Outcome(entry.rel, {"error": f"internal error ({type(e).__name__})"})
+
+
+def timed_out(entry: Entry, timeout: float, settings: Settings) -> Outcome:
+    return Outcome(entry.rel, {"error": one_line_error(
+        f"timed out after {timeout:g} s: its worker was stopped (--bundle-timeout)", settings)})
+
+
+def checked(entry: Entry, got, settings: Settings) -> Outcome:
+    """What a worker sent back for `entry`, or an error outcome when it is not an outcome for that bundle."""
+    if isinstance(got, Outcome) and got.rel == entry.rel and isinstance(got.row, dict):
+        return got
+    return Outcome(entry.rel, {"error": one_line_error(
+        f"internal error (the worker sent back {type(got).__name__} instead of this bundle's row)", settings)})
+
+
+# ----------------------------------------------------------------------------------------------
+# worker processes
+# ----------------------------------------------------------------------------------------------
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent(parent: int) -> None:
+    """A worker must not outlive the scan, even one killed by SIGKILL: on Linux the kernel kills it when
+    its parent exits; a thread that checks the parent every second covers other systems and the parent
+    dying before prctl took hold."""
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="k3logs-parent-watch", daemon=True).start()
+
+
+def _worker(conn, catalogue: Catalogue, settings: Settings, parent: int) -> None:
+    """A worker process: says "ready", then takes bundles over `conn` and sends back their outcomes until
+    it gets None or the pipe closes. The catalogue comes once, with the process."""
+    # Ctrl-C is the parent's to handle (it stops the workers and writes the table)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent(parent)
+    try:
+        conn.send("ready")
+        while (entry := conn.recv()) is not None:
+            try:
+                data = pickle.dumps(scan_entry(entry, catalogue, settings))
+            except Exception as e:  # an outcome that cannot be pickled: the row says so
+                data = pickle.dumps(Outcome(entry.rel, {"error": one_line_error(
+                    f"internal error (its result could not be sent: {type(e).__name__})", settings)}))
+            conn.send_bytes(data)
+    except (EOFError, OSError):  # the parent is gone or stopped us
+        pass
+    # nothing to save here: skip the interpreter's teardown (most of a second with polars loaded)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+class _Worker:
+    """A worker process as the parent sees it: its pipe, whether it is ready, the bundle it is on."""
+
+    def __init__(self, ctx, catalogue: Catalogue, settings: Settings):
+        self.conn, theirs = ctx.Pipe()
+        self.proc = ctx.Process(target=_worker, args=(theirs, catalogue, settings, os.getpid()), daemon=True)
+        self.proc.start()
+        theirs.close()
+        self.ready = False
+        self.entry: Entry | None = None
+        self.deadline = math.inf
+        self.done = 0
+
+    def give(self, entry: Entry, timeout: float) -> None:
+        self.entry, self.deadline = entry, time.monotonic() + timeout
+        try:
+            self.conn.send(entry)
+        except OSError:  # it has just died: its sentinel says so next
+            pass
+
+    def stop(self) -> None:
+        """Ask an idle worker to exit, kill one on a bundle (then `reap` it)."""
+        if self.entry is None:
+            try:
+                self.conn.send(None)
+            except OSError:
+                pass
+        else:
+            self.proc.kill()
+        self.conn.close()
+
+    def reap(self, until: float) -> None:
+        """Wait until `until` (monotonic) for a stopped worker to exit, then kill it."""
+        self.proc.join(max(0.0, until - time.monotonic()))
+        if self.proc.is_alive():
+            self.proc.kill()
+            self.proc.join()
+
+    def how_it_died(self) -> str:
+        code = self.proc.exitcode
+        if code is not None and code < 0:
+            try:
+                return f"killed by {signal.Signals(-code).name}"
+            except ValueError:
+                pass
+        return f"exit status {code}"
+
+
+def run_local(entries: list[Entry], catalogue: Catalogue, settings: Settings, jobs: int,
+              timeout: float = BUNDLE_TIMEOUT_S) -> Iterator[Outcome | None]:
+    """Outcomes of `entries` from `jobs` worker processes (spawned: nothing inherited from this process),
+    each replaced after MAX_TASKS_PER_WORKER bundles. Also yields None at least every TICK_S while it waits,
+    so that the caller can keep its own clocks. A bundle still running after `timeout` seconds has its worker
+    killed and gets that as its error. A worker that dies (killed for memory, crashed) is replaced and its
+    bundle retried at the end, alone; one that kills its worker again gets that as its error."""
+    ctx = multiprocessing.get_context("spawn")
+    todo, retry, retried = deque(entries), deque(), set()
+    workers: list[_Worker] = []
+    gone: list[_Worker] = []  # stopped, perhaps still exiting
+    try:
+        while todo or retry or any(w.entry for w in workers):
+            busy = sum(w.entry is not None for w in workers)
+            while len(workers) < min(jobs, len(todo) + busy + (1 if retry else 0)):
+                workers.append(_Worker(ctx, catalogue, settings))
+            for w in workers:
+                if w.ready and w.entry is None:
+                    if todo:
+                        w.give(todo.popleft(), timeout)
+                    elif retry and not any(x.entry for x in workers):
+                        w.give(retry.popleft(), timeout)
+            now = time.monotonic()
+            wait_s = min([TICK_S] + [w.deadline - now for w in workers if w.entry])
+            ready = set(wait_any([w.conn for w in workers] + [w.proc.sentinel for w in workers], max(0.0, wait_s)))
+            if not ready:
+                yield None
+            now = time.monotonic()
+            gone = [g for g in gone if g.proc.is_alive()]  # (is_alive reaps the ones that have exited)
+            for w in list(workers):
+                if w.conn in ready or w.proc.sentinel in ready:
+                    try:
+                        got = w.conn.recv()
+                    except (EOFError, OSError):  # it died
+                        workers.remove(w)
+                        w.stop()
+                        w.reap(now + 1.0)
+                        if not w.ready:
+                            raise K3LogsError(f"a worker process could not start ({w.how_it_died()})")
+                        if w.entry is None:
+                            continue
+                        if w.entry.rel not in retried:
+                            retried.add(w.entry.rel)
+                            retry.append(w.entry)
+                            continue
+                        yield Outcome(w.entry.rel, {"error": one_line_error(
+                            f"the worker process died while analysing this bundle, also alone ({w.how_it_died()}:"
+                            " killed for memory, or crashed)", settings)})
+                        continue
+                    except Exception as e:  # the outcome could not be unpickled: the pipe is still whole
+                        got = e
+                    if not w.ready:
+                        w.ready = True
+                        continue
+                    entry, w.entry, w.deadline = w.entry, None, math.inf
+                    w.done += 1
+                    if w.done >= MAX_TASKS_PER_WORKER:
+                        workers.remove(w)
+                        w.stop()
+                        gone.append(w)
+                    yield checked(entry, got, settings)
+                elif w.entry is not None and now >= w.deadline:
+                    workers.remove(w)
+                    w.stop()
+                    gone.append(w)
+                    yield timed_out(w.entry, timeout, settings)
+    finally:  # also on Ctrl-C and SIGTERM: no worker is left behind
+        for w in workers:
+            w.stop()
+        until = time.monotonic() + 2.0
+        for w in workers + gone:
+            w.reap(until)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -396,9 +577,37 @@ class ScanResult:
         return ExitStatus.INCIDENT if self.incidents else ExitStatus.NO_INCIDENT
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM: the scan stops as on Ctrl-C (workers stopped, the rows finished so far written)."""
+
+
+@contextmanager
+def sigterm_stops_the_scan() -> Iterator[None]:
+    """Within it, SIGTERM raises Terminated (in the main thread only: elsewhere Python cannot handle signals)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, frame):
+        raise Terminated
+
+    before = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
 def scan(archive: Path, out: Path, settings: Settings, catalogue: Catalogue, key: str, jobs: int,
-         ray_address: str | None = None, display: NullDisplay | None = None) -> ScanResult:
-    """Scan every bundle under `archive` into `out` (see the module's docstring)."""
+         ray_address: str | None = None, display: NullDisplay | None = None,
+         bundle_timeout: float | None = None) -> ScanResult:
+    """Scan every bundle under `archive` into `out` (see the module's docstring), each bundle given at most
+    `bundle_timeout` seconds (default BUNDLE_TIMEOUT_S)."""
+    if jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, not {jobs}")
+    timeout = BUNDLE_TIMEOUT_S if bundle_timeout is None else bundle_timeout
+    if not timeout > 0:  # also NaN
+        raise UsageError(f"--bundle-timeout must be more than 0 seconds, not {timeout:g}")
     display = display or NullDisplay()
     found, others = find_bundles(archive, out)
     if not found:
@@ -421,22 +630,24 @@ def scan(archive: Path, out: Path, settings: Settings, catalogue: Catalogue, key
     by_name = {e.rel: e for e in entries}
     analysed: list[str] = []
     unchanged: list[str] = []
-    last_write = time.monotonic()
+    last_write, unsaved = time.monotonic(), False
     if ray_address:
         from .scan_ray import run_ray
-        outcomes = run_ray(entries, catalogue, settings, ray_address, jobs)
+        outcomes = run_ray(entries, catalogue, settings, ray_address, jobs, timeout)
     else:
-        outcomes = run_local(entries, catalogue, settings, jobs)
+        outcomes = run_local(entries, catalogue, settings, jobs, timeout)
     display.start(len(entries), sum(e.bytes for e in entries))
     try:
-        for o in outcomes:
-            entry = by_name[o.rel]
-            done[o.rel] = previous[o.rel] if o.unchanged else _finish(out, entry, o, key)
-            (unchanged if o.unchanged else analysed).append(o.rel)
-            display.advance(entry.bytes, worked=not o.unchanged)
-            if time.monotonic() - last_write > CHECKPOINT_S:
+        for o in outcomes:  # None: no bundle finished, but time went by
+            if o is not None:
+                entry = by_name[o.rel]
+                done[o.rel] = previous[o.rel] if o.unchanged else _finish(out, entry, o, key, settings)
+                (unchanged if o.unchanged else analysed).append(o.rel)
+                display.advance(entry.bytes, worked=not o.unchanged)
+                unsaved = True
+            if unsaved and time.monotonic() - last_write > CHECKPOINT_S:
                 _checkpoint(out, entries, done, previous)
-                last_write = time.monotonic()
+                last_write, unsaved = time.monotonic(), False
     finally:  # also on Ctrl-C: stop the workers, keep what is finished
         outcomes.close()
         display.close()
@@ -444,13 +655,23 @@ def scan(archive: Path, out: Path, settings: Settings, catalogue: Catalogue, key
     return ScanResult(out, [done[e.rel] for e in entries], sorted(analysed), sorted(unchanged), others)
 
 
-def _finish(out: Path, entry: Entry, o: Outcome, key: str) -> dict:
-    """The full row of an analysed bundle, its report written (or a stale one removed when it failed)."""
-    row = {name: None for name in SCHEMA.names} | o.row
+def _finish(out: Path, entry: Entry, o: Outcome, key: str, settings: Settings) -> dict:
+    """The full row of an analysed bundle, its report written (or a stale one removed when it failed).
+    A row the table cannot store (which a worker should never send) is stored with those values left
+    empty, or as an error row: it costs that bundle, never the scan."""
+    row, report = {name: None for name in SCHEMA.names}, o.report
+    try:
+        fields, bad = clean_row(o.row)
+        row |= fields
+        if bad:
+            row["error"] = one_line_error("; ".join(e for e in (row["error"], _out_of_range(bad)) if e), settings)
+    except Exception as e:
+        row["error"] = one_line_error(f"internal error (its row could not be stored: {type(e).__name__})", settings)
+        report = None
     row.update(path=entry.rel, bytes=entry.bytes, analysis_key=key)
     target = out / entry.report
-    if o.report_json is not None:
-        _atomic_write(target, o.report_json.encode("utf-8"))
+    if isinstance(report, bytes):
+        _atomic_write(target, report)
         row["report"] = entry.report
     else:
         target.unlink(missing_ok=True)

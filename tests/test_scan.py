@@ -8,7 +8,10 @@ import hashlib
 import json
 import os
 import shutil
+import signal
+import subprocess
 import sys
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -20,8 +23,10 @@ from conftest import TESTS_DIR, files_under, tar_bytes, zip_bytes
 from k3logs.api import read_scan, scan_archive
 from k3logs.cli import cli
 from k3logs.evaluate import truth_lines
+from k3logs import scan as scan_module
 from k3logs.progress import NullDisplay
-from k3logs.scan import SCHEMA, TABLE, content_hash, report_names
+from k3logs.scan import (ROW_FIELDS, SCHEMA, SLOW_ENV, TABLE, Entry, Outcome, _finish, clean_row, content_hash,
+                         report_names, write_table)
 from k3logs.scan_summary import other_families, summarize
 from k3logs.settings import Settings
 
@@ -380,3 +385,175 @@ def test_bad_usage_is_one_line_and_exit_2(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # as if Ray were not installed
     assert "pip install 'k3logs[ray]'" in one_error_line(invoke("scan", tmp_path, "-o", tmp_path / "o",
                                                                 "--ray", "local"))
+
+
+# ------------------------------------------------------------------------------------------
+# one bundle never stops or hangs a scan
+# ------------------------------------------------------------------------------------------
+ILLEGAL = "ERROR 11-20 09:44:05 [core.py:2] RuntimeError: CUDA error: an illegal memory access was encountered\n"
+ODD = {  # a log line each whose numbers or dates are out of any column's range
+    "year-0001": "0001-01-01T00:00:05Z ERROR worker: NVRM: Xid (PCI:0000:18:00): 79, pid=1234, name=python, GPU "
+                 "has fallen off the bus.\n",
+    "pid-5000-digits": ILLEGAL.replace("[core.py:2]", f"[core.py:2] (EngineCore_DP0 pid={'9' * 5000})"),
+    "tp-1e999": "INFO 11-20 09:44:04 [utils.py:233] non-default args: {'model': 'm', 'tensor_parallel_size': 1e999}\n"
+                + ILLEGAL,
+}
+
+
+def tiny(archive: Path, name: str, log: str = ILLEGAL) -> None:
+    (archive / name).mkdir(parents=True)
+    (archive / name / "vllm.log").write_text(log)
+
+
+def test_odd_numbers_and_dates_cost_at_most_their_own_fields_and_a_resumed_scan_finishes(tmp_path):
+    archive = tmp_path / "archive"
+    for name, log in ODD.items():
+        tiny(archive, name, log)
+    add_bundle(archive, "c217-keyerror.tar.gz", *GOOD["c217-keyerror.tar.gz"])
+    result = scan_archive(archive, tmp_path / "out", jobs=2)
+    rows = rows_by_path(tmp_path / "out")
+    assert set(rows) == set(ODD) | {"c217-keyerror.tar.gz"}
+    assert rows["c217-keyerror.tar.gz"]["error"] is None and rows["c217-keyerror.tar.gz"]["category"] == "other"
+    odd = rows["year-0001"]  # today's report writes '1-01-01T00:00:05Z', which is no ISO time
+    assert odd["first_causal_time"] in (None, datetime(1, 1, 1, 0, 0, 5, tzinfo=timezone.utc))
+    if odd["first_causal_time"] is None and odd["first_causal_line"] is not None:
+        assert "first_causal_time" in odd["error"] and odd["category"] == "gpu.xid"
+    again = scan_archive(archive, tmp_path / "out", jobs=2)
+    assert {r["path"] for r in again.rows} == set(rows)
+    assert again.unchanged == sorted(p for p, r in rows.items() if r["error"] is None)
+    assert again.failed == result.failed
+
+
+def test_a_worker_cleans_its_row_values_the_table_cannot_store_are_left_empty_and_named():
+    good = {"content_hash": "ab", "healthy": False, "category": "gpu.xid", "rank": 3, "lines": 10,
+            "first_causal_time": "2025-11-20T09:44:05+00:00", "environment": {"gpu_count": "8"}}
+    row, bad = clean_row(good)
+    assert bad == [] and row["rank"] == 3 and row["environment"]["gpu_count"] == "8"
+    assert row["first_causal_time"] == datetime(2025, 11, 20, 9, 44, 5, tzinfo=timezone.utc)
+    assert set(row) == {f.name for f in ROW_FIELDS}
+    row, bad = clean_row(good | {"first_causal_time": "1-01-01T00:00:05Z", "rank": 10 ** 26, "lines": 1e999,
+                                 "title": "lone \ud800 surrogate", "environment": {"gpu_count": 10 ** 5000}})
+    assert bad == ["title", "rank", "first_causal_time", "lines", "environment.gpu_count"]
+    assert row["rank"] is None and row["first_causal_time"] is None and row["environment"]["gpu_count"] is None
+    assert row["category"] == "gpu.xid", "the other values are kept"
+
+
+def test_the_parent_survives_a_row_it_cannot_store(tmp_path):
+    entry = Entry("x", str(tmp_path / "x"), 10, "reports/x.json")
+    (tmp_path / "reports").mkdir()
+    hostile = Outcome("x", {"rank": 10 ** 30, "first_causal_time": "1-01-01T00:00:05Z", "category": "gpu.xid",
+                            "environment": ["not", "a", "struct"]}, b"{}")
+    row = _finish(tmp_path, entry, hostile, "key", Settings())
+    assert row["rank"] is None and row["category"] == "gpu.xid" and row["report"] == "reports/x.json"
+    assert "rank" in row["error"] and "first_causal_time" in row["error"] and "environment" in row["error"]
+    broken = _finish(tmp_path, entry, Outcome("x", "not a row"), "key", Settings())
+    assert "internal error" in broken["error"] and broken["report"] is None
+    write_table(tmp_path / TABLE, [row, broken])  # both can be stored
+    assert len(read_scan(tmp_path)) == 2
+
+
+def test_a_bundle_that_hangs_is_killed_at_its_time_limit_and_the_table_is_saved_meanwhile(tmp_path, monkeypatch):
+    archive = tmp_path / "archive"
+    for name in ("a-fast", "b-fast", "c-hangs", "d-fast"):
+        tiny(archive, name)
+    monkeypatch.setenv(SLOW_ENV, "c-hangs=600")
+    monkeypatch.setattr(scan_module, "CHECKPOINT_S", 2.0)
+    monkeypatch.setattr(scan_module, "TICK_S", 0.2)
+    saved: list[set[str]] = []
+    real_write = scan_module.write_table
+
+    def write_table_spy(path, rows):
+        rows = list(rows)
+        saved.append({r["path"] for r in rows})
+        real_write(path, rows)
+
+    monkeypatch.setattr(scan_module, "write_table", write_table_spy)
+    # one worker: d-fast can only be analysed by the worker that replaces the one killed on c-hangs
+    r = invoke("scan", archive, "-o", tmp_path / "out", "--jobs", "1", "--bundle-timeout", "4")
+    assert r.exit_code == 3, r.stderr
+    rows = rows_by_path(tmp_path / "out")
+    assert rows["c-hangs"]["error"] == "timed out after 4 s: its worker was stopped (--bundle-timeout)"
+    assert rows["c-hangs"]["category"] is None and rows["c-hangs"]["report"] is None
+    for name in ("a-fast", "b-fast", "d-fast"):
+        assert rows[name]["error"] is None and rows[name]["category"] == "gpu.illegal_access"
+    # b-fast comes in right after a-fast, then nothing for 4 s: only a timer saves it before c-hangs ends
+    assert {"a-fast", "b-fast"} in saved, "the table was saved while c-hangs was running"
+    assert saved[-1] == set(rows)
+
+
+def test_ray_cancels_a_bundle_past_its_time_limit(tmp_path, monkeypatch):
+    pytest.importorskip("ray")
+    archive = tmp_path / "archive"
+    for name in ("a-fast", "b-hangs", "c-fast"):
+        tiny(archive, name)
+    monkeypatch.setenv(SLOW_ENV, "b-hangs=600")  # before Ray starts: its workers inherit it
+    r = invoke("scan", archive, "-o", tmp_path / "out", "--ray", "local", "--jobs", "2", "--bundle-timeout", "4")
+    assert r.exit_code == 3, r.stderr
+    rows = rows_by_path(tmp_path / "out")
+    assert rows["b-hangs"]["error"] == "timed out after 4 s: its worker was stopped (--bundle-timeout)"
+    assert rows["a-fast"]["error"] is None and rows["c-fast"]["error"] is None
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "nan"])
+def test_the_time_limit_must_be_positive(tmp_path, value):
+    tiny(tmp_path / "archive", "a")
+    line = one_error_line(invoke("scan", tmp_path / "archive", "-o", tmp_path / "out", "--bundle-timeout", value))
+    assert "--bundle-timeout must be more than 0 seconds" in line
+
+
+def children(pid: int) -> set[tuple[int, str]]:
+    """(pid, start time) of the processes whose parent is `pid`."""
+    out = set()
+    for stat_file in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat_file.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.add((int(stat_file.parent.name), fields[19]))
+    return out
+
+
+def alive(proc: tuple[int, str]) -> bool:
+    """Whether that process (same pid, same start time) still runs (a zombie has ended)."""
+    try:
+        fields = Path(f"/proc/{proc[0]}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return False
+    return fields[19] == proc[1] and fields[0] != "Z"
+
+
+def wait_for(condition, seconds: float) -> bool:
+    end = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.1)
+    return True
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_killing_a_scan_leaves_no_worker_behind(tmp_path, sig):
+    archive, out = tmp_path / "archive", tmp_path / "out"
+    tiny(archive, "a-fast")
+    tiny(archive, "b-hangs")
+    scan = subprocess.Popen([sys.executable, "-m", "k3logs", "scan", archive, "-o", out, "--jobs", "2"],
+                            env=os.environ | {SLOW_ENV: "b-hangs=600"}, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert wait_for((out / "reports" / "a-fast.json").exists, 120), "a-fast was never analysed"
+        workers = children(scan.pid)  # and multiprocessing's resource tracker
+        assert len(workers) >= 2
+        scan.send_signal(sig)
+        status = scan.wait(60)
+    finally:
+        scan.kill()
+    assert wait_for(lambda: not any(alive(w) for w in workers), 10), "a worker outlived the scan"
+    if sig == signal.SIGTERM:
+        assert status == 143
+        assert scan.stderr.read().strip().splitlines()[-1] == (
+            "k3logs: error: terminated; the rows finished so far are kept")
+        assert set(rows_by_path(out)) == {"a-fast"}
+    else:
+        assert status == -signal.SIGKILL
