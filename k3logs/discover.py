@@ -90,6 +90,16 @@ def container_kind(path: str | os.PathLike) -> str | None:
         return _magic(fh.read(PEEK))
 
 
+def read_up_to(stream: BinaryIO, n: int) -> bytes:
+    """`n` bytes, fewer only at the end: one read may give less than asked (a gzip member gives one
+    decompression step, tens of KiB; a peeked stream gives its head back alone first)."""
+    parts, size = [], 0
+    while size < n and (more := stream.read(n - size)):
+        parts.append(more)
+        size += len(more)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
 class Prepend:
     """A read-only stream whose first bytes were already read (to sniff it): gives them back first.
     Plain pass-through reads, no copies; a read may return less than asked (callers read until b"")."""
@@ -110,12 +120,7 @@ class Prepend:
 
 
 def peek(stream: BinaryIO, n: int = PEEK) -> tuple[bytes, BinaryIO]:
-    head = b""
-    while len(head) < n:
-        chunk = stream.read(n - len(head))
-        if not chunk:
-            break
-        head += chunk
+    head = read_up_to(stream, n)
     return head, Prepend(stream, head)
 
 
@@ -335,8 +340,8 @@ class Bundle:
         if seekable is not None and seekable.seekable():
             seekable.seek(0)
             fobj = seekable
-        else:
-            data = stream.read(self.limits.max_nested_zip_bytes + 1)
+        else:  # (read until full: one read of a peeked or decompressed stream gives less)
+            data = read_up_to(stream, self.limits.max_nested_zip_bytes + 1)
             if len(data) > self.limits.max_nested_zip_bytes:
                 self.skip(name, f"zip inside an archive larger than {self.limits.max_nested_zip_bytes} bytes; not opened")
                 return

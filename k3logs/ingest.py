@@ -19,10 +19,10 @@ from typing import Iterable, Iterator
 import polars as pl
 
 from . import redact
-from .discover import Bundle, Member, Prepend, peek
+from .discover import Bundle, Member, Prepend, peek, read_up_to
 from .fold import fold_continuations, fold_tracebacks
 from .formats import Formats, builtin_formats
-from .lines import LineChunk, LineStats, crlf_line_ends, iter_line_batches, iter_line_chunks, open_text, read_up_to
+from .lines import LineChunk, LineStats, crlf_line_ends, iter_line_batches, iter_line_chunks, open_text
 from .parse import FileContext, parse_batch
 from .schema import LINE, TRUNCATED
 from .settings import Settings

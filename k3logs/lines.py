@@ -13,6 +13,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .discover import read_up_to
 from .schema import LINE, TRUNCATED
 
 RAW = "raw"
@@ -151,16 +152,6 @@ def iter_line_batches(stream: BinaryIO, batch_bytes: int, max_line: int, stats: 
         if stats is not None:
             stats.count(batch)
         yield batch
-
-
-def read_up_to(stream: BinaryIO, n: int) -> bytes:
-    """`n` bytes, fewer only at the end: one read may give less than asked (a gzip member gives one
-    decompression step, tens of KiB; a peeked stream gives its head back alone first)."""
-    parts, size = [], 0
-    while size < n and (more := stream.read(n - size)):
-        parts.append(more)
-        size += len(more)
-    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def iter_line_chunks(stream: BinaryIO, batch_bytes: int, max_line: int, stats: LineStats | None = None

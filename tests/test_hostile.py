@@ -429,6 +429,32 @@ def test_archives_nested_five_deep_stop_at_the_depth_limit(tmp_path):
     assert any(f["file"].endswith("deep/vllm-deep.log") for f in o.report["sniffed"])
 
 
+# a node's log of a realistic size (5 MB): earlier lines, then the incident, whose OOM is far past any head
+EARLIER = 60_000
+NODE_LOG = "".join(f"INFO 08-11 07:{30 + i // 12_000:02d}:{i // 200 % 60:02d} [loggers.py:1] step {i} "
+                   f"{os.urandom(24).hex()}\n" for i in range(EARLIER)) + INCIDENT
+NESTED_ZIP = {  # where the node's zip sits: the bundle's name and bytes
+    "tar.gz holding a zip": lambda z: ("case.tar.gz", tar_bytes({"case/node-a.zip": z, "case/notes.txt": "x\n"}, "gz")),
+    "zip in zip": lambda z: ("case.zip", zip_bytes({"case/node-a.zip": z, "case/notes.txt": "x\n"})),
+    "zip.gz": lambda z: ("node-a.zip.gz", compress(z, "gz")),
+    "zip in tar.zst": lambda z: ("case.tar.zst", tar_bytes({"case/node-a.zip": z, "case/notes.txt": "x\n"}, "zst")),
+}
+
+
+@pytest.mark.parametrize("nesting", NESTED_ZIP)
+def test_a_zip_inside_an_archive_or_gzip_is_read_whole(tmp_path, nesting):
+    """A zip that is not a file of its own is read into memory (zip needs random access): it was read with one
+    read(), which a peeked or decompressed stream answers with its first bytes only, and salvaged from those."""
+    name, data = NESTED_ZIP[nesting](zip_bytes({"node-a/vllm.log": NODE_LOG}))
+    bundle = tmp_path / name
+    bundle.write_bytes(data)
+    o = check_bundle(tmp_path, bundle, commands=("json", "events"), oom_line=EARLIER + OOM_LINE)
+    assert "corrupt zip" not in o.skip_reasons() and not o.skipped, o.skip_reasons()
+    log = [f for f in o.report["sniffed"] if f["file"].endswith("vllm.log")]
+    assert [f["lines"] for f in log] == [EARLIER + len(INCIDENT_LINES)], o.report["sniffed"]
+    assert o.outputs["events"].count("step ") >= EARLIER  # every line is in the event table
+
+
 def test_a_tar_with_5000_tiny_members_is_read_in_bounded_time(tmp_path):
     files = {f"case/many/f{i:04d}.log": f"INFO 08-11 07:36:{i % 60:02d} [x.py:1] member {i}\n" for i in range(5000)}
     files["case/vllm.log"] = INCIDENT
