@@ -275,8 +275,8 @@ class Bundle:
         if kind == "zip":
             yield from self._zip(name, prefix, stream, seekable, depth)
             return
-        if kind == "tar":
-            yield from self._tar(name, prefix, stream, depth)
+        if kind == "tar":  # (a plain tar is bounded by its own size: its sparse members expand)
+            yield from self._tar(name, prefix, stream, depth, compressed_size=size)
             return
         inner = _decompressor(kind, stream, head)
         inner_head, inner_stream = peek(_Guarded(inner, name, self, compressed_size=size), 512)
@@ -284,19 +284,25 @@ class Bundle:
         if inner_kind == "tar":
             yield from self._tar(name, prefix, inner_stream, depth, compressed_size=size)
         elif inner_kind is not None:
-            yield from self._open_container(name, inner_stream, inner_head, inner_kind, depth + 1, top=top)
+            yield from self._open_container(name, inner_stream, inner_head, inner_kind, depth + 1, size=size,
+                                            top=top)
         else:  # the file's name as stored (report-contract.md), its lines those `zgrep -n` counts
             single = posixpath.basename(name) if top else name
             yield from self._emit(Member(single, inner_stream, None, None), compressed_size=size)
 
     def _tar(self, name: str, prefix: str, stream: BinaryIO, depth: int, compressed_size: int | None = None
              ) -> Iterator[Member]:
-        """`compressed_size`: of the whole compressed tar, an upper bound on any member's share (ratio limit)."""
+        """`compressed_size`: of the whole (compressed) tar as stored, an upper bound on any member's share
+        (ratio limit)."""
         try:
             tf = tarfile.open(fileobj=stream, mode="r|", tarinfo=_TarInfo)
         except _TAR_ERRORS as e:
             self.skip(name, f"corrupt or unreadable tar archive: {_why(e)}")
             return
+        lim = self.limits
+        # zeros tarfile makes up for the holes of sparse members, over the whole archive
+        holes = [max(lim.ratio_grace_bytes, lim.max_ratio * compressed_size) if compressed_size
+                 else lim.ratio_grace_bytes]
         count = 0
         try:
             for ti in tf:
@@ -315,16 +321,19 @@ class Bundle:
                     self.skip(mname, f"not a regular file ({_tar_type(ti)}); never opened")
                     continue
                 # straight from the archive stream (tarfile's own reader drops a whole chunk at the damage);
-                # sparse members need tarfile's map
-                fobj = _TarData(tf.fileobj, ti.size, mname, self) if ti.sparse is None else tf.extractfile(ti)
-                if fobj is None:
-                    continue
+                # sparse members need tarfile's map, and only their data blocks are stored
+                stored = ti.size if ti.sparse is None else sum(size for _, size in ti.sparse)
+                bound = min(stored, compressed_size) if compressed_size else stored
+                if ti.sparse is None:
+                    fobj = _TarData(tf.fileobj, ti.size, mname, self)
+                else:
+                    fobj = _Sparse(tf.extractfile(ti), stored, holes, mname, self)
                 head, s = peek(fobj)
                 kind = _magic(head)
                 if kind is None:
-                    yield from self._emit(Member(mname, s, ti.size, float(ti.mtime)), compressed_size=compressed_size)
+                    yield from self._emit(Member(mname, s, ti.size, float(ti.mtime)), compressed_size=bound)
                 else:
-                    yield from self._open_container(mname, s, head, kind, depth + 1, size=ti.size)
+                    yield from self._open_container(mname, s, head, kind, depth + 1, size=bound)
         except _TAR_ERRORS as e:
             if name not in self._cut:  # else the reason is already recorded
                 self.skip(name, f"archive is truncated or corrupt after {count} member(s): {_why(e)}")
@@ -381,7 +390,7 @@ class Bundle:
                 if kind is None:
                     yield from self._emit(Member(mname, s, zi.file_size, None), compressed_size=zi.compress_size)
                 else:
-                    yield from self._open_container(mname, s, head, kind, depth + 1, size=zi.file_size)
+                    yield from self._open_container(mname, s, head, kind, depth + 1, size=zi.compress_size)
 
     def _zip_salvage(self, name: str, prefix: str, fobj: BinaryIO, depth: int) -> Iterator[Member]:
         """The members of a zip without its central directory, from their local headers (stored or deflated)."""
@@ -425,7 +434,7 @@ class Bundle:
                                           compressed_size=csize if known else end - start)
                 else:
                     yield from self._open_container(mname, st, head, kind, depth + 1,
-                                                    size=usize if known else None)
+                                                    size=csize if known else end - start)
             if known:
                 pos = start + csize
             else:
@@ -509,6 +518,38 @@ class _TarData:
             self._left = 0
             self._bundle.skip(self._name, f"read only the first {self._n} bytes: the archive ends inside this "
                                           f"member (truncated or corrupt)")
+        return data
+
+    read1 = read
+    cut = False
+
+
+class _Sparse:
+    """A sparse tar member (GNU or pax): tarfile makes up its holes as zeros, which no limit on the archive
+    stream sees (a 20 KB tar may declare 64 GiB). The zeros made up over the whole archive share one ratio
+    budget (`holes`, a one-item list), counted as what a member gives beyond its stored data."""
+
+    def __init__(self, raw, stored: int, holes: list[int], name: str, bundle: Bundle):
+        self._raw, self._stored, self._holes, self._name, self._bundle = raw, stored, holes, name, bundle
+        self._n = 0
+        self.cut = False
+
+    def read(self, n: int | None = -1) -> bytes:
+        n = 1 << 20 if n is None or n < 0 else n
+        room = max(0, self._stored - self._n) + self._holes[0]
+        if self.cut or n <= 0:
+            return b""
+        if room <= 0:
+            self.cut = True
+            lim = self._bundle.limits
+            self._bundle.skip(self._name, f"read only the first {self._n} bytes: a sparse member whose holes make "
+                                          f"the archive more than {lim.max_ratio}x its size (a decompression bomb?); "
+                                          f"raise --max-ratio to read it all")
+            return b""
+        made = max(0, self._n - self._stored)
+        data = self._raw.read(min(n, room))
+        self._n += len(data)
+        self._holes[0] -= max(0, self._n - self._stored) - made
         return data
 
     read1 = read

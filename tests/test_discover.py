@@ -292,6 +292,48 @@ def test_bomb_inside_a_tar_gz_is_read_only_in_part(tmp_path):
     assert "decompression bomb" in reasons(b)["case/zeros.log"]
 
 
+def gnu_sparse(name: str, realsize: int, data: bytes) -> bytes:
+    """A GNU sparse tar member (tarfile cannot write one): `data` stored at offset 0, then a hole up to
+    `realsize` that tarfile makes up as zeros when the member is read."""
+    ti = tarfile.TarInfo(name)
+    ti.type, ti.size, ti.mtime = tarfile.GNUTYPE_SPARSE, len(data), 1_780_000_000
+    head = bytearray(ti.tobuf(format=tarfile.GNU_FORMAT))
+    head[386:398] = tarfile.itn(0, 12, tarfile.GNU_FORMAT)  # the map's first entry: offset, size
+    head[398:410] = tarfile.itn(len(data), 12, tarfile.GNU_FORMAT)
+    head[483:495] = tarfile.itn(realsize, 12, tarfile.GNU_FORMAT)  # the size it declares (base-256 if large)
+    head[148:156] = b" " * 8
+    head[148:156] = b"%06o\0 " % sum(head)
+    return bytes(head) + data + bytes(-len(data) % 512)
+
+
+def sparse_bomb(members: int = 4, declared: int = 16 << 30) -> bytes:
+    """A plain tar of a few KB whose sparse members declare `declared` bytes each (64 GiB in all)."""
+    text = "".join(f"INFO 08-11 07:30:{i % 60:02d} [x.py:1] filler {i}\n" for i in range(90)).encode()
+    return b"".join(gnu_sparse(f"case/huge-{k}.log", declared, text) for k in range(members)) + bytes(1024)
+
+
+@pytest.mark.parametrize("compression", ["", "gz"])
+def test_sparse_tar_members_are_held_to_the_ratio_limit_over_the_archive(tmp_path, compression):
+    """A sparse member's holes are zeros tarfile makes up: no stream limit saw them (a 17 KB tar gave 64 GiB)."""
+    data = compress(sparse_bomb(), compression)
+    path = write(tmp_path, f"case.tar{'.' + compression if compression else ''}", data)
+    assert len(data) < 20_000
+    grace = 1 << 20
+    b = Bundle(path, Limits(ratio_grace_bytes=grace, max_ratio=10))
+    got = {m.path: len(m.stream.read()) for m in b.members()}
+    assert len(got) == 4 and all(n >= 3000 for n in got.values())  # every member's stored text is read
+    assert b.bytes_read <= grace + 4 * 4096  # the zeros made up, over the whole archive
+    assert "decompression bomb" in reasons(b)["case/huge-0.log"]
+    assert all("sparse member" in reasons(b)[f"case/huge-{k}.log"] for k in (1, 2, 3)), reasons(b)
+
+
+def test_sparse_tar_members_within_the_ratio_are_read_whole(tmp_path):
+    text = b"a sparse log: its writer skipped ahead\n"
+    path = write(tmp_path, "case.tar", gnu_sparse("case/s.log", 4096 + len(text), text) + bytes(1024))
+    b, got = read_bundle(path)
+    assert got == {"case/s.log": text + bytes(4096)} and b.skipped == []
+
+
 def test_ordinary_compressed_text_is_not_taken_for_a_bomb(tmp_path):
     text = "".join(f"INFO 08-11 07:35:{i % 60:02d} [core.py:{i}] step {i} done\n" for i in range(50_000)).encode()
     b, got = read_bundle(write(tmp_path, "vllm.log.gz", gzip.compress(text)), Limits(ratio_grace_bytes=1 << 10))

@@ -39,6 +39,7 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import compress, tar_bytes, zip_bytes
+from test_discover import sparse_bomb
 from k3logs import discover
 from k3logs.cli import cli
 
@@ -506,6 +507,17 @@ def test_a_chain_of_sparse_map_blocks_is_cut(tmp_path):
     bundle.write_bytes(data)
     o = check_bundle(tmp_path, bundle, commands=("json",))
     assert "sparse map longer" in o.skip_reasons()
+
+
+def test_a_sparse_tar_that_declares_64_gib_is_read_within_the_ratio_limit(tmp_path):
+    """20 KB of tar whose sparse members declare 16 GiB each: tarfile makes their holes up as zeros, which the
+    limits on the archive stream never saw (64 GiB were read). Now the zeros count against the ratio."""
+    bundle = tmp_path / "case.tar"
+    bundle.write_bytes(tar_member("case/vllm.log", INCIDENT_B) + sparse_bomb(members=4, declared=16 << 30))
+    assert bundle.stat().st_size < 20_000
+    o = check_bundle(tmp_path, bundle, commands=("json",))
+    assert o.report["bundle"]["bytes"] < 300 << 20  # the 256 MiB the ratio allows a small archive, no more
+    assert "decompression bomb" in o.skip_reasons()
 
 
 @pytest.mark.parametrize("pax", [{"GNU.sparse.map": "abc", "GNU.sparse.size": "10", "GNU.sparse.name": "x"},
