@@ -107,6 +107,11 @@ class Prepend:
     def __init__(self, raw: BinaryIO, head: bytes):
         self._raw, self._head = raw, head
 
+    @property
+    def cut(self) -> bool:
+        """Whether the data ended early (damage or a limit), as the stream below says."""
+        return bool(getattr(self._raw, "cut", False))
+
     def read(self, n: int | None = -1) -> bytes:
         if self._head:
             if n is None or n < 0:
@@ -498,6 +503,10 @@ class _Guarded:
 
     read1 = read
 
+    @property
+    def cut(self) -> bool:
+        return self._failed
+
 
 class _TarData:
     """The data of one tar member, read from the archive stream: where the stream ends early, what was read
@@ -516,6 +525,7 @@ class _TarData:
         self._left -= len(data)
         if len(data) < n:
             self._left = 0
+            self.cut = True
             self._bundle.skip(self._name, f"read only the first {self._n} bytes: the archive ends inside this "
                                           f"member (truncated or corrupt)")
         return data
@@ -680,6 +690,11 @@ class _Limited:
         return data
 
     read1 = read
+
+    @property
+    def cut(self) -> bool:
+        """Whether the member's data ended early: a limit, or damage (here or in the stream below)."""
+        return self._stopped or bool(getattr(self._raw, "cut", False))
 
     def _stop(self, why: str) -> None:
         self._stopped = True

@@ -8,6 +8,7 @@ import pyarrow.parquet as pq
 
 from .catalogue import Catalogue
 from .errors import BundleError
+from .discover import Skip
 from .pipeline import stream_events
 from .schema import arrow_schema
 from .settings import Settings
@@ -64,13 +65,14 @@ class EventWriter:
 
 
 def write_events(path: str | Path, out: Path, fmt: str = "parquet", settings: Settings | None = None,
-                 catalogue: Catalogue | None = None) -> int:
-    """Write every event of a bundle (schema.EVENT_SCHEMA) batch by batch; returns how many."""
+                 catalogue: Catalogue | None = None, skipped: list[Skip] | None = None) -> int:
+    """Write every event of a bundle (schema.EVENT_SCHEMA) batch by batch; returns how many. `skipped` gets
+    what was not read as lines, with the reason (see skipped_summary)."""
     settings = settings or Settings()
     n = 0
     try:
         with EventWriter(out, fmt) as writer:
-            for batch in stream_events(path, settings, catalogue):  # secrets redacted unless --no-redact
+            for batch in stream_events(path, settings, catalogue, skipped):  # secrets redacted unless --no-redact
                 writer.write(batch)
                 n += batch.height
     except BaseException:  # no half-written (or empty, for a missing bundle) file is left behind
@@ -81,3 +83,12 @@ def write_events(path: str | Path, out: Path, fmt: str = "parquet", settings: Se
         raise BundleError(f"no line of {path} could be read as text (it is empty, binary, corrupt or unreadable); "
                           f"`k3logs sniff` lists every file and why")
     return n
+
+
+def skipped_summary(skipped: list[Skip], show: int = 2) -> str:
+    """What `events` did not read, on one line: the first few, with their reasons."""
+    if not skipped:
+        return ""
+    first = "; ".join(f"{s.file}: {s.reason}" for s in skipped[:show])
+    more = f"; and {len(skipped) - show} more" if len(skipped) > show else ""
+    return f"{len(skipped)} skipped or read in part (`k3logs sniff` lists them all): {first}{more}"

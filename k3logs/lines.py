@@ -23,8 +23,9 @@ RAW = "raw"
 class LineStats:
     lines: int = 0
     bytes: int = 0
-    truncated: int = 0
+    truncated: int = 0   # (the cut line counted in `cut` too)
     undecodable: int = 0
+    cut: int = 0         # 1 if the last line was cut short by the end of the data (damage or a limit)
 
     def count(self, batch: pl.DataFrame) -> None:
         """Count the lines of a split batch (line, raw, truncated) and those that were cut."""
@@ -37,6 +38,10 @@ def _utf16_reader(stream: BinaryIO, encoding: str) -> BinaryIO:
     decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
 
     class Recoded:
+        @property
+        def cut(self) -> bool:
+            return bool(getattr(stream, "cut", False))
+
         def read(self, n: int = -1) -> bytes:
             while True:  # b"" means the end: read on while the bytes so far decode to nothing (a BOM, half a unit)
                 data = stream.read(n)
@@ -126,6 +131,7 @@ class LineChunk:
     parts: tuple[bytes | memoryview, ...]  # each ends just after a b"\n" (none for a giant line's head)
     max_line: int
     head: bytes | None = None  # the first max_line bytes of a line longer than that (parts is then empty)
+    cut: bool = False  # its last line was cut short: the data ended inside it (damage or a limit)
 
     def frame(self, first_line: int) -> pl.DataFrame:
         """(line: i64, raw: str, truncated: bool), lines numbered from `first_line`."""
@@ -134,6 +140,8 @@ class LineChunk:
         else:
             split = [_split(p, self.max_line) for p in self.parts]
             text, trunc = pl.concat([t for t, _ in split]), pl.concat([f for _, f in split])
+            if self.cut:
+                trunc = trunc.scatter(len(trunc) - 1, True)
         lines = pl.int_range(first_line, first_line + len(text), dtype=pl.Int64, eager=True).alias(LINE)
         return pl.DataFrame([lines, text.rename(RAW), trunc.rename(TRUNCATED)])
 
@@ -190,5 +198,7 @@ def iter_line_chunks(stream: BinaryIO, batch_bytes: int, max_line: int, stats: L
             yield LineChunk((), max_line, cut_line(carry, max_line))
             carry = b""
             skipping = True
-    if carry:
-        yield LineChunk((carry + b"\n",), max_line)
+    if carry:  # a last line without its newline: cut, if the stream ended early (`cut`, see discover)
+        ended_early = bool(getattr(stream, "cut", False))
+        stats.cut += ended_early
+        yield LineChunk((carry + b"\n",), max_line, cut=ended_early)

@@ -20,7 +20,7 @@ from .clock import ClockModel, ClockReport, parse_iso
 from .checks import Check, run_checks
 from .decide import Decision, assign_phases, decide, quiet_verdict
 from .detect import anchors, detect
-from .discover import Bundle
+from .discover import Bundle, Skip
 from .facts import Fact, facts_from_dump, facts_from_events
 from .formats import builtin_formats
 from .ingest import Ingested, Keep, ingest, iter_files_rows, open_member
@@ -178,10 +178,12 @@ def _event_columns() -> tuple[pl.Expr, ...]:
     return tuple(pl.col(RENAMED.get(name, name)).cast(dtype).alias(name) for name, dtype in EVENT_SCHEMA.items())
 
 
-def stream_events(path: str | Path, settings: Settings | None = None, catalogue: Catalogue | None = None):
+def stream_events(path: str | Path, settings: Settings | None = None, catalogue: Catalogue | None = None,
+                  skipped: list[Skip] | None = None):
     """Every line of the bundle as event-table batches, file after file in bundle order, in bounded
     memory: a first pass over the lines `analyze` keeps learns the node/rank maps and the clocks; the
-    second parses every line of each file and applies them.
+    second parses every line of each file and applies them. At the end, `skipped` gets what was not read
+    as lines (limits, damage, links, binary files), with the reason.
 
     The second pass is a pipeline of three stages that run at once: the batches of a file are split and
     parsed on `settings.jobs` threads, at most PARSE_AHEAD ahead; one thread folds and attributes them in
@@ -215,9 +217,11 @@ def stream_events(path: str | Path, settings: Settings | None = None, catalogue:
         """(key, stream, context, stats) of each file read as lines, in bundle order."""
         for group in bundle.groups():
             for member in group():
-                _, stream, ctx = open_member(member, settings, formats, Ingested(), known.get(member.path))
+                info, stream, ctx = open_member(member, settings, formats, Ingested(), known.get(member.path))
                 if stream is not None and ctx is not None:
                     yield (member, first.bundle.display(member.path)), stream, ctx, LineStats()
+                elif info.kind != "empty":
+                    not_lines.append(Skip(bundle.display(member.path), f"{info.kind}: {info.reason}"))
 
     def produce() -> None:
         """Every file's batches, attributed and aligned, in order."""
@@ -237,6 +241,7 @@ def stream_events(path: str | Path, settings: Settings | None = None, catalogue:
         finally:
             put(None)
 
+    not_lines: list[Skip] = []
     producer = threading.Thread(target=produce, name="k3logs-events", daemon=True)
     producer.start()
     secrets = redact.LineStream() if settings.redact else None
@@ -245,6 +250,8 @@ def stream_events(path: str | Path, settings: Settings | None = None, catalogue:
             if isinstance(item, BaseException):
                 raise item
             yield to_event_table(item, secrets)
+        if skipped is not None:
+            skipped += [Skip(bundle.display(s.file), s.reason) for s in bundle.skipped] + not_lines
     finally:
         stopping.set()
         producer.join()

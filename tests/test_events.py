@@ -257,3 +257,30 @@ def test_a_path_an_archive_holds_twice_is_sniffed_each_time(tmp_path, sniffed):
     assert set(got.filter(pl.col("message").str.contains("Xid"))["source"]) == {"kernel"}
     assert got.filter(pl.col("message").str.contains("illegal memory")).height == 1
     assert "vllm" in set(got["source"])
+
+
+# ------------------------------------------------------------------------------------------------------
+# what events did not read (issue 22)
+# ------------------------------------------------------------------------------------------------------
+def test_a_line_cut_by_a_truncated_archive_is_marked_truncated_and_the_cut_is_said(tmp_path):
+    from conftest import tar_bytes, write
+    from k3logs.export import skipped_summary
+    steps = "".join(f"(Worker_TP0 pid=100) INFO 08-11 10:00:{i % 60:02d} [x.py:1] step {i} {i * 7919 % 10007:05d}"
+                    f"{'y' * 60}\n" for i in range(20_000))
+    data = tar_bytes({"case/vllm.log": node_log(0, 0), "case/steps.log": steps, "case/after.log": "after\n"})
+    cut_at = data.index(b"step 12345 ") + 20  # inside a line of steps.log
+    path = write(tmp_path, "case.tar", data[:cut_at])
+    skipped: list = []
+    got = pl.concat(list(stream_events(path, skipped=skipped)))
+    rows = got.filter(pl.col("file") == "steps.log").sort("line")
+    assert rows.height == 12_346 and rows["message"][-1].startswith("step 12345 ")
+    assert not rows["message"][-1].endswith("y" * 60)  # (cut short)
+    assert rows["truncated"].to_list() == [False] * 12_345 + [True]  # the last line only: the archive ends in it
+    assert not got.filter(pl.col("file") == "vllm.log")["truncated"].any()
+    said = skipped_summary(skipped)
+    assert "steps.log: read only the first" in said and "ends inside this member" in said, said
+
+
+def test_a_file_whose_last_line_has_no_newline_is_not_marked_truncated(tmp_path):
+    got = pl.concat(collect(make_bundle(tmp_path, {"vllm.log": node_log(0, 0).rstrip("\n")})))
+    assert not got["truncated"].any()
