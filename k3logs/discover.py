@@ -68,10 +68,15 @@ def sanitize(name: str) -> str:
     return "/".join(parts) or "_"
 
 
+def _skippable(head: bytes) -> bool:
+    """A zstd skippable frame (magic 0x184D2A50 to 0x184D2A5F, little-endian): metadata a reader passes over."""
+    return len(head) >= 4 and head[1:4] == b"\x2a\x4d\x18" and head[0] & 0xF0 == 0x50
+
+
 def _magic(head: bytes) -> str | None:
     if head[:2] == b"\x1f\x8b":
         return "gzip"
-    if head[:4] == b"\x28\xb5\x2f\xfd":
+    if head[:4] == b"\x28\xb5\x2f\xfd" or _skippable(head):
         return "zstd"
     if head[:3] == b"BZh":
         return "bzip2"
@@ -634,9 +639,12 @@ class _Zstd:
     less is reported as damage (EOFError), like gzip does."""
 
     def __init__(self, stream: BinaryIO, head: bytes):
-        self._r = zstandard.ZstdDecompressor().stream_reader(stream, read_across_frames=True)
+        self._r = zstandard.ZstdDecompressor().stream_reader(stream, read_across_frames=True)  # (skips skippable frames)
+        pos = 0
+        while _skippable(head[pos:pos + 4]) and pos + 8 <= len(head):
+            pos += 8 + int.from_bytes(head[pos + 4:pos + 8], "little")
         try:
-            size = zstandard.get_frame_parameters(head).content_size
+            size = zstandard.get_frame_parameters(head[pos:]).content_size
         except zstandard.ZstdError:
             size = 0
         self._expect = 0 if size >= zstandard.CONTENTSIZE_ERROR else size
@@ -648,6 +656,42 @@ class _Zstd:
         if not data and self._n < self._expect:
             raise EOFError(f"zstd data ends after {self._n} of the {self._expect} bytes its first frame declares")
         return data
+
+    read = read1
+
+
+class _Xz:
+    """xz data, decoded 1 KiB of input at a time: lzma's own reader decodes 8 KiB at once and loses all that
+    decoded from it at damage (a log whose damage is in its first 8 KiB gave nothing). Concatenated streams
+    are read on; data after the last one that is not xz is ignored (as lzma's reader does)."""
+
+    STEP = 1 << 10
+
+    def __init__(self, stream: BinaryIO):
+        self._s, self._d = stream, lzma.LZMADecompressor()
+        self._in, self._at = b"", 0  # input read, and how much of it was decoded
+
+    def read1(self, n: int = -1) -> bytes:
+        n = n if n and n > 0 else 1 << 20
+        while True:
+            if self._d.eof:  # another stream may follow (streams may be padded with NULs)
+                rest = (self._d.unused_data + self._in[self._at:]).lstrip(b"\x00")
+                while len(rest) < 6 and (more := self._s.read(1 << 16)):
+                    rest = (rest + more).lstrip(b"\x00")
+                if not rest.startswith(b"\xfd7zXZ\x00"):
+                    return b""
+                self._in, self._at, self._d = rest, 0, lzma.LZMADecompressor()
+            piece = b""
+            if self._d.needs_input:
+                if self._at >= len(self._in):
+                    self._in, self._at = self._s.read(1 << 16), 0
+                    if not self._in:
+                        raise EOFError("xz data ends before its end-of-stream marker")
+                piece = self._in[self._at:self._at + self.STEP]
+                self._at += len(piece)
+            out = self._d.decompress(piece, n)
+            if out:
+                return out
 
     read = read1
 
@@ -786,7 +830,7 @@ def _decompressor(kind: str, stream: BinaryIO, head: bytes = b"") -> BinaryIO:
         return _Zstd(stream, head)
     if kind == "bzip2":
         return bz2.BZ2File(stream)
-    return lzma.LZMAFile(stream)
+    return _Xz(stream)
 
 
 def _why(e: BaseException) -> str:

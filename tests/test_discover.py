@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import lzma
 import os
 import stat
 import tarfile
@@ -92,6 +93,28 @@ def test_zst_made_of_several_frames_is_read_whole(tmp_path):
     data = compress(b"frame one\n", "zst") + compress(b"frame two\n", "zst")
     _, got = read_bundle(write(tmp_path, "two.log.zst", data))
     assert got == {"two.log.zst": b"frame one\nframe two\n"}
+
+
+def skippable_frame(payload: bytes, magic: int = 0x184D2A5E) -> bytes:
+    """A zstd skippable frame (what pzstd and the seekable format write: metadata a reader passes over)."""
+    return magic.to_bytes(4, "little") + len(payload).to_bytes(4, "little") + payload
+
+
+@pytest.mark.parametrize("where", ["first", "first, longer than the head", "between and after"])
+def test_zst_with_skippable_frames_is_read(tmp_path, where):
+    text = "".join(f"line {i} of a log\n" for i in range(5000)).encode()
+    frame = zstd_one_frame(text)
+    data = {"first": skippable_frame(b"meta") + frame,
+            "first, longer than the head": skippable_frame(os.urandom(4096), 0x184D2A50) + frame,
+            "between and after": frame + skippable_frame(b"x" * 40) + frame + skippable_frame(b"seek table")}[where]
+    b, got = read_bundle(write(tmp_path, "vllm.log.zst", data))
+    assert got == {"vllm.log.zst": text * (2 if where == "between and after" else 1)} and b.skipped == []
+
+
+def test_tar_zst_starting_with_a_skippable_frame_is_opened(tmp_path):
+    path = write(tmp_path, "case.tar.zst", skippable_frame(b"meta") + tar_bytes(CASE, "zst"))
+    b, got = read_bundle(path)
+    assert displayed(b, got) == CASE_DISPLAYED
 
 
 def test_missing_bundle_is_a_bundle_error(tmp_path):
@@ -359,6 +382,23 @@ def test_truncated_zst_yields_what_was_readable_and_records_the_damage(tmp_path)
     part = got["vllm.log.zst"]
     assert len(text) // 4 < len(part) < len(text) and text.startswith(part)
     assert "truncated or corrupt" in reasons(b)["vllm.log.zst"]
+
+
+def test_corrupt_xz_yields_what_decoded_before_the_damage(tmp_path):
+    """lzma's own reader decodes 8 KiB of input at a time: damage in the first 8 KiB gave nothing at all."""
+    text = "".join(f"line {i} of a log {i * 7919 % 10007:05d}\n" for i in range(20_000)).encode()
+    data = bytearray(lzma.compress(text))
+    data[3000:3064] = bytes(b ^ 0x55 for b in data[3000:3064])
+    b, got = read_bundle(write(tmp_path, "vllm.log.xz", bytes(data)))
+    part = got["vllm.log.xz"]
+    assert len(part) > 4000 and text.startswith(part)
+    assert "truncated or corrupt" in reasons(b)["vllm.log.xz"]
+
+
+def test_xz_made_of_several_streams_is_read_whole(tmp_path):
+    text = b"a line\n" * 1000
+    b, got = read_bundle(write(tmp_path, "x.log.xz", lzma.compress(text) + bytes(8) + lzma.compress(text)))
+    assert got == {"x.log.xz": text * 2} and b.skipped == []
 
 
 def test_corrupt_gzip_data_is_recorded_not_raised(tmp_path):

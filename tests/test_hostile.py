@@ -18,6 +18,7 @@ from __future__ import annotations
 import codecs
 import io
 import json
+import lzma
 import os
 import signal
 import socket
@@ -306,6 +307,17 @@ def test_truncated_archive_is_salvaged_up_to_the_damage(tmp_path, kind, keep):
     assert "truncated or corrupt" in o.skip_reasons() or "corrupt zip" in o.skip_reasons(), o.skip_reasons()
     # what was readable of the file cut in two was read
     assert any(f["file"].endswith("steps.log") and f["lines"] > 1000 for f in o.report["sniffed"]), o.report["sniffed"]
+
+
+def test_a_corrupt_xz_is_analysed_up_to_the_damage(tmp_path):
+    """Damage in an xz's first 8 KiB of input gave nothing (lzma's reader decodes that much at once)."""
+    data = bytearray(lzma.compress(INCIDENT_B + FILLER.encode()))
+    data[3000:3064] = bytes(64)
+    bundle = tmp_path / "case"
+    bundle.mkdir()
+    (bundle / "vllm.log.xz").write_bytes(bytes(data))
+    o = check_bundle(tmp_path, bundle, oom_file="vllm.log.xz", commands=("json", "events"))
+    assert "truncated or corrupt" in o.skipped["vllm.log.xz"][0]
 
 
 @pytest.mark.parametrize("kind", ["tar.gz", "tar.zst", "zip"])
