@@ -10,6 +10,10 @@ MiB = 1 << 20
 KiB = 1 << 10
 
 
+LARGEST = (1 << 63) - 1
+FLAGS = ("max_total_bytes", "max_member_bytes", "max_members", "max_depth", "max_line_bytes", "max_ratio")
+
+
 @dataclass(frozen=True)
 class Limits:
     """Bounds on what a bundle may make us read; exceeding one skips (and reports) the rest, never crashes."""
@@ -24,6 +28,13 @@ class Limits:
     max_dump_bytes: int = 8 * MiB         # dumps (nvidia-smi, inspect, ...) are read whole up to this size
     max_nested_zip_bytes: int = 512 * MiB  # a zip inside an archive must be held in memory to be read
     max_dir_depth: int = 32               # folder nesting
+
+    def __post_init__(self) -> None:
+        for name in FLAGS:  # (0 would read nothing; a number past 64 bits overflows where arrow compares it)
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= LARGEST:
+                raise UsageError(f"--{name.replace('_', '-')} must be a whole number from 1 to {LARGEST} "
+                                 f"(got {value!r})")
 
 
 @dataclass(frozen=True)

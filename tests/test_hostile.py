@@ -1034,6 +1034,20 @@ def test_an_unknown_option_exits_2_without_a_traceback(tmp_path):
         no_traceback(r.stdout, r.stderr)
 
 
+@pytest.mark.parametrize("flag", ["--max-total-bytes", "--max-member-bytes", "--max-members", "--max-depth",
+                                  "--max-line-bytes", "--max-ratio"])
+@pytest.mark.parametrize("value", ["0", "-3", str(1 << 64)])
+def test_a_limit_of_zero_less_or_past_64_bits_is_a_usage_error(tmp_path, flag, value):
+    (tmp_path / "vllm.log").write_bytes(INCIDENT_B)
+    out = tmp_path / "events.jsonl"
+    for args in (("analyze", tmp_path / "vllm.log"), ("events", tmp_path / "vllm.log", "-o", out)):
+        r = invoke(*args, flag, value)
+        assert r.exit_code == 2, (args, r.stdout, r.stderr)
+        assert flag in one_error_line(r.stderr)
+        no_traceback(r.stdout, r.stderr)
+    assert not out.exists()
+
+
 def test_debug_shows_the_traceback_of_an_error(tmp_path):
     r = CliRunner().invoke(cli, ["analyze", str(tmp_path / "missing"), "--debug"])
     from k3logs.errors import BundleError
