@@ -1,8 +1,8 @@
 """Metamorphic tests (issue #21): transformations of the corpus cases that must leave the diagnosis as it was
 (tests/metamorphic). First the transforms themselves (a renamed bundle holds no old name, a shifted clock moves
-every time format, a rewrap keeps line numbers, ...), then a deterministic sample of variants, two per case,
-scored like `k3logs eval` against the case's truth carried over by the transform. Known failures of k3logs are
-bed.KNOWN, applied as strict xfail. The full sweep: `python benchmarks/metamorphic.py --all`."""
+every time format, a rewrap keeps line numbers, ...), then a deterministic sample of variants (one or two per
+case) scored like `k3logs eval` against the case's truth carried over by the transform. Known failures of k3logs
+are bed.KNOWN, applied as strict xfail. The full sweep: `python benchmarks/metamorphic.py --all`."""
 from __future__ import annotations
 
 import io
@@ -303,16 +303,17 @@ def test_the_mapping_carries_files_lines_and_nodes_over():
 
 
 # ------------------------------------------------------------------------------------------------------
-# the sample: two transforms per case, scored against the case's truth
+# the sample: one or two transforms per case, scored against the case's truth
 # ------------------------------------------------------------------------------------------------------
 def test_the_sample_gives_every_case_transforms_and_every_transform_cases():
     s = bed.sample()
     assert all(1 <= len(v) <= 2 for v in s.values()) and len(s) >= len(bed.cases()) - 1
+    assert sum(len(v) for v in s.values()) <= 1.4 * len(s)   # (the suite's time)
     uses = Counter(n for v in s.values() for n in v)
     assert set(uses) == set(TRANSFORMS) and min(uses.values()) >= 3, uses
 
 
-@pytest.mark.parametrize("case, slot", [(c, k) for c in bed.cases() for k in range(2)])
+@pytest.mark.parametrize("case, slot", [(c, k) for c in bed.cases() for k in range(bed.slots(c))])
 def test_a_variant_is_diagnosed_like_its_case(case, slot, tmp_path):
     picks = bed.sample().get(case, ())
     if slot >= len(picks):

@@ -31,7 +31,7 @@ YEARS = re.compile(rf"(?<!\d)(20\d\d)[-/][01]\d[-/][0-3]\d[T _][0-2]\d:|(?:{_MON
                    rf"(20\d\d)\b|\b(?:{_MON}) \d\d (20\d\d) \d\d:")
 
 # a date on such a line is when something was built (uname, the kernel's and NVRM's banners), not a clock
-BUILD = re.compile(r"Linux version|\bSMP\b|PREEMPT|Kernel Module|[Bb]uilt on|[Cc]ompiled")
+BUILD = re.compile(r"Linux version|\bSMP\b|PREEMPT|Kernel Module")
 CLOCK_SHAPES = ("iso", "compact", "ctime", "rfc", "mdy", "syslog", "glog", "vllm")
 YEARLESS = ("syslog", "glog", "vllm")
 
@@ -118,10 +118,10 @@ def _shift_one(m: re.Match, seconds: int, year: int, upclock: bool) -> str:
         t = datetime(2000, 1, 1) + timedelta(hours=int(m.group("ut")[:2]), minutes=int(m.group("ut")[3:5]),
                                              seconds=int(m.group("ut")[6:]) + seconds)
         return t.strftime("%H:%M:%S")
-    text, at = m.string, m.start()
-    line = text[text.rfind("\n", 0, at) + 1:text.find("\n", at) % (len(text) + 1)]
-    if BUILD.search(line):
-        return m.group(0)
+    if shape == "ctime":   # (a build date is written like `date`)
+        text, at = m.string, m.start()
+        if BUILD.search(text[text.rfind("\n", 0, at) + 1:at]):
+            return m.group(0)
     _, t = parse(m, year)
     return _render(m, t + timedelta(seconds=seconds))
 

@@ -575,8 +575,8 @@ def _skew(prof: Profile, out: Path, seed: int, beyond: bool) -> Mapping:
     folder = rng.choice(sorted(prof.node_dirs))
     node = prof.node_dirs[folder]
     delta = rng.choice([-1, 1]) * (rng.randint(8, 120) if beyond else 1)
-    host_line = re.compile(rf"^(?:{re.escape(node)}(?:\.[\w.-]+)?: |\S+ \S+ {re.escape(node)} |"
-                           rf"{re.escape(node)}:\d+:\d+ )")
+    host_line = re.compile(rf"^(?:{re.escape(node)}(?:\.[\w.-]+)?: |(?:\w{{3}} [ \d]\d \d\d:\d\d:\d\d\S*|"
+                           rf"\d{{4}}-\d\d-\d\dT\S+) {re.escape(node)} |{re.escape(node)}:\d+:\d+ )")
 
     def fn(f: str, t: Text) -> Text:
         if f.startswith(folder + "/"):
@@ -594,7 +594,7 @@ def _skew(prof: Profile, out: Path, seed: int, beyond: bool) -> Mapping:
         rows = [f"# pdsh -w {','.join(prof.nodes)} 'date -u +%FT%T.%N'   (taken after the incident, all at once)"]
         for n in prof.nodes:
             t = at + timedelta(seconds=prof.offsets.get(n, 0.0) + (delta if n == node else 0),
-                               microseconds=rng.randint(0, 900_000))
+                               microseconds=rng.randint(0, 20_000))   # (pdsh: a few ms apart)
             rows.append(f"{n}: {t:%Y-%m-%dT%H:%M:%S}.{t.microsecond:06d}{rng.randint(0, 999):03d}")
         (out / name).write_text("\n".join(rows) + "\n", encoding="utf-8")
         note += f", date readings added in {name}"
