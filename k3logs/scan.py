@@ -458,6 +458,7 @@ def run_local(entries: list[Entry], catalogue: Catalogue, settings: Settings, jo
     todo, retry, retried = deque(entries), deque(), set()
     workers: list[_Worker] = []
     gone: list[_Worker] = []  # stopped, perhaps still exiting
+    failed_starts = 0         # workers in a row that died before they were ready
     try:
         while todo or retry or any(w.entry for w in workers):
             busy = sum(w.entry is not None for w in workers)
@@ -485,21 +486,21 @@ def run_local(entries: list[Entry], catalogue: Catalogue, settings: Settings, jo
                         w.stop()
                         w.reap(now + 1.0)
                         if not w.ready:
-                            raise K3LogsError(f"a worker process could not start ({w.how_it_died()})")
-                        if w.entry is None:
-                            continue
-                        if w.entry.rel not in retried:
+                            failed_starts += 1
+                            if failed_starts == 3:  # (one can be killed for memory; three in a row cannot start)
+                                raise K3LogsError(f"worker processes cannot start ({w.how_it_died()})")
+                        elif w.entry is not None and w.entry.rel not in retried:
                             retried.add(w.entry.rel)
                             retry.append(w.entry)
-                            continue
-                        yield Outcome(w.entry.rel, {"error": one_line_error(
-                            f"the worker process died while analysing this bundle, also alone ({w.how_it_died()}:"
-                            " killed for memory, or crashed)", settings)})
+                        elif w.entry is not None:
+                            yield Outcome(w.entry.rel, {"error": one_line_error(
+                                f"its worker process died on it twice, the second time alone ({w.how_it_died()}: "
+                                "out of memory, or a crash)", settings)})
                         continue
                     except Exception as e:  # the outcome could not be unpickled: the pipe is still whole
                         got = e
                     if not w.ready:
-                        w.ready = True
+                        w.ready, failed_starts = True, 0
                         continue
                     entry, w.entry, w.deadline = w.entry, None, math.inf
                     w.done += 1
