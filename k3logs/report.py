@@ -74,6 +74,8 @@ class FirstCausal:
 class Origin:
     node: str | None = None
     rank: int | None = None
+    node_from: str | None = None   # the witness that named the node (a log line's host, a node folder, ...)
+    rank_from: str | None = None   # the witness that named the rank
 
 
 @dataclass

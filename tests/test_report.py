@@ -117,7 +117,7 @@ def test_incident_report_follows_the_contract(incident):
                                  "timestamp": "2026-08-11T10:00:07Z",
                                  "text": "NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has "
                                          "fallen off the bus."}
-    assert d["origin"] == {"node": "gpu-b", "rank": 1}
+    assert (d["origin"]["node"], d["origin"]["rank"]) == ("gpu-b", 1)
     assert d["root_cause"]["remediation"]
     assert {(s["category"], s["file"], s["line"]) for s in d["symptoms"]} == {
         ("gpu.illegal_access", "node-b/vllm.log", 2), ("nccl.timeout", "node-a/vllm.log", 2)}
@@ -144,7 +144,7 @@ def test_healthy_report_follows_the_contract(tmp_path):
     assert d["healthy"] is True
     assert d["root_cause"]["category"] == "none" and d["root_cause"]["signature"] is None
     assert d["first_causal"] is None
-    assert d["origin"] == {"node": None, "rank": None}
+    assert (d["origin"]["node"], d["origin"]["rank"]) == (None, None)
     assert d["symptoms"] == []
 
 
