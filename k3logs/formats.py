@@ -13,8 +13,10 @@ from .resources import data_dir
 
 LAYERS = ("wrapper", "prefix", "line")
 TIME_GROUPS = ("t_iso", "t_local", "t_md", "t_hms", "t_glog", "t_ctime", "t_date", "t_mdy", "t_syslog",
-               "t_uptime")
-KEYS = {"name", "regex", "source", "level_map", "first_for", "samples", "json_escaped"}
+               "t_uptime", "t_epoch_us")
+KEYS = {"name", "regex", "source", "level_map", "first_for", "samples", "json_escaped", "json"}
+# the fields a wrapper may read by JSON key (`json = { field = "KEY" }`): one JSON object a line, keys in any order
+JSON_FIELDS = {"text", "t_epoch_us", "t_iso", "host", "pid", "ident", "unit", "stream"}
 
 
 @dataclass(frozen=True)
@@ -26,12 +28,13 @@ class Format:
     level_map: tuple[tuple[str, str], ...]
     first_for: tuple[str, ...]
     json_escaped: bool
+    json_fields: tuple[tuple[str, str], ...]   # (field, JSON key): a wrapper read by key, not by place
     samples: tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
     location: SourceLocation
 
     @property
     def groups(self) -> tuple[str, ...]:
-        return tuple(re.findall(r"\(\?P<(\w+)>", self.regex))
+        return tuple(re.findall(r"\(\?P<(\w+)>", self.regex)) + tuple(f for f, _ in self.json_fields)
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,12 @@ def load_formats(path: Path | None = None) -> Formats:
                 problems.append(f"{loc}: {d['name']}: a format regex matches the head of a line and starts with ^")
             if layer == "line" and not d.get("source"):
                 problems.append(f"{loc}: {d['name']}: a line format needs a source")
+            json_fields = d.get("json") or {}
+            if json_fields and (layer != "wrapper" or not isinstance(json_fields, dict)
+                                or set(json_fields) - JSON_FIELDS or "text" not in json_fields):
+                problems.append(f"{loc}: {d['name']}: `json` is a wrapper's table of fields ({sorted(JSON_FIELDS)},"
+                                f" text included) to JSON keys")
+                json_fields = {}
             samples = []
             for s in d.get("samples", []):
                 fields = tuple(sorted((str(k), str(v)) for k, v in (s.get("fields") or {}).items()))
@@ -83,7 +92,7 @@ def load_formats(path: Path | None = None) -> Formats:
                 layer=layer, name=d["name"], regex=d["regex"], source=d.get("source"),
                 level_map=tuple(sorted((d.get("level_map") or {}).items())),
                 first_for=tuple(d.get("first_for", [])), json_escaped=bool(d.get("json_escaped", False)),
-                samples=tuple(samples), location=loc))
+                json_fields=tuple(sorted((str(k), str(v)) for k, v in json_fields.items())), samples=tuple(samples), location=loc))
     if problems:
         raise CatalogueError(f"{len(problems)} problem(s) in {path}: {problems[0]}", problems)
     return Formats(wrappers={f.name: f for f in out["wrapper"]}, prefixes=tuple(out["prefix"]),

@@ -30,23 +30,25 @@ PLACEHOLDER_YEAR = "2000"  # a leap year: year-less times are kept in it until t
 
 # columns of a parsed row (besides line, sub, truncated)
 STR_COLS = ("text", "wrapper", "stream", "proc", "ip", "w_host", "ident", "source", "level", "loc", "host",
-            "lt_kind", "wt_kind")
+            "lt_kind", "wt_kind", "w_pod", "w_container")
 PARSED_SCHEMA: dict[str, pl.DataType] = {
     LINE: pl.Int64, SUB: pl.Int8, TRUNCATED: pl.Boolean, "cr_end": pl.Boolean,
     **{c: pl.String for c in STR_COLS},
     "pid": pl.Int64, "tid": pl.Int64, "dev": pl.Int32, "rank": pl.Int32, "local_rank": pl.Int32,
+    "w_task": pl.Int32,   # a launcher's task label (Slurm `srun -l`): the task that wrote the line
     "wt": pl.Datetime("us"), "lt": pl.Datetime("us"), "uptime": pl.Float64, "partial": pl.Boolean,
 }
 # what a field can hold: a value outside (year 0001, a pid of 5000 digits, 10**20 s since boot) is damage or
 # a hostile bundle; it is treated as absent, and the row names it in UNREADABLE (the report lists them)
 RANGES: dict[str, tuple] = {
     "pid": (0, 1 << 31), "tid": (0, 1 << 31), "dev": (0, 1 << 16), "rank": (0, 1 << 24), "local_rank": (0, 1 << 16),
+    "w_task": (0, 1 << 24),
     "uptime": (0.0, 1e10), "wt": (datetime(1970, 1, 1), datetime(2200, 1, 1)),
     "lt": (datetime(1970, 1, 1), datetime(2200, 1, 1)),
 }
 UNREADABLE = "_unreadable"   # the fields of a row that held a value out of range (comma-separated), or null
 FIELD_NAMES = {"lt": "time", "wt": "wrapper time", "uptime": "seconds since boot", "dev": "device",
-               "local_rank": "local rank"}  # (as a report names them; the others by their own name)
+               "local_rank": "local rank", "w_task": "task"}  # (as a report names them; the others by their own name)
 
 
 @dataclass(frozen=True)
@@ -66,7 +68,13 @@ def _head_regex(fmt: Format) -> str:
 
 
 def _extract(df: pl.DataFrame, fmt: Format) -> pl.DataFrame:
-    """The format's named groups for each row of `df`, plus `_m` (the whole head; null = no match)."""
+    """The format's named groups for each row of `df`, plus `_m` (the whole head; null = no match). A wrapper
+    read by JSON key (journald's `-o json`) takes each field from its key, wherever it is in the object."""
+    if fmt.json_fields:
+        hit = pl.col("text").str.contains(fmt.regex).fill_null(False)
+        return df.select(pl.when(hit).then(pl.col("text")).alias("_m"), *[
+            pl.when(hit).then(pl.col("text").str.json_path_match(f"$.{key}")).alias(name)
+            for name, key in fmt.json_fields])
     return df.select(pl.col("text").str.extract_groups(_head_regex(fmt))).unnest("text")
 
 
@@ -118,6 +126,10 @@ def _time_exprs(groups: frozenset[str] | set[str]) -> tuple[pl.Expr, pl.Expr, pl
                             parts.list.get(2, null_on_oob=True)]).str.to_datetime(
             "%Y-%m-%d %H:%M:%S%.f", time_unit="us", strict=False)
         return dt, pl.when(dt.is_not_null()).then(pl.lit("yearless")), None
+    if "t_epoch_us" in groups:  # journald's __REALTIME_TIMESTAMP: microseconds since the epoch (UTC)
+        us = c("t_epoch_us").cast(pl.Int64, strict=False)
+        dt = pl.when(us.is_between(0, 7_258_118_400_000_000)).then(us).cast(pl.Datetime("us"))
+        return dt, pl.when(dt.is_not_null()).then(pl.lit("utc")), None
     if "t_uptime" in groups:
         up = c("t_uptime").cast(pl.Float64, strict=False)
         return pl.lit(None, pl.Datetime("us")), pl.when(up.is_not_null()).then(pl.lit("boot")), up
@@ -160,6 +172,11 @@ def _apply_wrapper(df: pl.DataFrame, fmt: Format) -> pl.DataFrame:
         new["stream"] = ext["stream"]
     if "host" in g:
         new["w_host"] = ext["host"]
+    for grp, col in (("pod", "w_pod"), ("container", "w_container")):
+        if grp in g:
+            new[col] = ext[grp]
+    if "task" in g:
+        new["w_task"] = ext["task"].cast(pl.Int64, strict=False).cast(pl.Int32, strict=False)
     if "ident" in g:
         new["ident"] = ext["ident"]
     if "pid" in g:

@@ -3,6 +3,7 @@ chain around its lines (docker json-file, CRI, journald, ...), and its kind (sch
 DUMP_KINDS). Every decision comes with a one-line reason. Only the file's head is read."""
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -14,7 +15,9 @@ from .lines import decode_head
 
 HEAD_BYTES = 64 * 1024
 HEAD_LINES = 200
-WRAPPER_ORDER = ("docker_json", "cri", "kubectl_prefix", "journald_iso", "rfc3339", "journald", "compose")
+WRAPPER_ORDER = ("docker_json", "journald_json", "cri", "kubectl_prefix", "journald_iso", "rfc3339", "journald",
+                 "compose", "srun_label")
+LABELS = ("srun_label",)  # a bare 'N: ' label: a dump whose lines start so (`ip -o addr`) is that dump, not a log
 NUL_RUN = re.compile(rb"\x00{8,}")
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 VLLM_PROC = re.compile(r"^\((?:APIServer|ApiServer_\d+|EngineCore\w*|Worker\w*|VllmWorker[^)]*|VllmWorkerProcess"
@@ -129,6 +132,8 @@ def sniff(head: bytes, size: int | None = None, formats: Formats | None = None) 
         reasons.append(f"{name} wrapper on {hits}/{len(inner)} lines")
         rx = dict(pats["wrapper"])[name]
         inner = [_unwrap(ln, rx, name) for ln in inner]
+    if wrappers and wrappers[0] in LABELS and sniff_dump(text):
+        wrappers, inner, reasons = [], lines, []
 
     # 2. dumps are recognised on the unwrapped text
     if not wrappers:
@@ -163,8 +168,8 @@ def sniff(head: bytes, size: int | None = None, formats: Formats | None = None) 
                 kinds.add("torch" if name == "glog" and ".py:" in m.group("loc") else LINE_KIND.get(name, "log"))
                 break
         counts.update(kinds)
-    if "journald" in wrappers or "journald_iso" in wrappers:
-        idents = Counter(m.group("ident") for ln in lines if (m := _journal_ident(ln, pats)))
+    if {"journald", "journald_iso", *_json_wrappers()} & set(wrappers):
+        idents = Counter(i for ln in lines if (i := _journal_ident(ln, pats)))
         if idents and idents.most_common(1)[0][0] == "kernel":
             counts["kernel"] = n
         elif not counts.get("vllm"):
@@ -191,6 +196,13 @@ def _unwrap(line: str, rx: re.Pattern, name: str) -> str:
     m = rx.match(line)
     if not m:
         return line
+    if name in _json_wrappers():
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            return line
+        t = obj.get(_json_wrappers()[name]) if isinstance(obj, dict) else None
+        return t if isinstance(t, str) else ""
     if "text" in rx.groupindex:
         t = m.group("text") or ""
         if name == "docker_json":
@@ -199,10 +211,23 @@ def _unwrap(line: str, rx: re.Pattern, name: str) -> str:
     return line[m.end():]
 
 
-def _journal_ident(line: str, pats) -> re.Match | None:
+@lru_cache(maxsize=1)
+def _json_wrappers() -> dict[str, str]:
+    """Wrappers read by JSON key: name -> the key of their text."""
+    return {n: dict(f.json_fields)["text"] for n, f in builtin_formats().wrappers.items() if f.json_fields}
+
+
+def _journal_ident(line: str, pats) -> str | None:
     for name, p in pats["wrapper"]:
         if name in ("journald", "journald_iso"):
             m = p.match(line)
             if m:
-                return m
+                return m.group("ident")
+        elif name in _json_wrappers() and p.match(line):
+            try:
+                obj = json.loads(line)
+            except ValueError:
+                return None
+            ident = obj.get("SYSLOG_IDENTIFIER") if isinstance(obj, dict) else None
+            return ident if isinstance(ident, str) else None
     return None

@@ -3,7 +3,7 @@ patterns/formats.toml is replayed through the real parser, and must give the fie
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import polars as pl
 import pytest
@@ -19,17 +19,21 @@ SAMPLES = [pytest.param(f, line, dict(fields), id=f"{f.layer}-{f.name}-{i}")
            for f in ALL for i, (line, fields) in enumerate(f.samples)]
 
 # the parsed column each group lands in, per layer (time groups are checked separately)
-WRAPPER_COLS = {"stream": "stream", "host": "w_host", "ident": "ident", "pid": "pid"}
+WRAPPER_COLS = {"stream": "stream", "host": "w_host", "ident": "ident", "pid": "pid", "pod": "w_pod",
+                "container": "w_container", "task": "w_task"}
 PREFIX_COLS = {"proc": "proc", "pid": "pid", "ip": "ip", "rank": "rank", "stream": "stream"}
 LINE_COLS = {"loc": "loc", "host": "host", "pid": "pid", "tid": "tid", "dev": "dev", "msg": "text"}
 TIME_KIND = {"t_iso": "utc", "t_local": "local", "t_md": "yearless", "t_glog": "yearless", "t_ctime": "local",
-             "t_date": "utc", "t_mdy": "local", "t_syslog": "yearless", "t_uptime": "boot"}
+             "t_date": "utc", "t_mdy": "local", "t_syslog": "yearless", "t_uptime": "boot", "t_epoch_us": "utc"}
 
 
 def groups_of(fmt: Format, line: str) -> dict[str, str | None]:
     """The format's own named groups on `line`, run by the engine the parser uses; `msg` defaults to the rest."""
     ext = pl.Series("text", [line]).str.extract_groups(f"(?P<_m>{fmt.regex})").struct.unnest().row(0, named=True)
     assert ext["_m"] is not None, f"{fmt.name} does not match its own sample {line!r}"
+    if fmt.json_fields:  # read by key: the whole line is the record
+        obj = json.loads(line)
+        return {"_m": line, **{name: (str(obj[key]) if key in obj else None) for name, key in fmt.json_fields}}
     if "msg" not in ext:
         ext["msg"] = line[len(ext["_m"]):]
     return ext
@@ -66,6 +70,9 @@ def test_wrapper_sample_is_peeled_by_the_parser(fmt, line, fields):
     # the message is the tail of what the wrapper leaves (docker: JSON-unescaped), without the wrapper's head
     inner = (json.loads(f'"{g["text"]}"') if fmt.json_escaped else g["text"]) if "text" in fmt.groups \
         else line[len(g["_m"]):]
+    if fmt.json_fields:
+        assert r["wt"] == datetime(1970, 1, 1) + timedelta(microseconds=int(g["t_epoch_us"])) \
+            if g.get("t_epoch_us") else True
     assert r["text"] and (inner or "").rstrip("\n").endswith(r["text"])
     assert not r["text"].startswith(line[:12])
 
@@ -158,3 +165,46 @@ def test_a_big_mixed_batch_parses_each_line_as_it_parses_alone():
     assert together.height == len(many)
     for line, got in zip(many, together.select(cols).iter_rows()):
         assert got == alone[line], line
+
+
+# ------------------------------------------------------------------------------------------------------
+# wrappers read by JSON key, labels, pod prefixes
+# ------------------------------------------------------------------------------------------------------
+JOURNAL = ('{ "__CURSOR" : "s=1;i=2", "__REALTIME_TIMESTAMP" : "1761026498406117", "_PID" : "1187", '
+           '"_HOSTNAME" : "inf-l40s-07", "SYSLOG_IDENTIFIER" : "vllm", "MESSAGE" : "(APIServer pid=1187) INFO 10-21 '
+           '06:01:38 [launcher.py:110] Shutting down FastAPI HTTP server." }')
+
+
+def test_journald_json_fields_are_read_by_key_in_any_order():
+    shuffled = json.dumps(dict(reversed(list(json.loads(JOURNAL).items()))))
+    rows = parse_lines([JOURNAL, shuffled], kind="vllm", wrappers=("journald_json",))
+    for r in rows.iter_rows(named=True):
+        assert (r["w_host"], r["pid"], r["ident"], r["source"]) == ("inf-l40s-07", 1187, "vllm", "vllm")
+        assert r["text"] == "Shutting down FastAPI HTTP server." and r["proc"] == "APIServer"
+        assert r["wt"] == datetime(2025, 10, 21, 6, 1, 38, 406117) and r["wt_kind"] == "utc"
+
+
+def test_a_json_line_that_is_not_a_journal_entry_is_left_alone():
+    # docker's json-file record is lower-case keys; a capture is another object: neither is journald's
+    rows = parse_lines(['{"log":"x\\n","stream":"stdout","time":"2026-08-11T07:35:59Z"}',
+                        '{"MESSAGES": "not a journal"}', '{"_HOSTNAME": "h", "note": "no message"}'],
+                       kind="log", wrappers=("journald_json",))
+    assert rows["wrapper"].to_list() == ["none", "none", "none"]
+
+
+def test_srun_label_is_the_task_and_the_rest_is_parsed_as_usual():
+    r = parse_lines(["12: gpu-b06:4121:4121 [4] NCCL INFO Bootstrap : Using ib0:10.0.3.17<0>"], kind="nccl",
+                    wrappers=("srun_label",)).row(0, named=True)
+    assert (r["w_task"], r["host"], r["pid"], r["dev"], r["source"]) == (12, "gpu-b06", 4121, 4, "nccl")
+
+
+def test_kubectl_prefix_keeps_the_pod_and_container_not_as_a_host():
+    r = parse_lines(["[pod/vllm-l40s-0-1/vllm-worker] 2025-06-24T13:06:11.2Z INFO 06-24 13:06:11 [x.py:1] y"],
+                    kind="vllm", wrappers=("kubectl_prefix", "rfc3339")).row(0, named=True)
+    assert (r["w_pod"], r["w_container"], r["w_host"]) == ("vllm-l40s-0-1", "vllm-worker", None)
+    assert r["wt"] == datetime(2025, 6, 24, 13, 6, 11, 200000)
+
+
+def test_loader_rejects_json_fields_on_a_line_format_or_without_text(tmp_path):
+    with pytest.raises(CatalogueError, match="json"):
+        _load(tmp_path, '[[wrapper]]\nname = "j"\nregex = "^\\\\{"\njson = { host = "H" }\nsamples = [{ line = "{" }]\n')

@@ -108,6 +108,18 @@ SAMPLES = {
         "2026-10-27T09:41:41Z  2026-10-27T09:43:10Z  Warning   BackOff     kimi-k3-0-1    b200-k3-n06   Back-off "
         "restarting failed container"),
         "k8s_events", ("rfc3339",)),
+    "vllm_journald_json": (lines(*(json.dumps({"__CURSOR": f"s=1;i={i}", "__REALTIME_TIMESTAMP": f"17610263{i}0000000",
+                                               "_HOSTNAME": "inf-l40s-07", "SYSLOG_IDENTIFIER": "vllm", "_PID": "1187",
+                                               "MESSAGE": ln})
+                                   for i, ln in enumerate(VLLM_PREFIXED))), "vllm", ("journald_json",)),
+    "kernel_journald_json": (lines(*(json.dumps({"MESSAGE": m, "_HOSTNAME": "gpu-node-07", "SYSLOG_IDENTIFIER": "kernel",
+                                                 "__REALTIME_TIMESTAMP": "1761026333000000"}) for m in (
+        "NVRM: Xid (PCI:0000:18:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.",
+        "mlx5_core 0000:9a:00.0 mlx5_3: Port: 1 Link DOWN"))), "kernel", ("journald_json",)),
+    "vllm_srun_label": (lines("+ srun -l --ntasks-per-node=8 python serve.py", *(f"{i}: {ln}" for i, ln in enumerate(
+        VLLM_PREFIXED))), "vllm", ("srun_label",)),
+    "vllm_kubectl_prefix": (lines(*(f"[pod/k3-0-1/vllm-worker] {ln}" for ln in VLLM_PREFIXED)), "vllm",
+                            ("kubectl_prefix",)),
     "k8s_events_last_column": (lines(
         "LAST                   TYPE      REASON              OBJECT                        MESSAGE",
         "2026-07-21T13:01:12Z   Normal    Scheduled           kimi-k3-6d8f7c9b54-q2xlm      Successfully assigned",
@@ -240,3 +252,11 @@ def test_captured_requests_are_captures_never_log_lines(line, captures):
     got = sniff(((line + "\n") * 3).encode())
     assert (got.kind == "captures") == captures, got
     assert got.parsed_as_log != captures  # a prompt quoting an error is not that error
+
+
+def test_a_dump_whose_lines_start_like_task_labels_is_that_dump():
+    # `ip -o link`: every line starts 'N: ', as an `srun -l` label would
+    s = sniff(lines("1: lo: <LOOPBACK,UP,LOWER_UP> mtu 65536 qdisc noqueue state UNKNOWN mode DEFAULT",
+                    "2: eth0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 qdisc mq state UP mode DEFAULT",
+                    "3: ib0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 4092 qdisc mq state UP mode DEFAULT"))
+    assert (s.kind, s.wrappers, s.is_dump) == ("ip_addr", (), True)
