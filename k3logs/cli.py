@@ -365,25 +365,37 @@ def toolcalls(bundle, fmt, no_redact, **limits):
 @click.option("--ray", "ray_address", metavar="ADDRESS", default=None, help="Run the bundles as Ray tasks on the "
               "cluster at ADDRESS (auto, HOST:6379, ray://HOST:10001) or 'local'; needs k3logs[ray].")
 @click.option("--summary", is_flag=True, help="Then print the markdown summary of OUT.")
+@click.option("--bundle-timeout", type=float, default=None, metavar="SECONDS", help="Stop a bundle's analysis "
+              "after this long (its worker is killed, its row says so; default 300).")
 @bundle_options
 @handle_errors
-def scan(archive, out, jobs, ray_address, summary, patterns, tz, skew_tolerance, **limits):
+def scan(archive, out, jobs, ray_address, summary, bundle_timeout, patterns, tz, skew_tolerance, **limits):
     """Analyse every bundle (folder or archive file) directly under ARCHIVE, in parallel; resumable.
 
     Writes OUT/incidents.parquet (one row per bundle, sorted by path) and OUT/reports/*.json. A bundle that
-    fails is recorded with its error and the scan goes on. Exit status: 0 no incident, 1 incidents found,
-    2 bad usage or ARCHIVE unreadable, 3 some bundles could not be analysed.
+    fails or runs out of time is recorded with its error and the scan goes on. Exit status: 0 no incident,
+    1 incidents found, 2 bad usage or ARCHIVE unreadable, 3 some bundles could not be analysed; stopped
+    early (rows finished so far kept): 130 Ctrl-C, 143 SIGTERM.
 
     \b
     Example:
         k3logs scan /data/old-incidents -o scan-out --jobs 8 --summary
         k3logs scan /shared/incidents -o scan-out --ray auto
     """
+    import signal
+
     from . import progress
-    from .api import scan_archive
+    from .api import cores
+    from .scan import Terminated, analysis_key, scan as scan_archive, sigterm_stops_the_scan
     from .scan_summary import summarize
-    result = scan_archive(archive, out, _settings(tz, skew_tolerance, **limits), patterns, jobs, ray_address,
-                          progress.for_stderr("scan"))
+    settings = _settings(tz, skew_tolerance, **limits)
+    try:
+        with sigterm_stops_the_scan():  # (api.scan_archive has no time limit to pass yet)
+            result = scan_archive(archive, out, settings, _catalogue(patterns), analysis_key(settings, patterns),
+                                  cores() if jobs is None else jobs, ray_address, progress.for_stderr("scan"),
+                                  bundle_timeout)
+    except Terminated:
+        _fail("terminated; the rows finished so far are kept", 128 + signal.SIGTERM)
     others = f"; {len(result.others)} other file(s) under ARCHIVE ignored" if result.others else ""
     click.echo(f"{len(result.rows)} bundles ({len(result.analysed)} analysed, {len(result.unchanged)} unchanged): "
                f"{result.incidents} incidents, {result.failed} failed{others} -> {out}", err=True)
