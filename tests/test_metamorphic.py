@@ -320,6 +320,8 @@ def test_a_variant_is_diagnosed_like_its_case(case, slot, tmp_path):
         pytest.skip("no further transform applies to this case")
     name = picks[slot]
     seed = bed.seed_of(case, name)
+    if not bed.base_right(case):
+        pytest.skip("the case itself is diagnosed wrong (tests/test_corpora.py says how): nothing to compare with")
     o = bed.check(case, name, seed, tmp_path / "v")
     if not o.applies:
         pytest.skip(f"{name}: {o.reason}")

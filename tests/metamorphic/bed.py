@@ -61,6 +61,14 @@ def original(case: str):
 
 
 @lru_cache(maxsize=None)
+def base_right(case: str) -> bool:
+    """Whether the case itself is diagnosed as its truth says (else test_corpora reports it, and its variants
+    are not compared: a transform must keep a right answer right)."""
+    truth = json.loads((CORPORA / case / "truth.json").read_text(encoding="utf-8"))
+    return score(case, truth, original(case)).passed
+
+
+@lru_cache(maxsize=None)
 def case_profile(case: str) -> Profile:
     return profile(CORPORA / case, original(case))
 
@@ -76,10 +84,16 @@ class Outcome:
     truth: dict = field(default_factory=dict)
     score: CaseScore | None = None
     error: str | None = None
+    base_wrong: bool = False              # the case itself is diagnosed wrong: nothing to compare with
 
     @property
     def passed(self) -> bool:
         return self.applies and self.error is None and self.score is not None and self.score.passed
+
+    @property
+    def failed(self) -> bool:
+        """A metamorphic failure: the variant is diagnosed wrong where the case itself is diagnosed right."""
+        return self.applies and not self.base_wrong and not self.passed
 
     def differences(self) -> list[str]:
         if self.error:
@@ -109,6 +123,7 @@ def make(case: str, transform: str, seed: int, out: Path) -> tuple[Mapping, dict
 def check(case: str, transform: str, seed: int, work: Path) -> Outcome:
     """Make the variant in `work` (removed after), diagnose it and score it against its truth."""
     o = Outcome(case, transform, seed)
+    o.base_wrong = not base_right(case)
     try:
         o.mapping, o.truth = make(case, transform, seed, work)
     except NotApplicable as e:

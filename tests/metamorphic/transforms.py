@@ -137,6 +137,8 @@ class Mapping:
                 fc["line_alt"] = alts
         if t.get("origin"):
             t["origin"]["node"] = self.node(t["origin"].get("node"))
+        if "outcome" in self.expect:   # (the case's alternatives are for the case's own outcome)
+            t.pop("outcome_alt", None)
         t.update(self.expect)
         return t
 
