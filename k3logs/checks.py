@@ -8,6 +8,7 @@ Args) over a template (pod spec, launch file). No remediation advises mixing CUD
 """
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -30,6 +31,7 @@ class Check:
     detail: str
     category: str | None         # taxonomy id a failure points to (None unless failed)
     remediation: tuple[str, ...]  # what to do (empty unless failed)
+    explains: tuple[str, ...] = ()  # root categories a failure explains (facts.toml [[check]] `explains`)
 
 
 class _Facts:
@@ -89,7 +91,8 @@ def run_checks(facts: list[Fact], is_k3: bool | None = None, data: FactsData | N
 def _mk(defn: CheckDef, status: str, fact: Fact | None, detail: str) -> Check:
     failed = status == "fail"
     return Check(defn.id, status, fact.where if fact else None, detail,
-                 defn.category if failed else None, defn.remediation if failed else ())
+                 defn.category if failed else None, defn.remediation if failed else (),
+                 defn.explains if failed else ())
 
 
 def _at(f: Fact | None) -> str:
@@ -367,11 +370,101 @@ def check_shm(F: _Facts, data: FactsData, k3: bool):
     return "unknown", None, "no docker ShmSize / --shm-size / --ipc or pod /dev/shm volume in the bundle"
 
 
+# ------------------------------------------------------------------------------------------
+# the same build on every node
+# ------------------------------------------------------------------------------------------
+_BUILDS = (("nccl_version", "NCCL"), ("torch_version", "torch"), ("vllm_version", "vLLM"))
+_PACKAGE_LISTS = ("pip_freeze", "collect_env")
+
+
+def _build(name: str, value: str) -> str | None:
+    """The part of a version that must be equal on every rank: NCCL's x.y.z, torch's version with its CUDA
+    build (+cu128), vLLM's release without a local suffix."""
+    if name == "nccl_version":
+        m = re.match(r"(\d+\.\d+\.\d+)", value)
+        return m.group(1) if m else None
+    if name == "vllm_version":
+        return value.split("+", 1)[0] or None
+    return value or None
+
+
+def _witness(f: Fact) -> tuple[str, str]:
+    """Who states a fact: its node when known, else its file (the ranks that log to it, or one package list)."""
+    return ("node", f.node) if f.node else ("file", f.file)
+
+
+def _differing(facts: list[Fact], name: str) -> list[str] | None:
+    """The builds that differ between the ranks of one deployment, read within one kind of evidence (the logs
+    the processes wrote, or package lists: a library's own banner and pip's package version are not compared
+    with each other). Known nodes are compared with each other, each by the builds its best source shows; the
+    facts of an unknown node only within their file (the ranks writing one log, one listing of several
+    environments). None when no two of them differ."""
+    for kind in ("log", "packages"):
+        mine = [f for f in facts if (f.source == "log") == (kind == "log")
+                and (kind == "log" or f.source in _PACKAGE_LISTS)]
+        groups: dict[tuple[str, str], set[str]] = defaultdict(set)
+        best: dict[str, int] = {}
+        for f in mine:
+            if f.node:
+                best[f.node] = min(best.get(f.node, 9), RAN_RANK.get(f.source, 9))
+        for f in mine:
+            if f.node and RAN_RANK.get(f.source, 9) != best[f.node]:
+                continue
+            groups[_witness(f)].add(_build(name, f.value))
+        per_node = [v for (k, _), v in groups.items() if k == "node"]
+        split = any(a.isdisjoint(b) for i, a in enumerate(per_node) for b in per_node[i + 1:])
+        split = split or any(len(v) > 1 for (k, _), v in groups.items() if k == "file")
+        if split:
+            return sorted({b for v in groups.values() for b in v})
+    return None
+
+
+def check_versions_across_nodes(F: _Facts, data: FactsData, k3: bool):
+    seen: list[str] = []
+    apart: list[str] = []
+    shown: Fact | None = None
+    for name, label in _BUILDS:
+        facts = [f for f in F.get(name) if _build(name, f.value)]
+        if not facts:
+            continue
+        builds = _differing(facts, name)
+        if builds is None:
+            found = sorted({_build(name, f.value) for f in facts})
+            if len(found) > 1:   # a node's restarts, logs of unknown nodes, a banner against a package list
+                apart.append(f"{label} {', '.join(found)}")
+            elif len({_witness(f) for f in facts}) > 1:
+                seen.append(f"{label} {found[0]}")
+                shown = shown or min(facts, key=lambda f: (RAN_RANK.get(f.source, 9), f.file, f.line or 0))
+            continue
+        # the build most witnesses (nodes, logs, package lists) show is the deployment's; between equals, the
+        # one the bundle shows first. The odd one out's evidence is the first line of what really ran.
+        order = sorted(facts, key=lambda f: (f.file, f.line or 0))
+        votes = {b: len({_witness(f) for f in facts if _build(name, f.value) == b}) for b in builds}
+        first = {b: next(i for i, f in enumerate(order) if _build(name, f.value) == b) for b in builds}
+        ref = max(builds, key=lambda b: (votes[b], -first[b]))
+        odd = sorted((f for f in facts if _build(name, f.value) != ref),
+                     key=lambda f: (RAN_RANK.get(f.source, 9), f.file, f.line or 0))
+        ev = odd[0]
+        where = {b: ", ".join(sorted({f.node or f.where for f in facts if _build(name, f.value) == b}))
+                 for b in builds}
+        others = "; ".join(f"{label} {b} ({where[b]})" for b in builds if b != ref)
+        return "fail", ev, (f"the ranks of one deployment run different {label} builds: {others} against {label} "
+                            f"{ref} ({where[ref]}); the odd one out is {label} {_build(name, ev.value)}{_at(ev)}")
+    if apart:
+        return "unknown", None, ("different builds appear, but not on two nodes (or ranks of one log) at once: "
+                                 + "; ".join(apart) + " (a node's restarts, or logs whose node is unknown)")
+    if seen:
+        return "pass", shown, "the same build on every node and rank that shows it: " + "; ".join(seen)
+    return "unknown", None, ("no NCCL, torch or vLLM version from two nodes or ranks (NCCL version banners, "
+                             "'vLLM is using nccl', pip freeze / collect_env per node)")
+
+
 CHECKS = {
     "driver_branch_vs_cuda": check_driver, "image_is_k3": check_image, "vllm_version_min": check_vllm,
     "torch_cuda_build": check_torch, "pip_mixed_cuda": check_pip_mix, "gpu_model_count": check_gpus,
     "prefix_caching_flag": check_prefix, "all2all_backend_vs_interconnect": check_all2all,
     "ucx_tls_with_rdma": check_ucx, "nccl_dmabuf_advice": check_dmabuf, "shm_size": check_shm,
+    "runtime_versions_across_nodes": check_versions_across_nodes,
 }
 
 

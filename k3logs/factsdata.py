@@ -24,7 +24,7 @@ VERSION_TYPES = {"k3_image": str, "k3_cuda_major": int, "k3_torch_cuda_build": s
                  "k3_min_gpus": int, "k3_gpu_class": list, "k3_model_words": list, "rdma_ucx_tls": str,
                  "docker_default_shm_bytes": int}
 EVIDENCE_KEYS = {"id", "title", "any_fact", "all_fact", "any_kind", "fact_prefix", "traceback", "node"}
-CHECK_KEYS = {"id", "title", "category", "k3_only", "fact", "remediation"}
+CHECK_KEYS = {"id", "title", "category", "k3_only", "fact", "remediation", "explains"}
 LOG_KEYS = {"id", "fact", "prefilter", "regex", "transform", "groups", "value", "samples"}
 
 
@@ -62,6 +62,7 @@ class CheckDef:
     remediation: tuple[str, ...]
     k3_only: bool = False
     location: SourceLocation = field(default=SourceLocation("<memory>"), compare=False)
+    explains: tuple[str, ...] = ()   # root categories its failure explains (the errors it causes on other ranks)
 
 
 @dataclass(frozen=True)
@@ -312,7 +313,16 @@ def _check(d: dict, loc, kl, taxonomy: set[str], issues: list[Issue]) -> CheckDe
         rem = ()
     if taxonomy and d["category"] not in taxonomy:
         issues.append(Issue("error", "taxonomy", f"check {d['id']!r}: unknown category {d['category']!r}", kl("category")))
-    return CheckDef(d["id"], d["title"], d["category"], d["fact"], rem, bool(d.get("k3_only", False)), loc)
+    explains = _strs(d.get("explains", []))
+    if explains is None:
+        issues.append(Issue("error", "type", f"check {d['id']!r}: explains must be a list of categories", kl("explains")))
+        explains = ()
+    for c in explains:
+        if taxonomy and c not in taxonomy:
+            issues.append(Issue("error", "taxonomy", f"check {d['id']!r}: explains an unknown category {c!r}",
+                                kl("explains")))
+    return CheckDef(d["id"], d["title"], d["category"], d["fact"], rem, bool(d.get("k3_only", False)), loc,
+                    tuple(explains))
 
 
 def _log_fact(d: dict, loc, kl, issues: list[Issue]) -> LogFact | None:

@@ -253,6 +253,70 @@ def test_checks_over_a_compose_deployment():
 
 
 # ------------------------------------------------------------------------------------------
+# the same build on every node (taxonomy v2: nccl.version_mismatch)
+# ------------------------------------------------------------------------------------------
+VERSIONS = "runtime_versions_across_nodes"
+
+
+def test_versions_across_nodes_differ_the_odd_node_out_is_the_evidence():
+    # three nodes print their NCCL banner; one differs: the failure points at its line, not at the majority's
+    facts = [F("nccl_version", "2.26.2", "log", "n1", "n1/vllm.log", 40), F("nccl_version", "2.26.2", "log", "n2", "n2/vllm.log", 41),
+             F("nccl_version", "2.27.3", "log", "n3", "n3/vllm.log", 39)]
+    c = check(VERSIONS, facts)
+    assert c.status == "fail" and c.category == "nccl.version_mismatch" and c.evidence == "n3/vllm.log:39"
+    assert "2.27.3" in c.detail and "2.26.2" in c.detail and "n3" in c.detail
+    assert "other" in c.explains and "nccl.system_error" in c.explains and c.remediation
+
+
+def test_versions_across_nodes_two_nodes_tie_the_first_shown_is_the_reference():
+    # one node each: the build the bundle shows first (the leader's log) is the reference
+    facts = [F("nccl_version", "2.27.3", "log", "worker", "logs/leader.log", 80),
+             F("nccl_version", "2.26.2", "log", "leader", "logs/leader.log", 77)]
+    c = check(VERSIONS, facts)
+    assert c.status == "fail" and c.evidence == "logs/leader.log:80"
+
+
+def test_versions_across_nodes_ranks_of_one_log_with_no_node():
+    # srun-style output: no node names, the ranks of one job write one file; a package list names the
+    # deployment's build, so the other one is the odd one out
+    facts = [F("nccl_version", "2.26.5", "log", None, "slurm.out", 119), F("nccl_version", "2.26.2", "log", None, "slurm.out", 120),
+             F("nccl_version", "2.26.2", "pip_freeze", None, "requirements.lock", 2)]
+    c = check(VERSIONS, facts)
+    assert c.status == "fail" and c.evidence == "slurm.out:119"
+
+
+def test_versions_across_nodes_torch_and_vllm_builds_too():
+    facts = [F("torch_version", "2.7.1+cu128", "collect_env", "n1", "n1/env.txt", 5),
+             F("torch_version", "2.7.1+cu126", "collect_env", "n2", "n2/env.txt", 5),
+             F("nccl_version", "2.26.2", "log", "n1"), F("nccl_version", "2.26.2", "log", "n2")]
+    c = check(VERSIONS, facts)
+    assert c.status == "fail" and "torch" in c.detail and c.evidence in ("n1/env.txt:5", "n2/env.txt:5")
+    # a local build suffix is not another vLLM release
+    same = [F("vllm_version", "0.27.1+cu130", "pip_freeze", "n1"), F("vllm_version", "0.27.1", "pip_freeze", "n2")]
+    assert check(VERSIONS, same).status == "pass"
+
+
+def test_versions_across_nodes_near_misses_pass_or_stay_unknown():
+    # every node the same
+    same = [F("nccl_version", "2.26.2", "log", "n1", "a.log", 3), F("nccl_version", "2.26.2", "log", "n2", "b.log", 3)]
+    c = check(VERSIONS, same)
+    assert c.status == "pass" and "2.26.2" in c.detail and c.category is None and c.explains == ()
+    # one node upgraded between two starts: its history, not two nodes that differ
+    history = [F("nccl_version", "2.26.2", "log", "n1", "a.log", 3), F("nccl_version", "2.27.3", "log", "n1", "a.log", 900),
+               F("nccl_version", "2.27.3", "log", "n2", "b.log", 5)]
+    # a library's banner and pip's package version are not compared with each other
+    sources = [F("nccl_version", "2.21.5", "log", "n1", "a.log", 3), F("nccl_version", "2.26.2", "pip_freeze", "n2", "pip.txt", 4)]
+    # two logs of unknown nodes (two deployments side by side, an old and a new container) are not compared
+    two_runs = [F("vllm_version", "0.5.5", "log", None, "old.log", 2), F("vllm_version", "0.6.3", "log", None, "new.log", 2)]
+    for facts in (history, sources, two_runs):
+        c = check(VERSIONS, facts)
+        assert c.status == "unknown" and c.category is None and "not on two nodes" in c.detail
+    # one witness only
+    c = check(VERSIONS, [F("nccl_version", "2.26.2", "log", "n1")])
+    assert c.status == "unknown" and c.evidence is None
+
+
+# ------------------------------------------------------------------------------------------
 # evidence list
 # ------------------------------------------------------------------------------------------
 ALL_TITLES = ["launch command", "image tag and digest", "vLLM version", "full nvidia-smi output",

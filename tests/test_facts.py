@@ -591,6 +591,24 @@ def test_bad_facts_toml_reports_file_and_line(tmp_path):
     assert e.value.problems[0].location.line == 1
 
 
+def test_check_explains_is_read_and_checked_against_the_taxonomy(tmp_path):
+    # a check's `explains` names the root categories its failure explains (the version check: the NCCL errors
+    # of the healthy side); an unknown category there is an error with its line
+    data = load_facts_data()
+    assert {"nccl.system_error", "other"} <= set(data.checks["runtime_versions_across_nodes"].explains)
+    assert data.checks["shm_size"].explains == ()
+    good = (Path(default_facts_data().path)).read_text()
+    bad = good.replace('explains = ["nccl.version_mismatch",', 'explains = ["nccl.nonsense",', 1)
+    assert bad != good
+    p = tmp_path / "facts.toml"
+    p.write_text(bad)
+    (tmp_path / "taxonomy.toml").write_text((Path(default_facts_data().path).parent / "taxonomy.toml").read_text())
+    _, issues = load_facts_data(p, collect_errors=True)
+    hit = [i for i in issues if i.code == "taxonomy"]
+    assert hit and "nccl.nonsense" in hit[0].message
+    assert "explains" in bad.splitlines()[hit[0].location.line - 1]
+
+
 # ------------------------------------------------------------------------------------------
 # real bundles (optional)
 # ------------------------------------------------------------------------------------------
