@@ -231,10 +231,14 @@ def events(bundle, out, fmt, patterns, tz, skew_tolerance, **limits):
         k3logs events ./bundle -o events.parquet
         python -c "import polars as pl; print(pl.read_parquet('events.parquet').head())"
     """
-    from .export import write_events
+    from . import redact
+    from .export import skipped_summary, write_events
     fmt = fmt or {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}.get(out.suffix.lower(), "parquet")
-    n = write_events(bundle, out, fmt, _settings(tz, skew_tolerance, **limits), _catalogue(patterns))
-    click.echo(f"wrote {n} events to {out}", err=True)
+    settings, skipped = _settings(tz, skew_tolerance, **limits), []
+    n = write_events(bundle, out, fmt, settings, _catalogue(patterns), skipped)
+    said = skipped_summary(skipped)
+    said = redact.text(said) if settings.redact else said
+    click.echo(f"wrote {n} events to {out}" + (f"; {said}" if said else ""), err=True)
 
 
 @cli.command()

@@ -305,6 +305,7 @@ def test_truncated_archive_is_salvaged_up_to_the_damage(tmp_path, kind, keep):
     bundle.write_bytes(data[: int(len(data) * keep)])
     o = check_bundle(tmp_path, bundle)
     assert "truncated or corrupt" in o.skip_reasons() or "corrupt zip" in o.skip_reasons(), o.skip_reasons()
+    assert "skipped or read in part" in o.outputs["events stderr"]  # events says so too
     # what was readable of the file cut in two was read
     assert any(f["file"].endswith("steps.log") and f["lines"] > 1000 for f in o.report["sniffed"]), o.report["sniffed"]
 
