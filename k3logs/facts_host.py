@@ -10,6 +10,7 @@ from datetime import datetime, timedelta
 
 from .dumps import prompt_of
 from .facts_cmdline import facts_from_command_text
+from .witnesses import builtin_witnesses
 from .facts_util import Sink, parse_date
 
 
@@ -293,6 +294,10 @@ def parse_misc(sink: Sink, lines: list[str], base: int, command: str | None) -> 
         sink.add("kernel_version", first, no)
     elif re.search(r"\bofed_info\b", cmd):
         sink.add("ofed_version", first.rstrip(":"), no)
+    elif re.search(r"\bhostname\s+(?:-I|--all-ip-addresses|-i|--ip-address)\b", cmd):
+        for ip in re.findall(IPV4, " ".join(t for _, t in body)):   # the host's own addresses
+            if not ip.startswith("127."):
+                sink.add("ip", f"hostname={ip}", no)
     elif re.search(r"\bhostname\b", cmd) and re.fullmatch(r"[\w.-]+", first):
         sink.add("hostname", first, no)
     elif re.search(r"\bdocker info\b", cmd):
@@ -310,45 +315,103 @@ def parse_misc(sink: Sink, lines: list[str], base: int, command: str | None) -> 
             sink.add("driver_branch", m.group(1).split(".", 1)[0], no)
 
 
-WIDE_HEADER = re.compile(r"^(?P<lead>#\s*)?NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\s+IP\s+NODE\s+NOMINATED NODE")
+TABLE_COLUMN = re.compile(r"\S+(?: \S+)*")   # a table header's columns: words one space apart
+POD_NAME_COLS, NODE_COLS, IP_COLS = ("NAME", "POD", "POD_NAME", "POD-NAME"), ("NODE", "NODENAME", "NODE_NAME"), \
+    ("IP", "POD-IP", "POD_IP", "PODIP")
+IPV4 = r"\d{1,3}(?:\.\d{1,3}){3}"
 
 
 def parse_pod_tables(sink: Sink, lines: list[str], base: int) -> None:
-    """`kubectl get pods -o wide` tables anywhere in a text (also as comments): each pod's node
-    (`node_name`, and `pod_node` 'POD NODE')."""
-    for i, ln in enumerate(lines):
-        m = WIDE_HEADER.match(ln)
-        if not m:
+    """`kubectl get pods -o wide` tables anywhere in a text (also as comments), in any column layout (with or
+    without NAMESPACE, NOMINATED NODE, READINESS GATES; custom columns naming a pod and a NODE): each pod's node
+    (`node_name`, `pod_node` 'POD NODE') and IP (`pod_ip` 'POD IP'); `kubectl get nodes -o wide`: each node's
+    INTERNAL-IP (`node_ip` 'NODE IP'). Cells are read at their column's place (kubectl aligns them)."""
+    i = 0
+    while i < len(lines):
+        table = _table_header(lines[i])
+        if table is None:
+            i += 1
             continue
-        lead = m.group("lead") or ""
-        col = ln.index("NODE", ln.index(" IP ")) - len(lead)
-        for j in range(i + 1, min(i + 200, len(lines))):
-            row = lines[j]
+        lead, cols = table
+        names = [c for c, _ in cols]
+        pod_col = next((c for c in POD_NAME_COLS if c in names), None)
+        node_col = next((c for c in NODE_COLS if c in names), None)
+        ip_col = next((c for c in IP_COLS if c in names), None)
+        node_ip_col = "INTERNAL-IP" if "INTERNAL-IP" in names else None
+        i += 1
+        while i < len(lines):
+            row, no = lines[i], base + i + 1
             if lead and row.startswith(lead.rstrip()):
                 row = row[len(lead):] if row.startswith(lead) else row.lstrip("#").lstrip()
-            if not row.strip() or WIDE_HEADER.match(row):
+            if not row.strip() or _table_header(lines[i]) is not None:
                 break
-            node = row[col:].split()[0] if len(row) > col and row[col:].split() else None
-            if node and node not in ("<none>",) and re.match(r"[A-Za-z][\w.-]*$", node):
-                sink.add("node_name", node, base + j + 1)
-                if row.split():
-                    sink.add("pod_node", f"{row.split()[0]} {node}", base + j + 1)
+            cell = lambda c: _cell(row, cols, c)  # noqa: E731
+            i += 1
+            if node_col and pod_col:
+                pod, node = cell(pod_col), cell(node_col)
+                if node and node not in ("<none>",) and re.match(r"[A-Za-z][\w.-]*$", node):
+                    sink.add("node_name", node, no)
+                    if pod:
+                        sink.add("pod_node", f"{pod} {node}", no)
+                ip = cell(ip_col) if ip_col else None
+                if pod and ip and re.fullmatch(IPV4, ip):
+                    sink.add("pod_ip", f"{pod} {ip}", no)
+            elif node_ip_col and pod_col == "NAME":
+                node, ip = cell("NAME"), cell(node_ip_col)
+                if node and ip and re.fullmatch(IPV4, ip):
+                    sink.add("node_ip", f"{node} {ip}", no)
 
 
-HOST_IP = re.compile(r"\b(?P<host>[A-Za-z][\w-]*[\d-][\w-]*)\s*\((?P<ip>\d{1,3}(?:\.\d{1,3}){3})\)"
-                     r"|\b(?P<ip2>\d{1,3}(?:\.\d{1,3}){3})\s*\((?P<host2>[A-Za-z][\w-]*[\d-][\w-]*)\)"
-                     r"|^\s*(?P<ip3>\d{1,3}(?:\.\d{1,3}){3})\s+(?P<host3>[A-Za-z][\w.-]*)\s*$")
+def _table_header(line: str) -> tuple[str, list[tuple[str, int]]] | None:
+    """(comment lead, [(column, start)]) of a kubectl table header that names pods and nodes, else None."""
+    lead = re.match(r"^#\s*", line)
+    lead = lead.group(0) if lead else ""
+    cols = [(m.group(0), m.start()) for m in TABLE_COLUMN.finditer(line[len(lead):])]
+    names = [c for c, _ in cols]
+    if len(cols) < 2 or not any(c in names for c in POD_NAME_COLS):
+        return None
+    if any(c in names for c in NODE_COLS) or ("INTERNAL-IP" in names and names[0] == "NAME"):
+        return lead, cols
+    return None
+
+
+def _cell(row: str, cols: list[tuple[str, int]], name: str) -> str | None:
+    """The value in column `name` of a table row: the first word that reaches into the column's place (a
+    hand-made table may be off by a space or two)."""
+    k = next(k for k, (c, _) in enumerate(cols) if c == name)
+    start = cols[k][1]
+    end = cols[k + 1][1] if k + 1 < len(cols) else len(row) + 1
+    for m in re.finditer(r"\S+", row):
+        if m.end() > start and m.start() < end:
+            return m.group(0)
+    return None
 
 
 def parse_host_ips(sink: Sink, lines: list[str], base: int) -> None:
-    """Host names written next to their IP ('node-b (10.0.0.2)', '10.0.0.2 (node-b)', /etc/hosts lines):
-    what ties a Ray `ip=` to a node."""
+    """Host names written next to their IP (patterns/attribution.toml [[host_ip]]: 'node-b (10.0.0.2)',
+    'gpu-b2 = 10.42.0.62', /etc/hosts lines): what ties a Ray `ip=` or a node address to a host. Also what a
+    text says about where it comes from ([[line_witness]] of kind file_host: `uname -a`, 'collected on HOST'),
+    and a process's host and container pids (NSpid)."""
+    w = builtin_witnesses()
+    file_hosts = w.of_kind("file_host")
+    nspid = w.of_kind("pid_ns")
     for i, ln in enumerate(lines):
-        for m in HOST_IP.finditer(ln):
-            host = m.group("host") or m.group("host2") or m.group("host3")
-            ip = m.group("ip") or m.group("ip2") or m.group("ip3")
-            if host and ip and not ip.startswith("127."):
-                sink.add("host_ip", f"{host.split('.', 1)[0]} {ip}", base + i + 1)
+        no = base + i + 1
+        for hi in w.host_ips:
+            for m in hi.regex.finditer(ln):
+                host, ip = m.group("host"), m.group("ip")
+                if host and ip and not ip.startswith("127.") and w.is_host(host) and w.is_host(host.split(".", 1)[0]):
+                    sink.add("host_ip", f"{host.split('.', 1)[0]} {ip}", no)
+                    if hi.name == "etc_hosts":  # every name on an /etc/hosts line is that address's
+                        for alias in ln.split("#", 1)[0].split()[2:]:
+                            if w.is_host(alias):
+                                sink.add("host_ip", f"{alias.split('.', 1)[0]} {ip}", no)
+        for lw in file_hosts:
+            if any(p in ln for p in lw.prefilter) and (m := lw.regex.search(ln)) and w.is_host(m.group("host")):
+                sink.add("uname_host" if lw.name == "uname" else "provenance", m.group("host"), no)
+        for lw in nspid:
+            if any(p in ln for p in lw.prefilter) and (m := lw.regex.search(ln)):
+                sink.add("nspid", f"{m.group('host_pid')} {m.group('pid')}", no)
 
 
 CHRONY = re.compile(r"^(?:(?P<host>[A-Za-z][\w.-]*): )?System time\s*:\s*(?P<sec>[\d.]+) seconds (?P<dir>fast|slow) of NTP time")

@@ -89,8 +89,15 @@ def parse_docker_inspect(sink: Sink, lines: list[str], base: int) -> None:
         if host.get("NetworkMode"):
             sink.add("network_mode", host["NetworkMode"], at('"NetworkMode"'))
         hn = cfg.get("Hostname")
-        if isinstance(hn, str) and hn and (host.get("NetworkMode") == "host" or not re.fullmatch(r"[0-9a-f]{12}", hn)):
-            sink.add("hostname", hn, at('"Hostname"'))
+        if isinstance(hn, str) and hn:
+            # under --network host the container's hostname is its host's; else it is the container's own (its id,
+            # or --hostname): a name its lines may print, never a node's
+            if host.get("NetworkMode") == "host":
+                sink.add("hostname", hn, at('"Hostname"'))
+            else:
+                sink.add("container_hostname", hn, at('"Hostname"'))
+        if host.get("PidMode") == "host":
+            sink.add("pid_mode", "host", at('"PidMode"'))
         if state:
             running = state.get("Running") is True or state.get("Status") == "running"
             if "ExitCode" in state and not running:
@@ -116,6 +123,8 @@ def _pod_specs(doc: object) -> list[tuple[dict, dict]]:
         return []
     if doc.get("kind") == "List" or isinstance(doc.get("items"), list):
         return [p for it in _l(doc.get("items")) for p in _pod_specs(it)]
+    if doc.get("kind") == "Event" or isinstance(doc.get("involvedObject"), dict):
+        return []
     spec = doc.get("spec") if isinstance(doc.get("spec"), dict) else doc
     status = _d(doc.get("status"))
     for path in (("jobTemplate", "spec", "template", "spec"), ("template", "spec"), ("leaderWorkerTemplate",
@@ -158,6 +167,121 @@ def parse_pod_spec(sink: Sink, lines: list[str], base: int) -> None:
     for doc in docs:
         for spec, status in _pod_specs(doc):
             _one_pod(sink, spec, status, at)
+    _where_pods_run(sink, lines, base, text, docs)
+
+
+def _items(doc: object) -> list[dict]:
+    """The objects of a List (or a bare list), else the object itself."""
+    if isinstance(doc, list):
+        return [x for x in doc if isinstance(x, dict)]
+    if isinstance(doc, dict) and isinstance(doc.get("items"), list):
+        return [x for x in doc["items"] if isinstance(x, dict)]
+    return [doc] if isinstance(doc, dict) else []
+
+
+def json_item_spans(text: str) -> list[tuple[int, int]]:
+    """0-based (first, last) lines of each object of a JSON List's `items` (or of a top-level array), in order:
+    what the lines of one Kubernetes object are, so that each line can be told which object it belongs to."""
+    spans, stack, line, in_str, esc, key, last_str = [], [], 0, False, False, None, None
+    for ch in text:
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+            else:
+                if ch == "\n":
+                    line += 1
+                if len(last_str) < 16:
+                    last_str += ch
+            continue
+        if ch == "\n":
+            line += 1
+        elif ch == '"':
+            in_str, last_str = True, ""
+        elif ch == ":":
+            key = last_str
+        elif ch in "[{":
+            parent = stack[-1] if stack else None
+            is_item = ch == "{" and parent is not None and parent[0] == "[" and (parent[1] == "items" or len(stack) == 1)
+            stack.append((ch, key if ch == "[" else None, line if is_item else None))
+            key = None
+        elif ch in "]}":
+            if stack:
+                _, _, start = stack.pop()
+                if start is not None:
+                    spans.append((start, line))
+        elif ch == ",":
+            key = None
+    return spans
+
+
+def _where_pods_run(sink: Sink, lines: list[str], base: int, text: str, docs: list[object]) -> None:
+    """Which pod runs on which node, and which node each line of a List is about: pods (metadata.name,
+    spec.nodeName, status.podIP / hostIP, spec.hostPID) and Kubernetes events (kubectl get events -o json: the
+    event's involvedObject, its kubelet's source.host). A pod name is never a node name."""
+    objs = [o for d in docs for o in _items(d)]
+    spans = json_item_spans(text) if text.lstrip().startswith(("{", "[")) else []
+    by_span = len(spans) == len(objs) and objs and any(isinstance(d, dict) and isinstance(d.get("items"), list)
+                                                       or isinstance(d, list) for d in docs)
+    start = 0
+    for k, o in enumerate(objs):
+        meta, spec, status = _d(o.get("metadata")), _d(o.get("spec")), _d(o.get("status"))
+        first, last = spans[k] if by_span else (None, None)
+        if by_span:
+            start = first
+        elif isinstance(meta.get("name"), str):
+            start = find_line(lines, str(meta["name"]), start) or start
+        at = _locator(lines, base, start)
+        if o.get("kind") == "Event" or isinstance(o.get("involvedObject"), dict):
+            _one_event(sink, o, at, first, last, base)
+            continue
+        name, node = meta.get("name"), spec.get("nodeName")
+        if not isinstance(name, str) or not (isinstance(spec.get("containers"), list) or node):
+            continue
+        sink.add("pod_name", name, at("name"))
+        if isinstance(spec.get("hostname"), str):
+            sink.add("pod_name", spec["hostname"], at("hostname"))
+        if isinstance(node, str) and node:
+            sink.add("pod_node", f"{name} {node}", at("nodeName"))
+            if isinstance(spec.get("hostname"), str):
+                sink.add("pod_node", f"{spec['hostname']} {node}", at("hostname"))
+            if by_span:
+                sink.add("span_node", f"{base + first + 1} {base + last + 1} {node} the spec.nodeName of pod {name}",
+                         at("nodeName"))
+            if isinstance(status.get("hostIP"), str):
+                sink.add("node_ip", f"{node} {status['hostIP']}", at("hostIP"))
+        for ip in [status.get("podIP"), *[_d(x).get("ip") for x in _l(status.get("podIPs"))]]:
+            if isinstance(ip, str) and ip and not (spec.get("hostNetwork") and ip == status.get("hostIP")):
+                sink.add("pod_ip", f"{name} {ip}", at("podIP"))
+        if spec.get("hostPID") is True:
+            sink.add("pid_mode", "host", at("hostPID"))
+
+
+def _one_event(sink: Sink, o: dict, at, first: int | None, last: int | None, base: int) -> None:
+    """One Kubernetes event object: the node it is about (a Node object's name, else the kubelet that reported
+    it, else the pod it is about, resolved by attribution) over its lines; a Scheduled event's pod -> node."""
+    inv, src = _d(o.get("involvedObject")), _d(o.get("source"))
+    message = o.get("message") if isinstance(o.get("message"), str) else ""
+    if m := re.search(r"Successfully assigned (?P<ns>[\w.-]+)/(?P<pod>[\w.-]+) to (?P<node>[\w.-]+)", message):
+        sink.add("pod_node", f"{m.group('pod')} {m.group('node')}", at("Successfully assigned"))
+    if inv.get("kind") == "Pod" and isinstance(inv.get("name"), str):
+        sink.add("pod_name", inv["name"], at("involvedObject"))
+    if first is None:
+        return
+    node, how = None, ""
+    if inv.get("kind") == "Node" and isinstance(inv.get("name"), str):
+        node, how = inv["name"], "the event's involvedObject (a Node)"
+    elif isinstance(src.get("host"), str) and src["host"]:
+        node, how = src["host"], "the event's source.host"
+    elif o.get("reportingComponent") == "kubelet" and isinstance(o.get("reportingInstance"), str):
+        node, how = o["reportingInstance"], "the event's reportingInstance (its kubelet)"
+    elif inv.get("kind") == "Pod" and isinstance(inv.get("name"), str):
+        node, how = f"pod/{inv['name']}", f"the event's pod {inv['name']}"
+    if node:
+        sink.add("span_node", f"{base + first + 1} {base + last + 1} {node} {how}", base + first + 1)
 
 
 def _one_pod(sink: Sink, spec: dict, status: dict, at) -> None:
@@ -270,9 +394,22 @@ def parse_describe(sink: Sink, lines: list[str], base: int) -> None:
     if "Name" in top and is_node:
         sink.add("node_name", top["Name"][0], top["Name"][1])
     if "Node" in top and top["Node"][0] not in ("<none>", ""):
-        name = top["Node"][0].split("/", 1)[0]
+        name, _, node_ip = top["Node"][0].partition("/")
         sink.add("node_name", name, top["Node"][1])
         sink.add("hostname", name, top["Node"][1])
+        if re.fullmatch(r"\d{1,3}(?:\.\d{1,3}){3}", node_ip):
+            sink.add("node_ip", f"{name} {node_ip}", top["Node"][1])
+        if "Name" in top and not is_node:
+            sink.add("pod_node", f"{top['Name'][0]} {name}", top["Node"][1])
+    if "Name" in top and not is_node and ("Containers" in top or "Node" in top):
+        sink.add("pod_name", top["Name"][0], top["Name"][1])
+        if "IP" in top and re.fullmatch(r"\d{1,3}(?:\.\d{1,3}){3}", top["IP"][0]):
+            sink.add("pod_ip", f"{top['Name'][0]} {top['IP'][0]}", top["IP"][1])
+    if is_node and "Name" in top:
+        for i, ln in enumerate(lines):
+            m = re.match(r"^\s+InternalIP:\s+(\d{1,3}(?:\.\d{1,3}){3})\s*$", ln)
+            if m:
+                sink.add("node_ip", f"{top['Name'][0]} {m.group(1)}", base + i + 1)
     section, field, sub, cont, image = "", "", "", "", None
     volumes: dict[str, dict] = {}
     shm_vol = None

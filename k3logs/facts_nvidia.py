@@ -23,8 +23,9 @@ def _driver(sink: Sink, version: str, line: int) -> None:
     sink.add("driver_branch", version.split(".", 1)[0], line)
 
 
-def _gpu_list(sink: Sink, gpus: list[tuple[int, str, str | None, str | None, int]], count: bool = True) -> None:
-    """gpus: (index, name, bus id, uuid, line) in any order."""
+def _gpu_list(sink: Sink, gpus: list[tuple[int, str, str | None, str | None, int]], count: bool = True,
+              serials: dict[int, str] | None = None) -> None:
+    """gpus: (index, name, bus id, uuid, line) in any order; `serials`: board serial by index."""
     if not gpus:
         return
     gpus = sorted(gpus, key=lambda g: g[0])
@@ -41,6 +42,18 @@ def _gpu_list(sink: Sink, gpus: list[tuple[int, str, str | None, str | None, int
     uuids = [g[3] for g in gpus if g[3]]
     if uuids and len(uuids) == len(gpus):
         sink.add("gpu_uuids", ",".join(uuids), line)
+    serials = serials or {}
+    for g in gpus:   # each GPU's names, index <-> bus id <-> UUID <-> board serial (attribution's GPU identity)
+        _identity(sink, g[0], g[2], g[3], serials.get(g[0]), g[4])
+
+
+def _identity(sink: Sink, index: int | None, bus: str | None, uuid: str | None, serial: str | None, line: int,
+              minor: int | None = None) -> None:
+    parts = [f"index={index}" if index is not None else "", f"bus_id={norm_bus_id(bus)}" if bus and norm_bus_id(bus)
+             else "", f"uuid={uuid}" if uuid else "", f"serial={serial}" if serial and serial != "N/A" else "",
+             f"minor={minor}" if minor is not None else ""]
+    if sum(bool(p) for p in parts) >= 2:
+        sink.add("gpu_identity", " ".join(p for p in parts if p), line)
 
 
 def parse_smi_table(sink: Sink, lines: list[str], base: int) -> None:
@@ -128,6 +141,8 @@ def parse_smi_q(sink: Sink, lines: list[str], base: int) -> None:
             g["uuid"] = val
         elif not path and key == "Minor Number" and val.isdigit():
             g["minor"] = int(val)
+        elif not path and key == "Serial Number" and val not in ("", "N/A"):
+            g["serial"] = val
         elif "Volatile" in path and path[:1] == ["ECC Errors"] and \
                 ("uncorrectable" in lk or ("Double Bit" in path and lk == "total")) and val.isdigit():
             if int(val) > 0 and g["ecc_line"] is None:
@@ -146,7 +161,10 @@ def parse_smi_q(sink: Sink, lines: list[str], base: int) -> None:
     if gpus and attached == len(gpus):  # a full -q: GPU indexes follow PCI bus order
         ordered = sorted(gpus, key=lambda g: norm_bus_id(g["bus"]) or "")
         _gpu_list(sink, [(k, g.get("name", ""), g["bus"], g.get("uuid"), g["line"]) for k, g in enumerate(ordered)],
-                  count=False)
+                  count=False, serials={k: g["serial"] for k, g in enumerate(ordered) if g.get("serial")})
+    else:  # `-q -i N`: some GPUs, their index not printed (their bus id, UUID, serial and minor number are)
+        for g in gpus:
+            _identity(sink, None, g["bus"], g.get("uuid"), g.get("serial"), g["line"], g.get("minor"))
 
 
 def _parse_smi_xml(sink: Sink, lines: list[str], base: int) -> None:

@@ -410,3 +410,506 @@ def test_xid_on_a_nonzero_pci_domain_matches_the_nccl_bus_id(tmp_path):
                                     "GPU has fallen off the bus.")})
     ev = event_at(a.events, "node-a/dmesg.txt", 1)
     assert (ev["gpu"], ev["rank"]) == (1, 1)
+
+
+# ------------------------------------------------------------------------------------------
+# issue 20: every witness names the node (and says which): each kind with its near miss
+# ------------------------------------------------------------------------------------------
+from k3logs import attribute as attr  # noqa: E402
+from k3logs.witnesses import builtin_witnesses, expand_nodelist, expand_tasks  # noqa: E402
+
+W = builtin_witnesses()
+ERROR = "ERROR 08-11 10:00:09 [core.py:1] RuntimeError: CUDA error: an illegal memory access was encountered"
+
+
+def witness_of(a, file: str, line: int) -> tuple[str | None, str | None]:
+    return attr.witness(a.attribution, event_at(a.events, file, line))
+
+
+# --- the patterns prove themselves -------------------------------------------------------------
+@pytest.mark.parametrize("name", W.folder_samples[0])
+def test_a_folder_named_like_a_host_may_be_a_node(name):
+    assert W.is_node_folder_name(name)
+
+
+@pytest.mark.parametrize("name", W.folder_samples[1])
+def test_a_generic_folder_is_never_a_node(name):
+    assert not W.is_node_folder_name(name)
+
+
+@pytest.mark.parametrize("token", W.host_samples[0])
+def test_host_samples_are_hosts(token):
+    assert W.is_host(token)
+
+
+@pytest.mark.parametrize("token", W.host_samples[1])
+def test_interfaces_files_and_durations_are_not_hosts(token):
+    assert not W.is_host(token)
+
+
+HOST_IP_SAMPLES = [pytest.param(h, line, dict(fields), id=f"{h.name}-{i}")
+                   for h in W.host_ips for i, (line, fields) in enumerate(h.samples)]
+HOST_IP_NEAR = [pytest.param(h, line, id=f"{h.name}-no-{i}") for h in W.host_ips for i, line in enumerate(h.no_match)]
+
+
+@pytest.mark.parametrize("h, line, fields", HOST_IP_SAMPLES)
+def test_host_ip_samples_tie_their_host_and_ip(h, line, fields):
+    m = h.regex.search(line)
+    assert m and all(m.group(k) == v for k, v in fields.items()), (line, m and m.groupdict())
+
+
+@pytest.mark.parametrize("h, line", HOST_IP_NEAR)
+def test_host_ip_near_misses_tie_nothing(h, line):
+    # a match whose 'host' is an interface, a file or a duration is no tie
+    assert all(not W.is_host(m.group("host")) for m in h.regex.finditer(line)), line
+
+
+LINE_SAMPLES = [pytest.param(w, line, dict(fields), id=f"{w.name}-{i}")
+                for w in W.lines for i, (line, fields) in enumerate(w.samples)]
+LINE_NEAR = [pytest.param(w, line, id=f"{w.name}-no-{i}") for w in W.lines for i, line in enumerate(w.no_match)]
+
+
+@pytest.mark.parametrize("w, line, fields", LINE_SAMPLES)
+def test_line_witness_samples_give_their_fields(w, line, fields):
+    assert any(p in line for p in w.prefilter), "a sample holds one of its prefilter literals"
+    m = w.regex.search(line)
+    assert m and all(m.group(k) == v for k, v in fields.items()), (line, m and m.groupdict())
+
+
+@pytest.mark.parametrize("w, line", LINE_NEAR)
+def test_line_witness_near_misses_do_not_match(w, line):
+    m = w.regex.search(line)
+    assert not m or ("host" in m.groupdict() and not W.is_host(m.group("host"))), (line, m and m.groupdict())
+
+
+WORKER_SAMPLES = [pytest.param(w, name, dict(fields), id=f"{w.name}-{i}")
+                  for w in W.workers for i, (name, fields) in enumerate(w.samples)]
+WORKER_NEAR = [pytest.param(w, name, id=f"{w.name}-no-{i}") for w in W.workers for i, name in enumerate(w.no_match)]
+
+
+@pytest.mark.parametrize("w, name, fields", WORKER_SAMPLES)
+def test_worker_name_samples_give_their_numbers(w, name, fields):
+    entry, got = W.worker(name)
+    assert entry is w and got == {k: int(v) for k, v in fields.items()}
+
+
+@pytest.mark.parametrize("w, name", WORKER_NEAR)
+def test_worker_name_near_misses_are_not_that_name(w, name):
+    hit = W.worker(name)
+    assert hit is None or hit[0] is not w
+
+
+def test_slurm_node_lists_and_task_ranges_expand():
+    assert expand_nodelist("gpu-b[05-07,09],cpu-1") == ["gpu-b05", "gpu-b06", "gpu-b07", "gpu-b09", "cpu-1"]
+    assert expand_nodelist("hgx-b[05-06]") == ["hgx-b05", "hgx-b06"] and expand_nodelist("solo") == ["solo"]
+    assert expand_tasks("0-3,8") == [0, 1, 2, 3, 8] and expand_tasks("x") == []
+
+
+# --- the layout -------------------------------------------------------------------------------------
+def test_the_one_folder_of_a_bundle_named_like_a_host_is_its_node(tmp_path):
+    a = analyze_files(tmp_path, {"dgx-a100-m07/vllm-serve.log": text_of(PLATFORM, ERROR),
+                                 "dgx-a100-m07/launch.sh": "vllm serve m\n"})
+    ev = event_at(a.events, "dgx-a100-m07/vllm-serve.log", 2)
+    assert ev["node"] == "dgx-a100-m07"
+    assert witness_of(a, "dgx-a100-m07/vllm-serve.log", 2)[0].startswith("node folder dgx-a100-m07/")
+
+
+@pytest.mark.parametrize("folder", ["logs", "bundle", "var", "incident-42", "INC-2291"])
+def test_a_generic_lone_folder_is_not_a_node(tmp_path, folder):
+    a = analyze_files(tmp_path, {f"{folder}/vllm-serve.log": text_of(PLATFORM, ERROR)})
+    assert event_at(a.events, f"{folder}/vllm-serve.log", 2)["node"] is None
+    assert a.attribution.folder_node == {}
+
+
+def test_a_lone_folder_whose_lines_print_another_host_is_that_host(tmp_path):
+    a = analyze_files(tmp_path, {"box-17/vllm.log": text_of("gpu-x07:123:456 [0] NCCL INFO NCCL version 2.21.5",
+                                                            PLATFORM)})
+    assert event_at(a.events, "box-17/vllm.log", 2)["node"] == "gpu-x07"
+
+
+def test_the_top_folder_of_an_archive_of_one_node_is_its_node(tmp_path):
+    with tarfile.open(tmp_path / "collected.tar.gz", "w:gz") as tar:
+        for name, text in (("gpu-a01/vllm.log", text_of(PLATFORM, ERROR)), ("gpu-a01/env.txt", "X=1\n")):
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    a = run(tmp_path / "collected.tar.gz")
+    assert event_at(a.events, "vllm.log", 2)["node"] == "gpu-a01"   # the folder is dropped from the names
+    assert "top folder gpu-a01/" in witness_of(a, "vllm.log", 2)[0]
+
+
+def test_pod_log_folders_are_not_node_folders(tmp_path):
+    pods = "var/log/pods/inference_qwen3-32b-7b5d9c6f4d-{}_6b69c2db-a9e4-35cf-c94b-de718ab4fc9{}/vllm/0.log"
+    cri = "2025-09-22T08:06:28.1Z stdout F " + PLATFORM
+    a = analyze_files(tmp_path, {pods.format("8kx2p", "a"): text_of(cri), pods.format("zx4lm", "b"): text_of(cri),
+                                 "pods-wide.txt": "NAME                          READY  STATUS   RESTARTS  AGE  IP          "
+                                                  "NODE\nqwen3-32b-7b5d9c6f4d-8kx2p    0/1    Evicted  0         9m   "
+                                                  "10.244.7.19 gpu-l40s-b03\nrouter-5d9c6f4d-q9rtn         1/1    "
+                                                  "Running  0         9m   10.244.5.2  gpu-l40s-b01\n"})
+    assert a.attribution.folder_node == {}
+    ev = event_at(a.events, pods.format("8kx2p", "a"), 1)
+    assert ev["node"] == "gpu-l40s-b03"     # its path names the pod, the listing its node
+    assert "the log of pod qwen3-32b-7b5d9c6f4d-8kx2p" in witness_of(a, pods.format("8kx2p", "a"), 1)[0]
+    assert event_at(a.events, pods.format("zx4lm", "b"), 1)["node"] is None   # a pod no listing places
+
+
+# --- Kubernetes ---------------------------------------------------------------------------------------
+POD_JSON = """{
+  "apiVersion": "v1", "kind": "Pod",
+  "metadata": {"name": "k3-serve-0-1", "namespace": "llm"},
+  "spec": {"nodeName": "h100-n12", "containers": [{"name": "vllm", "image": "vllm/vllm-openai:v0.11.0"}]},
+  "status": {"podIP": "10.244.7.18", "hostIP": "172.24.8.112"}
+}
+"""
+POD_NCCL = text_of("k3-serve-0-1:423:1588 [3] NCCL INFO NCCL version 2.21.5+cuda12.4",
+                   "k3-serve-0-1:423:1588 [3] misc/shmutils.cc:87 NCCL WARN Error: failed to extend /dev/shm/nccl-x")
+
+
+def test_a_pod_hostname_in_nccl_lines_is_the_pods_node_from_its_spec(tmp_path):
+    a = analyze_files(tmp_path, {"worker.log": POD_NCCL, "pod.json": POD_JSON})
+    assert event_at(a.events, "worker.log", 2)["node"] == "h100-n12"
+    node_from = witness_of(a, "worker.log", 2)[0]
+    assert "k3-serve-0-1 is a pod on h100-n12" in node_from and "pod.json" in node_from
+
+
+def test_a_pod_name_is_never_a_node_name(tmp_path):
+    # the pod is known (its spec) but not where it runs: no node, rather than the pod's name
+    spec = POD_JSON.replace('"nodeName": "h100-n12", ', "")
+    a = analyze_files(tmp_path, {"worker.log": POD_NCCL, "pod.json": spec})
+    assert event_at(a.events, "worker.log", 2)["node"] != "k3-serve-0-1"
+    assert "k3-serve-0-1" not in a.attribution.nodes
+
+
+@pytest.mark.parametrize("table", [
+    # kubectl get pods -o wide, with NAMESPACE (-A) and without the last two columns
+    "NAMESPACE   NAME           READY   STATUS    RESTARTS   AGE   IP            NODE\n"
+    "llm         k3-serve-0-1   1/1     Running   0          9m    10.244.7.18   h100-n12\n",
+    # custom columns, the node first
+    "NODE       POD            IP\nh100-n12   k3-serve-0-1   10.244.7.18\n",
+    # a pasted table as a comment, with the READINESS GATES columns
+    "# NAME           READY   STATUS    RESTARTS      AGE   IP            NODE       NOMINATED NODE   READINESS GATES\n"
+    "# k3-serve-0-1   1/1     Running   3 (41s ago)   9m    10.244.7.18   h100-n12   <none>           <none>\n",
+])
+def test_pod_listings_in_any_column_layout_place_the_pod(tmp_path, table):
+    a = analyze_files(tmp_path, {"worker.log": POD_NCCL, "pods.txt": table})
+    assert event_at(a.events, "worker.log", 2)["node"] == "h100-n12"
+    assert a.attribution.pod_node["k3-serve-0-1"] == "h100-n12"
+
+
+def test_ray_ip_of_a_pod_is_its_node_through_the_pod_ip_column(tmp_path):
+    log = text_of("[pod/k3-serve-0/vllm] " + PLATFORM,
+                  "[pod/k3-serve-0/vllm] (RayWorkerWrapper pid=2417, ip=10.244.7.18) " + ERROR)
+    table = ("NAME           READY   STATUS    RESTARTS   AGE   IP            NODE       NOMINATED NODE\n"
+             "k3-serve-0     1/1     Running   0          9m    10.244.3.41   h100-n11   <none>\n"
+             "k3-serve-0-1   1/1     Running   0          9m    10.244.7.18   h100-n12   <none>\n")
+    a = analyze_files(tmp_path, {"kubectl-logs-prefix.txt": log, "pods.txt": table})
+    assert event_at(a.events, "kubectl-logs-prefix.txt", 1)["node"] == "h100-n11"  # the --prefix pod's node
+    assert event_at(a.events, "kubectl-logs-prefix.txt", 2)["node"] == "h100-n12"  # the relayed worker's node
+    node_from = witness_of(a, "kubectl-logs-prefix.txt", 2)[0]
+    assert node_from.startswith("Ray ip=10.244.7.18 via pod k3-serve-0-1's IP in pods.txt:3")
+    assert "kubectl --prefix pod k3-serve-0" in witness_of(a, "kubectl-logs-prefix.txt", 1)[0]
+
+
+def test_scheduled_event_places_the_pod_of_a_prefixed_log(tmp_path):
+    events = ("LAST SEEN   TYPE     REASON      OBJECT             MESSAGE\n"
+              "5m          Normal   Scheduled   pod/k3-serve-0-1   Successfully assigned llm/k3-serve-0-1 to h100-n12\n")
+    a = analyze_files(tmp_path, {"events.txt": events, "logs.txt": text_of("[pod/k3-serve-0-1/vllm] " + PLATFORM)})
+    assert event_at(a.events, "logs.txt", 1)["node"] == "h100-n12"
+    assert "Scheduled event on events.txt:2" in witness_of(a, "logs.txt", 1)[0]
+
+
+def test_describe_node_line_places_the_pod_and_ties_the_node_ip(tmp_path):
+    describe = ("Name:             k3-serve-0-1\nNamespace:        llm\nNode:             h100-w12/10.8.44.12\n"
+                "IP:               10.128.3.9\nContainers:\n  vllm:\n    Image:          vllm/vllm-openai:v0.11.0\n")
+    log = text_of(PLATFORM, "(RayWorkerWrapper pid=77, ip=10.8.44.12) " + ERROR)
+    a = analyze_files(tmp_path, {"describe.txt": describe, "head.log": log})
+    assert a.attribution.pod_node["k3-serve-0-1"] == "h100-w12"
+    assert event_at(a.events, "head.log", 2)["node"] == "h100-w12"
+
+
+EVENTS_JSON = """{
+    "apiVersion": "v1",
+    "items": [
+        {
+            "involvedObject": {"kind": "Pod", "name": "qwen3-32b-8kx2p", "namespace": "inference"},
+            "kind": "Event",
+            "message": "Usage of EmptyDir volume \\"hf-cache\\" exceeds the limit \\"60Gi\\". ",
+            "reason": "Evicted",
+            "source": {"component": "kubelet", "host": "gpu-l40s-b03"},
+            "type": "Warning"
+        },
+        {
+            "involvedObject": {"kind": "Node", "name": "gpu-l40s-b01"},
+            "kind": "Event",
+            "message": "Node gpu-l40s-b01 status is now: NodeNotReady",
+            "reason": "NodeNotReady",
+            "source": {"component": "node-controller"},
+            "type": "Normal"
+        },
+        {
+            "involvedObject": {"kind": "Pod", "name": "qwen3-32b-zx4lm", "namespace": "inference"},
+            "kind": "Event",
+            "message": "Stopping container vllm",
+            "reason": "Killing",
+            "source": {"component": "kubelet"},
+            "type": "Normal"
+        }
+    ],
+    "kind": "List"
+}
+"""
+
+
+def test_events_json_objects_take_their_kubelet_or_node_and_a_pods_event_its_pods_node(tmp_path):
+    table = "NAME              READY   STATUS    RESTARTS   AGE   IP           NODE\n" \
+            "qwen3-32b-zx4lm   1/1     Running   0          9m   10.1.0.5     gpu-l40s-b07\n"
+    a = analyze_files(tmp_path, {"events.json": EVENTS_JSON, "pods.txt": table}, keep_all=True)
+    assert event_at(a.events, "events.json", 7)["node"] == "gpu-l40s-b03"     # the message line: its source.host
+    assert "source.host" in witness_of(a, "events.json", 7)[0]
+    assert event_at(a.events, "events.json", 15)["node"] == "gpu-l40s-b01"    # a Node event: that node
+    assert event_at(a.events, "events.json", 23)["node"] == "gpu-l40s-b07"    # a pod's event: the pod's node
+    assert event_at(a.events, "events.json", 2)["node"] is None              # outside every object
+
+
+# --- Ray -----------------------------------------------------------------------------------------------
+def test_ray_ip_resolved_through_etc_hosts_and_a_gcs_line_about_a_dead_node(tmp_path):
+    hosts = "127.0.0.1\tlocalhost\n10.20.4.13\ta100-srv-03.lab.internal\ta100-srv-03\n" \
+            "10.20.4.21\ta100-srv-11.lab.internal\ta100-srv-11\n"
+    gcs = text_of(
+        "[2025-07-22 16:02:30,902 I 412 412] (gcs_server) gcs_server.cc:295: Main service Event stats:",
+        "[2025-07-22 16:31:24,117 W 412 412] (gcs_server) gcs_health_check_manager.cc:191: Health check failed for "
+        "node 7e3a9c51d08f4b26, remaining checks 4, status UNAVAILABLE: failed to connect to all addresses; last "
+        "error: UNKNOWN: ipv4:10.20.4.21:36473: Failed to connect to remote host: Connection timed out",
+        "[2025-07-22 16:31:30,121 W 412 412] (gcs_server) gcs_health_check_manager.cc:191: Health check failed for "
+        "node 7e3a9c51d08f4b26, remaining checks 3, status DEADLINE_EXCEEDED: Deadline Exceeded",
+        "[2025-07-22 16:31:51,131 W 412 412] (gcs_server) gcs_node_manager.cc:418: The node with node id: "
+        "7e3a9c51d08f4b26 and address: 10.20.4.21 and node name: 10.20.4.21 has been marked dead because the "
+        "detector has missed too many heartbeats from it.")
+    a = analyze_files(tmp_path, {"a100-srv-03/etc-hosts": hosts, "a100-srv-03/gcs_server.out": gcs,
+                                 "a100-srv-03/vllm.log": text_of(PLATFORM, "(RayWorkerWrapper pid=3105, "
+                                                                 "ip=10.20.4.21) " + PLATFORM)}, keep_all=True)
+    for line in (2, 3, 4):       # about the dead node (line 3 names it by its Ray node id only)
+        assert event_at(a.events, "a100-srv-03/gcs_server.out", line)["node"] == "a100-srv-11", line
+    assert event_at(a.events, "a100-srv-03/gcs_server.out", 1)["node"] == "a100-srv-03"   # the GCS's own line
+    assert event_at(a.events, "a100-srv-03/vllm.log", 2)["node"] == "a100-srv-11"
+    node_from = witness_of(a, "a100-srv-03/gcs_server.out", 4)[0]
+    assert "the node the GCS marks dead" in node_from and "a100-srv-03/etc-hosts:3" in node_from
+
+
+def test_a_dead_ray_worker_named_by_address_and_pid_is_that_node_and_rank(tmp_path):
+    log = text_of(
+        "(RayWorkerWrapper pid=4173, ip=172.20.8.14) INFO 08-11 10:00:00 [parallel_state.py:1] rank 10 in world "
+        "size 16 is assigned as DP rank 0, PP rank 1, TP rank 2",
+        "(EngineCore_DP0 pid=2077) (raylet, ip=172.20.8.14) A worker died or was killed while executing a task by "
+        "an unexpected system error. Worker ID: 8b1f Node ID: 51c0 Worker IP address: 172.20.8.14 Worker port: "
+        "10043 Worker PID: 4173 Worker exit type: SYSTEM_ERROR")
+    a = analyze_files(tmp_path, {"hgx-c3/vllm.log": log, "notes.md": "hgx-c3 (head, 172.20.8.13) and hgx-c4 "
+                                                                     "(172.20.8.14)\n"})
+    ev = event_at(a.events, "hgx-c3/vllm.log", 2)
+    assert (ev["node"], ev["rank"]) == ("hgx-c4", 10)
+    assert "the process the line is about, pid 4173" in witness_of(a, "hgx-c3/vllm.log", 2)[1]
+
+
+def test_an_ip_nothing_ties_to_a_host_is_the_name_of_last_resort(tmp_path):
+    a = analyze_files(tmp_path, {"head.log": RAY_HEAD})
+    assert event_at(a.events, "head.log", 4)["node"] == "10.0.3.19"
+    assert "no host named for that IP" in witness_of(a, "head.log", 4)[0]
+
+
+def test_ray_workers_that_died_before_their_rank_line_take_it_from_their_device_and_node(tmp_path):
+    log = text_of(
+        "INFO 06-24 13:05:44 [cli_args.py:1] non-default args: {'distributed_executor_backend': 'ray', "
+        "'pipeline_parallel_size': 2, 'tensor_parallel_size': 8}",
+        "(RayWorkerWrapper pid=411, ip=10.244.7.18) w1:411:1590 [1] misc/socket.cc:64 NCCL WARN socketProgress: "
+        "Connection closed by remote peer",
+        "(RayWorkerWrapper pid=423, ip=10.244.7.18) w1:423:1588 [3] misc/shmutils.cc:87 NCCL WARN Error: failed "
+        "to extend /dev/shm/nccl-Yz81Qa to 9637892 bytes, error: No space left on device (28)")
+    table = ("NAME       READY   STATUS    RESTARTS   AGE   IP            NODE\n"
+             "vllm-0     1/1     Running   0          9m    10.244.3.41   l40s-gpu-03\n"
+             "w1         1/1     Running   0          9m    10.244.7.18   l40s-gpu-07\n")
+    a = analyze_files(tmp_path, {"vllm-0_leader.log": log, "pods.txt": table})
+    assert [event_at(a.events, "vllm-0_leader.log", i)["rank"] for i in (2, 3)] == [9, 11]
+    assert "the second of 2 nodes" in witness_of(a, "vllm-0_leader.log", 3)[1]
+
+
+# --- journald, syslog, launchers ----------------------------------------------------------------------
+def test_journald_json_hostname_names_the_node(tmp_path):
+    import json
+    entry = lambda msg, t: json.dumps({"__REALTIME_TIMESTAMP": str(t), "_HOSTNAME": "inf-l40s-07",  # noqa: E731
+                                       "SYSLOG_IDENTIFIER": "vllm", "_PID": "1187", "MESSAGE": msg})
+    a = analyze_files(tmp_path, {"journal.json": text_of(entry(PLATFORM, 1761026333771461),
+                                                         entry(ERROR, 1761026334771461))})
+    ev = event_at(a.events, "journal.json", 2)
+    assert ev["node"] == "inf-l40s-07" and ev["ts"] is not None
+    assert witness_of(a, "journal.json", 2)[0] == "journald _HOSTNAME 'inf-l40s-07' on line 2"
+
+
+def test_syslog_host_field_names_the_node(tmp_path):
+    a = analyze_files(tmp_path, {"journal.txt": text_of(*(f"Aug 11 10:00:0{i} gpu-node-07 vllm[4410]: {ln}"
+                                                          for i, ln in enumerate((PLATFORM, ERROR))))})
+    assert event_at(a.events, "journal.txt", 2)["node"] == "gpu-node-07"
+    assert witness_of(a, "journal.txt", 2)[0].startswith("the journal's host field 'gpu-node-07'")
+
+
+SRUN = text_of(
+    "+ echo 'SLURM_JOB_ID=884213 SLURM_JOB_NODELIST=hgx-b[05-06] SLURM_NNODES=2 SLURM_NTASKS=4'",
+    "+ srun -l --ntasks-per-node=2 bash -c 'RANK=$SLURM_PROCID WORLD_SIZE=$SLURM_NTASKS exec python infer.py'",
+    "0: " + PLATFORM, "1: " + PLATFORM, "2: " + PLATFORM, "3: " + ERROR)
+
+
+def test_srun_task_labels_take_the_node_the_node_list_and_tasks_per_node_give(tmp_path):
+    a = analyze_files(tmp_path, {"slurm-884213.out": SRUN})
+    assert [event_at(a.events, "slurm-884213.out", i)["node"] for i in (3, 4, 5, 6)] == \
+        ["hgx-b05", "hgx-b05", "hgx-b06", "hgx-b06"]
+    ev = event_at(a.events, "slurm-884213.out", 6)
+    assert ev["rank"] == 3       # RANK=$SLURM_PROCID: the task is the rank
+    node_from, rank_from = witness_of(a, "slurm-884213.out", 6)
+    assert "srun -l task 3" in node_from and "the second is hgx-b06" in node_from
+    assert "RANK" in rank_from
+
+
+def test_srun_errors_place_tasks_on_hosts_and_without_a_node_list_tasks_have_no_node(tmp_path):
+    no_list = SRUN.replace("SLURM_JOB_NODELIST=hgx-b[05-06] ", "")
+    a = analyze_files(tmp_path, {"slurm.out": no_list})
+    assert event_at(a.events, "slurm.out", 6)["node"] is None
+    a = analyze_files(tmp_path / "x", {"slurm.out": no_list + "srun: error: hgx-b06: tasks 2-3: Exited with exit "
+                                                             "code 1\n"})
+    assert event_at(a.events, "slurm.out", 6)["node"] == "hgx-b06"
+    assert "srun's own line 7" in witness_of(a, "slurm.out", 6)[0]
+
+
+def test_a_task_that_prints_its_host_is_on_that_host(tmp_path):
+    a = analyze_files(tmp_path, {"slurm.out": text_of("0: node_rank=0 host=gpu-b200-11", "1: node_rank=1 "
+                                                      "host=gpu-b200-12", "1: " + ERROR)})
+    assert event_at(a.events, "slurm.out", 3)["node"] == "gpu-b200-12"
+
+
+# --- dumps: docker inspect, bug report, provenance -------------------------------------------------------
+def inspect(network: str, hostname: str) -> str:
+    return ('[{"Id": "7d2e91c04bfa3e6f", "Name": "/vllm", "State": {"Status": "exited", "ExitCode": 1}, '
+            f'"Config": {{"Hostname": "{hostname}", "Image": "vllm/vllm-openai:v0.11.0"}}, '
+            f'"HostConfig": {{"NetworkMode": "{network}", "ShmSize": 67108864}}}}]\n')
+
+
+def test_docker_inspect_hostname_is_the_node_under_host_networking(tmp_path):
+    a = analyze_files(tmp_path, {"inspect.json": inspect("host", "gpu-h100-sxm-17"),
+                                 "docker-logs.txt": text_of(PLATFORM, ERROR)})
+    assert event_at(a.events, "docker-logs.txt", 2)["node"] == "gpu-h100-sxm-17"
+    assert "inspect.json" in witness_of(a, "docker-logs.txt", 2)[0]
+
+
+def test_a_containers_own_hostname_is_not_a_node(tmp_path):
+    a = analyze_files(tmp_path, {"inspect.json": inspect("bridge", "vllm-box"), "hostname.txt": "$ hostname\ngpu-h100-03\n",
+                                 "docker-logs.txt": text_of("vllm-box:77:77 [0] NCCL INFO NCCL version 2.21.5", ERROR)})
+    assert event_at(a.events, "docker-logs.txt", 1)["node"] == "gpu-h100-03"   # the host the container runs on
+    assert "vllm-box" not in a.attribution.nodes
+    # with no other name for its host, the name the container was given stands for it (and says so)
+    a = analyze_files(tmp_path / "alone", {"inspect.json": inspect("bridge", "vllm-box"),
+                                           "docker-logs.txt": text_of(PLATFORM, ERROR)})
+    assert event_at(a.events, "docker-logs.txt", 2)["node"] == "vllm-box"
+    assert "the container's hostname vllm-box (docker inspect in inspect.json:1)" in witness_of(a, "docker-logs.txt", 2)[0]
+
+
+def test_uname_in_a_bug_report_and_a_provenance_note_name_their_files_host(tmp_path):
+    report = text_of("nvidia-bug-report.sh will now collect information about your system", "",
+                     "Linux a100-r3-n15 5.15.0-119-generic #129-Ubuntu SMP Fri Aug 2 19:25:20 UTC 2024 x86_64 GNU/Linux",
+                     "[ 5000.100000] NVRM: Xid (PCI:0000:9a:00): 48, pid=4410, name=pt_main_thread, DBE")
+    a = analyze_files(tmp_path, {"n15/nvidia-bug-report.log": report, "n14/env.txt": "# collected on a100-r3-n14\n"
+                                                                                    "NCCL_DEBUG=WARN\n",
+                                 "n14/vllm.log": text_of(PLATFORM)})
+    assert event_at(a.events, "n15/nvidia-bug-report.log", 4)["node"] == "a100-r3-n15"
+    assert a.attribution.file_node["n14/env.txt"] == "a100-r3-n14"
+
+
+# --- pids: lifetimes, containers ---------------------------------------------------------------------------
+def test_a_pid_reused_after_a_restart_is_another_process(tmp_path):
+    start = "(APIServer pid=1) INFO 08-11 10:00:00 [api_server.py:1] vLLM API server version 0.11.0"
+    a = analyze_files(tmp_path, {"gpu-a01/vllm.log": text_of(
+        start, assigned(0, 2, 212), assigned(1, 2, 213), "(Worker_TP0 pid=212) " + ERROR[0:6] + ERROR[6:],
+        start, assigned(1, 2, 212), assigned(0, 2, 213), "(Worker_TP1 pid=212) " + ERROR)})
+    assert event_at(a.events, "gpu-a01/vllm.log", 4)["rank"] == 0
+    assert event_at(a.events, "gpu-a01/vllm.log", 8)["rank"] == 1
+    assert ("gpu-a01", 212) not in a.attribution.pid_rank      # no one rank for that pid
+    assert "this lifetime of the pid" in witness_of(a, "gpu-a01/vllm.log", 8)[1]
+
+
+OOM_212 = "[Mon Aug 25 23:20:00 2025] Out of memory: Killed process 212 (python3) total-vm:4120kB, anon-rss:2400kB"
+
+
+def test_a_kernel_pid_is_not_a_containers_pid(tmp_path):
+    import json
+    docker = text_of(*(json.dumps({"log": ln + "\n", "stream": "stdout", "time": "2025-08-25T23:15:45.1Z"})
+                       for ln in ("(APIServer pid=1) " + PLATFORM, assigned(3, 4, 212))))
+    a = analyze_files(tmp_path, {"gpu-a01/container-json.log": docker, "gpu-a01/dmesg.txt": text_of(OOM_212)})
+    assert event_at(a.events, "gpu-a01/dmesg.txt", 1)["rank"] is None   # host pid 212 is not the container's 212
+    a = analyze_files(tmp_path / "mapped", {"gpu-a01/container-json.log": docker,
+                                            "gpu-a01/dmesg.txt": text_of(OOM_212.replace("212", "48213")),
+                                            "gpu-a01/proc-status.txt": "Name:\tpython3\nNSpid:\t48213\t212\n"})
+    assert event_at(a.events, "gpu-a01/dmesg.txt", 1)["rank"] == 3
+    assert "host pid 48213 is pid 212 in its container (NSpid)" in witness_of(a, "gpu-a01/dmesg.txt", 1)[1]
+
+
+def test_a_kernel_pid_is_the_process_of_a_plain_log_with_the_same_pid(tmp_path):
+    a = analyze_files(tmp_path, {"gpu-a01/vllm.log": text_of(assigned(3, 4, 212)), "gpu-a01/dmesg.txt": text_of(OOM_212)})
+    assert event_at(a.events, "gpu-a01/dmesg.txt", 1)["rank"] == 3
+
+
+# --- GPUs: nvidia-smi as maps, the kernel's GPU identity ---------------------------------------------------
+SMI_Q = """==============NVSMI LOG==============
+
+Timestamp                                 : Mon Aug 11 07:35:59 2026
+Driver Version                            : 570.86.15
+CUDA Version                              : 12.8
+
+Attached GPUs                             : 8
+GPU 00000000:9A:00.0
+    Product Name                          : NVIDIA H100 80GB HBM3
+    Serial Number                         : 1652922001234
+    GPU UUID                              : GPU-5f2b8e1c-0d3e-7a41-9b6c-2f1e0a9d8c77
+    Minor Number                          : 1
+"""
+SMI_L = "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-0a1b2c3d-0000-1111-2222-333344445555)\n" \
+        "GPU 1: NVIDIA H100 80GB HBM3 (UUID: GPU-5f2b8e1c-0d3e-7a41-9b6c-2f1e0a9d8c77)\n"
+
+
+def test_nvidia_smi_q_of_one_gpu_and_l_give_the_gpu_of_an_xid_its_index_uuid_and_serial(tmp_path):
+    a = analyze_files(tmp_path, {**TWO_COMMS, "node-b/dmesg.txt": text_of(XID_9A), "node-b/smi-q-i1.txt": SMI_Q,
+                                 "node-b/smi-L.txt": SMI_L})
+    ev = event_at(a.events, "node-b/dmesg.txt", 1)
+    assert attr.event_gpu(a.attribution, ev) == {"index": 1, "bus_id": "0000:9a:00",
+                                                 "uuid": "GPU-5f2b8e1c-0d3e-7a41-9b6c-2f1e0a9d8c77",
+                                                 "serial": "1652922001234"}
+    assert attr.gpu_identity(a.attribution, "gpu-b", uuid="GPU-5f2b8e1c-0d3e-7a41-9b6c-2f1e0a9d8c77")["index"] == 1
+
+
+def test_the_kernels_own_gpu_lines_give_the_uuid_and_serial_of_a_bus_id(tmp_path):
+    a = analyze_files(tmp_path, {"gpu-a01/dmesg.txt": text_of(
+        "[ 10.000000] NVRM: GPU at PCI:0000:9a:00: GPU-5f2b8e1c-0d3e-7a41-9b6c-2f1e0a9d8c77",
+        "[ 10.000001] NVRM: GPU Board Serial Number: 1652922001234", XID_9A)})
+    g = attr.event_gpu(a.attribution, event_at(a.events, "gpu-a01/dmesg.txt", 3))
+    assert (g["bus_id"], g["uuid"], g["serial"]) == ("0000:9a:00", "GPU-5f2b8e1c-0d3e-7a41-9b6c-2f1e0a9d8c77",
+                                                    "1652922001234")
+
+
+def test_an_hcas_pci_address_is_not_a_gpus(tmp_path):
+    # no topo -m ties mlx5_1 to a GPU: its address names no GPU and no rank
+    a = analyze_files(tmp_path, {**TWO_COMMS, "node-b/dmesg.txt": text_of(
+        "[ 5000.100000] mlx5_core 0000:5c:00.0: poll_health:806:(pid 0): Fatal error 1 detected")})
+    ev = event_at(a.events, "node-b/dmesg.txt", 1)
+    assert (ev["gpu"], ev["rank"]) == (None, None)
+    assert attr.event_gpu(a.attribution, ev) is None
+
+
+# --- the report says how ------------------------------------------------------------------------------------
+def test_the_report_gives_node_from_and_rank_from_and_the_markdown_says_them(tmp_path):
+    from conftest import report_of
+    from k3logs.render import render_markdown
+    a = analyze_files(tmp_path, {**TWO_COMMS, "node-b/dmesg.txt": text_of(XID_9A)})
+    r = report_of(a)
+    assert (r.origin.node, r.origin.rank) == ("gpu-b", 3)
+    assert r.origin.node_from.startswith("node folder node-b/")
+    assert "NCCL busId 9a000" in r.origin.rank_from
+    md = render_markdown(r)
+    assert "Node from node folder node-b/" in md and "; rank from the GPU at PCI 0000:9a:00" in md
+    assert '"node_from": "node folder node-b/' in r.to_json()
