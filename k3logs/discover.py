@@ -149,6 +149,7 @@ class Bundle:
         self._cut: set[str] = set()   # compressed containers cut short by a limit (reason already recorded)
         self._tops: set[str] = set()  # first path segments of the names (two are enough to know there is no prefix)
         self._all_nested = True       # every name has a '/'
+        self._said: set[str] = set()  # reasons said once for all the files they cut (_skip_once)
         if not self.path.exists() and not self.path.is_symlink():
             raise BundleError(f"cannot read {self.path}: no such file or folder")
         st = os.stat(self.path) if self.path.exists() else None
@@ -162,6 +163,17 @@ class Bundle:
     # ----------------------------------------------------------------------------------------
     def skip(self, file: str, reason: str) -> None:
         self.skipped.append(Skip(printable(file), printable(reason)))
+
+    def _skip_once(self, file: str, reason: str) -> None:
+        """A limit that cuts every file after it is said once, at the first (not once a file: a folder of a
+        million files would make a report of a million lines)."""
+        if reason not in self._said:
+            self._said.add(reason)
+            self.skip(file, reason)
+
+    @property
+    def _too_many(self) -> str:
+        return f"more than {self.limits.max_members} files (--max-members); this one and those after it were not read"
 
     @property
     def common_prefix(self) -> str:
@@ -186,8 +198,13 @@ class Bundle:
         """The bundle as independent groups of members: one per file of a folder (so files can be read
         in parallel, each group in one thread), or the whole archive."""
         if self.path.is_dir():
-            for target, rel, st in self._walk_dir():
-                yield functools.partial(self._open_file, target, rel, st)
+            for n, (target, rel, st) in enumerate(self._walk_dir(), 1):
+                if n > self.limits.max_members:  # (the walk stops there)
+                    self._skip_once(rel, self._too_many)
+                    return
+                group = functools.partial(self._open_file, target, rel, st)
+                group.size = st.st_size  # type: ignore[attr-defined]  (small files are read together: ingest)
+                yield group
             return
         yield self._open_top
     def _open_top(self) -> Iterator[Member]:
@@ -465,10 +482,11 @@ class Bundle:
                 self._tops.add(m.path.split("/", 1)[0])
             self._all_nested = self._all_nested and "/" in m.path
         if self.files > self.limits.max_members:
-            self.skip(m.path, f"more than {self.limits.max_members} files; not read")
+            self._skip_once(m.path, self._too_many)
             return
         if self.bytes_read >= self.limits.max_total_bytes:
-            self.skip(m.path, f"bundle already gave {self.limits.max_total_bytes} bytes (--max-total-bytes); not read")
+            self._skip_once(m.path, f"bundle already gave {self.limits.max_total_bytes} bytes (--max-total-bytes); "
+                                    f"this file and those after it were not read")
             return
         m.stream = _Limited(m.stream, m.path, self, compressed_size)
         yield m

@@ -291,7 +291,13 @@ def test_files_beyond_max_members_are_skipped(tmp_path):
     root = make_bundle(tmp_path, {f"f{i}.log": f"{i}\n" for i in range(5)})
     b, got = read_bundle(root, Limits(max_members=3))
     assert set(got) == {"f0.log", "f1.log", "f2.log"}
-    assert set(reasons(b)) == {"f3.log", "f4.log"}
+    assert set(reasons(b)) == {"f3.log"} and "those after it were not read" in reasons(b)["f3.log"]  # said once
+
+
+def test_files_of_archives_in_a_folder_beyond_max_members_are_said_once(tmp_path):
+    tars = {f"n{k}.tar": tar_bytes({f"n{k}/f{i}.log": f"{i}\n" for i in range(50)}) for k in range(3)}
+    b, got = read_bundle(make_bundle(tmp_path, tars), Limits(max_members=60))
+    assert len(got) == 60 and len(b.skipped) == 1, b.skipped
 
 
 def test_tar_members_beyond_max_members_are_skipped(tmp_path):
