@@ -75,8 +75,8 @@ def report(outcomes: list[bed.Outcome]) -> int:
         rs = [o for o in ran if o.case == case]
         fs = [o for o in rs if o.failed]
         if fs:
-            print(f"| {case} | {len(rs)} | {len(fs)} | "
-                  f"{', '.join(o.transform + ('' if not bed.known(o.case, o.transform) else ' (known)') for o in fs)} |")
+            names = [o.transform + (" (known)" if bed.known(o.case, o.transform) else "") for o in fs]
+            print(f"| {case} | {len(rs)} | {len(fs)} | {', '.join(names)} |")
     if new:
         print("\nnew failures:")
         for o in new:

@@ -617,9 +617,12 @@ def skew_beyond(prof: Profile, out: Path, seed: int) -> Mapping:
 # wrappers
 # ------------------------------------------------------------------------------------------------------
 def _journal_pid(lines: list[str], rng: random.Random) -> int:
+    """The pid journald records: the server's own when the log shows a host pid, else a host pid of its own
+    (a container's pid 1 is not what the host's journal sees)."""
     text = "\n".join(lines[:400])
     m = re.search(r"\(APIServer pid=(\d+)\)|Started server process \[(\d+)\]|\bpid=(\d+)", text)
-    return int(next(g for g in m.groups() if g)) if m else rng.randint(2000, 90000)
+    pid = int(next(g for g in m.groups() if g)) if m else 0
+    return pid if pid >= 300 else rng.randint(2000, 90000)
 
 
 def _journald_json(t: datetime, host: str, pid: int, boot: str, seq: int, line: str) -> str:
@@ -922,7 +925,8 @@ def graceful_stop(prof: Profile, out: Path, seed: int) -> Mapping:
         unit = near.ident
         sd = lambda s, text: near.rewrap_at(text, s, ident="systemd[1]")  # noqa: E731
         new = [sd(gap - 1, f"Stopping {unit}.service - {unit}..."), *new,
-               sd(gap + 2, f"{unit}.service: Deactivated successfully."), sd(gap + 2, f"Stopped {unit}.service - {unit}.")]
+               sd(gap + 2, f"{unit}.service: Deactivated successfully."),
+               sd(gap + 2, f"Stopped {unit}.service - {unit}.")]
     t.lines = body + new + ([""] if ends else [])
     out = _fresh(out)
     _rewrite_all(prof, out, lambda g, tt: t if g == f else None)
