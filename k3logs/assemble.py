@@ -13,7 +13,7 @@ from .decide import Finding
 from .metrics import Metrics, read_metrics
 from .parse import FIELD_NAMES, UNREADABLE
 from .pipeline import Analysis
-from .report import (BundleSummary, CheckOut, Environment, FileEntry, FirstCausal, KernelEvent, NodeSummary, Origin,
+from .report import (BundleSummary, Outcome, CheckOut, Environment, FileEntry, FirstCausal, KernelEvent, NodeSummary, Origin,
                      PhaseSpan, PrefixCache, Report, RootCause, Rung, Skipped, Symptom, TimelineEntry, iso)
 from .schema import PHASES
 from .verdict import Incident, ToolCallEvidence, capacity_section, go_live, prefix_cache_section
@@ -317,8 +317,9 @@ def make_report(a: Analysis, display_path: str, tool_calls: ToolCallEvidence | N
     prefix = prefix_cache_section(a.facts, metrics)
     ladder = _ladder(a, root, prefix, metrics)
     verdict = go_live(checks, _incident(a, root, phase), prefix, metrics, ladder, tool_calls)
+    o = d.outcome
     return Report(
-        bundle=summary, healthy=d.healthy, root_cause=rc, first_causal=first, origin=origin, phase=phase,
+        bundle=summary, healthy=d.healthy, outcome=Outcome(o.state, o.file, o.line, o.detail), root_cause=rc, first_causal=first, origin=origin, phase=phase,
         symptoms=_symptoms(d.findings, root),
         environment=Environment(_facts_dict(a.facts),
                                 [CheckOut(c.id, c.status, c.evidence, c.detail) for c in checks]),

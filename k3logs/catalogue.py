@@ -25,8 +25,9 @@ SEVERITIES = ("critical", "error", "warning", "info")
 
 SIGNATURE_KEYS = {
     "id", "category", "title", "role", "prefilter", "regex", "sources", "phase", "phase_category",
-    "explains", "scope", "table", "priority", "explanation", "remediation", "references", "samples",
+    "explains", "scope", "table", "priority", "explanation", "remediation", "references", "samples", "veto",
 }
+VETOES = ("line", "after")
 REQUIRED_KEYS = ("id", "category", "title", "role", "prefilter", "regex", "samples")
 
 
@@ -69,6 +70,7 @@ class Signature:
     references: tuple[str, ...] = ()
     match: tuple[Sample, ...] = ()
     no_match: tuple[str, ...] = ()
+    veto: str = "line"   # context: what it sets aside (its line; `event`: the rest of its event too)
     location: SourceLocation = field(default=SourceLocation("<memory>"), compare=False)
 
     @property
@@ -286,6 +288,8 @@ def signature_from_dict(d: dict, location: SourceLocation, text: str = "", end: 
     scope = d.get("scope", "node")
     if scope not in SCOPES:
         problem(f"signature {sid!r}: scope {scope!r} is not one of {SCOPES}", "scope")
+    if d.get("veto", "line") not in VETOES or ("veto" in d and role != "context"):
+        problem(f"signature {sid!r}: veto is one of {VETOES}, for context signatures only", "veto")
     table = d.get("table")
     if table is not None and table not in TABLES:
         problem(f"signature {sid!r}: table {table!r} is not one of {TABLES}", "table")
@@ -335,7 +339,7 @@ def signature_from_dict(d: dict, location: SourceLocation, text: str = "", end: 
         sources=sources, phase=phase, phase_category=tuple(sorted((str(k), str(v)) for k, v in pc.items())),
         explains=explains, scope=scope, table=table, priority=priority,
         explanation=str(d.get("explanation", "")).strip(), remediation=remediation, references=references,
-        match=matches, no_match=no_match, location=location,
+        match=matches, no_match=no_match, veto=str(d.get("veto", "line")), location=location,
     )
     return sig, issues
 

@@ -24,12 +24,14 @@ from rapidfuzz import fuzz
 
 from .attribute import WORKER_NAME
 from .catalogue import Catalogue, Signature
-from .detect import frame_phase, phase_marks
+from .detect import frame_phase, outcome_data, phase_marks
+from .outcome import HEALTHY, Lifecycle, Outcome
 from .schema import PHASES
 
 SAME_FAILURE_S = 60.0     # the same fault seen again this soon is the same failure (not a retry)
 TIE_SECONDS = 1.0          # log times have one-second resolution: causes this close are simultaneous
 EXPLAIN_WINDOW_S = 3600.0  # an explanation reaches this far forward in time
+SAME_START_S = 5           # start landmarks this close together on a node are one start of the server
 WORKERS = re.compile(r"^(?:Worker|VllmWorker|RayWorker|RayWorkerWrapper|RayWorkerProc)\b")
 EXCEPTION_LINE = r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Fault)\b:?"
 SAME_TEMPLATE = 90         # rapidfuzz ratio (0-100) from which two masked messages are the same error
@@ -63,6 +65,8 @@ class Finding:
     explained_by: int | None = None
     title: str | None = None
     phase_from_stack: bool = False
+    set_aside: str | None = None      # why it cannot be the cause: after the stop (its trail), or survived
+    ident: str | None = None          # the unit or container that logged it (journald, compose), if any
 
 
 @dataclass
@@ -75,6 +79,7 @@ class Decision:
     template: str | None = None        # for `other`: the masked message
     repeats: int = 0                   # for `other`: how many ranks hit the same template
     load: dict | None = None           # for oom.inference: running / waiting / KV use before it
+    outcome: Outcome = field(default_factory=lambda: Outcome("serving"))
 
 
 def mask_template(text: str) -> str:
@@ -89,15 +94,28 @@ def same_template(a: str, b: str) -> bool:
     return fuzz.ratio(a, b) >= SAME_TEMPLATE
 
 
-def assign_phases(ev: pl.DataFrame) -> pl.DataFrame:
+def assign_phases(ev: pl.DataFrame, outside: frozenset[str] | set[str] = frozenset()) -> pl.DataFrame:
     """`phase` per event: the furthest landmark its worker (else its node, in this attempt of the server)
     reached at or before it. Phases do not go back: a backend chosen while the model is built is not a
-    return to device init."""
+    return to device init. Kept for the outcome: `mark` (the landmark's phase), `attempt` (the node's
+    restarts so far) and `progress` (the line shows its process doing its work). Lines of the files
+    `outside` the deployment (host journals, kernel logs, Kubernetes events) mark no phase: a unit that
+    another program stops is not the deployment stopping."""
     marks = phase_marks(ev)
+    if outside:
+        inside = ~ev["file"].is_in(sorted(outside))
+        marks = marks.with_columns(pl.when(inside).then(pl.col(c)).otherwise(None if c == "mark" else False).alias(c)
+                                   for c in marks.columns)
     order = {p: i for i, p in enumerate(PHASES)}
     ev = ev.with_columns(marks["mark"].replace_strict(order, default=None, return_dtype=pl.Int8).alias("_mi"),
-                         marks["restart"].alias("_restart"), marks["mark"].alias("_mark"))
+                         marks["restart"].alias("_restart"), marks["mark"].alias("_mark"),
+                         marks["progress"].alias("progress"))
     ev = ev.sort(["ts", "file", "line", "sub"], nulls_last=True)
+    # a start prints several start landmarks at once (the version, then its arguments): one attempt
+    last_start = pl.when(pl.col("_restart")).then(pl.col("ts")).forward_fill().shift(1).over("node")
+    ev = ev.with_columns((pl.col("_restart") & (last_start.is_null() | pl.col("ts").is_null()
+                                                | (pl.col("ts") - last_start > pl.duration(seconds=SAME_START_S))))
+                         .alias("_restart"))
     is_worker = pl.col("proc").str.contains(WORKERS.pattern).fill_null(False) | pl.col("rank").is_not_null()
     attempt = pl.col("_restart").cast(pl.Int32).cum_sum().over("node").alias("_attempt")
     ev = ev.with_columns(attempt)
@@ -115,22 +133,22 @@ def assign_phases(ev: pl.DataFrame) -> pl.DataFrame:
     unplaced = pl.col("ts").is_null() | (pl.col("phase").is_null() & (pl.col("source") == "kernel"))
     ev = ev.join(last_node, on="node", how="left", nulls_equal=True).with_columns(
         pl.when(unplaced).then(pl.coalesce("phase", "_lastp")).otherwise(pl.col("phase")).alias("phase"))
-    return ev.drop("_mark", "_lastp", "_mi", "_restart", "_attempt")
+    return ev.rename({"_mark": "mark", "_attempt": "attempt"}).drop("_lastp", "_mi", "_restart")
 
 
 def _findings(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue) -> list[Finding]:
     if det.is_empty():
         return []
     rows = det.join(ev.select("eid", "file", "line", "line_end", "ts", "ts_quality", "node", "rank", "pid", "phase",
-                              "source", "uptime", "text", "exc_lines", "exc_types", "exc_messages", "frames"),
+                              "source", "ident", "uptime", "text", "exc_lines", "exc_types", "exc_messages", "frames"),
                     on="eid", how="left")
     sigs = {s.id: s for s in cat.signatures}
     dead_worker_rank = _dead_worker_ranks(ev)
     out: list[Finding] = []
-    vetoed: set[tuple[int, int]] = set()
+    vetoed: set[tuple[int, int, int]] = set()
     for r in rows.iter_rows(named=True):
         sig = sigs[r["sig"]]
-        if sig.role == "context":
+        if sig.role == "context" and sig.veto == "line":
             vetoed.add((r["eid"], r["link"], r["part"]))
     for r in rows.iter_rows(named=True):
         sig: Signature = sigs[r["sig"]]
@@ -159,6 +177,7 @@ def _findings(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue) -> list[Findi
             eid=r["eid"], sig=sig.id, category=category, role=role, priority=sig.priority, file=r["file"],
             line=line, span=(r["line"], r["line_end"] or r["line"]), ts=r["ts"], ts_quality=r["ts_quality"],
             node=r["node"], rank=rank, pid=r["pid"], phase=phase, text=text.split("\n", 1)[0], source=r["source"],
+            ident=r["ident"],
             uptime=r["uptime"], fields=fields,
             title=title, phase_from_stack=stack_phase))
     return out
@@ -321,40 +340,103 @@ def _stack_phase(root: Finding, findings: list[Finding]) -> None:
         root.phase = sorted(same, key=_sort_key)[0].phase
 
 
-SERVING = r"Avg generation throughput: (?:[1-9]|0\.\d*[1-9])"  # the engine produced tokens
-
-
-def _other(ev: pl.DataFrame, findings: list[Finding]) -> tuple[Finding | None, str | None, int]:
-    """The first exception on the earliest-failing rank, and how many ranks repeat its template.
-    Exceptions on benign lines are left out, and so are those the service survived: one request
-    rejected while the engine kept producing tokens on that node is not an incident."""
+def _exceptions(ev: pl.DataFrame, findings: list[Finding]) -> list[Finding]:
+    """Exceptions and ERROR lines no signature knows (nor sets aside as benign), as `other` candidates in
+    time order; the first that the service did not survive names an incident that no signature fits."""
     benign = {f.eid for f in findings if f.role == "context"}
-    symptoms = {f.eid for f in findings if f.role == "symptom"}
     cand = ev.filter(
         (pl.col("exc_types").is_not_null() & (pl.col("text").str.starts_with("Fatal Python error").not_()))
         | (pl.col("text").str.contains(EXCEPTION_LINE) & pl.col("level").is_in(["ERROR", "CRITICAL"]).fill_null(True)))
     cand = cand.filter(~pl.col("eid").is_in(pl.Series(sorted(benign), dtype=pl.UInt32).implode()))
-    served = ev.filter(pl.col("text").str.contains(SERVING) & pl.col("ts").is_not_null()) \
-        .group_by("node").agg(pl.col("ts").max().alias("_served"))
-    cand = cand.join(served, on="node", how="left", nulls_equal=True).filter(
-        pl.col("_served").is_null() | pl.col("ts").is_null()
-        | (pl.col("_served") < pl.col("ts") + pl.duration(seconds=int(TIE_SECONDS * 10))))
-    if cand.is_empty():
+    out = []
+    for r in cand.sort(["ts", "file", "line"], nulls_last=True).iter_rows(named=True):
+        text = r["text"].split("\n", 1)[0]
+        out.append(Finding(eid=r["eid"], sig=None, category="other", role="cause", priority=0, file=r["file"],
+                           line=r["exc_lines"][0] if r["exc_lines"] else r["line"],
+                           span=(r["line"], r["line_end"] or r["line"]), ts=r["ts"], ts_quality=r["ts_quality"],
+                           node=r["node"], rank=r["rank"], pid=r["pid"],
+                           phase=_phase(r["phase"], r["frames"], None), text=text,
+                           source=r["source"], ident=r["ident"], title="Unrecognised error: " + mask_template(text)))
+    return out
+
+
+def _other(candidates: list[Finding], findings: list[Finding]) -> tuple[Finding | None, str | None, int]:
+    """The first exception the service did not survive (not a known symptom's line, if another is left), and
+    how many node/ranks repeat its template."""
+    left = [f for f in candidates if f.set_aside is None]
+    if not left:
         return None, None, 0
-    cand = cand.sort(["ts", "file", "line"], nulls_last=True)
-    rows = list(cand.iter_rows(named=True))
-    fresh = [r for r in rows if r["eid"] not in symptoms] or rows
-    r = fresh[0]
-    line = r["exc_lines"][0] if r["exc_lines"] else r["line"]
-    text = r["text"].split("\n", 1)[0]
-    template = mask_template(text)
-    same = {(x["node"], x["rank"]) for x in rows
-            if same_template(template, mask_template(x["text"].split("\n", 1)[0]))}
-    f = Finding(eid=r["eid"], sig=None, category="other", role="cause", priority=0, file=r["file"], line=line,
-                span=(r["line"], r["line_end"] or r["line"]), ts=r["ts"], ts_quality=r["ts_quality"],
-                node=r["node"], rank=r["rank"], pid=r["pid"], phase=_phase(r["phase"], r["frames"], None), text=text,
-                title="Unrecognised error: " + template)
+    symptoms = {f.eid for f in findings if f.role == "symptom"}
+    f = next((c for c in left if c.eid not in symptoms), left[0])
+    template = mask_template(f.text)
+    same = {(x.node, x.rank) for x in left if same_template(template, mask_template(x.text))}
     return f, template, len(same)
+
+
+def _set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | set[str]) -> None:
+    """Findings that cannot be the cause: mentions (a note or a ticket quoting an error: a plain line with no
+    time in a file of prose), the shutdown's trail (after its attempt's stop), and what the service survived
+    (its process, or its node, went on working after it, and it explains nothing that follows)."""
+    at = {id(f): i for i, f in enumerate(findings)}
+
+    def fails_again(f: Finding) -> bool:
+        """Something later in its scope fails that it explains, or fails the same way."""
+        i = at[id(f)]
+        return any(g is not f and g.set_aside is None
+                   and (g.explained_by == i or (g.category == f.category and g.node == f.node))
+                   and (g.role == "cause" or g.category in outcome_data().fatal)
+                   and (dt := _seconds(f, g)) is not None and 0 <= dt <= EXPLAIN_WINDOW_S for g in findings)
+
+    # the latest first: whether a later failure counts depends on whether it was survived itself
+    for f in sorted(findings, key=_sort_key, reverse=True):
+        if f.eid < 0:
+            continue
+        if f.file in prose and f.source in ("plain", None) and f.ts is None:
+            f.set_aside = "a mention in a note, not a log line"
+            continue
+        stop = life.after_stop(f)
+        if stop is not None:
+            f.set_aside = f"after the stop at {stop.file}:{stop.line} (the shutdown's trail)"
+            continue
+        if f.role == "cause" and (went_on := life.progress_after(f)) is not None and not fails_again(f):
+            f.set_aside = f"survived: {'its node' if f.source == 'kernel' else 'its process'} went on working " \
+                          f"({went_on.file}:{went_on.line})"
+    # an untimed line of a failure that was survived where it shows its time (a pod status after the kernel's
+    # oom-kill of the same container) was survived too
+    survived = {(f.node, f.category) for f in findings if f.set_aside and f.set_aside.startswith("survived")}
+    for f in findings:
+        if f.set_aside is None and f.role == "cause" and f.ts is None and (f.node, f.category) in survived:
+            f.set_aside = "survived: the same failure, where it shows its time, was survived"
+
+
+def _says_why(error: Finding | None, gone: Finding) -> bool:
+    """An error came before the worker was reported gone, or with it (its traceback follows 'WorkerProc
+    failed to start' on the same node): the worker did not vanish silently."""
+    if error is None:
+        return False
+    if _sort_key(error) < _sort_key(gone):
+        return True
+    dt = _seconds(gone, error)
+    return error.node == gone.node and dt is not None and dt <= SAME_FAILURE_S
+
+
+def _vanished_worker(findings: list[Finding], cat: Catalogue) -> Finding | None:
+    """With no cause anywhere: the first worker reported gone (a dead worker, a dead actor, a failed child)
+    was killed from outside. The cause is proc.killed on that worker, not the error the engine raises
+    after it."""
+    data = outcome_data()
+    gone = [f for f in findings if f.set_aside is None and f.category in data.vanished]
+    if not gone:
+        return None
+    first = _first(gone, cat)
+    sig = cat.by_id(data.killed_signature) if data.killed_signature else None
+    who = f"rank {first.rank}" if first.rank is not None else (first.fields.get("worker") or first.fields.get("proc")
+                                                                or "a worker")
+    return Finding(eid=first.eid, sig=sig.id if sig else None, category="proc.killed", role="cause",
+                   priority=0, file=first.file, line=first.line, span=first.span, ts=first.ts,
+                   ts_quality=first.ts_quality, node=first.node, rank=first.rank, pid=first.pid, phase=first.phase,
+                   text=first.text, fields=first.fields,
+                   title=f"{who} vanished with no cause in the bundle (killed from outside?)")
 
 
 STATS = (r"Running: (?P<running>\d+) reqs, (?:Swapped: \d+ reqs, )?(?:Waiting|Pending): (?P<waiting>\d+) reqs,"
@@ -381,7 +463,7 @@ def quiet_verdict(decision: Decision, checks, ev: pl.DataFrame, dumps: dict[str,
                   cat: Catalogue) -> Decision:
     """A bundle whose logs show no failure can still hold the incident: a configuration fault that
     crashes nothing (prefix caching off for K3, the wrong all2all backend), from a failing check."""
-    if not decision.healthy:
+    if not decision.healthy and decision.root is not None:
         return decision
     failing = [c for c in checks if c.status == "fail" and c.category in cat.categories
                and cat.categories[c.category].quiet and c.evidence]
@@ -403,13 +485,26 @@ def quiet_verdict(decision: Decision, checks, ev: pl.DataFrame, dumps: dict[str,
                    phase=phase or "startup", text=text.strip(), title=cat.categories[check.category].title,
                    check=check.id)
     return Decision(False, root, "medium", f"the logs show no failure, but the environment check {check.id!r} "
-                    f"fails: {check.detail}", decision.findings)
+                    f"fails: {check.detail}", decision.findings, outcome=decision.outcome)
 
 
-def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue) -> Decision:
+def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: frozenset[str] | set[str] | None = None,
+           prose: frozenset[str] | set[str] = frozenset(), restarts_seen: int = 0) -> Decision:
+    """The outcome of the run, and the earliest event that explains it (module docstring, outcome.py).
+    `app_files`: the deployment's own logs (default: every file); `prose`: files read as plain text (notes,
+    tickets): their untimed plain lines mention errors; `restarts_seen`: restarts the orchestrator's state
+    shows (a pod's or container's restart count)."""
+    life = Lifecycle(ev, set(ev["file"].unique().to_list()) if app_files is None else app_files, restarts_seen)
     findings = _findings(ev, det, cat)
     _explain(findings, cat)
-    causes = [f for f in findings if f.role == "cause" and f.explained_by is None]
+    others = _exceptions(ev, findings)
+    _set_aside(findings + others, life, prose)
+    # (requests refused before the server is ready are a probe's, not failures)
+    fatal = [f for f in findings if f.set_aside is None and f.category in outcome_data().fatal
+             and (f.category != "symptom.http_error" or life.ready_before(f))]
+    again = life.failed_again(fatal + [f for f in findings + others if f.role == "cause" and f.set_aside is None]) \
+        or any(f.category == "symptom.restart" for f in findings)
+    causes = [f for f in findings if f.role == "cause" and f.explained_by is None and f.set_aside is None]
     if causes:
         root = _statement(_first(causes, cat), findings)
         _borrow_rank(root, findings)
@@ -419,25 +514,40 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue) -> Decision:
         timed = root.ts is not None and root.ts_quality in ("exact", "inferred")
         weak = root.category in ("nccl.system_error", "proc.killed", "env.cuda_init_failed", "nccl.timeout")
         confidence = "high" if (timed or strong) and not weak else "medium"
-        reason = "the earliest cause across all ranks and nodes" + (
+        earliest = _first(causes + [f for f in findings if f.role == "cause" and f.set_aside is None], cat) is root
+        reason = ("the earliest cause across all ranks and nodes" if earliest else
+                  "the cause that the logs name and that explains the rest") + (
             "; it explains the errors that follow it" if strong else "")
         load = load_before(ev, root) if root.category == "oom.inference" else None
-        return Decision(False, root, confidence, reason, findings, load=load)
+        return Decision(False, root, confidence, reason, findings, load=load,
+                        outcome=life.outcome(root, again))
+    first_death = _first(fatal, cat) if fatal else None
+    other, template, repeats = _other(others, findings)
+    failure = _first([f for f in (first_death, other) if f is not None], cat) if (first_death or other) else None
+    outcome = life.outcome(failure, again)
+    if failure is None:
+        healthy = outcome.state in HEALTHY
+        return Decision(healthy, None, "high" if healthy else "low",
+                        "nothing abnormal was found before the run " + (
+                            "was stopped" if outcome.state == "stopped" else "ends") if healthy
+                        else outcome.detail, findings, outcome=outcome)
+    vanished = _vanished_worker(findings, cat)
+    if vanished is not None and not _says_why(other, vanished):
+        return Decision(False, vanished, "low", "a worker vanished and nothing in the bundle says why: it was killed "
+                        "from outside (an OOM killer, an operator, an orchestrator) on its node",
+                        findings + [vanished], outcome=life.outcome(vanished, again))
     roots = {k for k, c in cat.categories.items() if c.group not in ("symptom", "context")}
-    fallback = [f for f in findings if f.role == "symptom" and f.category in roots]
+    fallback = [f for f in findings if f.role == "symptom" and f.category in roots and f.set_aside is None]
     if fallback:
         root = _first(fallback, cat)
         _borrow_rank(root, findings)
         return Decision(False, root, "low",
                         "only symptoms were found; the earliest one that names a root-cause category is reported, "
-                        "but the real cause is probably outside the bundle", findings)
-    other, template, repeats = _other(ev, findings)
+                        "but the real cause is probably outside the bundle", findings, outcome=outcome)
     if other is not None:
-        return Decision(False, other, "low", "no signature fits; the first exception on the earliest-failing rank "
-                        "is reported", findings + [other], template=template, repeats=repeats)
-    symptoms = [f for f in findings if f.role == "symptom"]
-    if symptoms:
-        root = _first(symptoms, cat)
-        root.category = "other"
-        return Decision(False, root, "low", "only symptoms were found and no cause; reported as `other`", findings)
-    return Decision(True, None, "high", "no cause, symptom or exception was found", findings)
+        return Decision(False, other, "low", "no signature fits; the first exception the service did not survive "
+                        "is reported", findings + [other], template=template, repeats=repeats, outcome=outcome)
+    root = first_death
+    root.category = "other"
+    return Decision(False, root, "low", "only symptoms were found and no cause; reported as `other`", findings,
+                    outcome=outcome)

@@ -37,9 +37,29 @@ def match_table(ev: pl.DataFrame) -> pl.DataFrame:
     return pl.concat([base.filter(~pl.col("eid").is_in(tb["eid"].unique().implode())), tb])
 
 
+def _without_listings(mt: pl.DataFrame, cat: Catalogue) -> pl.DataFrame:
+    """The match table with what lists possibilities taken out: from a `veto = "after"` context signature's
+    match to the end of its message (its later lines included). What comes before it still counts: 'CUDA
+    unknown error - this may be due to ...' states a CUDA error, then guesses."""
+    listings = [s for s in cat.signatures if s.veto == "after"]
+    if not listings:
+        return mt
+    lits = sorted({lit for s in listings for lit in s.prefilter})
+    rx = "|".join(f"(?:{s.regex})" for s in listings)
+    hit = pl.col("text").str.contains_any(lits, ascii_case_insensitive=True) & pl.col("text").str.contains(rx)
+    mt = mt.with_columns(hit.fill_null(False).alias("_listing"))
+    if not mt["_listing"].any():
+        return mt.drop("_listing")
+    first = pl.when(pl.col("_listing")).then(pl.col("part")).min().over("eid", "link")
+    cut = pl.col("text").str.replace(f"(?s)((?:{rx})).*", "${1}")  # (the listing's own words stay, for itself)
+    return (mt.filter(first.is_null() | (pl.col("part") <= first))
+            .with_columns(pl.when(pl.col("_listing")).then(cut).otherwise(pl.col("text")).alias("text"))
+            .drop("_listing"))
+
+
 def detect(ev: pl.DataFrame, cat: Catalogue) -> pl.DataFrame:
     """Detections (eid, link, sig, fields as JSON) for every signature that matches an event."""
-    mt = match_table(ev)
+    mt = _without_listings(match_table(ev), cat)
     out = []
     for sig in cat.signatures:
         cand = mt.filter(pl.col("text").str.contains_any(list(sig.prefilter)))
@@ -84,6 +104,7 @@ class Landmark:
     prefilter: tuple[str, ...]
     regex: str
     restart: bool = False
+    progress: bool = True   # the process is doing its work (landmarks.toml [progress]); restarts and shutdown never
 
 
 @lru_cache(maxsize=1)
@@ -93,9 +114,32 @@ def _landmark_data() -> dict:
 
 def landmarks() -> tuple[tuple[Landmark, ...], tuple[str, ...]]:
     data = _landmark_data()
-    marks = tuple(Landmark(d["phase"], tuple(d["prefilter"]), d["regex"], bool(d.get("restart", False)))
+    marks = tuple(Landmark(d["phase"], tuple(d["prefilter"]), d["regex"], bool(d.get("restart", False)),
+                           bool(d.get("progress", True)) and not d.get("restart") and d["phase"] != "shutdown")
                   for d in data.get("landmark", []))
-    return marks, tuple(data.get("keep", {}).get("anchors", []))
+    progress = data.get("progress", {})
+    keep = tuple(data.get("keep", {}).get("anchors", [])) + tuple(progress.get("prefilter", []))
+    return marks, keep
+
+
+@dataclass(frozen=True)
+class OutcomeData:
+    fatal: frozenset[str]        # symptom categories that show a process died
+    vanished: frozenset[str]     # those that name a worker that is gone
+    killed_signature: str        # the signature a vanished worker's report takes its words from
+
+
+@lru_cache(maxsize=1)
+def outcome_data() -> OutcomeData:
+    d = _landmark_data().get("outcome", {})
+    return OutcomeData(frozenset(d.get("fatal", [])), frozenset(d.get("vanished", [])), d.get("killed_signature", ""))
+
+
+@lru_cache(maxsize=1)
+def progress_regex() -> tuple[tuple[str, ...], str] | None:
+    """(prefilter, regex) of the lines that show a process doing its work besides its landmarks."""
+    p = _landmark_data().get("progress")
+    return (tuple(p["prefilter"]), p["regex"]) if p else None
 
 
 def frame_phase(frames: list[str] | None) -> str | None:
@@ -108,15 +152,19 @@ def frame_phase(frames: list[str] | None) -> str | None:
 
 
 def phase_marks(ev: pl.DataFrame) -> pl.DataFrame:
-    """Per event: the phase its line marks the start of (`mark`, null for most lines), and whether it
-    starts a new attempt of the server (`restart`)."""
+    """Per event: the phase its line marks the start of (`mark`, null for most lines), whether it starts a
+    new attempt of the server (`restart`), and whether it shows its process doing its work (`progress`)."""
     marks, _ = landmarks()
-    expr, restart = pl.lit(None, pl.String), pl.lit(False)
+    expr, restart, progress = pl.lit(None, pl.String), pl.lit(False), pl.lit(False)
     for m in reversed(marks):  # the first listed wins on a line that matches two
         hit = pl.col("text").str.contains_any(list(m.prefilter)) & pl.col("text").str.contains(m.regex)
         expr = pl.when(hit).then(pl.lit(m.phase)).otherwise(expr)
         restart = pl.when(hit).then(pl.lit(m.restart)).otherwise(restart)
-    return ev.select(expr.alias("mark"), restart.fill_null(False).alias("restart"))
+        progress = pl.when(hit).then(pl.lit(m.progress)).otherwise(progress)
+    if (extra := progress_regex()) is not None:
+        progress = progress | (pl.col("text").str.contains_any(list(extra[0])) & pl.col("text").str.contains(extra[1]))
+    return ev.select(expr.alias("mark"), restart.fill_null(False).alias("restart"),
+                     progress.fill_null(False).alias("progress"))
 
 
 def anchors(cat: Catalogue, extra: tuple[str, ...] = ()) -> tuple[str, ...]:

@@ -92,11 +92,13 @@ def _score_outcome(s: CaseScore, truth: dict, report: Report) -> None:
     if "outcome" in truth and outcome is not None:   # (reports carry no outcome before schema 2)
         got = outcome if isinstance(outcome, str) else getattr(outcome, "state", None) or (
             outcome.get("state") if isinstance(outcome, dict) else None)
-        s.ok["outcome"], s.got["outcome"], s.want["outcome"] = got == truth["outcome"], got, truth["outcome"]
-    if truth.get("missing_nodes"):
+        want = [truth["outcome"], *_listed(truth.get("outcome_alt"))]
+        s.ok["outcome"], s.got["outcome"], s.want["outcome"] = got in want, got, want
+    missing = truth.get("missing_nodes") or truth.get("evidence_missing")  # (what evidence_missing must name)
+    if missing:
         said = " ".join(report.evidence_missing).lower()
-        s.ok["missing"] = all(n.lower() in said for n in truth["missing_nodes"])
-        s.got["missing"], s.want["missing"] = list(report.evidence_missing), truth["missing_nodes"]
+        s.ok["missing"] = all(n.lower() in said for n in missing)
+        s.got["missing"], s.want["missing"] = list(report.evidence_missing), missing
 
 
 def _score_acceptance(s: CaseScore, truth: dict, report: Report) -> None:

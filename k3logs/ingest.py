@@ -61,6 +61,7 @@ class FileInfo:
     is_dump: bool = False
     hole: int = 0        # leading NUL bytes skipped (counted in `bytes`)
     cut_at: int = 0      # a dump longer than max_dump_bytes: only this many bytes were read
+    prose: bool = False  # sniffed as plain text (notes, a ticket): its lines mention errors, they are not events
 
 
 @dataclass
@@ -157,7 +158,7 @@ def open_member(member: Member, settings: Settings, formats: Formats, out: Inges
     reason = f"{sn.reason} (after a hole of {hole} NUL bytes)" if hole and head else sn.reason
     if (crlf := sn.parsed_as_log and crlf_line_ends(head)):
         reason += "; lines end in CRLF"
-    info = FileInfo(member.path, sn.kind, reason, sn.wrappers, is_dump=sn.is_dump, hole=hole)
+    info = FileInfo(member.path, sn.kind, reason, sn.wrappers, is_dump=sn.is_dump, hole=hole, prose=sn.prose)
     out.files.append(info)
     if not sn.parsed_as_log:
         info.bytes = hole + _drain(stream)  # the stream replays the head

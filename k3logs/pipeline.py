@@ -24,6 +24,7 @@ from .discover import Bundle, Skip
 from .facts import Fact, facts_from_dump, facts_from_events
 from .formats import builtin_formats
 from .ingest import Ingested, Keep, ingest, iter_files_rows, open_member
+from .outcome import APP_KINDS, HOST_KINDS
 from .lines import LineStats
 from .schema import EVENT_SCHEMA, in_line_order, the_one
 from .settings import Settings
@@ -127,13 +128,17 @@ def run(path: str | Path, settings: Settings | None = None, catalogue: Catalogue
     cat = catalogue or load_catalogue()
     lt = learn(path, settings, cat, keep_all)
     events = lt.events.sort(["ts", "file", "line", "sub"], nulls_last=True).with_row_index("eid")
-    events = assign_phases(events)
+    host = {lt.bundle.display(f.file) for f in lt.ingested.files if f.kind in HOST_KINDS or f.prose}
+    events = assign_phases(events, host)
     det = detect(events, cat)
     facts = lt.facts + facts_from_events(
         events.select("file", "line", "node", "source", pl.col("text").alias("message")))
     checks = run_checks(facts)
     dumps = {lt.bundle.display(f): text for f, _, text in lt.ingested.dumps}
-    decision = quiet_verdict(decide(events, det, cat), checks, events, dumps, cat)
+    app_files = {lt.bundle.display(f.file) for f in lt.ingested.files if f.kind in APP_KINDS and f.lines} - host
+    prose = {lt.bundle.display(f.file) for f in lt.ingested.files if f.prose}
+    restarts = max([int(f.value) for f in facts if f.name == "restart_count" and f.value.isdigit()] or [0])
+    decision = quiet_verdict(decide(events, det, cat, app_files, prose, restarts), checks, events, dumps, cat)
     return Analysis(lt.bundle, lt.ingested, events, det, lt.attribution, lt.clock, lt.clock_model, facts, checks,
                     decision, cat)
 
@@ -200,7 +205,7 @@ def stream_events(path: str | Path, settings: Settings | None = None, catalogue:
     bundle = Bundle(path, settings.limits)
     # what each file is, as the first pass sniffed it (a path the bundle holds twice is sniffed again)
     paths = Counter(f.file for f in first.ingested.files)
-    known = {f.file: Sniffed(f.kind, f.wrappers, f.reason, f.is_dump) for f in first.ingested.files
+    known = {f.file: Sniffed(f.kind, f.wrappers, f.reason, f.is_dump, f.prose) for f in first.ingested.files
              if paths[f.file] == 1}
     out: queue.Queue = queue.Queue(maxsize=QUEUED)
     stopping = threading.Event()  # the consumer went away: the producer must not wait on a full queue

@@ -8,7 +8,7 @@ from datetime import datetime
 
 from .redact import json_safe
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 # how long a text may be in the report: the output gate (redact.obj) cuts it there, after redacting it whole
 TITLE_CHARS = 140
 LINE_CHARS = 240
@@ -49,6 +49,17 @@ class BundleSummary:
     bytes: int
     lines: int
     skipped: list[Skipped] = field(default_factory=list)
+
+
+@dataclass
+class Outcome:
+    """What happened to the deployment (report-contract.md): never_ready, crashed, failing_requests,
+    restart_loop, stopped, serving or inconclusive; the line that shows it."""
+
+    state: str
+    file: str | None = None
+    line: int | None = None
+    detail: str = ""
 
 
 @dataclass
@@ -284,6 +295,7 @@ class Report:
     symptoms: list[Symptom]
     environment: Environment
     evidence_missing: list[str]
+    outcome: Outcome = field(default_factory=lambda: Outcome("inconclusive"))
     schema_version: int = SCHEMA_VERSION
     tool: str = "k3logs"
     why_not_symptom: str = ""
@@ -303,7 +315,7 @@ class Report:
 
     def to_dict(self) -> dict:
         d = asdict(self)
-        order = ["schema_version", "tool", "bundle", "healthy", "root_cause", "first_causal", "origin", "phase",
+        order = ["schema_version", "tool", "bundle", "healthy", "outcome", "root_cause", "first_causal", "origin", "phase",
                  "symptoms", "environment", "evidence_missing", "why_not_symptom", "timeline", "nodes",
                  "recovery_ladder", "prefix_cache", "capacity", "verdict", "load_at_failure", "other", "clock", "sniffed", "phases", "kernel_events",
                  "evidence_context"]
@@ -315,4 +327,5 @@ class Report:
 
     @property
     def exit_status(self) -> int:
-        return 0 if self.healthy else 1
+        """0 no incident, 1 an incident, 3 inconclusive: nothing in the bundle could show one."""
+        return 0 if self.healthy else (1 if self.first_causal is not None else 3)

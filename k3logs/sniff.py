@@ -46,6 +46,7 @@ class Sniffed:
     wrappers: tuple[str, ...]       # wrapper chain, outermost first
     reason: str
     is_dump: bool = False
+    prose: bool = False             # no log format on most lines: notes, a ticket, a job spec (read as plain text)
 
     @property
     def parsed_as_log(self) -> bool:
@@ -184,12 +185,12 @@ def sniff(head: bytes, size: int | None = None, formats: Formats | None = None) 
             # a line or two of a format among other text (notes, a unit file, a job spec): plain text. (A
             # container's or a unit's output is that program's, whatever else it prints.)
             reasons.append(f"no known format on most lines ({kind} {hits}/{n}); read as plain text")
-            return Sniffed("log", tuple(wrappers), "; ".join(reasons))
+            return Sniffed("log", tuple(wrappers), "; ".join(reasons), prose=True)
         also = ", ".join(f"{k} {v}" for k, v in counts.most_common() if k != kind)
         reasons.append(f"{kind} lines {hits}/{n}" + (f" (also {also})" if also else ""))
         return Sniffed(kind, tuple(wrappers), "; ".join(reasons))
     reasons.append(f"no known format in {n} lines; read as plain text")
-    return Sniffed("log", tuple(wrappers), "; ".join(reasons))
+    return Sniffed("log", tuple(wrappers), "; ".join(reasons), prose=not wrappers)
 
 
 def _unwrap(line: str, rx: re.Pattern, name: str) -> str:

@@ -58,7 +58,12 @@ def is_opt(value, typ) -> bool:
 
 def check_contract(d: dict) -> None:
     """Every field report-contract.md requires, with its type."""
-    assert d["schema_version"] == 1 and type(d["schema_version"]) is int
+    assert d["schema_version"] == 2 and type(d["schema_version"]) is int
+    o = d["outcome"]
+    assert o["state"] in ("never_ready", "crashed", "failing_requests", "restart_loop", "stopped", "serving",
+                          "inconclusive")
+    assert is_opt(o["file"], str) and (o["line"] is None or type(o["line"]) is int) and isinstance(o["detail"], str)
+    assert d["healthy"] is (o["state"] in ("stopped", "serving") and d["first_causal"] is None)
     b = d["bundle"]
     assert isinstance(b["path"], str)
     for k in ("files", "bytes", "lines"):
@@ -82,7 +87,7 @@ def check_contract(d: dict) -> None:
         assert fc["span"][0] <= fc["line"] <= fc["span"][1]
         assert fc["timestamp"] is None or ISO_Z.match(fc["timestamp"]), fc["timestamp"]
         assert isinstance(fc["text"], str) and fc["text"]
-    assert set(d["origin"]) >= {"node", "rank"}
+    assert set(d["origin"]) >= {"node", "rank", "node_from", "rank_from"}
     assert is_opt(d["origin"]["node"], str) and (d["origin"]["rank"] is None or type(d["origin"]["rank"]) is int)
     assert d["phase"] is None or d["phase"] in PHASES
     assert isinstance(d["symptoms"], list)

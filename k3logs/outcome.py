@@ -1,0 +1,162 @@
+"""What happened to the deployment, decided from the lifecycle of all its nodes together, before its cause.
+
+Every node's landmarks (patterns/landmarks.toml) split its logs into attempts (a restart begins a new one) and
+say when an attempt became ready (a serving landmark) and when it was asked to stop or wound down (a shutdown
+landmark: an operator's SIGTERM, a cancelled job, a stopped unit). Two rules set findings aside before any
+is chosen as the cause:
+
+- the shutdown's trail: whatever fails after its attempt's stop (EngineDeadError, CancelledError, Ray's
+  SIGTERM stacks, aborted requests) is the stop's consequence, never a cause;
+- what the service survived: an error its process (a kernel line: its node) went on from, to a later
+  landmark or to work done (tokens generated, a communicator built), is context, unless it explains a
+  failure that follows (an Xid whose CUDA error comes later is still the cause).
+
+The outcome then says what the deployment came to: never_ready, crashed, failing_requests, restart_loop,
+stopped, serving, or inconclusive (no application log could show it). An incident is an abnormal outcome.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+import polars as pl
+
+APP_KINDS = ("vllm", "torch", "ray", "nccl")   # logs of the deployment itself (not the kernel's, not the host's)
+HOST_KINDS = ("journal", "kernel", "k8s_events")  # the host's and the orchestrator's: they mark no phase of it
+HEALTHY = ("stopped", "serving")
+TIE_SECONDS = 1.0
+
+
+@dataclass
+class Outcome:
+    state: str
+    file: str | None = None
+    line: int | None = None
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class _At:
+    ts: datetime | None
+    file: str
+    line: int
+
+    def before(self, ts: datetime | None, file: str, line: int) -> bool:
+        """This point comes before an event at (ts, file, line): by line in the same file, else by time."""
+        if file == self.file:
+            return self.line < line
+        return self.ts is not None and ts is not None and self.ts < ts
+
+
+def _first(rows: pl.DataFrame) -> dict:
+    """(node, attempt) -> the first row's place."""
+    out = {}
+    for r in rows.sort(["ts", "file", "line"], nulls_last=True).iter_rows(named=True):
+        out.setdefault((r["node"], r["attempt"]), _At(r["ts"], r["file"], r["line"]))
+    return out
+
+
+def who(source: str | None, pid: int | None, ident: str | None, file: str) -> tuple:
+    """The process a line is about, as precisely as the line says: its pid, else the unit or container that
+    logged it (journald identifier, compose service), else its log file; a kernel line: its whole node."""
+    if source == "kernel":
+        return ()
+    return ("pid", pid) if pid is not None else (("ident", ident) if ident else ("file", file))
+
+
+class Lifecycle:
+    """The deployment's attempts, readiness, stops and progress, from the landmarks of every node.
+    `restarts_seen`: restarts that the bundle's orchestrator state shows (pod restart counts, crash loops)."""
+
+    def __init__(self, ev: pl.DataFrame, app_files: frozenset[str] | set[str], restarts_seen: int = 0):
+        self.app_log, self.restarts_seen = bool(app_files), restarts_seen
+        cols = ("eid", "node", "pid", "ident", "source", "ts", "file", "line", "mark", "attempt", "progress")
+        if not set(cols) <= set(ev.columns):
+            ev = pl.DataFrame(schema={c: pl.Int64 for c in cols})
+        # (lines before a node's first start landmark belong to its first attempt)
+        ev = ev.with_columns(pl.col("attempt").clip(lower_bound=1))
+        marks = ev.filter(pl.col("mark").is_not_null() | pl.col("progress")).select(cols)
+        self.ready = _first(marks.filter(pl.col("mark") == "serving"))
+        self.stops = _first(marks.filter(pl.col("mark") == "shutdown"))
+        self.eid_attempt = dict(zip(ev["eid"].to_list(), ev["attempt"].to_list()))
+        # progress by (node, attempt) and by (node, attempt, the process): in time order
+        self._progress: dict[tuple, list[_At]] = {}
+        for r in marks.filter(pl.col("progress")).sort(["ts", "file", "line"], nulls_last=True).iter_rows(named=True):
+            at = _At(r["ts"], r["file"], r["line"])
+            self._progress.setdefault((r["node"], r["attempt"]), []).append(at)
+            if (w := who(r["source"], r["pid"], r["ident"], r["file"])):
+                self._progress.setdefault((r["node"], r["attempt"], *w), []).append(at)
+        self.stats = ev.filter(pl.col("mark") == "serving").select("node", "attempt", "ts", "file", "line")
+
+    # --------------------------------------------------------------------------------------------
+    def attempt_of(self, f) -> int | None:
+        return self.eid_attempt.get(f.eid)
+
+    def after_stop(self, f) -> _At | None:
+        """The stop of the finding's attempt when the finding comes after it (its trail), else None.
+        A finding of no node is measured against the first stop in the deployment."""
+        if f.node is None:
+            stops = sorted((s for s in self.stops.values() if s.ts is not None), key=lambda s: s.ts)
+            stop = stops[0] if stops else None
+        else:
+            stop = self.stops.get((f.node, self.attempt_of(f)))
+        return stop if stop is not None and stop.before(f.ts, f.file, f.line) else None
+
+    def progress_after(self, f) -> _At | None:
+        """The first sign of work on the finding's process (kernel and other process-less lines: its node)
+        after it, in the same attempt."""
+        key = (f.node, self.attempt_of(f), *who(f.source, f.pid, getattr(f, "ident", None), f.file))
+        for at in self._progress.get(key, []):
+            if at.before(f.ts, f.file, f.line):
+                continue
+            if (f.ts is not None and at.ts is not None and at.ts > f.ts) or (at.file == f.file and at.line > f.line):
+                return at
+        return None
+
+    def ready_before(self, f) -> bool:
+        """The deployment was ready (any node, in the finding's attempt or, for a node without serving
+        landmarks of its own such as a headless worker, any node's) before the finding."""
+        mine = [r for (n, a), r in self.ready.items() if n == f.node and a == self.attempt_of(f)]
+        others = list(self.ready.values()) if not mine else []
+        return any(r.before(f.ts, f.file, f.line) for r in mine + others)
+
+    def failed_again(self, failures: list) -> bool:
+        """The deployment failed in more than one attempt of one node, or its orchestrator shows restarts."""
+        per_node: dict = {}
+        for f in failures:
+            per_node.setdefault(f.node, set()).add(self.attempt_of(f))
+        return any(len(a) >= 2 for a in per_node.values()) or self.restarts_seen >= 2
+
+    def still_working_after(self, f) -> bool:
+        """The finding's node kept logging its engine's stats after it, with no stop: the server is up."""
+        if f.ts is None:
+            return False
+        rows = self.stats.filter((pl.col("node") == f.node) & (pl.col("ts") > f.ts)) if f.node is not None \
+            else self.stats.filter(pl.col("ts") > f.ts)
+        return rows.height >= 2 and self.after_stop(f) is None and not self.stops.get((f.node, self.attempt_of(f)))
+
+    # --------------------------------------------------------------------------------------------
+    def outcome(self, failure, again: bool) -> Outcome:
+        """The outcome, given the failure that explains it (the root cause, or the first sign of a death
+        when no cause was found; None: nothing abnormal) and whether it failed again after a restart."""
+        if failure is not None:
+            where = dict(file=failure.file, line=failure.line)
+            if again:
+                return Outcome("restart_loop", **where, detail="it was started again and again, and failed each time")
+            if self.ready_before(failure):
+                if self.still_working_after(failure):
+                    return Outcome("failing_requests", **where,
+                                   detail="it was serving and kept running, but failed from then on")
+                return Outcome("crashed", **where, detail="it was serving, then failed")
+            return Outcome("never_ready", **where, detail="it failed before the server was ready")
+        if not self.app_log:
+            return Outcome("inconclusive", detail="the bundle holds no log of the deployment itself")
+        stops = sorted(self.stops.values(), key=lambda s: (s.ts is None, s.ts or datetime.min, s.file, s.line))
+        if stops:
+            s = stops[0]
+            return Outcome("stopped", s.file, s.line, "it was stopped, with nothing abnormal before")
+        if self.ready:
+            r = sorted(self.ready.values(), key=lambda s: (s.ts is None, s.ts or datetime.min, s.file, s.line))[0]
+            return Outcome("serving", r.file, r.line, "it became ready and was still serving when the bundle ends")
+        return Outcome("inconclusive", detail="the logs end before the server was ready, with nothing abnormal: "
+                                              "the bundle cannot tell whether it would have started")
