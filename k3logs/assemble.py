@@ -7,6 +7,7 @@ from collections import defaultdict
 
 import polars as pl
 
+from . import attribute
 from .acceptance_data import default_acceptance_data
 from .checks import evidence_missing
 from .decide import Finding
@@ -307,7 +308,7 @@ def make_report(a: Analysis, display_path: str, tool_calls: ToolCallEvidence | N
         title = root.title or root.category
         rc = RootCause(root.category, root.sig, title, d.confidence, explanation, _remediation(a, root, checks))
         first = FirstCausal(root.file, root.line, [root.span[0], max(root.span[1], root.line)], iso(root.ts), root.text)
-        origin, phase = Origin(root.node, root.rank), root.phase or _sig_phase(a, root)
+        origin, phase = _origin(a, root), root.phase or _sig_phase(a, root)
     other = {"template": d.template, "repeats": d.repeats} if d.template else None
     files = [FileEntry(b.display(f.file), f.kind, f.reason, f.lines, f.bytes,
                        a.attribution.file_node.get(b.display(f.file))) for f in ing.files]
@@ -328,6 +329,27 @@ def make_report(a: Analysis, display_path: str, tool_calls: ToolCallEvidence | N
         sniffed=sorted(files, key=lambda f: f.file), clock=clock, phases=_phase_spans(a),
         kernel_events=_kernel_events(d.findings, root), prefix_cache=prefix, capacity=capacity_section(metrics),
         verdict=verdict)
+
+
+def _origin(a: Analysis, root: Finding) -> Origin:
+    """The root's node and rank, and the witnesses that named them (attribute.witness on the root's event). A
+    node or rank the decision gave the root that its event did not have is another witness's of the same fault."""
+    row = None
+    if "eid" in a.events.columns and root.eid is not None:
+        hit = a.events.filter(pl.col("eid") == root.eid)
+        row = hit.row(0, named=True) if hit.height else None
+    node_from, rank_from = attribute.witness(a.attribution, row) if row else (None, None)
+    if row is not None and row.get("node") != root.node:
+        node_from = "another witness of the same fault" if root.node is not None else None
+    if row is not None and row.get("rank") != root.rank:
+        rank_from = "another witness of the same fault" if root.rank is not None else None
+    if rank_from and row is not None and row.get("source") == "kernel" and row.get("rank") == root.rank:
+        gpu = attribute.event_gpu(a.attribution, row)
+        if gpu and (gpu.get("uuid") or gpu.get("serial")):
+            named = ", ".join(f"{k} {v}" for k, v in gpu.items() if v is not None and k != "bus_id")
+            rank_from = f"{rank_from} (GPU {gpu['bus_id']}: {named})"
+    return Origin(root.node, root.rank, node_from if root.node is not None else None,
+                  rank_from if root.rank is not None else None)
 
 
 def _last_phase(a: Analysis) -> str | None:

@@ -99,7 +99,7 @@ class Learnt:
 def learn(path: str | Path, settings: Settings, cat: Catalogue, keep_all: bool = False) -> Learnt:
     """Read the bundle (only the lines the diagnosis needs unless `keep_all`), then attribute and align them."""
     bundle = Bundle(path, settings.limits)
-    ing = ingest(bundle, settings, None if keep_all else Keep(anchors(cat)))
+    ing = ingest(bundle, settings, None if keep_all else Keep(anchors(cat, attribute.anchors())))
     events = (pl.concat(ing.events, how="diagonal_relaxed") if ing.events else
               pl.DataFrame(schema={"file": pl.String, "line": pl.Int64, "sub": pl.Int8, "text": pl.String}))
     events = ensure_columns(events)
@@ -107,7 +107,7 @@ def learn(path: str | Path, settings: Settings, cat: Catalogue, keep_all: bool =
 
     facts = _dump_facts(ing, bundle)
     attribution = attribute.learn(events, attribute.hints_from_facts(facts),
-                                  [bundle.display(f) for f in bundle.names])
+                                  [bundle.display(f) for f in bundle.names], top=bundle.common_prefix.rstrip("/") or None)
     events = attribute.apply(events, attribution)
     facts = [replace(f, node=f.node or attribution.file_node.get(f.file)) for f in facts]
     boots = {}
