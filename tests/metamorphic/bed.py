@@ -83,13 +83,11 @@ KNOWN: dict[tuple[str, str], str] = {
         "c505-triton-ptxas-sm121a-dgx-spark-compose",
         "c507-enospc-hf-cache-overlay-node2-dp-download",
         "c543-deepseek-r1-fp8-tp8-h100-oom-load-docker",
-        "c544-qwen72b-awq-tp4-a100-40g-oom-cudagraph-hostdir",
-        "c561-healthy-docker-stop-spurious-enginedead-tp4")},
+        "c544-qwen72b-awq-tp4-a100-40g-oom-cudagraph-hostdir")},
     **{(c, "noise-kernel"): LINK_FLAP for c in (
         "c112-host-oom-lmcache-cpu-offload-2node-k8s",
         "c204-roce-linkflap-pp2-serving",
-        "c402-hca-firmware-fatal-retry-exceeded-pp2",
-        "c413-nvswitch-sxid-fatal-tp8-serving-v0")},
+        "c402-hca-firmware-fatal-retry-exceeded-pp2")},
     **{(c, "noise-kernel"): OTHER_SEGFAULT for c in (
         "c115-segfault-nccl-proxy-ray-2node",
         "c215-healthy-tp8-docker-graceful-stop")},
