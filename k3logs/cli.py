@@ -164,9 +164,12 @@ def _size_pools(command: str | None = None) -> None:
 @click.option("--context-lines", type=click.IntRange(0, 50), default=None,
               help="Lines of the bundle shown before and after each cited line (html: 3 by default; json: "
                    "`evidence_context`, 0 by default).")
+@click.option("--reference", type=click.Path(path_type=Path), default=None, metavar="BUNDLE",
+              help="A bundle of the last good run: the report gets a short 'what changed' section (md, html) "
+                   "or key `reference_diff` (json); `k3logs diff` gives the whole comparison.")
 @bundle_options
 @handle_errors
-def analyze(bundle, fmt, out, context_lines, patterns, tz, skew_tolerance, **limits):
+def analyze(bundle, fmt, out, context_lines, reference, patterns, tz, skew_tolerance, **limits):
     """Diagnose one incident bundle (folder, archive or log file).
 
     Exit status: 0 no incident, 1 incident diagnosed, 2 bad usage or unreadable bundle.
@@ -176,19 +179,76 @@ def analyze(bundle, fmt, out, context_lines, patterns, tz, skew_tolerance, **lim
         k3logs analyze ./bundle --format json -o report.json
         k3logs analyze ./bundle -o incident/          # incident/report.md + incident/timeline.svg
         k3logs analyze ./bundle --format html -o report.html
+        k3logs analyze ./bundle --reference ./last-good-bundle
     """
     from . import output
     from .api import analyze as run_analysis
     where = output.target(out, bundle)  # a bad -o fails before the bundle is read
     if context_lines is None:
         context_lines = 3 if fmt == "html" else 0
-    report = run_analysis(bundle, _settings(tz, skew_tolerance, **limits), _catalogue(patterns), context_lines)
+    settings, cat = _settings(tz, skew_tolerance, **limits), _catalogue(patterns)
+    if reference is None:
+        report, section = run_analysis(bundle, settings, cat, context_lines), None
+    else:
+        from .api import analyze_with_reference
+        report, section = analyze_with_reference(bundle, reference, settings, cat, context_lines)
     if where.path is None:
-        _print(output.render(report, fmt), fmt, nl=False)
+        text = output.render(report, fmt)
+        _print(text if section is None else _with_section(text, fmt, section), fmt, nl=False)
     else:
         written = output.write(report, fmt, where)
+        if section is not None:   # the report as written, with the reference section added
+            for p in written:
+                if p.suffix in (".md", ".json", ".html"):
+                    output._write(p, _with_section(p.read_text(encoding="utf-8"), p.suffix[1:], section))
         if where.folder:
             click.echo(f"wrote {', '.join(str(p) for p in written)}", err=True)
+    sys.exit(report.exit_status)
+
+
+def _with_section(text: str, fmt: str, section: dict) -> str:
+    """The analyze report with the short diff against the reference: an extra key in JSON, a section at the
+    end of the markdown, before the end of the HTML body."""
+    import html
+    import json
+    from .diff import reference_markdown
+    if fmt == "json":
+        from .redact import json_safe
+        doc = json.loads(text)
+        doc["reference_diff"] = section
+        return json_safe(json.dumps(doc, indent=2, ensure_ascii=False)) + "\n"
+    md = reference_markdown(section)
+    if fmt == "html":
+        block = f"<section><pre>{html.escape(md)}</pre></section>"
+        return text.replace("</body>", block + "</body>", 1) if "</body>" in text else text + block
+    return text.rstrip("\n") + "\n" + md
+
+
+@cli.command()
+@click.argument("failing", type=click.Path(path_type=Path))
+@click.argument("reference", type=click.Path(path_type=Path), required=False)
+@click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md", show_default=True,
+              help="md for people, json for machines (shape: k3logs/diff.schema.json).")
+@bundle_options
+@handle_errors
+def diff(failing, reference, fmt, patterns, tz, skew_tolerance, **limits):
+    """What the FAILING run does differently from the REFERENCE run (the last good one): every environment
+    fact per node, ranked by how often that kind of change causes incidents; the lifecycle landmarks side by
+    side and where the failing run departs; the messages the reference never printed. With one bundle: its
+    nodes compared with each other, and the odd node out.
+
+    Exit status: 0 nothing that matters differs, 1 something does, 2 bad usage or an unreadable bundle.
+
+    \b
+    Example:
+        k3logs diff incident-0412.tar.gz last-good-0405/
+        k3logs diff incident-0412.tar.gz              # its nodes with each other
+        k3logs diff incident/ reference/ --format json
+    """
+    from .api import diff as run_diff
+    from .diff import render_markdown
+    report = run_diff(failing, reference, _settings(tz, skew_tolerance, **limits), _catalogue(patterns))
+    _print(report.to_json() if fmt == "json" else render_markdown(report), fmt, nl=fmt != "json")
     sys.exit(report.exit_status)
 
 
