@@ -290,7 +290,7 @@ def make_report(a: Analysis, display_path: str, tool_calls: ToolCallEvidence | N
     has_tb = a.events["exc_types"].is_not_null().any() if a.events.height else False
     checks = a.checks
     # a healthy bundle has no exception whose stack could be missing
-    missing = evidence_missing(a.facts, kinds, bool(has_tb) or d.healthy)
+    missing = a.missing + evidence_missing(a.facts, kinds, bool(has_tb) or d.healthy)
     skipped = [Skipped(b.display(s.file), s.reason) for s in b.skipped]
     skipped += [Skipped(b.display(f.file), f"{f.kind}: {f.reason}") for f in ing.files if f.kind in ("binary",)]
     skipped += [Skipped(b.display(f.file), f"{f.truncated} line(s) longer than the limit were truncated")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 import polars as pl
@@ -122,11 +122,16 @@ def assign_phases(ev: pl.DataFrame, outside: frozenset[str] | set[str] = frozens
     proc_i = pl.col("_mi").fill_null(-1).cum_max().over(["node", "pid"])
     node_i = pl.col("_mi").fill_null(-1).cum_max().over(["node", "_attempt"])
     names = {i: p for p, i in order.items()}
-    proc_phase = proc_i.replace_strict(names, default=None, return_dtype=pl.String)
-    node_phase = node_i.replace_strict(names, default=None, return_dtype=pl.String)
-    ev = ev.with_columns(
-        pl.when(is_worker & pl.col("pid").is_not_null() & proc_phase.is_not_null()).then(proc_phase)
-        .otherwise(node_phase).alias("phase"))
+    own_i = pl.when(is_worker & pl.col("pid").is_not_null() & (proc_i >= 0)).then(proc_i).otherwise(node_i)
+    # serving (and winding down) is the deployment's state, not one process's: once the server is ready, every
+    # worker on its node serves, and a node with no serving landmark of its own (a headless worker) lives in
+    # the deployment's lifecycle
+    late = order["serving"]
+    node_late = pl.when(node_i >= late).then(node_i).otherwise(-1)
+    dep_late = pl.when(pl.col("_mi") >= late).then(pl.col("_mi")).otherwise(-1).fill_null(-1).cum_max()
+    own_serving = (pl.col("_mi") >= late).fill_null(False).any().over("node")
+    phase_i = pl.max_horizontal(own_i, node_late, pl.when(own_serving).then(-1).otherwise(dep_late))
+    ev = ev.with_columns(phase_i.replace_strict(names, default=None, return_dtype=pl.String).alias("phase"))
     # kernel lines whose time is unknown, or that come before the service logged anything (an earlier
     # attempt of a crash loop), take the phase the node's logs reached
     last_node = ev.filter(pl.col("_mark").is_not_null()).group_by("node").agg(pl.col("_mark").last().alias("_lastp"))
@@ -316,10 +321,20 @@ def _borrow_rank(root: Finding, findings: list[Finding]) -> None:
             root.phase = sorted(placed, key=_sort_key)[0].phase
     if root.rank is not None:
         return
-    linked = [f for f in explained if f.rank is not None and f.node == root.node]
+    # the same process on the same node (a kernel line names its pid): its own lines say its rank
+    pid = root.pid if root.pid is not None else _int(root.fields.get("pid"))
+    same_pid = [f for f in findings if f.rank is not None and f.node == root.node and pid is not None
+                and (f.pid == pid or _int(f.fields.get("pid")) == pid)]
+    linked = same_pid or [f for f in explained if f.rank is not None and f.node == root.node]
     near = [f for f in findings if f.role == "symptom" and f.rank is not None and f.node == root.node
             and (dt := _seconds(root, f)) is not None and -TIE_SECONDS <= dt <= 120 and ("rank" in f.fields or "worker" in f.fields)]
-    for group in (linked, near):
+    # the same fault seen by one rank in the same instant (the kernel's segfault line and the worker's own
+    # 'SIGSEGV received'): the host's pid is not the container's, the time and the kind of failure are
+    same_fault = [f for f in findings if f.rank is not None and f.node == root.node and f.category == root.category
+                  and (dt := _seconds(root, f)) is not None and abs(dt) <= 2 * TIE_SECONDS]
+    if len({f.rank for f in same_fault}) > 1:
+        same_fault = []
+    for group in (linked, same_fault, near):
         if group:
             pick = sorted(group, key=_sort_key)[0]
             root.rank = pick.rank
@@ -394,6 +409,9 @@ def _set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] |
         if f.file in prose and f.source in ("plain", None) and f.ts is None:
             f.set_aside = "a mention in a note, not a log line"
             continue
+        if (name := _foreign_process(f)) is not None:
+            f.set_aside = f"about {name}, a process that is not the deployment's"
+            continue
         stop = life.after_stop(f)
         if stop is not None:
             f.set_aside = f"after the stop at {stop.file}:{stop.line} (the shutdown's trail)"
@@ -401,12 +419,13 @@ def _set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] |
         if f.role == "cause" and (went_on := life.progress_after(f)) is not None and not fails_again(f):
             f.set_aside = f"survived: {'its node' if f.source == 'kernel' else 'its process'} went on working " \
                           f"({went_on.file}:{went_on.line})"
-    # an untimed line of a failure that was survived where it shows its time (a pod status after the kernel's
-    # oom-kill of the same container) was survived too
-    survived = {(f.node, f.category) for f in findings if f.set_aside and f.set_aside.startswith("survived")}
+    # an untimed line of a failure set aside where it shows its time (a pod status after the kernel's oom-kill
+    # of the same container) is the same failure
+    aside = {(f.node, f.category): f.set_aside for f in findings if f.ts is not None and f.set_aside
+             and not f.set_aside.startswith("after the stop")}
     for f in findings:
-        if f.set_aside is None and f.role == "cause" and f.ts is None and (f.node, f.category) in survived:
-            f.set_aside = "survived: the same failure, where it shows its time, was survived"
+        if f.set_aside is None and f.role == "cause" and f.ts is None and (f.node, f.category) in aside:
+            f.set_aside = f"the same failure as where it shows its time: {aside[(f.node, f.category)]}"
 
 
 def _says_why(error: Finding | None, gone: Finding) -> bool:
@@ -420,6 +439,22 @@ def _says_why(error: Finding | None, gone: Finding) -> bool:
     return error.node == gone.node and dt is not None and dt <= SAME_FAILURE_S
 
 
+def _foreign_process(f: Finding) -> str | None:
+    """The name of the process a kernel line is about when it is not one of the deployment's."""
+    data = outcome_data()
+    name = (f.fields.get("comm") or f.fields.get("task")) if f.category in data.process_categories else None
+    return name if name and f.source == "kernel" and not re.match(data.processes, name) else None
+
+
+def _accounted(gone: Finding, findings: list[Finding], cat: Catalogue) -> bool:
+    """A symptom of a root category says why the worker went (Ray: 'the actor died because its node has
+    died'): at the same time, on its node, of a category whose causes explain workers gone."""
+    vanished = outcome_data().vanished
+    explaining = {s.category for s in cat.signatures if s.role == "cause" and set(s.explains) & vanished}
+    return any(f.role == "symptom" and f.category in explaining and f.set_aside is None and f.node == gone.node
+               and (dt := _seconds(gone, f)) is not None and abs(dt) <= SAME_FAILURE_S for f in findings)
+
+
 def _vanished_worker(findings: list[Finding], cat: Catalogue) -> Finding | None:
     """With no cause anywhere: the first worker reported gone (a dead worker, a dead actor, a failed child)
     was killed from outside. The cause is proc.killed on that worker, not the error the engine raises
@@ -428,7 +463,8 @@ def _vanished_worker(findings: list[Finding], cat: Catalogue) -> Finding | None:
     gone = [f for f in findings if f.set_aside is None and f.category in data.vanished]
     if not gone:
         return None
-    first = _first(gone, cat)
+    # the report that names the worker (its rank) says more than the engine's own 'a worker died'
+    first = _first([f for f in gone if f.rank is not None] or gone, cat)
     sig = cat.by_id(data.killed_signature) if data.killed_signature else None
     who = f"rank {first.rank}" if first.rank is not None else (first.fields.get("worker") or first.fields.get("proc")
                                                                 or "a worker")
@@ -459,17 +495,8 @@ def load_before(ev: pl.DataFrame, f: Finding) -> dict | None:
             "max_waiting_recent": int(peak["waiting"].cast(pl.Int64).max())}
 
 
-def quiet_verdict(decision: Decision, checks, ev: pl.DataFrame, dumps: dict[str, str],
-                  cat: Catalogue) -> Decision:
-    """A bundle whose logs show no failure can still hold the incident: a configuration fault that
-    crashes nothing (prefix caching off for K3, the wrong all2all backend), from a failing check."""
-    if not decision.healthy and decision.root is not None:
-        return decision
-    failing = [c for c in checks if c.status == "fail" and c.category in cat.categories
-               and cat.categories[c.category].quiet and c.evidence]
-    if not failing:
-        return decision
-    check = sorted(failing, key=lambda c: (cat.categories[c.category].triage, c.id))[0]
+def _check_root(check, ev: pl.DataFrame, dumps: dict[str, str], cat: Catalogue) -> Finding:
+    """A failing check as a cause finding, at the line of its evidence (an event, else a dump's line)."""
     file, _, line = check.evidence.rpartition(":")
     at = ev.filter((pl.col("file") == file) & (pl.col("line") == int(line))).head(1)
     if at.height:
@@ -480,12 +507,62 @@ def quiet_verdict(decision: Decision, checks, ev: pl.DataFrame, dumps: dict[str,
         lines = dumps.get(file, "").split("\n")
         text = lines[int(line) - 1] if 0 < int(line) <= len(lines) else ""
         ts, tq, node, rank, pid, phase = None, "none", None, None, None, None
-    root = Finding(eid=-1, sig=None, category=check.category, role="cause", priority=0, file=file, line=int(line),
+    return Finding(eid=-1, sig=None, category=check.category, role="cause", priority=0, file=file, line=int(line),
                    span=(int(line), int(line)), ts=ts, ts_quality=tq, node=node, rank=rank, pid=pid,
                    phase=phase or "startup", text=text.strip(), title=cat.categories[check.category].title,
                    check=check.id)
-    return Decision(False, root, "medium", f"the logs show no failure, but the environment check {check.id!r} "
-                    f"fails: {check.detail}", decision.findings, outcome=decision.outcome)
+
+
+def check_explains(decision: Decision, checks, ev: pl.DataFrame, dumps: dict[str, str], cat: Catalogue) -> Decision:
+    """A failing environment check is a cause like a log line: when its failure explains the root the logs name
+    (facts.toml [[check]] `explains`: nodes that run different NCCL builds explain the NCCL errors their healthy
+    peers report), the check's evidence (the odd node out) is the cause, and the logged root one of its
+    symptoms. A root that comes before the evidence (both timed) is not explained."""
+    root = decision.root
+    if root is None:
+        return decision
+    failing = [c for c in checks if c.status == "fail" and c.evidence and root.category in c.explains
+               and c.category in cat.categories]
+    for check in sorted(failing, key=lambda c: (cat.categories[c.category].triage, c.id)):
+        cause = _check_root(check, ev, dumps, cat)
+        if cause.ts is not None and root.ts is not None and (cause.ts - root.ts).total_seconds() > TIE_SECONDS:
+            continue
+        findings = decision.findings if any(f is root for f in decision.findings) else decision.findings + [root]
+        findings = findings + [cause]
+        root.explained_by = len(findings) - 1
+        return Decision(False, cause, "medium", f"the environment check {check.id!r} fails and explains the "
+                        f"{root.category} error the logs show ({root.file}:{root.line}): {check.detail}", findings,
+                        outcome=decision.outcome)
+    return decision
+
+
+def quiet_verdict(decision: Decision, checks, ev: pl.DataFrame, dumps: dict[str, str],
+                  cat: Catalogue) -> Decision:
+    """A bundle whose logs show no failure can still hold the incident: a configuration fault that
+    crashes nothing (prefix caching off for K3, the wrong all2all backend), from a failing check. When the logs
+    do show a failure, a failing check that explains it is the cause (check_explains)."""
+    if not decision.healthy and decision.root is not None:
+        return check_explains(decision, checks, ev, dumps, cat)
+    failing = [c for c in checks if c.status == "fail" and c.category in cat.categories
+               and cat.categories[c.category].quiet and c.evidence]
+    if not failing:
+        return decision
+    check = sorted(failing, key=lambda c: (cat.categories[c.category].triage, c.id))[0]
+    return Decision(False, _check_root(check, ev, dumps, cat), "medium", f"the logs show no failure, but the "
+                    f"environment check {check.id!r} fails: {check.detail}", decision.findings,
+                    outcome=decision.outcome)
+
+
+def weigh(d: Decision, missing: list[str]) -> Decision:
+    """The confidence of a cause that explains nothing else drops when the bundle lacks parts of the
+    deployment (missing.py): the failure may have started there."""
+    if not missing or d.root is None or d.confidence != "high":
+        return d
+    at = next((i for i, f in enumerate(d.findings) if f is d.root), None)
+    if at is not None and any(f.explained_by == at for f in d.findings):
+        return d
+    return replace(d, confidence="medium", reason=f"{d.reason}; but the bundle lacks {missing[0].split(' (')[0]}, "
+                                                  f"where the failure may have started")
 
 
 def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: frozenset[str] | set[str] | None = None,
@@ -532,7 +609,9 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
                             "was stopped" if outcome.state == "stopped" else "ends") if healthy
                         else outcome.detail, findings, outcome=outcome)
     vanished = _vanished_worker(findings, cat)
-    if vanished is not None and not _says_why(other, vanished):
+    symptom_lines = {f.eid for f in findings if f.role == "symptom"}
+    own_error = other if other is not None and other.eid not in symptom_lines else None
+    if vanished is not None and not _says_why(own_error, vanished) and not _accounted(vanished, findings, cat):
         return Decision(False, vanished, "low", "a worker vanished and nothing in the bundle says why: it was killed "
                         "from outside (an OOM killer, an operator, an orchestrator) on its node",
                         findings + [vanished], outcome=life.outcome(vanished, again))

@@ -127,12 +127,15 @@ class OutcomeData:
     fatal: frozenset[str]        # symptom categories that show a process died
     vanished: frozenset[str]     # those that name a worker that is gone
     killed_signature: str        # the signature a vanished worker's report takes its words from
+    processes: str               # the deployment's process names (comm), a regex
+    process_categories: frozenset[str]  # categories of kernel lines that name their process
 
 
 @lru_cache(maxsize=1)
 def outcome_data() -> OutcomeData:
     d = _landmark_data().get("outcome", {})
-    return OutcomeData(frozenset(d.get("fatal", [])), frozenset(d.get("vanished", [])), d.get("killed_signature", ""))
+    return OutcomeData(frozenset(d.get("fatal", [])), frozenset(d.get("vanished", [])), d.get("killed_signature", ""),
+                       d.get("processes", ".*"), frozenset(d.get("process_categories", [])))
 
 
 @lru_cache(maxsize=1)

@@ -103,9 +103,15 @@ class Lifecycle:
         return stop if stop is not None and stop.before(f.ts, f.file, f.line) else None
 
     def progress_after(self, f) -> _At | None:
-        """The first sign of work on the finding's process (kernel and other process-less lines: its node)
-        after it, in the same attempt."""
-        key = (f.node, self.attempt_of(f), *who(f.source, f.pid, getattr(f, "ident", None), f.file))
+        """The first sign of work on the finding's process after it, in the same attempt; for a kernel line
+        (a link, a GPU, a process of the node): of the deployment, anywhere after it (a node's worker logs no
+        landmarks while the head serves: had the node's part failed, the deployment would not go on)."""
+        w = who(f.source, f.pid, getattr(f, "ident", None), f.file)
+        if not w:
+            later = [at for ats in self._progress.values() for at in ats
+                     if f.ts is not None and at.ts is not None and at.ts > f.ts]
+            return min(later, key=lambda at: at.ts) if later else None
+        key = (f.node, self.attempt_of(f), *w)
         for at in self._progress.get(key, []):
             if at.before(f.ts, f.file, f.line):
                 continue

@@ -6,7 +6,7 @@ import queue
 import threading
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
@@ -18,12 +18,13 @@ from .attribute import Attribution
 from .catalogue import Catalogue, load_catalogue
 from .clock import ClockModel, ClockReport, parse_iso
 from .checks import Check, run_checks
-from .decide import Decision, assign_phases, decide, quiet_verdict
+from .decide import Decision, assign_phases, decide, quiet_verdict, weigh
 from .detect import anchors, detect
 from .discover import Bundle, Skip
 from .facts import Fact, facts_from_dump, facts_from_events
 from .formats import builtin_formats
 from .ingest import Ingested, Keep, ingest, iter_files_rows, open_member
+from .missing import missing_parts
 from .outcome import APP_KINDS, HOST_KINDS
 from .lines import LineStats
 from .schema import EVENT_SCHEMA, in_line_order, the_one
@@ -51,6 +52,7 @@ class Analysis:
     checks: list[Check]
     decision: Decision
     catalogue: Catalogue
+    missing: list[str] = field(default_factory=list)   # nodes and ranks of the deployment the bundle lacks
 
 
 def _dump_facts(ing: Ingested, bundle: Bundle) -> list[Fact]:
@@ -135,12 +137,17 @@ def run(path: str | Path, settings: Settings | None = None, catalogue: Catalogue
         events.select("file", "line", "node", "source", pl.col("text").alias("message")))
     checks = run_checks(facts)
     dumps = {lt.bundle.display(f): text for f, _, text in lt.ingested.dumps}
-    app_files = {lt.bundle.display(f.file) for f in lt.ingested.files if f.kind in APP_KINDS and f.lines} - host
+    # the deployment's own logs: files holding lines of its programs (whatever else they hold: sidecars)
+    app_files = set(events.filter(pl.col("source").is_in(APP_KINDS))["file"].unique().to_list()) - host
     prose = {lt.bundle.display(f.file) for f in lt.ingested.files if f.prose}
     restarts = max([int(f.value) for f in facts if f.name == "restart_count" and f.value.isdigit()] or [0])
     decision = quiet_verdict(decide(events, det, cat, app_files, prose, restarts), checks, events, dumps, cat)
+    nnodes = max([int(f.value) for f in facts if f.name == "nnodes" and f.value.isdigit()] or [0]) or None
+    missing = missing_parts(events, lt.ingested.files, lt.bundle.display,
+                            [t for _, kind, t in lt.ingested.dumps if kind in ("launch_cmd", "slurm_job", "text")],
+                            lt.attribution.world_size, nnodes)
     return Analysis(lt.bundle, lt.ingested, events, det, lt.attribution, lt.clock, lt.clock_model, facts, checks,
-                    decision, cat)
+                    weigh(decision, missing), cat, missing)
 
 
 def ensure_columns(ev: pl.DataFrame) -> pl.DataFrame:

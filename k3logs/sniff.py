@@ -181,7 +181,8 @@ def sniff(head: bytes, size: int | None = None, formats: Formats | None = None) 
         else:
             kind = counts.most_common(1)[0][0]
         hits = counts[kind]
-        if not wrappers and hits * (VLLM_SHARE if kind == "vllm" else MIN_SHARE) < n:
+        # (one line of a kind among others is a quote of it, unless the file is that line: a note citing a log)
+        if not wrappers and (hits * (VLLM_SHARE if kind == "vllm" else MIN_SHARE) < n or hits == 1 < n):
             # a line or two of a format among other text (notes, a unit file, a job spec): plain text. (A
             # container's or a unit's output is that program's, whatever else it prints.)
             reasons.append(f"no known format on most lines ({kind} {hits}/{n}); read as plain text")

@@ -1,0 +1,244 @@
+"""The outcome first, then the earliest cause that explains it (#9): each rule of the decision on inline
+bundles, with its positive and its near miss. Rules, not cases: hosts, pids and times are made up."""
+from __future__ import annotations
+
+import pytest
+
+from conftest import make_bundle
+from k3logs.decide import Finding
+from k3logs.missing import nodes_without_logs, spans
+from k3logs.pipeline import run
+
+API = "(APIServer pid=1) INFO 11-18 07:{m:02d}:{s:02d} [api_server.py:1] "
+WORKER = "(VllmWorker rank=0 pid={pid}) {level} 11-18 07:{m:02d}:{s:02d} [worker.py:1] "
+
+
+def api(m: int, s: int, text: str, level: str = "INFO") -> str:
+    return API.format(m=m, s=s).replace("INFO", level) + text
+
+
+def worker(m: int, s: int, text: str, pid: int = 4711, level: str = "INFO") -> str:
+    return WORKER.format(pid=pid, level=level, m=m, s=s) + text
+
+
+START = [api(0, 0, "vLLM API server version 0.27.2"),
+         api(0, 1, "non-default args: {'model': 'm', 'tensor_parallel_size': 1}")]
+LOADED = [worker(1, 0, "Starting to load model m..."), worker(2, 0, "Model loading took 15.2 GiB and 60.1 seconds")]
+READY = [api(3, 0, "Application startup complete.")]
+SERVING = [api(4, 0, "Avg prompt throughput: 120.0 tokens/s, Avg generation throughput: 340.5 tokens/s, "
+                     "Running: 4 reqs, Waiting: 0 reqs, GPU KV cache usage: 12.0%")]
+STOP = [api(5, 0, "Shutting down"), api(5, 0, "Waiting for application shutdown."),
+        api(5, 1, "Application shutdown complete.")]
+OOM = worker(4, 30, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
+                    "capacity of 79.15 GiB of which 1.02 GiB is free.", level="ERROR")
+DEAD = api(5, 2, "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace "
+                 "(above) for the root cause.", level="ERROR")
+
+
+def decision(tmp_path, files: dict[str, list[str] | str]):
+    root = make_bundle(tmp_path, {k: v if isinstance(v, str) else "\n".join(v) + "\n" for k, v in files.items()})
+    return run(root).decision
+
+
+def state(d) -> tuple[str, str | None]:
+    return d.outcome.state, d.root.category if d.root else None
+
+
+# ------------------------------------------------------------------------------------------------------
+# the outcome
+# ------------------------------------------------------------------------------------------------------
+def test_serving_with_nothing_abnormal_is_healthy(tmp_path):
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING})
+    assert state(d) == ("serving", None) and d.healthy
+
+
+def test_a_stop_with_nothing_abnormal_before_is_healthy_whatever_its_trail_prints(tmp_path):
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + STOP + [DEAD]})
+    assert state(d) == ("stopped", None) and d.healthy
+    assert next(f for f in d.findings if f.category == "symptom.engine_dead").set_aside.startswith("after the stop")
+
+
+def test_near_miss_a_failure_before_the_stop_is_the_cause(tmp_path):
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + [OOM] + STOP + [DEAD]})
+    assert state(d) == ("crashed", "oom.inference") and not d.healthy
+
+
+def test_a_failure_before_the_server_is_ready_never_readies_it(tmp_path):
+    oom = worker(1, 30, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.", level="ERROR")
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + [worker(1, 0, "Starting to load model m..."), oom]})
+    assert state(d) == ("never_ready", "oom.load")
+
+
+def test_a_failure_in_two_attempts_is_a_restart_loop(tmp_path):
+    oom = worker(1, 30, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.", level="ERROR")
+    again = [line.replace("07:0", "07:2").replace("07:1", "07:3") for line in START + [oom]]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + [oom] + again})
+    assert state(d) == ("restart_loop", "oom.load")
+
+
+def test_near_miss_start_lines_printed_together_are_one_start(tmp_path):
+    oom = worker(1, 30, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.", level="ERROR")
+    same_start = START + [api(0, 1, "args: Namespace(model='m', tensor_parallel_size=1)")]
+    assert state(decision(tmp_path, {"gpu-a1/vllm.log": same_start + [oom]})) == ("never_ready", "oom.load")
+
+
+def test_a_bundle_with_no_log_of_the_deployment_is_inconclusive(tmp_path):
+    d = decision(tmp_path, {"gpu-a1/dmesg.txt": ["[12.000000] Linux version 6.8.0 (builder@host) #1 SMP"]})
+    assert state(d) == ("inconclusive", None) and not d.healthy
+
+
+def test_logs_that_end_before_ready_with_nothing_abnormal_are_inconclusive(tmp_path):
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED})
+    assert state(d) == ("inconclusive", None) and not d.healthy
+
+
+def test_server_errors_after_ready_while_the_engine_runs_are_failing_requests(tmp_path):
+    failing = [api(4, 10 + i, f'10.0.0.{i}:5000 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error')
+               for i in range(3)]
+    idle = [api(4, 20 + i, "Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 0.0 tokens/s, "
+                           "Running: 0 reqs, Waiting: 0 reqs, GPU KV cache usage: 0.0%") for i in range(3)]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + failing + idle})
+    assert d.outcome.state == "failing_requests" and not d.healthy
+
+
+def test_near_miss_requests_refused_before_ready_are_a_probe(tmp_path):
+    probe = [api(0, 30, '10.0.0.9:5000 - "GET /v1/models HTTP/1.1" 503 Service Unavailable')]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + probe + LOADED + READY + SERVING})
+    assert state(d) == ("serving", None)
+
+
+# ------------------------------------------------------------------------------------------------------
+# what the service survived is not a cause
+# ------------------------------------------------------------------------------------------------------
+ROCM = worker(0, 5, "Failed to import from vllm._rocm_C with ModuleNotFoundError(\"No module named "
+                    "'vllm._rocm_C'\")", level="WARNING")
+
+
+def test_an_error_its_process_went_on_from_is_survived(tmp_path):
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + [ROCM] + LOADED + READY + SERVING})
+    assert state(d) == ("serving", None)
+    assert any(f.set_aside and f.set_aside.startswith("survived") for f in d.findings)
+
+
+def test_near_miss_progress_of_another_process_does_not_count(tmp_path):
+    rocm = ROCM.replace("pid=4711", "pid=4999")
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + [rocm]})
+    assert d.root is not None and d.root.category == "dep.missing_module"
+
+
+def test_near_miss_an_error_that_explains_a_later_failure_was_not_survived(tmp_path):
+    c_missing = worker(0, 5, "Failed to import from vllm._C with ModuleNotFoundError(\"No module named 'vllm._C'\")",
+                       level="WARNING")
+    op = worker(2, 30, "AttributeError: '_OpNamespace' '_C' object has no attribute 'rms_norm'", level="ERROR")
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + [c_missing] + LOADED + [op]})
+    assert d.root is not None and (d.root.category, d.root.line) == ("dep.missing_module", 3)
+
+
+def test_a_link_that_comes_back_while_the_deployment_serves_is_survived(tmp_path):
+    kernel = ["Nov 18 07:03:30 gpu-a1 kernel: mlx5_core 0000:c1:00.0 mlx5_4: Port: 1 Link DOWN",
+              "Nov 18 07:03:42 gpu-a1 kernel: mlx5_core 0000:c1:00.0 mlx5_4: Port: 1 Link ACTIVE"]
+    after = [api(4, 0, "Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 300.0 tokens/s, Running: 2 "
+                       "reqs, Waiting: 0 reqs, GPU KV cache usage: 3.0%").replace("07:04", "07:05")]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + after,
+                            "gpu-a1/journalctl-k.txt": kernel})
+    assert state(d) == ("serving", None)
+
+
+def test_near_miss_a_link_down_that_the_transport_errors_follow_is_the_cause(tmp_path):
+    kernel = ["Nov 18 07:04:30 gpu-a1 kernel: mlx5_core 0000:c1:00.0 mlx5_4: Port: 1 Link DOWN"]
+    nccl = [worker(4, 31, "gpu-a1:4711:4800 [0] transport/net_ib.cc:1295 NCCL WARN NET/IB: Got completion from peer "
+                          "10.0.0.2<50000> with status=12 opcode=0 len=0 vendor err 129 (Recv) localGid ::ffff:10.0.0.1",
+                   level="ERROR")]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + nccl,
+                            "gpu-a1/journalctl-k.txt": kernel})
+    assert d.root is not None and d.root.category == "nccl.ib_transport"
+
+
+def test_an_oom_kill_of_a_process_that_is_not_the_deployments_is_set_aside(tmp_path):
+    kernel = ["Nov 18 07:04:30 gpu-a1 kernel: Memory cgroup out of memory: Killed process 918273 (node_exporter) "
+              "total-vm:1234kB, anon-rss:1000kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:40kB oom_score_adj:999"]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING, "gpu-a1/journalctl-k.txt": kernel})
+    assert state(d) == ("serving", None)
+
+
+def test_near_miss_an_oom_kill_of_the_deployments_process_is_the_cause(tmp_path):
+    kernel = ["Nov 18 07:04:30 gpu-a1 kernel: Memory cgroup out of memory: Killed process 4711 (python3) "
+              "total-vm:1234kB, anon-rss:1000kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:40kB oom_score_adj:999"]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + [DEAD],
+                            "gpu-a1/journalctl-k.txt": kernel})
+    assert d.root is not None and d.root.category == "oom.host"
+
+
+# ------------------------------------------------------------------------------------------------------
+# what asserts nothing: listings of possible causes, notes quoting errors
+# ------------------------------------------------------------------------------------------------------
+RAY_DIED = ("The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR Worker exit detail: "
+            "Worker unexpectedly exits with a connection error code 2. End of file. There are some potential root "
+            "causes. (1) The process is killed by SIGKILL by OOM killer due to high memory usage. (2) ray stop "
+            "--force is called. (3) The worker is crashed unexpectedly due to SIGSEGV or other unexpected errors.")
+
+
+def test_a_list_of_possible_causes_asserts_none_of_them(tmp_path):
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + [api(4, 40, RAY_DIED, "ERROR")]})
+    assert not any(f.category in ("proc.segfault", "oom.host") for f in d.findings)
+    said = api(4, 40, "Fatal Python error: Segmentation fault", "ERROR")  # the same words, stated
+    d = decision(tmp_path / "stated", {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + [said]})
+    assert d.root is not None and d.root.category == "proc.segfault"
+
+
+def test_near_miss_a_statement_before_a_guess_still_counts(tmp_path):
+    line = worker(0, 5, "RuntimeError: CUDA unknown error - this may be due to an incorrectly set up environment, e.g. "
+                        "changing env variable CUDA_VISIBLE_DEVICES after program start.", level="ERROR")
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + [line]})
+    assert d.root is not None and d.root.category == "env.cuda_init_failed"
+
+
+def test_a_note_quoting_an_error_is_a_mention(tmp_path):
+    note = ["Ticket 4411: the operator stopped the service for maintenance.",
+            "The customer asked why the log shows 'torch.OutOfMemoryError: CUDA out of memory' in a prompt.",
+            "Nothing to do.", "Closing."]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING, "ticket.txt": note})
+    assert state(d) == ("serving", None)
+
+
+def test_near_miss_the_same_error_in_the_log_is_the_cause(tmp_path):
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + [OOM]})
+    assert d.root is not None and d.root.category == "oom.inference"
+
+
+# ------------------------------------------------------------------------------------------------------
+# a worker that vanishes with no cause anywhere
+# ------------------------------------------------------------------------------------------------------
+GONE = api(4, 40, "Worker proc VllmWorker-0 died unexpectedly, shutting down executor.", "ERROR")
+
+
+def test_a_worker_that_vanishes_with_no_cause_was_killed(tmp_path):
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + [GONE, DEAD.replace("05:02", "04:41")]})
+    assert d.root is not None and d.root.category == "proc.killed" and d.confidence == "low"
+
+
+def test_near_miss_a_worker_that_died_of_its_own_error(tmp_path):
+    error = worker(4, 40, "KeyError: 'banned_phrases_file'", level="ERROR")
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + [GONE, error]})
+    assert d.root is not None and d.root.category == "other"
+
+
+# ------------------------------------------------------------------------------------------------------
+# incomplete evidence
+# ------------------------------------------------------------------------------------------------------
+def test_a_node_the_launch_names_with_no_log_of_its_own_is_missing(tmp_path):
+    logs = {f"gpu-h100-a0{i}/vllm.log": [line.replace("gpu-a1", f"gpu-h100-a0{i}") for line in START + LOADED]
+            for i in (1, 2)}
+    script = "#!/bin/bash\nfor h in gpu-h100-a02 gpu-h100-a03; do\n  ssh gpu-h100-a03 vllm serve m --headless\ndone\n"
+    a = run(make_bundle(tmp_path, {**{k: "\n".join(v) + "\n" for k, v in logs.items()}, "launch.sh": script}))
+    assert any("gpu-h100-a03" in m for m in a.missing) and not any("gpu-h100-a02" in m for m in a.missing)
+
+
+def test_near_miss_a_host_a_note_mentions_is_not_a_node_of_the_deployment(tmp_path):
+    logs = {"gpu-h100-a01/vllm.log": "\n".join(START + LOADED) + "\n",
+            "note.txt": "gpu-h100-a07 had a fan alarm last week; unrelated.\nNothing else.\n"}
+    assert run(make_bundle(tmp_path, logs)).missing == []
+
+
+def test_ranks_are_spelled_as_spans():
+    assert spans([8, 9, 10, 12, 14, 15]) == "8-10, 12, 14-15" and spans([3]) == "3"
