@@ -172,7 +172,8 @@ def _size_pools(command: str | None = None) -> None:
 def analyze(bundle, fmt, out, context_lines, reference, patterns, tz, skew_tolerance, **limits):
     """Diagnose one incident bundle (folder, archive or log file).
 
-    Exit status: 0 no incident, 1 incident diagnosed, 2 bad usage or unreadable bundle.
+    Exit status: 0 no incident, 1 incident diagnosed, 2 bad usage or unreadable bundle, 3 inconclusive (nothing
+    in the bundle can show an incident: no log of the deployment, or logs that end before it was ready).
 
     \b
     Example:
