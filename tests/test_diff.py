@@ -5,7 +5,6 @@ departure and the message templates, on hand-made facts and events."""
 from __future__ import annotations
 
 import json
-import shutil
 import tarfile
 from datetime import datetime, timedelta, timezone
 from functools import lru_cache
