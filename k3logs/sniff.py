@@ -181,8 +181,11 @@ def sniff(head: bytes, size: int | None = None, formats: Formats | None = None) 
         else:
             kind = counts.most_common(1)[0][0]
         hits = counts[kind]
-        # (one line of a kind among others is a quote of it, unless the file is that line: a note citing a log)
-        if not wrappers and (hits * (VLLM_SHARE if kind == "vllm" else MIN_SHARE) < n or hits == 1 < n):
+        # (the one line of a known format among other text is a quote of it, unless the file is that line and
+        # its indented continuation lines: a note citing a log)
+        records = n - sum(1 for ln in inner if ln[:1] in (" ", "\t"))
+        quote = sum(counts.values()) == 1 < records
+        if not wrappers and (hits * (VLLM_SHARE if kind == "vllm" else MIN_SHARE) < n or quote):
             # a line or two of a format among other text (notes, a unit file, a job spec): plain text. (A
             # container's or a unit's output is that program's, whatever else it prints.)
             reasons.append(f"no known format on most lines ({kind} {hits}/{n}); read as plain text")

@@ -192,6 +192,21 @@ def test_a_line_or_two_of_a_format_among_other_text_is_plain_text():
     assert sniff(journal).kind == "vllm"
 
 
+def test_one_line_with_its_indented_continuation_is_that_format():
+    # the file is that line: a kernel message wrapped onto a second, indented line is a kernel log
+    wrapped = lines("[ 8123.220114] NVRM: API mismatch: the client has the version 580.82.07, but",
+                    "               NVRM: this kernel module has the version 570.124.06.")
+    assert sniff(wrapped).kind == "kernel"
+    # near miss: the same line followed by a line of prose is a quote of it
+    quoted = lines("[ 8123.220114] NVRM: API mismatch: the client has the version 580.82.07, but",
+                   "we saw this after the upgrade")
+    assert sniff(quoted).kind == "log"
+    # two lines of two known formats are a log, not a quote
+    two = lines("(Worker_TP0 pid=101) INFO 08-11 10:00:00 [parallel_state.py:1] rank 0 in world size 2",
+                "[rank0]:[E811 10:10:05.412207911 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught collective")
+    assert sniff(two).kind == "vllm" and not sniff(two).prose
+
+
 def test_utf16_text_with_a_bom_is_text_not_binary():
     data = codecs.BOM_UTF16_LE + SAMPLES["dmesg_raw"][0].decode().encode("utf-16-le")
     assert sniff(data).kind == "kernel"
