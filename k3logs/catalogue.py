@@ -26,6 +26,7 @@ SEVERITIES = ("critical", "error", "warning", "info")
 SIGNATURE_KEYS = {
     "id", "category", "title", "role", "prefilter", "regex", "sources", "phase", "phase_category",
     "explains", "scope", "table", "priority", "explanation", "remediation", "references", "samples", "veto",
+    "after",
 }
 VETOES = ("line", "after")
 REQUIRED_KEYS = ("id", "category", "title", "role", "prefilter", "regex", "samples")
@@ -70,7 +71,8 @@ class Signature:
     references: tuple[str, ...] = ()
     match: tuple[Sample, ...] = ()
     no_match: tuple[str, ...] = ()
-    veto: str = "line"   # context: what it sets aside (its line; `event`: the rest of its event too)
+    veto: str = "line"   # context: what it sets aside (its line; `after`: from the match to its event's end)
+    after: tuple[str, ...] = ()  # a cause match that follows these categories on its node is their consequence
     location: SourceLocation = field(default=SourceLocation("<memory>"), compare=False)
 
     @property
@@ -339,7 +341,8 @@ def signature_from_dict(d: dict, location: SourceLocation, text: str = "", end: 
         sources=sources, phase=phase, phase_category=tuple(sorted((str(k), str(v)) for k, v in pc.items())),
         explains=explains, scope=scope, table=table, priority=priority,
         explanation=str(d.get("explanation", "")).strip(), remediation=remediation, references=references,
-        match=matches, no_match=no_match, veto=str(d.get("veto", "line")), location=location,
+        match=matches, no_match=no_match, veto=str(d.get("veto", "line")),
+        after=tuple(_str_list(d.get("after"), "after", plist)), location=location,
     )
     return sig, issues
 

@@ -24,7 +24,7 @@ from rapidfuzz import fuzz
 
 from .attribute import WORKER_NAME
 from .catalogue import Catalogue, Signature
-from .detect import frame_phase, outcome_data, phase_marks
+from .detect import frame_phase, named_causes, outcome_data, phase_marks
 from .outcome import HEALTHY, Lifecycle, Outcome
 from .schema import PHASES
 
@@ -248,8 +248,19 @@ def _in_scope(a: Finding, b: Finding, scope: str) -> bool:
 
 
 def _explain(findings: list[Finding], cat: Catalogue) -> None:
-    """Mark each finding that an earlier cause in scope explains."""
+    """Mark each finding that an earlier cause in scope explains; a line that names what caused it ('caused by
+    previous Xid 149') is explained by that earlier finding; a match of a signature that is a consequence of
+    what came before it (`after`: an abort after a collective timed out) is that one's symptom."""
     sigs = {s.id: s for s in cat.signatures}
+    _named_causes(findings)
+    for b in findings:
+        sig = sigs.get(b.sig) if b.sig else None
+        if sig is not None and sig.after and b.role == "cause":
+            before = [a for a in findings if a.category in sig.after and a.node == b.node
+                      and (dt := _seconds(a, b)) is not None and 0 <= dt <= EXPLAIN_WINDOW_S]
+            if before:
+                b.role = "symptom"
+                b.fields = {**b.fields, "after": before[0].text[:200]}
     causes = [f for f in findings if f.role == "cause"]
     at = {id(f): i for i, f in enumerate(findings)}
     for b in findings:
@@ -266,6 +277,20 @@ def _explain(findings: list[Finding], cat: Catalogue) -> None:
                 ok = -TIE_SECONDS <= dt <= EXPLAIN_WINDOW_S
             if ok and (b.explained_by is None or _sort_key(a) < _sort_key(findings[b.explained_by])):
                 b.explained_by = at[id(a)]
+
+
+def _named_causes(findings: list[Finding]) -> None:
+    """'... caused by previous Xid 149' (landmarks.toml [[named_cause]]): the earlier finding on the same node
+    whose field holds that value explains it."""
+    for rule in named_causes():
+        for b in findings:
+            m = rule.regex.search(b.text)
+            if not m:
+                continue
+            named = [a for a in findings if a is not b and a.node == b.node and str(a.fields.get(rule.field)) ==
+                     m.group(rule.field) and _sort_key(a) <= _sort_key(b)]
+            if named:
+                b.explained_by = findings.index(sorted(named, key=_sort_key)[0])
 
 
 def _sort_key(f: Finding):
@@ -394,11 +419,17 @@ def _set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] |
     (its process, or its node, went on working after it, and it explains nothing that follows)."""
     at = {id(f): i for i, f in enumerate(findings)}
 
+    def nearer_cause(f: Finding, g: Finding) -> bool:
+        """Another cause on g's node came between f and g: g is that one's failure, not f's."""
+        return any(h is not f and h is not g and h.role == "cause" and h.set_aside is None and h.node == g.node
+                   and h.category != f.category and _sort_key(f) < _sort_key(h) < _sort_key(g) for h in findings)
+
     def fails_again(f: Finding) -> bool:
         """Something later in its scope fails that it explains, or fails the same way."""
         i = at[id(f)]
         return any(g is not f and g.set_aside is None
-                   and (g.explained_by == i or (g.category == f.category and g.node == f.node))
+                   and ((g.explained_by == i and not nearer_cause(f, g))
+                        or (g.category == f.category and g.node == f.node))
                    and (g.role == "cause" or g.category in outcome_data().fatal)
                    and (dt := _seconds(f, g)) is not None and 0 <= dt <= EXPLAIN_WINDOW_S for g in findings)
 

@@ -4,6 +4,7 @@ chain), so a chain that starts with a cause and ends with a symptom yields both.
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
@@ -120,6 +121,17 @@ def landmarks() -> tuple[tuple[Landmark, ...], tuple[str, ...]]:
     progress = data.get("progress", {})
     keep = tuple(data.get("keep", {}).get("anchors", [])) + tuple(progress.get("prefilter", []))
     return marks, keep
+
+
+@dataclass(frozen=True)
+class NamedCause:
+    regex: re.Pattern      # a line that names what caused it; the named group `field` holds the value
+    field: str
+
+
+@lru_cache(maxsize=1)
+def named_causes() -> tuple[NamedCause, ...]:
+    return tuple(NamedCause(re.compile(d["regex"]), d["field"]) for d in _landmark_data().get("named_cause", []))
 
 
 @dataclass(frozen=True)

@@ -196,3 +196,13 @@ def test_bad_patterns_are_refused_by_the_strict_loader(case):
 def test_regex_issue_says_why_it_does_not_compile(case, why):
     (text,) = bad_case_issues(case)
     assert why in text
+
+
+def test_every_named_cause_rule_reads_its_samples():
+    from k3logs.detect import _landmark_data, named_causes
+    rules = _landmark_data().get("named_cause", [])
+    assert rules and len(rules) == len(named_causes())
+    for data, rule in zip(rules, named_causes()):
+        for sample in data["samples"]:
+            m = rule.regex.search(sample)
+            assert m and m.group(rule.field), sample

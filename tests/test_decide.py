@@ -336,3 +336,47 @@ def test_a_dead_worker_index_is_its_rank_when_no_worker_line_says_otherwise(tmp_
         "unexpectedly, shutting down executor.")})
     (dead,) = [f for f in a.decision.findings if f.sig == "worker-proc-died"]
     assert dead.rank == 3
+
+
+# ------------------------------------------------------------------------------------------
+# a line that names its cause; a cause that is the consequence of what came before it (`after`)
+# ------------------------------------------------------------------------------------------
+KXID = "2026-08-11T10:00:0{s}+00:00 {h} kernel: NVRM: Xid (PCI:0000:3b:00): {x}, pid=2211, name=python3, {m}"
+XID149 = dict(x=149, m="NETIR_LINK_EVT Fatal error detected on link 14")
+XID154 = dict(x=154, m="GPU recovery action changed from 0x0 (None) to 0x2 (Node Reboot Required) caused by previous "
+                       "Xid 149")
+
+
+def test_a_line_naming_its_cause_is_explained_by_that_earlier_finding_on_its_node(tmp_path):
+    a = analyze_files(tmp_path, {"node-b/kern.log": text_of(KXID.format(s=5, h="gpu-b", **XID149),
+                                                            KXID.format(s=7, h="gpu-b", **XID154))})
+    root = root_of(a)
+    assert root.fields.get("xid") == "149"
+    (later,) = [f for f in a.decision.findings if f.fields.get("xid") == "154"]
+    assert explained_by_root(a, later)
+
+
+def test_a_line_naming_its_cause_is_not_explained_by_that_cause_on_another_node(tmp_path):
+    a = analyze_files(tmp_path, {"node-a/kern.log": text_of(KXID.format(s=5, h="gpu-a", **XID149)),
+                                 "node-b/kern.log": text_of(KXID.format(s=7, h="gpu-b", **XID154))})
+    (later,) = [f for f in a.decision.findings if f.fields.get("xid") == "154"]
+    assert later.explained_by is None
+
+
+ABORT = "(Worker_TP{r} pid={p}) Fatal Python error: Aborted"
+
+
+def test_an_abort_after_a_collective_timed_out_on_its_node_is_the_timeouts_symptom(tmp_path):
+    a = analyze_files(tmp_path, {"node-a/vllm.log": text_of(
+        assigned(0, 8, 101), WATCHDOG.format(r=0, t="10:10:05"), ABORT.format(r=0, p=101))})
+    (abort,) = [f for f in a.decision.findings if f.sig == "sigabrt-abort"]
+    assert abort.role == "symptom"
+    assert root_of(a).category == "nccl.timeout"
+
+
+def test_an_abort_with_no_timeout_before_it_stays_a_cause(tmp_path):
+    a = analyze_files(tmp_path, {"node-a/vllm.log": text_of(
+        assigned(0, 8, 101), "(Worker_TP0 pid=101) INFO 08-11 10:10:05 [core.py:1] step", ABORT.format(r=0, p=101)),
+        "node-b/vllm.log": text_of(assigned(1, 8, 202), WATCHDOG.format(r=1, t="10:10:05"))})
+    (abort,) = [f for f in a.decision.findings if f.sig == "sigabrt-abort"]
+    assert abort.role == "cause"

@@ -134,6 +134,26 @@ def test_near_miss_an_error_that_explains_a_later_failure_was_not_survived(tmp_p
     assert d.root is not None and (d.root.category, d.root.line) == ("dep.missing_module", 3)
 
 
+RETRY = worker(1, 5, "[W1118 07:01:05.685723817 socket.cpp:755] [c10d] The client socket has failed to connect to "
+                    "[gpu-a0]:29500 (errno: 111 - Connection refused).", level="WARNING")
+INIT = worker(1, 8, "world_size=2 rank=0 local_rank=0 distributed_init_method=tcp://10.0.0.1:29500 backend=nccl")
+NCCL_MISMATCH = ("(VllmWorker rank=0 pid=4711) gpu-a1:4711:4790 [0] init.cc:1101 NCCL WARN Mismatched NCCL version "
+                 "detected : rank 0 version 22703 rank 1 version 22707")
+FAILED_START = api(1, 25, "WorkerProc failed to start.", "ERROR")
+
+
+def test_a_retry_the_process_went_on_from_is_survived_though_a_later_cause_fails_it(tmp_path):
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + [RETRY, INIT, NCCL_MISMATCH, FAILED_START]})
+    assert d.root is not None and d.root.category == "nccl.version_mismatch"
+    (retry,) = [f for f in d.findings if f.category == "nccl.bootstrap"]
+    assert retry.set_aside and retry.set_aside.startswith("survived")
+
+
+def test_near_miss_a_retry_that_only_the_failure_follows_is_the_cause(tmp_path):
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + [RETRY, INIT, FAILED_START]})
+    assert d.root is not None and d.root.category == "nccl.bootstrap"
+
+
 def test_a_link_that_comes_back_while_the_deployment_serves_is_survived(tmp_path):
     kernel = ["Nov 18 07:03:30 gpu-a1 kernel: mlx5_core 0000:c1:00.0 mlx5_4: Port: 1 Link DOWN",
               "Nov 18 07:03:42 gpu-a1 kernel: mlx5_core 0000:c1:00.0 mlx5_4: Port: 1 Link ACTIVE"]
