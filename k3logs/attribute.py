@@ -1011,8 +1011,11 @@ def _bare(ev: pl.DataFrame, a: Attribution) -> pl.Series:
 
 
 def _hosts(ev: pl.DataFrame) -> pl.DataFrame:
-    """`_h`: the host a line names itself (NCCL, torchelastic, journald), cut to its short name."""
-    named = ev.select(pl.coalesce(pl.col("host"), pl.col("w_host"))).to_series()
+    """`_h`: the host a line names itself (NCCL, torchelastic, journald), cut to its short name. A wrapper's
+    host (journald's) is where the line was written: a line Ray relays from a worker on another node (its
+    prefix's ip=) is that node's, not the driver's."""
+    written = pl.when(pl.col("ip").is_null()).then(pl.col("w_host"))
+    named = ev.select(pl.coalesce(pl.col("host"), written)).to_series()
     if (one := the_one(named)) is not MIXED:  # (cut by the same engine, once)
         return ev.with_columns(pl.lit(pl.Series([one], dtype=pl.String).str.replace(SHORT_HOST, "${1}")[0],
                                       pl.String).alias("_h"))

@@ -711,6 +711,20 @@ def test_a_dead_ray_worker_named_by_address_and_pid_is_that_node_and_rank(tmp_pa
     assert "the process the line is about, pid 4173" in witness_of(a, "hgx-c3/vllm.log", 2)[1]
 
 
+def test_a_ray_line_in_the_drivers_journal_is_the_node_its_ip_names_not_the_journals_host(tmp_path):
+    lines = ("(RayWorkerWrapper pid=4173, ip=172.20.8.14) INFO 08-11 10:00:00 [parallel_state.py:1] rank 10 in world "
+             "size 16 is assigned as DP rank 0, PP rank 1, TP rank 2",
+             "(RayWorkerWrapper pid=4173, ip=172.20.8.14) " + ERROR,
+             "(EngineCore_DP0 pid=2077) " + ERROR)
+    journal = text_of(*(f"2026-08-11T10:00:0{i}+0000 hgx-c3 vllm[1851]: {ln}" for i, ln in enumerate(lines)))
+    a = analyze_files(tmp_path, {"hgx-c3/journal.txt": journal, "notes.md": "hgx-c3 (head, 172.20.8.13) and hgx-c4 "
+                                                                            "(172.20.8.14)\n"})
+    ev = event_at(a.events, "hgx-c3/journal.txt", 2)
+    assert (ev["node"], ev["rank"]) == ("hgx-c4", 10)
+    # near miss: the driver's own line (no ip=) is the journal host's
+    assert event_at(a.events, "hgx-c3/journal.txt", 3)["node"] == "hgx-c3"
+
+
 def test_an_ip_nothing_ties_to_a_host_is_the_name_of_last_resort(tmp_path):
     a = analyze_files(tmp_path, {"head.log": RAY_HEAD})
     assert event_at(a.events, "head.log", 4)["node"] == "10.0.3.19"
