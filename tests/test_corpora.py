@@ -81,6 +81,11 @@ def test_case_verdict_matches_the_truth(case):
     truth, r = truth_of(case), report_of(case)
     cats = [truth["root_cause"], *truth.get("root_cause_alt", [])]
     assert r.root_cause.category in cats, f"category {r.root_cause.category}, want one of {cats}"
+    outcomes = [truth["outcome"], *truth.get("outcome_alt", [])]
+    assert r.outcome.state in outcomes, f"outcome {r.outcome.state}, want one of {outcomes}"
+    said = " ".join(r.evidence_missing).lower()
+    assert all(m.lower() in said for m in truth.get("evidence_missing", [])), \
+        f"evidence_missing {r.evidence_missing} does not name {truth['evidence_missing']}"
     if truth.get("healthy"):
         assert r.healthy and r.first_causal is None and r.root_cause.signature is None, \
             f"a healthy bundle got a cause: {r.root_cause.category} at {r.first_causal}"
