@@ -24,7 +24,7 @@ from rapidfuzz import fuzz
 
 from .attribute import WORKER_NAME
 from .catalogue import Catalogue, Signature
-from .detect import frame_phase, named_causes, outcome_data, phase_marks
+from .detect import families, frame_phase, named_causes, outcome_data, phase_marks
 from .outcome import HEALTHY, Lifecycle, Outcome
 from .schema import PHASES
 
@@ -253,6 +253,7 @@ def _explain(findings: list[Finding], cat: Catalogue) -> None:
     what came before it (`after`: an abort after a collective timed out) is that one's symptom."""
     sigs = {s.id: s for s in cat.signatures}
     _named_causes(findings)
+    _bursts(findings)
     for b in findings:
         sig = sigs.get(b.sig) if b.sig else None
         if sig is not None and sig.after and b.role == "cause":
@@ -291,6 +292,26 @@ def _named_causes(findings: list[Finding]) -> None:
                      m.group(rule.field) and _sort_key(a) <= _sort_key(b)]
             if named:
                 b.explained_by = findings.index(sorted(named, key=_sort_key)[0])
+
+
+def _bursts(findings: list[Finding]) -> None:
+    """A device's burst (landmarks.toml [[family]]): the first match of the signature on one device is the
+    cause, and the matches that follow it within the family's seconds are its consequences (an Xid 13, then an
+    Xid 109 of the same GPU: the 13 is the cause, though alone it would only be context)."""
+    at = {id(f): i for i, f in enumerate(findings)}
+    for rule in families():
+        devices: dict[tuple, list[Finding]] = {}
+        for f in findings:
+            if f.sig == rule.signature and f.fields.get(rule.field) is not None and f.ts is not None:
+                devices.setdefault((f.node, f.fields[rule.field]), []).append(f)
+        for burst in devices.values():
+            first, *rest = sorted(burst, key=_sort_key)
+            later = [f for f in rest if (dt := _seconds(first, f)) is not None and 0 <= dt <= rule.seconds]
+            if any(f.role == "cause" for f in later):
+                first.role = "cause"
+            for f in later:
+                if f.role in ("cause", "symptom") and first.role == "cause":
+                    f.role, f.explained_by = "symptom", at[id(first)]
 
 
 def _sort_key(f: Finding):

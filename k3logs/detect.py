@@ -135,6 +135,18 @@ def named_causes() -> tuple[NamedCause, ...]:
 
 
 @dataclass(frozen=True)
+class Family:
+    signature: str   # a device's burst of this signature's matches: the first is the cause, the rest follow it
+    field: str       # the device (the match's field)
+    seconds: float   # how soon after the first a match is still of its burst
+
+
+@lru_cache(maxsize=1)
+def families() -> tuple[Family, ...]:
+    return tuple(Family(d["signature"], d["field"], float(d["seconds"])) for d in _landmark_data().get("family", []))
+
+
+@dataclass(frozen=True)
 class OutcomeData:
     fatal: frozenset[str]        # symptom categories that show a process died
     vanished: frozenset[str]     # those that name a worker that is gone

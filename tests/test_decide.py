@@ -380,3 +380,23 @@ def test_an_abort_with_no_timeout_before_it_stays_a_cause(tmp_path):
         "node-b/vllm.log": text_of(assigned(1, 8, 202), WATCHDOG.format(r=1, t="10:10:05"))})
     (abort,) = [f for f in a.decision.findings if f.sig == "sigabrt-abort"]
     assert abort.role == "cause"
+
+
+XID13 = dict(x=13, m="Graphics SM Warp Exception on (GPC 1, TPC 0, SM 1): Out Of Range Address")
+XID109 = dict(x=109, m="Ch 00000010, errorString CTX SWITCH TIMEOUT, Info 0x3c046")
+
+
+def test_the_first_of_a_gpus_burst_of_xids_is_the_cause(tmp_path):
+    # alone an Xid 13 is context (the application's fault); an Xid 109 of the same GPU right after makes it the cause
+    a = analyze_files(tmp_path, {"node-b/kern.log": text_of(KXID.format(s=7, h="gpu-b", **XID13),
+                                                            KXID.format(s=8, h="gpu-b", **XID109))})
+    root = root_of(a)
+    assert (root.fields.get("xid"), root.line) == ("13", 1)
+    (later,) = [f for f in a.decision.findings if f.fields.get("xid") == "109"]
+    assert later.role == "symptom" and explained_by_root(a, later)
+
+
+def test_near_miss_xids_of_two_gpus_are_two_bursts(tmp_path):
+    other_gpu = KXID.format(s=8, h="gpu-b", **XID109).replace("0000:3b:00", "0000:5e:00")
+    a = analyze_files(tmp_path, {"node-b/kern.log": text_of(KXID.format(s=7, h="gpu-b", **XID13), other_gpu)})
+    assert (root_of(a).fields.get("xid"), root_of(a).line) == ("109", 2)
