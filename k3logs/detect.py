@@ -61,8 +61,14 @@ def _without_listings(mt: pl.DataFrame, cat: Catalogue) -> pl.DataFrame:
 def detect(ev: pl.DataFrame, cat: Catalogue) -> pl.DataFrame:
     """Detections (eid, link, sig, fields as JSON) for every signature that matches an event."""
     mt = _without_listings(match_table(ev), cat)
+    # one pass for every signature's literals: a signature none of whose literals occur is not tried at all
+    literals = sorted({lit for sig in cat.signatures for lit in sig.prefilter})
+    found = set(mt["text"].str.extract_many(literals, overlapping=True).explode().drop_nulls().unique()
+                .to_list()) if mt.height else set()
     out = []
     for sig in cat.signatures:
+        if found.isdisjoint(sig.prefilter):
+            continue
         cand = mt.filter(pl.col("text").str.contains_any(list(sig.prefilter)))
         if sig.sources:
             cand = cand.filter(pl.col("source").is_in(list(sig.sources)))
