@@ -127,18 +127,22 @@ def sniff_bundle(path: str | Path, settings: Settings | None = None) -> list[Sni
 
 
 def scan_archive(archive: str | Path, out: str | Path, settings: Settings | None = None,
-                 patterns: tuple[Path, ...] = (), jobs: int | None = None, ray: str | None = None, display=None):
+                 patterns: tuple[Path, ...] = (), jobs: int | None = None, ray: str | None = None, display=None,
+                 bundle_timeout: float | None = None):
     """Analyse every bundle directly under `archive` (folders and archive files) into `out`/incidents.parquet
     and `out`/reports/, `jobs` worker processes at a time (default: one per core), or as Ray tasks on the
-    cluster at `ray` ('local' starts one here). Resumes: unchanged bundles are not analysed again.
+    cluster at `ray` ('local' starts one here), each bundle given at most `bundle_timeout` seconds (default
+    scan.BUNDLE_TIMEOUT_S; its row then says so). Resumes: unchanged bundles are not analysed again.
     Returns a scan.ScanResult (rows, counts, exit status)."""
     from .scan import analysis_key, scan
     settings = settings or Settings()
     cat = load_catalogue(tuple(patterns))
     if jobs is not None and jobs < 1:
         raise UsageError(f"--jobs must be at least 1, not {jobs}")
+    if bundle_timeout is not None and not bundle_timeout > 0:
+        raise UsageError(f"--bundle-timeout must be more than 0 seconds, not {bundle_timeout}")
     return scan(Path(archive), Path(out), settings, cat, analysis_key(settings, patterns), jobs or cores(), ray,
-                display)
+                display, bundle_timeout)
 
 
 def cores() -> int:

@@ -450,14 +450,13 @@ def scan(archive, out, jobs, ray_address, summary, bundle_timeout, patterns, tz,
     import signal
 
     from . import progress
-    from .api import cores
-    from .scan import Terminated, analysis_key, scan as scan_archive, sigterm_stops_the_scan
+    from .api import scan_archive
+    from .scan import Terminated, sigterm_stops_the_scan
     from .scan_summary import summarize
     settings = _settings(tz, skew_tolerance, **limits)
     try:
-        with sigterm_stops_the_scan():  # (api.scan_archive has no time limit to pass yet)
-            result = scan_archive(archive, out, settings, _catalogue(patterns), analysis_key(settings, patterns),
-                                  cores() if jobs is None else jobs, ray_address, progress.for_stderr("scan"),
+        with sigterm_stops_the_scan():
+            result = scan_archive(archive, out, settings, patterns, jobs, ray_address, progress.for_stderr("scan"),
                                   bundle_timeout)
     except Terminated:
         _fail("terminated; the rows finished so far are kept", 128 + signal.SIGTERM)

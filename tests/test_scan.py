@@ -483,6 +483,19 @@ def test_a_bundle_that_hangs_is_killed_at_its_time_limit_and_the_table_is_saved_
     assert saved[-1] == set(rows)
 
 
+def test_the_api_takes_the_time_limit_too(tmp_path, monkeypatch):
+    from k3logs.errors import UsageError
+    archive = tmp_path / "archive"
+    for name in ("a-fast", "b-hangs"):
+        tiny(archive, name)
+    monkeypatch.setenv(SLOW_ENV, "b-hangs=600")
+    with pytest.raises(UsageError):
+        scan_archive(archive, tmp_path / "out", bundle_timeout=0)
+    result = scan_archive(archive, tmp_path / "out", jobs=1, bundle_timeout=2)
+    errors = {r["path"]: r["error"] for r in result.rows}
+    assert errors["a-fast"] is None and errors["b-hangs"].startswith("timed out after 2 s")
+
+
 def test_ray_cancels_a_bundle_past_its_time_limit(tmp_path, monkeypatch):
     pytest.importorskip("ray")
     archive = tmp_path / "archive"
