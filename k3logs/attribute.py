@@ -1431,11 +1431,12 @@ def _rank_from(a: Attribution, row: dict) -> str | None:
         return f"the line's own rank label ([rank{rank}]: or [job,{rank}]<stdout>:, line {ln})"
     if kind == "subject":
         return a.why.get(("subject_rank", (f, ln)))
+    where = f"pid {pid}" + (f" on {node}" if node is not None else "")  # (no node: a bundle of one machine)
     if kind == "life":
         epoch = int(_epochs(pl.DataFrame({"file": [f], "line": [ln]}), a)[0])
-        return f"pid {pid} on {node}: " + a.why.get(("life", (node, pid, f, epoch)), "")
+        return f"{where}: " + a.why.get(("life", (node, pid, f, epoch)), "")
     if kind == "pid":
-        return f"pid {pid} on {node}: " + a.why.get(("pid", (node, pid)), "")
+        return f"{where}: " + a.why.get(("pid", (node, pid)), "")
     if kind == "file_rank":
         return a.why.get(("file_rank", f))
     if kind == "bare":

@@ -927,3 +927,13 @@ def test_the_report_gives_node_from_and_rank_from_and_the_markdown_says_them(tmp
     md = render_markdown(r)
     assert "Node from node folder node-b/" in md and "; rank from the GPU at PCI 0000:9a:00" in md
     assert '"node_from": "node folder node-b/' in r.to_json()
+
+
+def test_a_rank_by_pid_on_a_machine_with_no_name_says_no_node(tmp_path):
+    log = text_of("(Worker_TP1 pid=301) INFO 08-11 10:00:00 [parallel_state.py:1] rank 1 in world size 2 is "
+                  "assigned as DP rank 0, PP rank 0, TP rank 1, EP rank 1",
+                  "(Worker_TP1 pid=301) " + ERROR)
+    a = analyze_files(tmp_path, {"vllm.log": log}, name="case")
+    node_from, rank_from = witness_of(a, "vllm.log", 2)
+    assert event_at(a.events, "vllm.log", 2)["rank"] == 1
+    assert rank_from.startswith("pid 301: ") and "None" not in rank_from
