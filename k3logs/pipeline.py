@@ -191,7 +191,7 @@ def _event_columns() -> tuple[pl.Expr, ...]:
 
 
 def stream_events(path: str | Path, settings: Settings | None = None, catalogue: Catalogue | None = None,
-                  skipped: list[Skip] | None = None):
+                  skipped: list[Skip] | None = None, first: Learnt | Analysis | None = None):
     """Every line of the bundle as event-table batches, file after file in bundle order, in bounded
     memory: a first pass over the lines `analyze` keeps learns the node/rank maps and the clocks; the
     second parses every line of each file and applies them. At the end, `skipped` gets what was not read
@@ -201,9 +201,10 @@ def stream_events(path: str | Path, settings: Settings | None = None, catalogue:
     parsed on `settings.jobs` threads, at most PARSE_AHEAD ahead; one thread folds and attributes them in
     order, file after file; this one makes the event table and hands it on (to the writer). Batches are
     big (each polars operation has a fixed cost per batch) and few are alive at a time (each holds several
-    times its bytes while it is parsed), so that memory stays bounded whatever the bundle."""
+    times its bytes while it is parsed), so that memory stays bounded whatever the bundle. `first`: the first
+    pass made already (`run`'s Analysis of the same bundle with the same settings), not made again."""
     settings = settings or Settings()
-    first = learn(path, settings, catalogue or load_catalogue())
+    first = first or learn(path, settings, catalogue or load_catalogue())
     # only its maps, clocks and file kinds are needed from here on: the lines it parsed go (their memory
     # is the second pass's to use)
     first = replace(first, events=first.events.clear(), ingested=Ingested(files=first.ingested.files))

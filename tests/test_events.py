@@ -55,6 +55,14 @@ def test_stream_events_attribution_equals_the_analysis(tmp_path):
     assert err.select("node", "rank").row(0) == ("gpu-b", 3)
 
 
+def test_an_analysis_made_already_serves_as_the_first_pass(tmp_path):
+    a = analyze_files(tmp_path, TWO_NODES)
+    again = pl.concat(collect(tmp_path / "bundle"))
+    reused = pl.concat(list(stream_events(tmp_path / "bundle", first=a)))
+    assert reused.equals(again) and reused.height > a.events.height
+    assert a.events.height > 0   # (the analysis keeps its own lines)
+
+
 def test_every_line_comes_once_file_after_file(tmp_path):
     root = make_bundle(tmp_path, TWO_NODES)
     got = pl.concat(collect(root))
