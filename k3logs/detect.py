@@ -206,10 +206,14 @@ def anchors(cat: Catalogue, extra: tuple[str, ...] = ()) -> tuple[str, ...]:
     lits = {lit for s in cat.signatures for lit in s.prefilter}
     lits |= {lit for m in marks for lit in m.prefilter}
     lits |= set(keep) | set(extra)
-    # a literal that contains another adds nothing to the filter: drop it (fewer alternatives, faster scan)
-    by_len = sorted(lits, key=len)
+    return _minimal(tuple(sorted(lits)))
+
+
+@lru_cache(maxsize=16)
+def _minimal(lits: tuple[str, ...]) -> tuple[str, ...]:
+    """A literal that contains another adds nothing to the filter: drop it (fewer alternatives, faster scan)."""
     minimal: list[str] = []
-    for lit in by_len:
+    for lit in sorted(lits, key=len):
         if not any(m in lit for m in minimal):
             minimal.append(lit)
     return tuple(sorted(minimal))
