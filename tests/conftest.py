@@ -145,6 +145,18 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "slow: takes more than 20 s (still runs by default; deselect with -m 'not slow')")
 
 
+# the modules that read every corpus case share one analysis of each (tests/metamorphic/bed.py caches it per
+# process): under pytest-xdist (`-n auto --dist loadgroup`) they run in one worker; other tests go to any worker
+CORPUS_MODULES = ("test_corpora", "test_acceptance_corpora", "test_metamorphic", "test_render_corpora")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.module is not None and item.module.__name__ in CORPUS_MODULES:
+            item.add_marker(pytest.mark.xdist_group("corpus"))
+
+
 @pytest.fixture(scope="session")
 def catalogue():
     """The built-in catalogue, loaded once."""

@@ -47,7 +47,7 @@ def test_every_text_a_rule_matches_holds_one_of_its_needles(rule):
     assert rule.needles, "a rule without needles makes every row go through every rule"
     pattern = re.compile(rule.between[0] if rule.between else rule.regex)  # (what opens a block)
 
-    @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(st.from_regex(pattern))
     def check(line):
         match = pattern.search(line)
@@ -78,7 +78,7 @@ def test_the_needle_search_finds_the_rows_a_case_insensitive_search_finds(seed):
     from hypothesis import strategies as st
     letters = NEEDLE_CHARS + "\u212a\u017f\u0130\u0131\u00e9\u00df\u03a3 x=:"
 
-    @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(st.lists(st.one_of(st.none(), st.text(letters, max_size=24)), max_size=30))
     def check(rows):
         s = pl.Series("text", rows, pl.String)

@@ -39,8 +39,6 @@ OTHER_SEGFAULT = ("the kernel's segfault line of an unrelated process (fluent-bi
 JOURNALD_JSON = ("`journalctl -o json` with a MESSAGE that holds control characters (vLLM's ANSI-coloured process "
                  "prefixes) is an array of bytes, which the journald_json wrapper does not decode: those lines are "
                  "lost")
-RAY_JOURNALD = ("journald's host field (the Ray driver's node) wins over the ip= of a Ray worker's prefix for a worker "
-                "line forwarded to the driver's stdout: the segfault on h20-ray-02 is put on h20-ray-01")
 SKEW_TIE = ("nodes are ordered on their raw clocks when their offset is below --skew-tolerance (so it is not "
             "corrected): a cause every node prints in the same second moves to the node whose clock is 1 s early")
 PHASE_TIE = ("the phase depends on sub-second order: V0's 'Maximum concurrency for ...' (printed while sizing the KV "
@@ -105,7 +103,6 @@ KNOWN: dict[tuple[str, str], str] = {
         "c402-hca-firmware-fatal-retry-exceeded-pp2",
         "c404-nccl-socket-ifname-eth0-missing-ray-v0",
         "c409-k3-generic-image-arch-not-recognized-k8s")},
-    ("c115-segfault-nccl-proxy-ray-2node", "wrap-journald"): RAY_JOURNALD,
     ("c314-k3-ep24-experts-not-divisible-3node-lws", "skew-within"): SKEW_TIE,
     ("c406-k3-deepep-on-nvl72-no-rdma-nvshmem", "skew-within"): SKEW_TIE,
     ("c316-v0-llama31-8b-128k-default-len-l4-gke", "wrap-docker"): PHASE_TIE,
@@ -136,9 +133,16 @@ def diagnose(path: Path):
 
 
 @lru_cache(maxsize=None)
+def analysis(case: str):
+    """The case's own analysis (one per process: tests/test_corpora.py shares it)."""
+    return run(CORPORA / case / "bundle", catalogue=catalogue())
+
+
+@lru_cache(maxsize=None)
 def original(case: str):
-    """The case's own report (for its profile: hosts, kinds and nodes of its files)."""
-    return diagnose(CORPORA / case / "bundle")
+    """The case's own report, as `k3logs analyze` makes it before redaction (for its profile: hosts, kinds and
+    nodes of its files)."""
+    return api.report_of(analysis(case), str(CORPORA / case / "bundle"), Settings(redact=False))
 
 
 @lru_cache(maxsize=None)
