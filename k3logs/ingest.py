@@ -9,22 +9,24 @@ from __future__ import annotations
 
 import functools
 import io
+import itertools
 import re
 from contextlib import nullcontext
 from collections import deque
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable, Iterator
 
+import numpy as np
 import polars as pl
 
 from . import redact
 from .discover import Bundle, Member, Prepend, peek, read_up_to
 from .fold import fold_continuations, fold_tracebacks
 from .formats import Formats, builtin_formats
-from .lines import LineChunk, LineStats, crlf_line_ends, iter_line_batches, iter_line_chunks, open_text
+from .lines import LineChunk, LineStats, _split, crlf_line_ends, iter_line_batches, iter_line_chunks, open_text
 from .parse import FileContext, parse_batch
-from .schema import LINE, TRUNCATED
+from .schema import LINE, SUB, TRUNCATED
 from .settings import Settings
 from .sniff import HEAD_BYTES, Sniffed, sniff
 
@@ -36,6 +38,9 @@ EARLY_TIME = r"^.{0,80}?\d\d:\d\d:\d\d"  # a time of day near the start of a lin
 TEXT_KINDS = ("log", "k8s_events")  # small files of these kinds are also read whole as text, for facts
 TB_WINDOW = 400  # lines kept after a traceback header (its frames and exception)
 PARSE_ROWS = 200_000  # kept lines parsed together
+TINY_BYTES = 64 << 10  # a file this small goes through the analysis in a pack of such files (see _Pack)
+PACK_FILES = 8192      # files in a pack at most (and batch_bytes of them)
+FILE = 1 << 32         # in a pack, line numbers are file * FILE + line (files apart, in order)
 
 
 @dataclass(frozen=True)
@@ -149,6 +154,11 @@ def open_member(member: Member, settings: Settings, formats: Formats, out: Inges
                 known: Sniffed | None = None) -> tuple[FileInfo, object | None, FileContext | None]:
     """Sniff a member (unless what it is is `known`: read before); keep its text if it is a dump. Returns
     its FileInfo and, if it is read as lines, the text stream and the parsing context (None otherwise)."""
+    if member.size == 0:  # nothing to read (an archive of many empty members costs its listing only)
+        sn = known or sniff(b"", 0, formats)
+        info = FileInfo(member.path, sn.kind, sn.reason, sn.wrappers, is_dump=sn.is_dump, prose=sn.prose)
+        out.files.append(info)
+        return info, None, None
     head, stream = peek(member.stream, HEAD_BYTES)
     hole = 0
     if head.startswith(HOLE):
@@ -190,13 +200,32 @@ def iter_files_rows(files: Iterable[tuple[object, object, FileContext, LineStats
     the next file's first ones while the file before's last ones are folded. A traceback or continued
     record still open at the end of a chunk is held back and finished with the next one (a file's last
     chunk holds nothing back). A file's stream is read to its end before the next file is taken."""
+    tiny = min(TINY_BYTES, settings.batch_bytes, settings.limits.max_line_bytes) if keep is not None else 0
+
     def chunks() -> Iterator[tuple]:
+        pack = _Pack()
         for key, stream, ctx, stats in files:
+            if tiny:  # (a file that fits in one read, no line cut: the same rows whole or in a pack)
+                data = read_up_to(stream, tiny + 1)
+                if len(data) <= tiny:
+                    pack.add(key, ctx, stats, data, bool(getattr(stream, "cut", False)))
+                    if len(pack.keys) >= PACK_FILES or pack.size >= settings.batch_bytes:
+                        yield None, None, None, pack, True
+                        pack = _Pack()
+                    continue
+                stream = Prepend(stream, data)
+            if pack.keys:
+                yield None, None, None, pack, True
+                pack = _Pack()
             for chunk, last in _with_last(_chunks(stream, settings, keep, stats, pool)):
                 yield key, ctx, stats, chunk, last
+        if pack.keys:
+            yield None, None, None, pack, True
 
     def parse(item: tuple) -> tuple:
         key, ctx, stats, chunk, last = item
+        if isinstance(chunk, _Pack):
+            return chunk, None, chunk.rows(keep, formats, settings.limits.max_line_bytes), None, True
         if isinstance(chunk, pl.DataFrame):
             return key, stats, parse_batch(chunk, ctx, formats), None, last
         batch = chunk.frame(1)  # split here, on the pool; numbered from 1 until its place is known
@@ -206,6 +235,10 @@ def iter_files_rows(files: Iterable[tuple[object, object, FileContext, LineStats
     pending: pl.DataFrame | None = None
     before = 0  # lines of the file's LineChunks already parsed
     for key, stats, rows, split, last in parsed:
+        if isinstance(key, _Pack):  # (its files' rows, in file order, each with the index of its key in `_k`)
+            if rows is not None:
+                yield key, rows
+            continue
         if split is not None:
             rows = _after(rows, before)
             before += split.height
@@ -218,6 +251,116 @@ def iter_files_rows(files: Iterable[tuple[object, object, FileContext, LineStats
             before = 0
         if cut:
             yield key, fold_continuations(fold_tracebacks(rows.slice(0, cut)))
+
+
+class _Pack:
+    """Small files analysed together: their lines split, searched for anchors, kept, parsed and folded in
+    one go, not one polars call of each kind per file (a fixed cost of about 3 ms a file: 100,000 tiny
+    files took five minutes). Each file is one batch of its own, as it would be alone: lines are numbered
+    in it, the keep filter's context stops at its ends, and a file's rows are told apart from the others'
+    where they could meet (a partial record, a traceback's stream, a continued record; see _fold)."""
+
+    def __init__(self) -> None:
+        self.keys: list = []
+        self.items: list[tuple[FileContext, LineStats, bytes, bool]] = []
+        self.size = 0
+
+    def add(self, key, ctx: FileContext, stats: LineStats, data: bytes, cut: bool) -> None:
+        self.keys.append(key)
+        self.items.append((ctx, stats, data, cut))
+        self.size += len(data)
+
+    def rows(self, keep: Keep, formats: Formats, max_line: int) -> pl.DataFrame | None:
+        """The kept rows of every file, parsed and folded, in file order, `_k` the file's index in `keys`
+        (None: no file has a line worth parsing). Fills each file's LineStats."""
+        texts = [d if d.endswith(b"\n") else d + b"\n" for _, _, d, _ in self.items if d]
+        which = [k for k, (_, _, d, _) in enumerate(self.items) if d]
+        if not texts:
+            return None
+        counts = np.array([t.count(b"\n") for t in texts], dtype=np.int64)
+        raw, trunc = _split(b"".join(texts), max_line)
+        ends = np.cumsum(counts)  # each file's rows: [ends - counts, ends)
+        starts = ends - counts
+        cut = [k for k, (_, _, d, c) in enumerate(self.items) if c and d and not d.endswith(b"\n")]
+        if cut:  # the last line of a file whose data ended early (damage, a limit) was cut short
+            at = {k: i for i, k in enumerate(which)}
+            trunc = trunc.scatter([int(ends[at[k]]) - 1 for k in cut], True)
+        per_file = np.add.reduceat(trunc.to_numpy().astype(np.int64), starts) if len(trunc) else counts * 0
+        for i, k in enumerate(which):
+            _, stats, data, c = self.items[k]
+            stats.lines, stats.bytes = int(counts[i]), len(data)
+            stats.truncated, stats.cut = int(per_file[i]), int(c and not data.endswith(b"\n"))
+        hits = raw.str.contains(keep.regex).arg_true().to_numpy().astype(np.int64)
+        if not len(hits):
+            return None
+        kept = _kept_rows(raw, hits, np.searchsorted(ends, hits, side="right"), starts, ends)
+        file_at = np.repeat(np.array(which, dtype=np.int64), counts)[kept]
+        local = kept - starts[np.searchsorted(ends, kept, side="right")] + 1
+        batch = pl.DataFrame({LINE: file_at * FILE + local, "raw": raw.gather(kept), TRUNCATED: trunc.gather(kept)})
+        return _fold(self._parse(batch, file_at, formats)).drop("_pid0")
+
+    def _parse(self, batch: pl.DataFrame, file_at: np.ndarray, formats: Formats) -> pl.DataFrame:
+        """parse_batch once per kind of file (FileContext less the path) among the files with kept rows."""
+        groups: dict[FileContext, list[int]] = {}
+        for k in np.unique(file_at).tolist():
+            groups.setdefault(replace(self.items[k][0], file=""), []).append(k)
+        parts = []
+        for ks in groups.values():
+            ctx = self.items[ks[0]][0]
+            rows = batch if len(groups) == 1 else batch.filter(pl.Series(np.isin(file_at, ks)))
+            parsed = parse_batch(rows, ctx, formats)
+            if "_line_end" in parsed.columns and (parsed.select(
+                    (pl.col("_line_end") // FILE != pl.col(LINE) // FILE).any()).item()):
+                # a partial record (CRI 'P', a Docker chunk) was joined with the next file's: each file alone
+                parsed = pl.concat([parse_batch(rows.filter(pl.col(LINE) // FILE == k), ctx, formats)
+                                    for k in ks], how="diagonal_relaxed")
+            parts.append(parsed)
+        return parts[0] if len(parts) == 1 else pl.concat(parts, how="diagonal_relaxed").sort([LINE, SUB])
+
+
+def _kept_rows(raw: pl.Series, hits: np.ndarray, hit_file: np.ndarray, starts: np.ndarray, ends: np.ndarray
+               ) -> np.ndarray:
+    """_keep_rows over many files at once, each a whole file read in one batch (so nothing is carried from a
+    batch before): the rows with an anchor, the traceback body within TB_WINDOW after a header (up to the
+    file's end) and the two rows before an untimed hit (from the file's start)."""
+    hit_raw = raw.gather(hits)
+    timed = hit_raw.str.contains(EARLY_TIME).to_numpy()
+    parts = [hits]
+    heads = hits[hit_raw.str.contains(TB_HEAD).to_numpy()]
+    if len(heads):
+        last = np.minimum(heads + TB_WINDOW, ends[np.searchsorted(ends, heads, side="right")] - 1)
+        lens = last - heads + 1
+        window = np.unique(np.repeat(heads - np.cumsum(lens) + lens, lens) + np.arange(lens.sum()))
+        parts.append(window[raw.gather(window).str.contains(TB_BODY).to_numpy()])
+    untimed = hits[~timed]
+    if len(untimed):
+        first = starts[hit_file[~timed]]
+        parts += [np.maximum(untimed - 1, first), np.maximum(untimed - 2, first)]
+    return np.unique(np.concatenate(parts))
+
+
+def _fold(rows: pl.DataFrame) -> pl.DataFrame:
+    """fold_tracebacks and fold_continuations over a pack's rows (lines numbered (file << 32) + line), each
+    file on its own: a traceback's or a continued record's stream is a process (pid) of one file here, and a
+    row of no file stands before each file (a kernel continuation line goes on the row before it). Returns
+    the rows with lines as the file numbers them, `_k` the file and `_pid0` (dropped by the caller)."""
+    file = pl.col(LINE) // FILE
+    rows = rows.with_columns(pl.col("pid").alias("_pid0"), pl.concat_str(
+        file.cast(pl.String), pl.col("pid").cast(pl.String).fill_null("-"), separator=":").rank("dense")
+        .cast(pl.Int64).alias("pid"))
+    firsts = rows.select(file.unique(maintain_order=True).alias("_f"))["_f"]
+    top = rows["pid"].max() or 0
+    barrier = pl.DataFrame({LINE: firsts * FILE, SUB: pl.repeat(0, len(firsts), dtype=pl.Int8, eager=True),
+                            "text": pl.repeat("", len(firsts), eager=True), "source": pl.repeat(
+                                "plain", len(firsts), eager=True), "cr_end": pl.repeat(False, len(firsts), eager=True),
+                            "pid": pl.int_range(top + 1, top + 1 + len(firsts), dtype=pl.Int64, eager=True)})
+    both = pl.concat([rows, barrier.cast({c: rows.schema[c] for c in barrier.columns})],
+                     how="diagonal_relaxed").sort([LINE, SUB])
+    out = fold_continuations(fold_tracebacks(both)).filter(pl.col(LINE) % FILE != 0)
+    local = [(pl.col(c) % FILE).alias(c) for c in (LINE, "_line_end") if c in out.columns]
+    if "exc_lines" in out.columns:
+        local.append(pl.col("exc_lines").list.eval(pl.element() % FILE))
+    return out.with_columns(pl.col("_pid0").alias("pid"), file.alias("_k"), *local)
 
 
 def _with_last(items: Iterator) -> Iterator[tuple]:
@@ -316,15 +459,27 @@ def ingest_members(members: Iterable[Member], settings: Settings, keep: Keep | N
                 yield len(opened) - 1, stream, ctx, opened[-1][1]
 
     if parse:
-        parts: dict[int, list[pl.DataFrame]] = {}
+        parts: dict[object, list[pl.DataFrame]] = {}
         for i, rows in iter_files_rows(files(), settings, keep, formats, pool):
             parts.setdefault(i, []).append(rows)
         for i, rows in parts.items():
+            if isinstance(i, _Pack):  # (one frame for its files: `_k` says which)
+                names = pl.Series([opened[key][0].file for key in i.keys], dtype=pl.String)
+                out.events.append(rows[0].with_columns(names.gather(rows[0]["_k"]).alias("file")).drop("_k"))
+                continue
             out.events.append(pl.concat(rows, how="diagonal_relaxed").with_columns(
                 pl.lit(opened[i][0].file).alias("file")))
     else:
+        tiny = min(TINY_BYTES, settings.batch_bytes, settings.limits.max_line_bytes)
         for _, stream, _, stats in files():
-            for _ in iter_line_batches(stream, settings.batch_bytes, settings.limits.max_line_bytes, stats):
+            data = read_up_to(stream, tiny + 1)
+            if len(data) <= tiny:  # (counted here: one polars call a file costs more than the file)
+                ended = bool(data) and not data.endswith(b"\n")
+                stats.lines, stats.bytes = data.count(b"\n") + ended, len(data)
+                stats.truncated = stats.cut = int(ended and bool(getattr(stream, "cut", False)))
+                continue
+            for _ in iter_line_batches(Prepend(stream, data), settings.batch_bytes, settings.limits.max_line_bytes,
+                                       stats):
                 pass
     for info, stats in opened:
         # (a line cut by the end of the data is marked in the rows; the report counts over-long lines here,
@@ -339,18 +494,35 @@ def _drain(stream) -> int:
     return n
 
 
+def _together(groups: list) -> list[list]:
+    """The groups of a bundle read one after the other by one thread: consecutive small files together (so
+    that they go through the analysis in packs), each other group alone (files read in parallel)."""
+    out: list[list] = []
+    before = False  # the group before was small
+    for g in groups:
+        size = getattr(g, "size", None)  # (a folder's files have one: discover.Bundle.groups)
+        small = size is not None and size <= TINY_BYTES
+        if small and before and len(out[-1]) < PACK_FILES:
+            out[-1].append(g)
+        else:
+            out.append([g])
+        before = small
+    return out
+
+
 def ingest(bundle: Bundle, settings: Settings, keep: Keep | None, formats: Formats | None = None,
            parse: bool = True) -> Ingested:
     """Read the whole bundle; `parse=False` only sniffs and counts lines. The files of a folder are read
     by `settings.jobs` threads (the heavy work runs in polars and pyarrow, outside the GIL), each with the
     chunks of its file split and searched ahead on `settings.jobs` more."""
     formats = formats or builtin_formats()
-    groups = list(bundle.groups())
+    groups = _together(list(bundle.groups()))
     with ThreadPoolExecutor(settings.jobs) if settings.jobs > 1 else nullcontext() as scanners:
 
-        def work(group) -> Ingested:
+        def work(together: list) -> Ingested:
             part = Ingested()
-            ingest_members(group(), settings, keep, formats, part, parse, scanners)
+            ingest_members(itertools.chain.from_iterable(g() for g in together), settings, keep, formats, part,
+                           parse, scanners)
             return part
 
         if settings.jobs > 1 and len(groups) > 1:

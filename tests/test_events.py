@@ -292,3 +292,76 @@ def test_a_line_cut_by_a_truncated_archive_is_marked_truncated_and_the_cut_is_sa
 def test_a_file_whose_last_line_has_no_newline_is_not_marked_truncated(tmp_path):
     got = pl.concat(collect(make_bundle(tmp_path, {"vllm.log": node_log(0, 0).rstrip("\n")})))
     assert not got["truncated"].any()
+
+
+# ------------------------------------------------------------------------------------------------------
+# small files analysed together (ingest._Pack): the same rows as one by one
+# ------------------------------------------------------------------------------------------------------
+W = "(Worker_TP1 pid=301) "
+CRI = "2026-08-11T07:36:10.{:06d}Z stdout {} "
+TINY_FILES = {  # each pair: where a file's rows could meet the next file's if a pack mixed them up
+    "a/1-traceback-at-the-end.log": text_of(W + "INFO 08-11 07:36:03 [gpu_model_runner.py:2] Starting to load model m",
+                                            W + "ERROR 08-11 07:36:10 [core.py:1] Traceback (most recent call last):",
+                                            W + 'ERROR 08-11 07:36:10 [core.py:1]   File "x.py", line 1, in f'),
+    "a/2-starts-with-an-exception.log": text_of(W + "ERROR 08-11 07:36:10 [core.py:1] torch.OutOfMemoryError: CUDA out "
+                                                    "of memory. Tried to allocate 2.00 GiB."),
+    "b/1-cri-partial.log": text_of(CRI.format(1, "F") + W + "INFO 08-11 07:36:09 [x.py:1] loading",
+                                   CRI.format(2, "P") + W + "ERROR 08-11 07:36:10 [core.py:1] RuntimeError: CUDA error: "
+                                                            "an illegal memory access was"),
+    "b/2-cri-rest.log": text_of(CRI.format(3, "F") + W + "ERROR 08-11 07:36:11 [core.py:2] CUDA error: out of memory"),
+    "c/1-dmesg.txt": text_of("[  100.000000] NVRM: Xid (PCI:0000:18:00): 79, pid='<unknown>', name=<unknown>, "
+                             "GPU has fallen off the bus."),
+    "c/2-dmesg.txt": text_of("    NVRM: GPU at PCI:0000:18:00: GPU-0f3a", "[  101.000000] NVRM: Xid (PCI:0000:18:00): "
+                             "79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."),
+    "d/1-continued.log": text_of(W + "ERROR 08-11 07:36:10 [core.py:9] RuntimeError: CUDA error: out of memory\r"),
+    "d/2-continued.log": text_of(W + "ERROR 08-11 07:36:10 [core.py:9] and then some more"),
+    "e/untimed-first.log": text_of("gpu-a:301:301 [0] NCCL WARN NET/IB : Got completion with error 12, opcode 0",
+                                   "gpu-a:301:301 [0] NCCL INFO more"),
+    "f/crlf.log": text_of("INFO 08-11 07:36:01 [x.py:1] a\r", "ERROR 08-11 07:36:02 [x.py:1] CUDA out of memory\r"),
+    "f/utf16.log": "\ufeffERROR 08-11 07:36:02 [x.py:1] CUDA error: an illegal memory access\n".encode("utf-16-le"),
+    "f/latin1.log": b"ERROR 08-11 07:36:03 [x.py:1] caf\xe9 CUDA out of memory\n",
+    "f/no-newline.log": "ERROR 08-11 07:36:04 [x.py:1] NCCL error: unhandled system error",
+    "f/empty.log": "",
+    "g/big.log": text_of(*[f"INFO 08-11 07:30:{i % 60:02d} [x.py:1] step {i} " + "z" * 60 for i in range(1500)],
+                         W + "ERROR 08-11 07:36:10 [core.py:1] Traceback (most recent call last):"),  # 130 KB: alone
+    "g/after-big.log": text_of(W + 'ERROR 08-11 07:36:10 [core.py:1]   File "y.py", line 2, in g',
+                               W + "ERROR 08-11 07:36:10 [core.py:1] ValueError: bad"),
+}
+
+
+@pytest.mark.parametrize("shape", ["folder", "tar.gz"])
+def test_small_files_analysed_in_packs_give_the_rows_they_give_one_by_one(tmp_path, monkeypatch, shape):
+    from conftest import tar_bytes, write
+    from k3logs import ingest
+    from k3logs.discover import Bundle
+    from k3logs.pipeline import run
+    root = make_bundle(tmp_path, TINY_FILES)
+    if shape == "tar.gz":
+        root = write(tmp_path, "case.tar.gz", tar_bytes({f"case/{k}": v for k, v in TINY_FILES.items()}, "gz"))
+    packs = []
+    rows = ingest._Pack.rows
+    monkeypatch.setattr(ingest._Pack, "rows", lambda self, *a: packs.append(len(self.keys)) or rows(self, *a))
+    packed = run(root, Settings(jobs=1))
+    assert sum(packs) == len(TINY_FILES) - 2  # every file but the big one (and the empty one: never read)
+    counted = ingest.ingest(Bundle(root), Settings(jobs=1), None, parse=False)  # (sniff: lines counted only)
+    monkeypatch.setattr(ingest, "TINY_BYTES", 0)
+    alone = run(root, Settings(jobs=1))
+    assert [vars(f) for f in counted.files] == [vars(f) for f in ingest.ingest(Bundle(root), Settings(jobs=1), None,
+                                                                                 parse=False).files]
+    assert packed.events.height >= 15
+    assert packed.events.select(sorted(packed.events.columns)).equals(alone.events.select(sorted(alone.events.columns)))
+    assert [vars(f) for f in packed.ingested.files] == [vars(f) for f in alone.ingested.files]
+    assert repr(packed.decision) == repr(alone.decision)  # (a Finding is not equal to itself: compared as text)
+
+
+def test_a_small_file_cut_by_a_truncated_archive_has_its_last_line_marked_in_a_pack(tmp_path):
+    from conftest import tar_bytes, write
+    from k3logs.pipeline import run
+    data = tar_bytes({"case/a.log": node_log(0, 0), "case/b.log": text_of(
+        "ERROR 08-11 10:00:01 [x.py:1] RuntimeError: CUDA error: an illegal memory access was encountered",
+        "ERROR 08-11 10:00:02 [x.py:1] RuntimeError: CUDA error: an illegal memory access was encountered")})
+    path = write(tmp_path, "case.tar", data[:data.index(b"10:00:02") + 60])  # inside b.log's second line
+    a = run(path, Settings(jobs=1))
+    rows = a.events.filter(pl.col("file") == "b.log").sort("line")
+    assert rows["line"].to_list() == [1, 2] and rows["truncated"].to_list() == [False, True]
+    assert [f.truncated for f in a.ingested.files if f.file.endswith("b.log")] == [0]  # (not an over-long line)
