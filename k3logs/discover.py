@@ -6,6 +6,7 @@ from __future__ import annotations
 import bz2
 import functools
 import gzip
+import hashlib
 import io
 import lzma
 import os
@@ -48,17 +49,34 @@ class Member:
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
+MAX_NAME = 1024   # characters of a name shown whole
+MAX_PART = 128    # a longer folder or file name in a name longer than MAX_NAME is shortened with its hash
+
+
 def printable(name: str) -> str:
     """A name as it may be shown: bytes that were not UTF-8 (tarfile and os.scandir keep them as lone
     surrogates, which no output can encode) become U+FFFD, control characters (a newline, a terminal escape)
-    become \\xNN."""
-    if not _CONTROL.search(name):
-        return name
-    try:
-        name = name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-    except UnicodeEncodeError:
-        pass
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0xd800 else "\ufffd", name)
+    become \\xNN; a name longer than MAX_NAME has its long parts shortened, each keeping its start, its end
+    (the extension) and a hash of the whole part (two long names stay two names)."""
+    if _CONTROL.search(name):
+        try:
+            name = name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        except UnicodeEncodeError:
+            pass
+        name = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0xd800 else "\ufffd", name)
+    if len(name) > MAX_NAME:
+        name = "/".join(_short(part) for part in name.split("/"))
+        if len(name) > MAX_NAME:  # (many parts: the path's end stays, after the hash of the whole)
+            name = f"{_digest(name)}~{name[-(MAX_NAME - 20):]}"
+    return name
+
+
+def _short(part: str) -> str:
+    return part if len(part) <= MAX_PART else f"{part[:60]}~{_digest(part)}~{part[-40:]}"
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
 def sanitize(name: str) -> str:

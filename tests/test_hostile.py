@@ -1059,3 +1059,18 @@ def test_the_installed_entry_point_gives_one_line_and_status_2(tmp_path):
     p = run_k3logs("analyze", tmp_path / "missing", timeout=60)
     assert p.status == 2 and p.stdout == ""
     assert "missing" in one_error_line(p.stderr)
+
+
+def test_a_name_longer_than_1_kib_is_shortened_with_its_hash(tmp_path):
+    long_a, long_b = "a" * 3000 + "-vllm.log", "a" * 3000 + "-other.log"
+    bundle = tmp_path / "case.tar.gz"
+    bundle.write_bytes(tar_bytes({f"case/node-a/{long_a}": INCIDENT, f"case/node-a/{long_b}": "hello\n"}, "gz"))
+    o = check_bundle(tmp_path, bundle, oom_file="-vllm.log", commands=("json", "md", "sniff"))
+    names = [row["file"] for row in json.loads(o.outputs["sniff"])]
+    assert len(names) == 2 and len(set(names)) == 2 and all(len(n) <= 1024 for n in names), names
+    shown = o.report["first_causal"]["file"]
+    assert shown.startswith("node-a/aaaa") and shown.endswith("-vllm.log")
+    assert discover._digest(long_a) in shown      # the hash of the whole name: two long names stay two
+    assert all(len(line) < 1200 for line in o.outputs["analyze md"].splitlines())
+    # near miss: a name within the limit is shown whole
+    assert discover.printable("case/" + "b" * 900 + ".log") == "case/" + "b" * 900 + ".log"
