@@ -152,6 +152,15 @@ def read_toml(path: Path, issues: list[Issue]) -> tuple[dict, str] | None:
     return None
 
 
+def read_toml_or_raise(path: Path, what: str) -> tuple[dict, str]:
+    """A pattern file's data and text; CatalogueError (`what`, file:line) when it cannot be read."""
+    issues: list[Issue] = []
+    got = read_toml(path, issues)
+    if got is None:
+        raise CatalogueError(f"{what}: {issues[0].message}", source=issues[0].location)
+    return got
+
+
 def regex_error(pattern: str) -> str | None:
     """The Rust regex engine's complaint about `pattern`, or None if it compiles."""
     try:

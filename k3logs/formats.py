@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from .catalogue import _table_starts, regex_error
+from .catalogue import _table_starts, read_toml_or_raise, regex_error
 from .errors import CatalogueError, SourceLocation
 from .resources import data_dir
 
@@ -51,11 +50,7 @@ class Formats:
 
 def load_formats(path: Path | None = None) -> Formats:
     path = path or data_dir("patterns") / "formats.toml"
-    text = path.read_text(encoding="utf-8")
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise CatalogueError(f"formats are not valid TOML: {e}", source=SourceLocation(str(path))) from e
+    data, text = read_toml_or_raise(path, "formats")
     problems: list[str] = []
     out: dict[str, list[Format]] = {layer: [] for layer in LAYERS}
     for layer in LAYERS:

@@ -4,12 +4,11 @@ worker names), validated on load with file:line for every problem."""
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from .catalogue import _table_starts
+from .catalogue import _table_starts, read_toml_or_raise
 from .errors import CatalogueError, SourceLocation
 from .resources import data_dir
 
@@ -146,11 +145,7 @@ def _compile(rx: str, where: str, problems: list[str]) -> re.Pattern | None:
 
 def load_witnesses(path: Path | None = None) -> Witnesses:
     path = path or data_dir("patterns") / "attribution.toml"
-    text = path.read_text(encoding="utf-8")
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise CatalogueError(f"attribution patterns are not valid TOML: {e}", source=SourceLocation(str(path))) from e
+    data, text = read_toml_or_raise(path, "attribution patterns")
     problems: list[str] = []
     folders, hosts = data.get("folders", {}), data.get("hosts", {})
     generic = _compile(folders.get("generic", "(?!)"), f"{path}: [folders] generic", problems)

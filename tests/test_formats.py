@@ -208,3 +208,11 @@ def test_kubectl_prefix_keeps_the_pod_and_container_not_as_a_host():
 def test_loader_rejects_json_fields_on_a_line_format_or_without_text(tmp_path):
     with pytest.raises(CatalogueError, match="json"):
         _load(tmp_path, '[[wrapper]]\nname = "j"\nregex = "^\\\\{"\njson = { host = "H" }\nsamples = [{ line = "{" }]\n')
+
+
+def test_a_formats_file_that_is_not_toml_is_a_catalogue_error_with_its_line(tmp_path):
+    bad = tmp_path / "formats.toml"
+    bad.write_text('[[line]]\nname = "x"\nregex = \n', encoding="utf-8")
+    with pytest.raises(CatalogueError) as e:
+        load_formats(bad)
+    assert "formats: not valid TOML" in str(e.value) and e.value.source.line == 3
