@@ -440,10 +440,12 @@ def _set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] |
     (its process, or its node, went on working after it, and it explains nothing that follows)."""
     at = {id(f): i for i, f in enumerate(findings)}
 
+    causes = [h for h in findings if h.role == "cause"]
+
     def nearer_cause(f: Finding, g: Finding) -> bool:
         """Another cause on g's node came between f and g: g is that one's failure, not f's."""
-        return any(h is not f and h is not g and h.role == "cause" and h.set_aside is None and h.node == g.node
-                   and h.category != f.category and _sort_key(f) < _sort_key(h) < _sort_key(g) for h in findings)
+        return any(h is not f and h is not g and h.set_aside is None and h.node == g.node
+                   and h.category != f.category and _sort_key(f) < _sort_key(h) < _sort_key(g) for h in causes)
 
     def fails_again(f: Finding) -> bool:
         """Something later in its scope fails that it explains, or fails the same way."""
