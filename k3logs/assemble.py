@@ -291,6 +291,9 @@ def make_report(a: Analysis, display_path: str, tool_calls: ToolCallEvidence | N
     checks = a.checks
     # a healthy bundle has no exception whose stack could be missing
     missing = a.missing + evidence_missing(a.facts, kinds, bool(has_tb) or d.healthy)
+    # a log whose data ends inside a line was cut off while it was written or copied: its end is not here
+    missing += [f"the end of {b.display(f.file)} (it stops inside a line: cut off while it was written or copied)"
+                for f in ing.files if f.unended and not f.is_dump and not f.prose and f.kind != "binary"]
     skipped = [Skipped(b.display(s.file), s.reason) for s in b.skipped]
     skipped += [Skipped(b.display(f.file), f"{f.kind}: {f.reason}") for f in ing.files if f.kind in ("binary",)]
     skipped += [Skipped(b.display(f.file), f"{f.truncated} line(s) longer than the limit were truncated")

@@ -67,6 +67,7 @@ class FileInfo:
     hole: int = 0        # leading NUL bytes skipped (counted in `bytes`)
     cut_at: int = 0      # a dump longer than max_dump_bytes: only this many bytes were read
     prose: bool = False  # sniffed as plain text (notes, a ticket): its lines mention errors, they are not events
+    unended: bool = False  # its data ends inside a line: the file was cut off while it was written or copied
 
 
 @dataclass
@@ -290,6 +291,7 @@ class _Pack:
             _, stats, data, c = self.items[k]
             stats.lines, stats.bytes = int(counts[i]), len(data)
             stats.truncated, stats.cut = int(per_file[i]), int(c and not data.endswith(b"\n"))
+            stats.unended = int(not c and not data.endswith(b"\n"))
         hits = raw.str.contains(keep.regex).arg_true().to_numpy().astype(np.int64)
         if not len(hits):
             return None
@@ -477,6 +479,7 @@ def ingest_members(members: Iterable[Member], settings: Settings, keep: Keep | N
                 ended = bool(data) and not data.endswith(b"\n")
                 stats.lines, stats.bytes = data.count(b"\n") + ended, len(data)
                 stats.truncated = stats.cut = int(ended and bool(getattr(stream, "cut", False)))
+                stats.unended = int(ended) - stats.cut
                 continue
             for _ in iter_line_batches(Prepend(stream, data), settings.batch_bytes, settings.limits.max_line_bytes,
                                        stats):
@@ -485,6 +488,7 @@ def ingest_members(members: Iterable[Member], settings: Settings, keep: Keep | N
         # (a line cut by the end of the data is marked in the rows; the report counts over-long lines here,
         # the cut is in bundle.skipped)
         info.lines, info.bytes, info.truncated = stats.lines, info.hole + stats.bytes, stats.truncated - stats.cut
+        info.unended = bool(stats.unended)
 
 
 def _drain(stream) -> int:

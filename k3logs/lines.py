@@ -26,6 +26,7 @@ class LineStats:
     truncated: int = 0   # (the cut line counted in `cut` too)
     undecodable: int = 0
     cut: int = 0         # 1 if the last line was cut short by the end of the data (damage or a limit)
+    unended: int = 0     # 1 if the data itself ends inside its last line (no newline after it)
 
     def count(self, batch: pl.DataFrame) -> None:
         """Count the lines of a split batch (line, raw, truncated) and those that were cut."""
@@ -201,4 +202,5 @@ def iter_line_chunks(stream: BinaryIO, batch_bytes: int, max_line: int, stats: L
     if carry:  # a last line without its newline: cut, if the stream ended early (`cut`, see discover)
         ended_early = bool(getattr(stream, "cut", False))
         stats.cut += ended_early
+        stats.unended = int(not ended_early)
         yield LineChunk((carry + b"\n",), max_line, cut=ended_early)

@@ -262,3 +262,16 @@ def test_near_miss_a_host_a_note_mentions_is_not_a_node_of_the_deployment(tmp_pa
 
 def test_ranks_are_spelled_as_spans():
     assert spans([8, 9, 10, 12, 14, 15]) == "8-10, 12, 14-15" and spans([3]) == "3"
+
+
+@pytest.mark.parametrize("steps", [0, 1500])   # a small file (read in a pack) and one of 150 KB (alone)
+def test_a_log_that_stops_inside_a_line_is_named_as_missing_its_end(tmp_path, steps):
+    from k3logs.api import analyze
+    busy = [worker(4, 0, f"step {i} " + "x" * 90) for i in range(steps)]
+    lines = START + LOADED + READY + SERVING + busy + [OOM]
+    cut = make_bundle(tmp_path / "cut", {"gpu-a1/vllm.log": "\n".join(lines) + "\n" + lines[0][:30]})
+    said = analyze(cut).evidence_missing
+    assert any(m.startswith("the end of gpu-a1/vllm.log") for m in said), said
+    # near miss: the same log ending with its newline is whole
+    whole = make_bundle(tmp_path / "whole", {"gpu-a1/vllm.log": "\n".join(lines) + "\n" + lines[0][:30] + "\n"})
+    assert not any(m.startswith("the end of") for m in analyze(whole).evidence_missing)
