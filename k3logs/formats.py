@@ -13,7 +13,7 @@ from .resources import data_dir
 LAYERS = ("wrapper", "prefix", "line")
 TIME_GROUPS = ("t_iso", "t_local", "t_md", "t_hms", "t_glog", "t_ctime", "t_date", "t_mdy", "t_syslog",
                "t_uptime", "t_epoch_us")
-KEYS = {"name", "regex", "source", "level_map", "first_for", "samples", "json_escaped", "json"}
+KEYS = {"name", "regex", "source", "level_map", "first_for", "samples", "json_escaped", "json", "quoted"}
 # the fields a wrapper may read by JSON key (`json = { field = "KEY" }`): one JSON object a line, keys in any order
 JSON_FIELDS = {"text", "t_epoch_us", "t_iso", "host", "pid", "ident", "unit", "stream"}
 
@@ -30,6 +30,7 @@ class Format:
     json_fields: tuple[tuple[str, str], ...]   # (field, JSON key): a wrapper read by key, not by place
     samples: tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
     location: SourceLocation
+    quoted: bool = False   # a wrapper whose lines keep their time and host in a file of plain text too
 
     @property
     def groups(self) -> tuple[str, ...]:
@@ -87,7 +88,8 @@ def load_formats(path: Path | None = None) -> Formats:
                 layer=layer, name=d["name"], regex=d["regex"], source=d.get("source"),
                 level_map=tuple(sorted((d.get("level_map") or {}).items())),
                 first_for=tuple(d.get("first_for", [])), json_escaped=bool(d.get("json_escaped", False)),
-                json_fields=tuple(sorted((str(k), str(v)) for k, v in json_fields.items())), samples=tuple(samples), location=loc))
+                json_fields=tuple(sorted((str(k), str(v)) for k, v in json_fields.items())), samples=tuple(samples), location=loc,
+                quoted=bool(d.get("quoted", False)) and layer == "wrapper"))
     if problems:
         raise CatalogueError(f"{len(problems)} problem(s) in {path}: {problems[0]}", problems)
     return Formats(wrappers={f.name: f for f in out["wrapper"]}, prefixes=tuple(out["prefix"]),

@@ -484,6 +484,12 @@ def parse_batch(batch: pl.DataFrame, ctx: FileContext, formats: Formats) -> pl.D
         return df
     for name in ctx.wrappers:
         df = _apply_wrapper(df, formats.wrappers[name])
+    if not ctx.wrappers and ctx.kind == "log":
+        # plain text that holds a journal's lines among its own (a section of nvidia-bug-report.log, a paste
+        # of `journalctl -k`): those lines keep their time and host; the rest stays plain
+        for fmt in formats.wrappers.values():
+            if fmt.quoted:
+                df = _apply_wrapper(df, fmt)
     if ctx.wrappers:  # a wrapped record may end in its own newline (lines are split without theirs)
         df = df.with_columns(pl.col("text").str.strip_chars_end("\n"))
     df = _join_partials(df)

@@ -221,6 +221,28 @@ def test_a_note_quoting_an_error_is_a_mention(tmp_path):
     assert state(d) == ("serving", None)
 
 
+XID_JOURNAL = ("Nov 18 07:04:10 gpu-a1 kernel: NVRM: Xid (PCI:0000:47:00): 48, pid=4711, name=python3, An "
+               "uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer")
+REPORT = ["nvidia-bug-report.sh will now collect information about your system", "",
+          *[f"Section {i}: nothing of note here, read the next one" for i in range(30)],
+          "Scanning kernel log files for NVIDIA kernel messages:", "  journalctl -b -0:"]
+
+
+def test_a_journal_line_inside_plain_text_keeps_its_time_and_host(tmp_path):
+    # a bug report's journal section: its lines are the kernel's, with their time, not a note's mentions
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + [OOM, DEAD],
+                            "gpu-a1/nvidia-bug-report.log": REPORT + [XID_JOURNAL]})
+    assert d.root is not None and (d.root.category, d.root.file) == ("gpu.xid", "gpu-a1/nvidia-bug-report.log")
+    assert d.root.ts is not None and d.root.node == "gpu-a1"
+
+
+def test_near_miss_the_same_message_without_its_journal_prefix_is_a_mention(tmp_path):
+    bare = XID_JOURNAL.split("kernel: ", 1)[1]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + [OOM, DEAD],
+                            "gpu-a1/nvidia-bug-report.log": REPORT + [bare]})
+    assert d.root is not None and d.root.category.startswith("oom.")
+
+
 def test_near_miss_the_same_error_in_the_log_is_the_cause(tmp_path):
     d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + [OOM]})
     assert d.root is not None and d.root.category == "oom.inference"
