@@ -33,7 +33,9 @@ TIE_SECONDS = 1.0          # log times have one-second resolution: causes this c
 EXPLAIN_WINDOW_S = 3600.0  # an explanation reaches this far forward in time
 SAME_START_S = 5           # start landmarks this close together on a node are one start of the server
 WORKERS = re.compile(r"^(?:Worker|VllmWorker|RayWorker|RayWorkerWrapper|RayWorkerProc)\b")
-EXCEPTION_LINE = r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Fault)\b:?"
+# an exception's type line, or a Python program's argparse usage error ('api_server.py: error: unrecognized
+# arguments: ...', 'vllm serve: error: ...'; not another program's 'slurmstepd: error:')
+EXCEPTION_LINE = r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Fault)\b:?|^(?:[\w.-]+\.py|vllm(?: [\w-]+)?): error: "
 SAME_TEMPLATE = 90         # rapidfuzz ratio (0-100) from which two masked messages are the same error
 MASKS = [(re.compile(r"0x[0-9a-fA-F]+"), "<hex>"), (re.compile(r"\b\d+(?:\.\d+)?\b"), "<n>"),
          (re.compile(r"'[^']*'|\"[^\"]*\""), "<s>"), (re.compile(r"/[\w./-]+"), "<path>")]

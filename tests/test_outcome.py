@@ -297,3 +297,24 @@ def test_a_log_that_stops_inside_a_line_is_named_as_missing_its_end(tmp_path, st
     # near miss: the same log ending with its newline is whole
     whole = make_bundle(tmp_path / "whole", {"gpu-a1/vllm.log": "\n".join(lines) + "\n" + lines[0][:30] + "\n"})
     assert not any(m.startswith("the end of") for m in analyze(whole).evidence_missing)
+
+
+CRASH_LOOP = "15s  Warning  BackOff  pod/vllm-0  Back-off restarting failed container vllm in pod vllm-0_llm(d1e8)"
+ARGS = ["usage: api_server.py [-h] [--host HOST] [--port PORT]", "                     [--model MODEL]",
+        "api_server.py: error: unrecognized arguments: --enable-metrics"]
+
+
+def test_a_programs_usage_error_is_its_own_error_and_says_more_than_its_crash_loop(tmp_path):
+    d = decision(tmp_path, {"vllm-0/previous.log": START + ARGS, "events.txt": [CRASH_LOOP] * 3})
+    assert d.root is not None and (d.root.category, d.root.file, d.root.line) == ("other", "vllm-0/previous.log", 5)
+
+
+def test_near_miss_a_crash_loop_with_no_error_of_its_own_is_reported(tmp_path):
+    d = decision(tmp_path, {"vllm-0/previous.log": START, "events.txt": [CRASH_LOOP] * 3})
+    assert d.root is not None and d.root.file == "events.txt"
+
+
+def test_near_miss_another_programs_error_line_is_no_exception(tmp_path):
+    stop = ["slurmstepd: error: *** STEP 48213.0 ON gpu-b200-11 CANCELLED AT 2026-11-18T07:05:00 ***"]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + stop})
+    assert d.root is None
