@@ -325,9 +325,12 @@ def _first(cands: list[Finding], cat: Catalogue) -> Finding:
     """The earliest; within the same second the more specific (priority), then the triage order."""
     cands = sorted(cands, key=_sort_key)
     first = cands[0]
-    if first.ts is None:  # kernel lines with only seconds since boot: simultaneous on the same clock
-        if first.uptime is None:
-            return first
+    if first.ts is None and first.uptime is None:
+        # untimed lines of one file that state the same failure: the file's order is no clock (a status dump
+        # lists its summary before its events), so the more specific statement wins
+        tied = [c for c in cands if c.ts is None and c.uptime is None and c.file == first.file
+                and c.category == first.category]
+    elif first.ts is None:  # kernel lines with only seconds since boot: simultaneous on the same clock
         tied = [c for c in cands if c.ts is None and c.file == first.file and c.uptime is not None
                 and abs(c.uptime - first.uptime) < TIE_SECONDS]
     else:

@@ -400,3 +400,21 @@ def test_near_miss_xids_of_two_gpus_are_two_bursts(tmp_path):
     other_gpu = KXID.format(s=8, h="gpu-b", **XID109).replace("0000:3b:00", "0000:5e:00")
     a = analyze_files(tmp_path, {"node-b/kern.log": text_of(KXID.format(s=7, h="gpu-b", **XID13), other_gpu)})
     assert (root_of(a).fields.get("xid"), root_of(a).line) == ("109", 2)
+
+
+PULL_SUMMARY = "      Reason:       ImagePullBackOff"
+MANIFEST = ("  Warning  Failed   38m (x5 over 41m)  kubelet  Error: reading manifest v9.9 in docker.io/vllm/vllm-openai: "
+            "manifest unknown")
+
+
+def test_untimed_statements_of_one_failure_in_one_file_take_the_more_specific_one(tmp_path):
+    # a status dump lists its summary (the container's state) before its events: no clock orders them
+    a = analyze_files(tmp_path, {"describe-pod.txt": text_of("Name: vllm-0", "Node: gpu-w12/10.0.0.12",
+                                                             "State: Waiting", PULL_SUMMARY, "Events:", MANIFEST)})
+    assert (root_of(a).sig, root_of(a).line) == ("image-manifest-not-found", 6)
+
+
+def test_near_miss_untimed_failures_of_two_kinds_keep_the_files_order(tmp_path):
+    oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."
+    a = analyze_files(tmp_path, {"notes-run.log": text_of(oom, MANIFEST)})
+    assert root_of(a).line == 1 and root_of(a).category.startswith("oom.")
