@@ -130,9 +130,9 @@ def assign_phases(ev: pl.DataFrame, outside: frozenset[str] | set[str] = frozens
     # the deployment's lifecycle
     late = order["serving"]
     node_late = pl.when(node_i >= late).then(node_i).otherwise(-1)
-    dep_late = pl.when(pl.col("_mi") >= late).then(pl.col("_mi")).otherwise(-1).fill_null(-1).cum_max()
     own_serving = (pl.col("_mi") >= late).fill_null(False).any().over("node")
-    phase_i = pl.max_horizontal(own_i, node_late, pl.when(own_serving).then(-1).otherwise(dep_late))
+    ev = ev.with_columns(_deployment_late(ev, late))
+    phase_i = pl.max_horizontal(own_i, node_late, pl.when(own_serving).then(-1).otherwise(pl.col("_dep")))
     ev = ev.with_columns(phase_i.replace_strict(names, default=None, return_dtype=pl.String).alias("phase"))
     # kernel lines whose time is unknown, or that come before the service logged anything (an earlier
     # attempt of a crash loop), take the phase the node's logs reached
@@ -140,7 +140,25 @@ def assign_phases(ev: pl.DataFrame, outside: frozenset[str] | set[str] = frozens
     unplaced = pl.col("ts").is_null() | (pl.col("phase").is_null() & (pl.col("source") == "kernel"))
     ev = ev.join(last_node, on="node", how="left", nulls_equal=True).with_columns(
         pl.when(unplaced).then(pl.coalesce("phase", "_lastp")).otherwise(pl.col("phase")).alias("phase"))
-    return ev.rename({"_mark": "mark", "_attempt": "attempt"}).drop("_lastp", "_mi", "_restart")
+    return ev.rename({"_mark": "mark", "_attempt": "attempt"}).drop("_lastp", "_mi", "_restart", "_dep")
+
+
+def _deployment_late(ev: pl.DataFrame, late: int) -> pl.Series:
+    """`_dep`: the furthest serving-or-later landmark (serving, shutdown) the deployment reached before each row
+    (rows in time order). Another node's landmark counts only from TIE_SECONDS after it: within the same second
+    the order of two nodes' lines is unknown (a worker's crash and the head's shutdown it causes)."""
+    own = pl.when(pl.col("_mi") >= late).then(pl.col("_mi")).otherwise(-1).fill_null(-1)
+    same_node = own.cum_max().over("node")  # (on its own node, file order is time order)
+    marks = ev.filter((pl.col("_mi") >= late) & pl.col("ts").is_not_null()).select(
+        (pl.col("ts") + pl.duration(seconds=TIE_SECONDS)).alias("_at"), pl.col("_mi").cum_max().alias("_far"))
+    if marks.is_empty():
+        return ev.select(same_node.alias("_dep"))["_dep"]
+    probe = ev.select(pl.int_range(pl.len()).alias("_i"), "ts").filter(pl.col("ts").is_not_null())
+    got = probe.join_asof(marks.sort("_at"), left_on="ts", right_on="_at", strategy="backward")
+    other = pl.Series("_o", [None] * ev.height, dtype=pl.Int64).scatter(got["_i"], got["_far"].cast(pl.Int64))
+    # an untimed row follows the rows before it
+    other = other.fill_null(strategy="forward") if ev["ts"].null_count() else other
+    return ev.select(pl.max_horizontal(same_node, pl.lit(other).fill_null(-1)).alias("_dep"))["_dep"]
 
 
 def _findings(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue) -> list[Finding]:

@@ -318,3 +318,22 @@ def test_near_miss_another_programs_error_line_is_no_exception(tmp_path):
     stop = ["slurmstepd: error: *** STEP 48213.0 ON gpu-b200-11 CANCELLED AT 2026-11-18T07:05:00 ***"]
     d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + stop})
     assert d.root is None
+
+
+def _segfault_phase(tmp_path, second: int) -> str | None:
+    segv = (f"Nov 18 07:05:{second:02d} gpu-b1 kernel: python3[4711]: segfault at 18 ip 00007f8a51c3e2b1 sp "
+            "00007f8a2d3fd880 error 4 in libnccl.so.2[7f8a51a00000+1f2c000]")
+    worker_b = [worker(1, 0, "Starting to load model m...", pid=4711).replace("rank=0", "rank=1")]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + STOP,
+                            "gpu-b1/vllm.log": worker_b, "gpu-b1/kern.log": [segv]})
+    (f,) = [f for f in d.findings if f.category == "proc.segfault"]
+    return f.phase
+
+
+def test_another_nodes_shutdown_in_the_same_second_does_not_end_a_headless_nodes_serving(tmp_path):
+    # the head winds down in the second the worker node's process crashes: which came first is unknown
+    assert _segfault_phase(tmp_path, 0) == "serving"
+
+
+def test_near_miss_a_headless_nodes_line_after_the_deployments_shutdown_is_in_it(tmp_path):
+    assert _segfault_phase(tmp_path, 6) == "shutdown"
