@@ -137,6 +137,8 @@ class Mapping:
                 fc["line_alt"] = alts
         if t.get("origin"):
             t["origin"]["node"] = self.node(t["origin"].get("node"))
+        if t.get("evidence_missing"):   # (a missing node's name is renamed with the others)
+            t["evidence_missing"] = [self.node(m) for m in t["evidence_missing"]]
         if "outcome" in self.expect:   # (the case's alternatives are for the case's own outcome)
             t.pop("outcome_alt", None)
         t.update(self.expect)
