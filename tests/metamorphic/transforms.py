@@ -117,6 +117,15 @@ class Mapping:
     def node(self, n: str | None) -> str | None:
         return self.hosts.get(n, n) if n else n
 
+    def _renamed(self, name: str) -> str:
+        """A host, a file path or a file's own name, as the variant spells it."""
+        for orig, new in self.files.items():
+            if orig == name:
+                return new
+            if orig.rsplit("/", 1)[-1] == name:
+                return new.rsplit("/", 1)[-1]
+        return self.node(name)
+
     def truth(self, truth: dict) -> dict:
         """The case's truth as it reads in the variant (spot checks of the event table are left out)."""
         t = json.loads(json.dumps(truth))
@@ -137,8 +146,8 @@ class Mapping:
                 fc["line_alt"] = alts
         if t.get("origin"):
             t["origin"]["node"] = self.node(t["origin"].get("node"))
-        if t.get("evidence_missing"):   # (a missing node's name is renamed with the others)
-            t["evidence_missing"] = [self.node(m) for m in t["evidence_missing"]]
+        if t.get("evidence_missing"):   # (a missing node's or a cut file's name is renamed with the others)
+            t["evidence_missing"] = [self._renamed(m) for m in t["evidence_missing"]]
         if "outcome" in self.expect:   # (the case's alternatives are for the case's own outcome)
             t.pop("outcome_alt", None)
         t.update(self.expect)
