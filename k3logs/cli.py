@@ -84,7 +84,7 @@ def _read_limits(line_help: str) -> list:
                      "decompressed bytes (default 64 GiB)."),
         click.option("--max-member-bytes", type=int, default=None, help="Read at most this much of one file "
                      "(default 16 GiB)."),
-        click.option("--max-members", type=int, default=None, help="Read at most this many files (default 50000)."),
+        click.option("--max-members", type=int, default=None, help="Read at most this many files (default 40000)."),
         click.option("--max-depth", type=int, default=None, help="Archives nested deeper are skipped (default 3)."),
         click.option("--max-line-bytes", type=int, default=None, help=line_help),
         click.option("--max-ratio", type=int, default=None, help="Decompression ratio treated as a bomb "
