@@ -73,8 +73,11 @@ class Lifecycle:
         cols = ("eid", "node", "pid", "ident", "source", "ts", "file", "line", "mark", "attempt", "progress")
         if not set(cols) <= set(ev.columns):
             ev = pl.DataFrame(schema={c: pl.Int64 for c in cols})
-        # (lines before a node's first start landmark belong to its first attempt)
-        ev = ev.with_columns(pl.col("attempt").clip(lower_bound=1))
+        # (lines before a node's first start landmark belong to its first attempt, unless they end in a stop: a
+        # run the operator stopped before this bundle's first start is an attempt of its own)
+        stopped = ((pl.col("attempt") == 0) & (pl.col("mark") == "shutdown")).fill_null(False).any().over("node")
+        ev = ev.with_columns(pl.when(stopped).then(pl.col("attempt")).otherwise(pl.col("attempt").clip(lower_bound=1))
+                             .alias("attempt"))
         marks = ev.filter(pl.col("mark").is_not_null() | pl.col("progress")).select(cols)
         self.ready = _first(marks.filter(pl.col("mark") == "serving"))
         self.stops = _first(marks.filter(pl.col("mark") == "shutdown"))

@@ -337,3 +337,17 @@ def test_another_nodes_shutdown_in_the_same_second_does_not_end_a_headless_nodes
 
 def test_near_miss_a_headless_nodes_line_after_the_deployments_shutdown_is_in_it(tmp_path):
     assert _segfault_phase(tmp_path, 6) == "shutdown"
+
+
+def test_a_run_stopped_before_the_bundles_first_start_is_an_attempt_of_its_own(tmp_path):
+    # the journal begins while an earlier run serves; the operator stops it, starts it again, and that start fails
+    again = [api(6, 0, "vLLM API server version 0.27.2"), worker(6, 30, "torch.OutOfMemoryError: CUDA out of memory. "
+                                                               "Tried to allocate 2.00 GiB.", level="ERROR")]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": SERVING + STOP + again})
+    assert d.root is not None and d.root.category.startswith("oom.") and d.root.set_aside is None
+
+
+def test_near_miss_a_failure_after_the_stop_with_no_new_start_is_the_shutdowns_trail(tmp_path):
+    trail = [worker(5, 2, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.", level="ERROR")]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": SERVING + STOP + trail})
+    assert d.root is None
