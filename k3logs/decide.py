@@ -344,10 +344,10 @@ def _first(cands: list[Finding], cat: Catalogue) -> Finding:
     cands = sorted(cands, key=_sort_key)
     first = cands[0]
     if first.ts is None and first.uptime is None:
-        # untimed lines of one file that state the same failure: the file's order is no clock (a status dump
-        # lists its summary before its events), so the more specific statement wins
-        tied = [c for c in cands if c.ts is None and c.uptime is None and c.file == first.file
-                and c.category == first.category]
+        # untimed lines that state the same failure on one node: neither a file's order (a status dump lists its
+        # summary before its events) nor the files' names are a clock, so the more specific statement wins
+        tied = [c for c in cands if c.ts is None and c.uptime is None and c.category == first.category
+                and (c.node == first.node or None in (c.node, first.node))]
     elif first.ts is None:  # kernel lines with only seconds since boot: simultaneous on the same clock
         tied = [c for c in cands if c.ts is None and c.file == first.file and c.uptime is not None
                 and abs(c.uptime - first.uptime) < TIE_SECONDS]

@@ -407,11 +407,15 @@ MANIFEST = ("  Warning  Failed   38m (x5 over 41m)  kubelet  Error: reading mani
             "manifest unknown")
 
 
-def test_untimed_statements_of_one_failure_in_one_file_take_the_more_specific_one(tmp_path):
+def test_untimed_statements_of_one_failure_take_the_more_specific_one(tmp_path):
     # a status dump lists its summary (the container's state) before its events: no clock orders them
     a = analyze_files(tmp_path, {"describe-pod.txt": text_of("Name: vllm-0", "Node: gpu-w12/10.0.0.12",
                                                              "State: Waiting", PULL_SUMMARY, "Events:", MANIFEST)})
     assert (root_of(a).sig, root_of(a).line) == ("image-manifest-not-found", 6)
+    # nor are the names of two files: the summary in the file that sorts first changes nothing
+    b = analyze_files(tmp_path / "two", {"a-pods.txt": text_of("Node: gpu-w12/10.0.0.12", PULL_SUMMARY),
+                                         "b-events.txt": text_of("Node: gpu-w12/10.0.0.12", MANIFEST)})
+    assert (root_of(b).sig, root_of(b).file) == ("image-manifest-not-found", "b-events.txt")
 
 
 def test_near_miss_untimed_failures_of_two_kinds_keep_the_files_order(tmp_path):

@@ -45,6 +45,9 @@ KNOWN: dict[tuple[str, str], str] = {
     ("*", "drop-node"): "evidence_missing names a node whose logs are absent only where a line or a launch file of "
                         "the bundle names it (k3logs/missing.py): a node folder removed with nothing else naming "
                         "its host leaves no trace",
+    ("c549-nvswitch-fatal-fm-log-nvls-2node-tarzst", "pack-top"): (
+        "a lone top folder around a bundle that is one archive is not taken off the names (the archive's own name "
+        "stays, and so does the folder's): the first cause's file reads incident-N/<archive>/..."),
     ("c545-llama405b-pp3-3node-oom-inference-rank13-partial", "rename-hosts"): (
         "the transform renames the nodes that have logs, not the host only the launch file names: the renamed nodes "
         "no longer share its naming family, so the missing node is counted (--nnodes) but not named"),
