@@ -13,7 +13,7 @@ from .resources import data_dir
 LAYERS = ("wrapper", "prefix", "line")
 TIME_GROUPS = ("t_iso", "t_local", "t_md", "t_hms", "t_glog", "t_ctime", "t_date", "t_mdy", "t_syslog",
                "t_uptime", "t_epoch_us")
-KEYS = {"name", "regex", "source", "level_map", "first_for", "samples", "json_escaped", "json", "quoted"}
+KEYS = {"name", "regex", "source", "level_map", "first_for", "samples", "json_escaped", "json", "quoted", "keep"}
 # the fields a wrapper may read by JSON key (`json = { field = "KEY" }`): one JSON object a line, keys in any order
 JSON_FIELDS = {"text", "t_epoch_us", "t_iso", "host", "pid", "ident", "unit", "stream"}
 
@@ -31,6 +31,7 @@ class Format:
     samples: tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
     location: SourceLocation
     quoted: bool = False   # a wrapper whose lines keep their time and host in a file of plain text too
+    keep: tuple[str, ...] = ()  # literals of lines whose text is encoded (no anchor shows in them): parse them all
 
     @property
     def groups(self) -> tuple[str, ...]:
@@ -42,6 +43,11 @@ class Formats:
     wrappers: dict[str, Format]
     prefixes: tuple[Format, ...]
     lines: tuple[Format, ...]
+
+    @property
+    def keep(self) -> tuple[str, ...]:
+        """Literals of lines to parse whatever they hold (wrappers' `keep`)."""
+        return tuple(lit for f in self.wrappers.values() for lit in f.keep)
 
     def line_order(self, kind: str) -> tuple[Format, ...]:
         """Line formats with the ones preferred for this file kind first (order only changes speed)."""
@@ -89,7 +95,8 @@ def load_formats(path: Path | None = None) -> Formats:
                 level_map=tuple(sorted((d.get("level_map") or {}).items())),
                 first_for=tuple(d.get("first_for", [])), json_escaped=bool(d.get("json_escaped", False)),
                 json_fields=tuple(sorted((str(k), str(v)) for k, v in json_fields.items())), samples=tuple(samples), location=loc,
-                quoted=bool(d.get("quoted", False)) and layer == "wrapper"))
+                quoted=bool(d.get("quoted", False)) and layer == "wrapper",
+                keep=tuple(map(str, d.get("keep", [])))))
     if problems:
         raise CatalogueError(f"{len(problems)} problem(s) in {path}: {problems[0]}", problems)
     return Formats(wrappers={f.name: f for f in out["wrapper"]}, prefixes=tuple(out["prefix"]),

@@ -72,10 +72,32 @@ def _extract(df: pl.DataFrame, fmt: Format) -> pl.DataFrame:
     read by JSON key (journald's `-o json`) takes each field from its key, wherever it is in the object."""
     if fmt.json_fields:
         hit = pl.col("text").str.contains(fmt.regex).fill_null(False)
-        return df.select(pl.when(hit).then(pl.col("text")).alias("_m"), *[
+        ext = df.select(pl.when(hit).then(pl.col("text")).alias("_m"), *[
             pl.when(hit).then(pl.col("text").str.json_path_match(f"$.{key}")).alias(name)
             for name, key in fmt.json_fields])
+        key = dict(fmt.json_fields).get("text")
+        if key is None:
+            return ext
+        arrays = df.select(pl.col("text").str.contains(f'"{re.escape(key)}"\\s*:\\s*\\[').fill_null(False)).to_series()
+        return ext.with_columns(_byte_array_text(ext["text"], arrays))
     return df.select(pl.col("text").str.extract_groups(_head_regex(fmt))).unnest("text")
+
+
+_HEX = {str(i): f"{i:02x}" for i in range(256)}
+
+
+def _byte_array_text(values: pl.Series, arrays: pl.Series) -> pl.Series:
+    """The values whose JSON field journald wrote as an array of bytes ('"MESSAGE":[27,91,...]': the message
+    holds control characters, an ANSI colour), where `arrays`, as their text; other values as they are."""
+    if not arrays.any():
+        return values
+    hexed = values.str.strip_chars("[] ").str.split(",").list.eval(
+        pl.element().str.strip_chars().replace_strict(_HEX, default=None)).list.join("").str.decode("hex")
+    try:
+        text = hexed.cast(pl.String)
+    except pl.exceptions.ComputeError:  # (bytes that are not UTF-8: the rare rows one by one)
+        text = pl.Series([None if b is None else b.decode("utf-8", "replace") for b in hexed], dtype=pl.String)
+    return pl.select(pl.when(arrays).then(text).otherwise(values)).to_series().alias(values.name)
 
 
 def _level(expr: pl.Expr, fmt: Format) -> pl.Expr:

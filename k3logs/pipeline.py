@@ -101,7 +101,8 @@ class Learnt:
 def learn(path: str | Path, settings: Settings, cat: Catalogue, keep_all: bool = False) -> Learnt:
     """Read the bundle (only the lines the diagnosis needs unless `keep_all`), then attribute and align them."""
     bundle = Bundle(path, settings.limits)
-    ing = ingest(bundle, settings, None if keep_all else Keep(anchors(cat, attribute.anchors())))
+    keep = Keep(anchors(cat, attribute.anchors() + builtin_formats().keep))
+    ing = ingest(bundle, settings, None if keep_all else keep)
     events = (pl.concat(ing.events, how="diagonal_relaxed") if ing.events else
               pl.DataFrame(schema={"file": pl.String, "line": pl.Int64, "sub": pl.Int8, "text": pl.String}))
     events = ensure_columns(events)

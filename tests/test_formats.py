@@ -32,8 +32,9 @@ def groups_of(fmt: Format, line: str) -> dict[str, str | None]:
     ext = pl.Series("text", [line]).str.extract_groups(f"(?P<_m>{fmt.regex})").struct.unnest().row(0, named=True)
     assert ext["_m"] is not None, f"{fmt.name} does not match its own sample {line!r}"
     if fmt.json_fields:  # read by key: the whole line is the record
-        obj = json.loads(line)
-        return {"_m": line, **{name: (str(obj[key]) if key in obj else None) for name, key in fmt.json_fields}}
+        obj = {k: bytes(v).decode() if isinstance(v, list) else str(v)  # journald's bytes of a MESSAGE
+               for k, v in json.loads(line).items()}
+        return {"_m": line, **{name: obj.get(key) for name, key in fmt.json_fields}}
     if "msg" not in ext:
         ext["msg"] = line[len(ext["_m"]):]
     return ext
