@@ -26,7 +26,7 @@ SEVERITIES = ("critical", "error", "warning", "info")
 SIGNATURE_KEYS = {
     "id", "category", "title", "role", "prefilter", "regex", "sources", "phase", "phase_category",
     "explains", "scope", "table", "priority", "explanation", "remediation", "references", "samples", "veto",
-    "after",
+    "after", "recovery",
 }
 VETOES = ("line", "after")
 REQUIRED_KEYS = ("id", "category", "title", "role", "prefilter", "regex", "samples")
@@ -52,6 +52,19 @@ class Sample:
 
 
 @dataclass(frozen=True)
+class Recovery:
+    """The line that says a failed device is back (its fields name the same device)."""
+
+    prefilter: tuple[str, ...]
+    regex: str
+    samples: tuple[str, ...] = ()
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        return tuple(re.findall(r"\(\?P<(\w+)>", self.regex))
+
+
+@dataclass(frozen=True)
 class Signature:
     id: str
     category: str
@@ -73,6 +86,7 @@ class Signature:
     no_match: tuple[str, ...] = ()
     veto: str = "line"   # context: what it sets aside (its line; `after`: from the match to its event's end)
     after: tuple[str, ...] = ()  # a cause match that follows these categories on its node is their consequence
+    recovery: Recovery | None = None  # the line saying the same device is back: a flap survived (decide)
     location: SourceLocation = field(default=SourceLocation("<memory>"), compare=False)
 
     @property
@@ -327,6 +341,8 @@ def signature_from_dict(d: dict, location: SourceLocation, text: str = "", end: 
         err = regex_error(regex)
         if err:
             problem(f"signature {sid!r}: regex does not compile in the Rust engine: {err}", "regex", "regex")
+    recovery = _recovery(d.get("recovery"), regex, lambda msg: problem(f"signature {sid!r}: recovery {msg}",
+                                                                          "recovery"))
     if role == "cause":
         if not d.get("explanation"):
             problem(f"signature {sid!r}: a cause needs an explanation", "explanation")
@@ -351,9 +367,32 @@ def signature_from_dict(d: dict, location: SourceLocation, text: str = "", end: 
         explains=explains, scope=scope, table=table, priority=priority,
         explanation=str(d.get("explanation", "")).strip(), remediation=remediation, references=references,
         match=matches, no_match=no_match, veto=str(d.get("veto", "line")),
-        after=tuple(_str_list(d.get("after"), "after", plist)), location=location,
+        after=tuple(_str_list(d.get("after"), "after", plist)), recovery=recovery, location=location,
     )
     return sig, issues
+
+
+def _recovery(d, regex: str, problem) -> Recovery | None:
+    """A signature's `recovery` table: {prefilter, regex, samples}, its regex naming a field of the
+    signature's own (the device that came back is the one that failed)."""
+    if d is None:
+        return None
+    if not isinstance(d, dict) or not isinstance(d.get("regex"), str) or not d.get("prefilter"):
+        problem("is a table with prefilter, regex and samples")
+        return None
+    rec = Recovery(tuple(map(str, d["prefilter"])), d["regex"], tuple(map(str, d.get("samples", []))))
+    if (err := regex_error(rec.regex)):
+        problem(f"regex does not compile in the Rust engine: {err}")
+        return None
+    if not set(rec.fields) & set(re.findall(r"\(\?P<(\w+)>", regex)):
+        problem("names none of the regex's fields (which device came back?)")
+        return None
+    if not rec.samples:
+        problem("needs at least one sample")
+    for line in rec.samples:
+        if not any(lit in line for lit in rec.prefilter) or not re.search(rec.regex, line):
+            problem(f"sample {line[:80]!r} does not match")
+    return rec
 
 
 def _load_signature_file(path: Path, issues: list[Issue]) -> list[Signature]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import polars as pl
 from rapidfuzz import fuzz
@@ -65,6 +65,7 @@ class Finding:
     fields: dict = field(default_factory=dict)
     check: str | None = None          # set when the finding comes from a failing environment check
     explained_by: int | None = None
+    explainers: set[int] = field(default_factory=set)  # every earlier cause that could explain it (explained_by: the first)
     title: str | None = None
     phase_from_stack: bool = False
     set_aside: str | None = None      # why it cannot be the cause: after the stop (its trail), or survived
@@ -111,8 +112,9 @@ def assign_phases(ev: pl.DataFrame, outside: frozenset[str] | set[str] = frozens
     order = {p: i for i, p in enumerate(PHASES)}
     ev = ev.with_columns(marks["mark"].replace_strict(order, default=None, return_dtype=pl.Int8).alias("_mi"),
                          marks["restart"].alias("_restart"), marks["mark"].alias("_mark"),
-                         marks["progress"].alias("progress"))
+                         marks["progress"].alias("progress"), marks["joined"].alias("joined"))
     ev = ev.sort(["ts", "file", "line", "sub"], nulls_last=True)
+    ev = ev.with_columns(_restart=pl.col("_restart") | _opens_start(ev))
     # a start prints several start landmarks at once (the version, then its arguments): one attempt
     last_start = pl.when(pl.col("_restart")).then(pl.col("ts")).forward_fill().shift(1).over("node")
     ev = ev.with_columns((pl.col("_restart") & (last_start.is_null() | pl.col("ts").is_null()
@@ -141,6 +143,22 @@ def assign_phases(ev: pl.DataFrame, outside: frozenset[str] | set[str] = frozens
     ev = ev.join(last_node, on="node", how="left", nulls_equal=True).with_columns(
         pl.when(unplaced).then(pl.coalesce("phase", "_lastp")).otherwise(pl.col("phase")).alias("phase"))
     return ev.rename({"_mark": "mark", "_attempt": "attempt"}).drop("_lastp", "_mi", "_restart", "_dep")
+
+
+def _opens_start(ev: pl.DataFrame) -> pl.Series:
+    """Startup lines that a restart landmark follows on their node within SAME_START_S (the platform is
+    detected at import, before the server prints its version): the new attempt begins with them, so that
+    they are not the previous attempt's work. (rows in time order)"""
+    starts = ev.filter(pl.col("_restart") & pl.col("ts").is_not_null()).select("node", pl.col("ts").alias("_next"))
+    probe = ev.select(pl.int_range(pl.len()).alias("_i"), "node", "ts", "_mark").filter(
+        (pl.col("_mark") == "startup") & pl.col("ts").is_not_null())
+    if starts.is_empty() or probe.is_empty():
+        return pl.Series("_restart", [False] * ev.height)
+    got = probe.sort("ts").join_asof(starts.sort("_next"), left_on="ts", right_on="_next", by="node",
+                                     strategy="forward", tolerance=timedelta(seconds=SAME_START_S),
+                                     check_sortedness=False)  # (sorted by ts above; `by` hides it)
+    hit = got.filter(pl.col("_next").is_not_null())["_i"]
+    return pl.Series("_restart", [False] * ev.height).scatter(hit, True)
 
 
 def _deployment_late(ev: pl.DataFrame, late: int) -> pl.Series:
@@ -296,6 +314,8 @@ def _explain(findings: list[Finding], cat: Catalogue) -> None:
                 ok = a.node == b.node or sig.scope == "bundle"  # the kernel's relative clock: same node
             else:
                 ok = -TIE_SECONDS <= dt <= EXPLAIN_WINDOW_S
+            if ok:
+                b.explainers.add(at[id(a)])
             if ok and (b.explained_by is None or _sort_key(a) < _sort_key(findings[b.explained_by])):
                 b.explained_by = at[id(a)]
 
@@ -457,27 +477,71 @@ def _other(candidates: list[Finding], findings: list[Finding]) -> tuple[Finding 
     return f, template, len(same)
 
 
-def _set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | set[str]) -> None:
+def _recoveries(ev: pl.DataFrame, findings: list[Finding], cat: Catalogue) -> dict[int, Finding]:
+    """id(finding) -> the first line after it, on its node, saying its device is back: the signature's
+    `recovery` with the same value in every field both name and the finding has."""
+    out: dict[int, Finding] = {}
+    for sig in cat.signatures:
+        mine = [f for f in findings if f.sig == sig.id and f.ts is not None] if sig.recovery else []
+        if not mine:
+            continue
+        rec = sig.recovery
+        rows = ev.filter(pl.col("text").str.contains_any(list(rec.prefilter)) & pl.col("text").str.contains(rec.regex)
+                         & pl.col("ts").is_not_null())
+        if rows.is_empty():
+            continue
+        rows = rows.select("eid", "node", "ts", "ts_quality", "file", "line", "text").with_columns(
+            pl.col("text").str.extract_groups(rec.regex).alias("_g")).unnest("_g")
+        shared = [k for k in rec.fields if k in sig.fields]
+        for f in mine:
+            for r in rows.filter(pl.col("node").eq_missing(f.node) & (pl.col("ts") >= f.ts)).sort("ts", "line") \
+                    .iter_rows(named=True):
+                same = [k for k in shared if f.fields.get(k) is not None and r[k] is not None]
+                later = r["line"] > f.line if r["file"] == f.file else r["ts"] > f.ts
+                if same and later and all(str(f.fields[k]) == r[k] for k in same):
+                    out[id(f)] = Finding(eid=r["eid"], sig=None, category="recovery", role="context", priority=0,
+                                         file=r["file"], line=r["line"], span=(r["line"], r["line"]), ts=r["ts"],
+                                         ts_quality=r["ts_quality"], node=r["node"], rank=None, pid=None,
+                                         phase=None, text=r["text"])
+                    break
+    return out
+
+
+def _set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | set[str],
+               recovered: dict[int, Finding] | None = None, sigs: dict[str, Signature] | None = None) -> None:
     """Findings that cannot be the cause: mentions (a note or a ticket quoting an error: a plain line with no
     time in a file of prose), the shutdown's trail (after its attempt's stop), and what the service survived
-    (its process, or its node, went on working after it, and it explains nothing that follows)."""
+    (its process, or its node, went on working after it, and it explains nothing that follows; or its device
+    came back before anything it explains failed)."""
     at = {id(f): i for i, f in enumerate(findings)}
+    recovered, sigs = recovered or {}, sigs or {}
 
     causes = [h for h in findings if h.role == "cause"]
 
     def nearer_cause(f: Finding, g: Finding) -> bool:
-        """Another cause on g's node came between f and g: g is that one's failure, not f's."""
-        return any(h is not f and h is not g and h.set_aside is None and h.node == g.node
-                   and h.category != f.category and _sort_key(f) < _sort_key(h) < _sort_key(g) for h in causes)
+        """Another cause on g's node came between f and g, or with g (the traceback that follows 'EngineCore
+        failed to start' in the same second): g is that one's failure, not f's."""
+        return any(h is not f and h.eid != g.eid and h.set_aside is None and h.node == g.node
+                   and h.category not in (f.category, g.category) and _sort_key(f) < _sort_key(h)
+                   and (_sort_key(h) < _sort_key(g) or (h.sig is not None and g.ts and h.ts
+                                                        and 0 <= _seconds(g, h) <= TIE_SECONDS))
+                   for h in causes)
 
     def fails_again(f: Finding) -> bool:
         """Something later in its scope fails that it explains, or fails the same way."""
         i = at[id(f)]
-        return any(g is not f and g.set_aside is None
-                   and ((g.explained_by == i and not nearer_cause(f, g))
+        return any(g is not f and g.set_aside is None and _sort_key(f) < _sort_key(g)
+                   and (((g.explained_by == i or i in g.explainers) and not nearer_cause(f, g))
                         or (g.category == f.category and g.node == f.node))
                    and (g.role == "cause" or g.category in outcome_data().fatal)
                    and (dt := _seconds(f, g)) is not None and 0 <= dt <= EXPLAIN_WINDOW_S for g in findings)
+
+    def failed_meanwhile(f: Finding, back: Finding) -> bool:
+        """A failure f can explain came between it and its device's return (or with either)."""
+        explains = set(sigs[f.sig].explains) if f.sig in sigs else set()
+        return any(g is not f and g.source != "kernel" and g.set_aside is None and g.category in explains
+                   and (a := _seconds(f, g)) is not None and (b := _seconds(g, back)) is not None
+                   and a >= -TIE_SECONDS and b >= -TIE_SECONDS for g in findings)
 
     # the latest first: whether a later failure counts depends on whether it was survived itself
     for f in sorted(findings, key=_sort_key, reverse=True):
@@ -493,9 +557,13 @@ def _set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] |
         if stop is not None:
             f.set_aside = f"after the stop at {stop.file}:{stop.line} (the shutdown's trail)"
             continue
-        if f.role == "cause" and (went_on := life.progress_after(f)) is not None and not fails_again(f):
+        if f.role == "cause" and (met := life.joined_after(f)) is not None:
+            f.set_aside = f"survived: its group formed after it ({met.file}:{met.line})"
+        elif f.role == "cause" and (went_on := life.progress_after(f)) is not None and not fails_again(f):
             f.set_aside = f"survived: {'its node' if f.source == 'kernel' else 'its process'} went on working " \
                           f"({went_on.file}:{went_on.line})"
+        elif f.role == "cause" and (back := recovered.get(id(f))) is not None and not failed_meanwhile(f, back):
+            f.set_aside = f"survived: the device came back ({back.file}:{back.line}) before anything failed"
     # an untimed line of a failure set aside where it shows its time (a pod status after the kernel's oom-kill
     # of the same container) is the same failure
     aside = {(f.node, f.category): f.set_aside for f in findings if f.ts is not None and f.set_aside
@@ -652,7 +720,7 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
     findings = _findings(ev, det, cat)
     _explain(findings, cat)
     others = _exceptions(ev, findings)
-    _set_aside(findings + others, life, prose)
+    _set_aside(findings + others, life, prose, _recoveries(ev, findings, cat), {s.id: s for s in cat.signatures})
     # (requests refused before the server is ready are a probe's, not failures)
     fatal = [f for f in findings if f.set_aside is None and f.category in outcome_data().fatal
              and (f.category != "symptom.http_error" or life.ready_before(f))]
@@ -693,7 +761,9 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
                         "from outside (an OOM killer, an operator, an orchestrator) on its node",
                         findings + [vanished], outcome=life.outcome(vanished, again))
     roots = {k for k, c in cat.categories.items() if c.group not in ("symptom", "context")}
-    fallback = [f for f in findings if f.role == "symptom" and f.category in roots and f.set_aside is None]
+    # (a symptom its node went on from, a retried connect, says nothing of the failure)
+    fallback = [f for f in findings if f.role == "symptom" and f.category in roots and f.set_aside is None
+                and life.progress_after(f, node_wide=True) is None]
     if fallback:
         root = _first(fallback, cat)
         _borrow_rank(root, findings)

@@ -125,7 +125,8 @@ def landmarks() -> tuple[tuple[Landmark, ...], tuple[str, ...]]:
                            bool(d.get("progress", True)) and not d.get("restart") and d["phase"] != "shutdown")
                   for d in data.get("landmark", []))
     progress = data.get("progress", {})
-    keep = tuple(data.get("keep", {}).get("anchors", [])) + tuple(progress.get("prefilter", []))
+    keep = tuple(data.get("keep", {}).get("anchors", [])) + tuple(progress.get("prefilter", [])) + \
+        tuple(data.get("joined", {}).get("prefilter", []))
     return marks, keep
 
 
@@ -169,6 +170,14 @@ def outcome_data() -> OutcomeData:
 
 
 @lru_cache(maxsize=1)
+def joined() -> tuple[frozenset[str], tuple[str, ...], str] | None:
+    """(categories, prefilter, regex) of landmarks.toml [joined]: a meeting's failures and the lines that
+    show its group formed."""
+    j = _landmark_data().get("joined")
+    return (frozenset(j["categories"]), tuple(j["prefilter"]), j["regex"]) if j else None
+
+
+@lru_cache(maxsize=1)
 def progress_regex() -> tuple[tuple[str, ...], str] | None:
     """(prefilter, regex) of the lines that show a process doing its work besides its landmarks."""
     p = _landmark_data().get("progress")
@@ -196,14 +205,18 @@ def phase_marks(ev: pl.DataFrame) -> pl.DataFrame:
         progress = pl.when(hit).then(pl.lit(m.progress)).otherwise(progress)
     if (extra := progress_regex()) is not None:
         progress = progress | (pl.col("text").str.contains_any(list(extra[0])) & pl.col("text").str.contains(extra[1]))
+    met = pl.lit(False)
+    if (j := joined()) is not None:
+        met = pl.col("text").str.contains_any(list(j[1])) & pl.col("text").str.contains(j[2])
     return ev.select(expr.alias("mark"), restart.fill_null(False).alias("restart"),
-                     progress.fill_null(False).alias("progress"))
+                     progress.fill_null(False).alias("progress"), met.fill_null(False).alias("joined"))
 
 
 def anchors(cat: Catalogue, extra: tuple[str, ...] = ()) -> tuple[str, ...]:
     """Every literal a line must contain to be worth parsing in `analyze`."""
     marks, keep = landmarks()
     lits = {lit for s in cat.signatures for lit in s.prefilter}
+    lits |= {lit for s in cat.signatures if s.recovery for lit in s.recovery.prefilter}
     lits |= {lit for m in marks for lit in m.prefilter}
     lits |= set(keep) | set(extra)
     return _minimal(tuple(sorted(lits)))

@@ -21,6 +21,8 @@ from datetime import datetime
 
 import polars as pl
 
+from .detect import joined
+
 APP_KINDS = ("vllm", "torch", "ray", "nccl")   # logs of the deployment itself (not the kernel's, not the host's)
 HOST_KINDS = ("journal", "kernel", "k8s_events")  # the host's and the orchestrator's: they mark no phase of it
 HEALTHY = ("stopped", "serving")
@@ -90,6 +92,18 @@ class Lifecycle:
             if (w := who(r["source"], r["pid"], r["ident"], r["file"])):
                 self._progress.setdefault((r["node"], r["attempt"], *w), []).append(at)
         self.stats = ev.filter(pl.col("mark") == "serving").select("node", "attempt", "ts", "file", "line")
+        self._joined = None
+        if (j := joined()) is not None and "joined" in ev.columns:
+            met: dict[tuple, list[_At]] = {}
+            for r in ev.filter(pl.col("joined").fill_null(False)).sort(["ts", "file", "line"], nulls_last=True) \
+                    .select("node", "attempt", "ts", "file", "line").iter_rows(named=True):
+                met.setdefault((r["node"], r["attempt"]), []).append(_At(r["ts"], r["file"], r["line"]))
+            self._joined = (j[0], met)
+        # when each attempt of each node began (its first timed line): which attempt a node was in at a time
+        begun = ev.filter(pl.col("ts").is_not_null()).group_by("node", "attempt").agg(pl.col("ts").min())
+        self._begun: dict = {}
+        for node, attempt, ts in begun.sort("ts").iter_rows():
+            self._begun.setdefault(node, []).append((ts, attempt))
 
     # --------------------------------------------------------------------------------------------
     def attempt_of(self, f) -> int | None:
@@ -105,22 +119,40 @@ class Lifecycle:
             stop = self.stops.get((f.node, self.attempt_of(f)))
         return stop if stop is not None and stop.before(f.ts, f.file, f.line) else None
 
-    def progress_after(self, f) -> _At | None:
-        """The first sign of work on the finding's process after it, in the same attempt; for a kernel line
-        (a link, a GPU, a process of the node): of the deployment, anywhere after it (a node's worker logs no
-        landmarks while the head serves: had the node's part failed, the deployment would not go on)."""
+    def progress_after(self, f, node_wide: bool = False) -> _At | None:
+        """The first sign of work on the finding's process (node_wide: any process of its node) after it, in
+        the same attempt; for a kernel line (a link, a GPU, a process of the node): of the deployment, anywhere
+        after it (a node's worker logs no landmarks while the head serves: had the node's part failed, the
+        deployment would not go on)."""
         w = who(f.source, f.pid, getattr(f, "ident", None), f.file)
-        if not w:
-            later = [at for ats in self._progress.values() for at in ats
-                     if f.ts is not None and at.ts is not None and at.ts > f.ts]
+        if not w:  # (a node's work after its restart is a new attempt's: the fault was not survived there)
+            later = [at for key, ats in self._progress.items() for at in ats
+                     if len(key) == 2 and f.ts is not None and at.ts is not None and at.ts > f.ts
+                     and key[1] == self._attempt_at(key[0], f.ts)]
             return min(later, key=lambda at: at.ts) if later else None
-        key = (f.node, self.attempt_of(f), *w)
+        key = (f.node, self.attempt_of(f)) if node_wide else (f.node, self.attempt_of(f), *w)
         for at in self._progress.get(key, []):
             if at.before(f.ts, f.file, f.line):
                 continue
             if (f.ts is not None and at.ts is not None and at.ts > f.ts) or (at.file == f.file and at.line > f.line):
                 return at
         return None
+
+    def joined_after(self, f) -> _At | None:
+        """The first line after a failure of a meeting (landmarks.toml [joined]) showing that its group formed,
+        from any process of its node in the same attempt; None for other categories."""
+        if self._joined is None or f.category not in self._joined[0]:
+            return None
+        for at in self._joined[1].get((f.node, self.attempt_of(f)), []):
+            if not at.before(f.ts, f.file, f.line) and ((f.ts is not None and at.ts is not None and at.ts > f.ts)
+                                                         or (at.file == f.file and at.line > f.line)):
+                return at
+        return None
+
+    def _attempt_at(self, node, ts: datetime):
+        """The attempt the node was in at time ts (its first, before it logged anything)."""
+        begun = self._begun.get(node, [])
+        return next((a for t, a in reversed(begun) if t <= ts), begun[0][1] if begun else None)
 
     def ready_before(self, f) -> bool:
         """The deployment was ready (any node, in the finding's attempt or, for a node without serving
@@ -130,9 +162,10 @@ class Lifecycle:
         return any(r.before(f.ts, f.file, f.line) for r in mine + others)
 
     def failed_again(self, failures: list) -> bool:
-        """The deployment failed in more than one attempt of one node, or its orchestrator shows restarts."""
+        """The deployment failed in more than one attempt of one node, or its orchestrator shows restarts.
+        (An untimed line, a pod's last state, has no attempt of its own.)"""
         per_node: dict = {}
-        for f in failures:
+        for f in (f for f in failures if f.ts is not None):
             per_node.setdefault(f.node, set()).add(self.attempt_of(f))
         return any(len(a) >= 2 for a in per_node.values()) or self.restarts_seen >= 2
 

@@ -16,7 +16,7 @@ import pytest
 
 from conftest import TESTS_DIR
 from k3logs.catalogue import load_catalogue
-from k3logs.errors import CatalogueError
+from k3logs.errors import CatalogueError, SourceLocation
 from k3logs.validate import check_samples, fired
 
 BUILTIN, _ = load_catalogue(collect_errors=True)   # a broken catalogue fails the tests below, not collection
@@ -206,3 +206,27 @@ def test_every_named_cause_rule_reads_its_samples():
         for sample in data["samples"]:
             m = rule.regex.search(sample)
             assert m and m.group(rule.field), sample
+
+
+PORT_DOWN = {"id": "port-down", "category": "nccl.ib_transport", "title": "t", "role": "cause", "prefilter": ["Link DOWN"],
+             "regex": r"(?P<dev>mlx5_\d+): Port: (?P<port>\d+) Link DOWN", "explanation": "e", "remediation": ["r"],
+             "samples": {"match": ["mlx5_3: Port: 1 Link DOWN"]}}
+RECOVERY = {"prefilter": ["Link ACTIVE"], "regex": r"(?P<dev>mlx5_\d+): Port: (?P<port>\d+) Link ACTIVE",
+            "samples": ["mlx5_3: Port: 1 Link ACTIVE"]}
+
+
+def test_a_recovery_names_the_device_that_failed_and_reads_its_samples():
+    from k3logs.catalogue import signature_from_dict
+    sig, issues = signature_from_dict({**PORT_DOWN, "recovery": RECOVERY}, SourceLocation("x.toml"))
+    assert issues == [] and sig.recovery.fields == ("dev", "port")
+
+
+@pytest.mark.parametrize("recovery, why", [
+    ({**RECOVERY, "regex": r"Port: \d+ Link ACTIVE"}, "names none of the regex's fields"),
+    ({**RECOVERY, "samples": ["mlx5_3: Port: 1 Link INIT"]}, "does not match"),
+    ({"regex": RECOVERY["regex"]}, "is a table with prefilter, regex and samples"),
+])
+def test_near_miss_a_recovery_that_cannot_say_which_device_came_back_is_an_issue(recovery, why):
+    from k3logs.catalogue import signature_from_dict
+    _, issues = signature_from_dict({**PORT_DOWN, "recovery": recovery}, SourceLocation("x.toml"))
+    assert any(why in i.message for i in issues), issues

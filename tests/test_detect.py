@@ -167,6 +167,14 @@ def test_phase_marks_name_the_phase_a_line_starts():
     assert got["restart"].to_list() == [True] + [False] * 7
 
 
+@pytest.mark.parametrize("section, column", [("progress", "progress"), ("joined", "joined")])
+def test_progress_and_joined_lines_read_their_samples(section, column):
+    from k3logs.detect import _landmark_data
+    data = _landmark_data()[section]
+    got = phase_marks(pl.DataFrame({"text": data["samples"] + data["no_match"]}))[column].to_list()
+    assert got == [True] * len(data["samples"]) + [False] * len(data["no_match"])
+
+
 @pytest.mark.parametrize("frames, phase", [
     (["run_engine_core", "__init__", "load_model", "load_weights"], "model_load"),
     (["load_model", "capture_model"], "cudagraph_capture"),       # the innermost known frame wins

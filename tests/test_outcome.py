@@ -134,8 +134,10 @@ def test_near_miss_an_error_that_explains_a_later_failure_was_not_survived(tmp_p
     assert d.root is not None and (d.root.category, d.root.line) == ("dep.missing_module", 3)
 
 
-RETRY = worker(1, 5, "[W1118 07:01:05.685723817 socket.cpp:755] [c10d] The client socket has failed to connect to "
-                    "[gpu-a0]:29500 (errno: 111 - Connection refused).", level="WARNING")
+C10D_RETRY = worker(1, 5, "[W1118 07:01:05.685723817 socket.cpp:755] [c10d] The client socket has failed to connect "
+                         "to [gpu-a0]:29500 (errno: 111 - Connection refused).", level="WARNING")
+RETRY = worker(1, 5, "gpu-a1:4711:4790 [0] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 10.0.0.2<41233> "
+                     "failed : Software caused connection abort", level="WARNING")
 INIT = worker(1, 8, "world_size=2 rank=0 local_rank=0 distributed_init_method=tcp://10.0.0.1:29500 backend=nccl")
 NCCL_MISMATCH = ("(VllmWorker rank=0 pid=4711) gpu-a1:4711:4790 [0] init.cc:1101 NCCL WARN Mismatched NCCL version "
                  "detected : rank 0 version 22703 rank 1 version 22707")
@@ -147,6 +149,29 @@ def test_a_retry_the_process_went_on_from_is_survived_though_a_later_cause_fails
     assert d.root is not None and d.root.category == "nccl.version_mismatch"
     (retry,) = [f for f in d.findings if f.category == "nccl.bootstrap"]
     assert retry.set_aside and retry.set_aside.startswith("survived")
+
+
+def test_a_stores_connect_retry_is_a_symptom_the_processs_own_failure_outranks(tmp_path):
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + [C10D_RETRY, MODULE]})
+    assert d.root is not None and d.root.category == "dep.missing_module"
+
+
+def test_a_retry_its_node_went_on_from_is_no_root_when_only_an_unknown_error_follows(tmp_path):
+    unknown = worker(2, 30, "KeyError: 'banned_phrases_file'", level="ERROR")
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + [C10D_RETRY] + LOADED + [unknown]})
+    assert d.root is not None and d.root.category == "other" and "KeyError" in d.root.text
+
+
+def test_near_miss_a_retry_nothing_follows_stands_as_the_only_symptom(tmp_path):
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + [C10D_RETRY, FAILED_START]})
+    assert d.root is not None and d.root.category == "nccl.bootstrap"
+
+
+def test_near_miss_the_stores_connect_timing_out_is_the_cause(tmp_path):
+    timeout = worker(1, 15, "torch.distributed.DistNetworkError: The client socket has timed out after 600000ms while "
+                            "trying to connect to (10.0.0.1, 29500).", level="ERROR")
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + [C10D_RETRY, timeout, MODULE]})
+    assert d.root is not None and (d.root.category, d.root.line) == ("nccl.bootstrap", 4)
 
 
 def test_near_miss_a_retry_that_only_the_failure_follows_is_the_cause(tmp_path):
@@ -172,6 +197,72 @@ def test_near_miss_a_link_down_that_the_transport_errors_follow_is_the_cause(tmp
     d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + nccl,
                             "gpu-a1/journalctl-k.txt": kernel})
     assert d.root is not None and d.root.category == "nccl.ib_transport"
+
+
+CONNECT_FAILED = worker(1, 2, "gpu-a1:4712:4790 [1] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to "
+                              "10.0.0.2<41233> failed : Software caused connection abort", pid=4712, level="WARNING")
+ASSIGNED = worker(1, 9, "rank 0 in world size 2 is assigned as DP rank 0, PP rank 0, TP rank 0, EP rank 0")
+MODULE = worker(1, 20, "ModuleNotFoundError: No module named 'bitsandbytes'", level="ERROR")
+
+
+def test_a_rendezvous_retry_is_survived_when_another_process_of_the_node_joins_the_group(tmp_path):
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + [CONNECT_FAILED, ASSIGNED, MODULE]})
+    assert d.root is not None and d.root.category == "dep.missing_module"
+    (retry,) = [f for f in d.findings if f.category == "nccl.bootstrap"]
+    assert retry.set_aside and "its group formed" in retry.set_aside
+
+
+def test_near_miss_a_rendezvous_retry_no_process_of_its_node_gets_past_is_the_cause(tmp_path):
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + [CONNECT_FAILED, MODULE],
+                            "gpu-a2/vllm.log": [ASSIGNED]})
+    assert d.root is not None and d.root.category == "nccl.bootstrap"
+
+
+def test_near_miss_a_line_that_only_starts_the_meeting_shows_no_group(tmp_path):
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + [CONNECT_FAILED, INIT, FAILED_START]})
+    assert d.root is not None and d.root.category == "nccl.bootstrap"
+
+
+def test_retries_in_one_second_do_not_keep_each_other_alive(tmp_path):
+    retries = [RETRY.replace("07:01:05", "07:01:06")] * 3
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + [RETRY] + retries + [INIT, NCCL_MISMATCH, FAILED_START]})
+    assert d.root is not None and d.root.category == "nccl.version_mismatch"
+    assert all(f.set_aside for f in d.findings if f.category == "nccl.bootstrap")
+
+
+def test_a_failure_the_start_fails_with_in_the_same_second_is_the_nearer_cause(tmp_path):
+    failed = worker(1, 20, "EngineCore failed to start.", level="ERROR")
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + [RETRY, INIT, failed, MODULE]})
+    assert d.root is not None and d.root.category == "dep.missing_module"
+
+
+FLAP = ["Nov 18 07:03:30 gpu-a1 kernel: mlx5_core 0000:2a:00.1 ens2f1np1: Link down",
+        "Nov 18 07:03:31 gpu-a1 kernel: mlx5_core 0000:2a:00.1 ens2f1np1: Link up"]
+
+
+def test_a_port_that_comes_back_before_anything_fails_is_survived_though_the_run_fails_later(tmp_path):
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + [OOM], "gpu-a1/journalctl-k.txt": FLAP})
+    assert d.root is not None and d.root.category.startswith("oom.")
+    (flap,) = [f for f in d.findings if f.category == "nccl.ib_transport"]
+    assert flap.set_aside and "came back" in flap.set_aside
+
+
+def test_near_miss_another_port_coming_back_is_no_recovery(tmp_path):
+    other = [FLAP[0], FLAP[1].replace("0000:2a:00.1 ens2f1np1", "0000:2b:00.0 ens3f0np0")]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + [OOM], "gpu-a1/journalctl-k.txt": other})
+    assert d.root is not None and d.root.category == "nccl.ib_transport"
+
+
+def test_a_killed_node_that_restarts_did_not_survive_the_kill(tmp_path):
+    headless = "INFO 11-18 07:{m:02d}:{s:02d} [serve.py:214] Starting headless worker node: node_rank=1, nnodes=2"
+    platform = "INFO 11-18 07:{m:02d}:{s:02d} [__init__.py:252] Automatically detected platform cuda."
+    first = [platform.format(m=0, s=0), headless.format(m=0, s=2), worker(1, 0, "Starting to load model m...")]
+    again = [platform.format(m=5, s=0), headless.format(m=5, s=2), worker(6, 0, "Starting to load model m...")]
+    kill = ["Nov 18 07:04:30 gpu-a2 kernel: Memory cgroup out of memory: Killed process 4711 (python3) "
+            "total-vm:1234kB, anon-rss:1000kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:40kB oom_score_adj:999"]
+    d = decision(tmp_path, {"gpu-a2/pods/w/vllm/0.log": first, "gpu-a2/pods/w/vllm/1.log": again,
+                            "gpu-a2/journalctl-k.txt": kill})
+    assert d.root is not None and d.root.category == "oom.host"
 
 
 def test_an_oom_kill_of_a_process_that_is_not_the_deployments_is_set_aside(tmp_path):
@@ -274,6 +365,18 @@ def test_a_node_the_launch_names_with_no_log_of_its_own_is_missing(tmp_path):
     script = "#!/bin/bash\nfor h in gpu-h100-a02 gpu-h100-a03; do\n  ssh gpu-h100-a03 vllm serve m --headless\ndone\n"
     a = run(make_bundle(tmp_path, {**{k: "\n".join(v) + "\n" for k, v in logs.items()}, "launch.sh": script}))
     assert any("gpu-h100-a03" in m for m in a.missing) and not any("gpu-h100-a02" in m for m in a.missing)
+
+
+def test_a_host_srun_says_a_task_ended_on_took_part_and_its_missing_log_is_named(tmp_path):
+    out = "\n".join(START + LOADED + ["srun: error: gpu-h100-a02: task 1: Exited with exit code 1"]) + "\n"
+    a = run(make_bundle(tmp_path, {"gpu-h100-a01/slurm-77.out": out}))
+    assert any("gpu-h100-a02" in m for m in a.missing)
+
+
+def test_a_torchrun_node_count_beyond_the_nodes_with_logs_is_said(tmp_path):
+    a = run(make_bundle(tmp_path, {"gpu-h100-a01/vllm.log": "\n".join(START + LOADED) + "\n",
+                                   "job.sbatch": "srun torchrun --nnodes 3 --nproc-per-node 8 serve.py\n"}))
+    assert any("2 more of the 3 nodes" in m for m in a.missing)
 
 
 def test_near_miss_a_host_a_note_mentions_is_not_a_node_of_the_deployment(tmp_path):
