@@ -525,7 +525,8 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
             a.subject_node.setdefault((r.file, r.line), node)
             a.said("subject", (r.file, r.line), f"the pod the line is about ({r.g['pod']}, line {r.line}), on {node} "
                                                 f"({a.why[('pod', r.g['pod'])]})")
-    for r in reads["line_host"]:
+    # a line naming where it happened, and srun's report of the tasks that ended on a host, are about that host
+    for r in [*reads["line_host"], *reads["task_hosts"]]:
         if (node := names.host(r.g["host"])) and w.is_host(node):
             a.subject_node.setdefault((r.file, r.line), node)
             a.said("subject", (r.file, r.line), f"the host the line names ({r.g['host']}, {r.name})")

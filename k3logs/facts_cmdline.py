@@ -33,6 +33,7 @@ DOCKER_NOVAL = {"-d", "--detach", "--rm", "-i", "-t", "--interactive", "--tty", 
 WRAPPERS = {"sudo", "nohup", "exec", "time", "stdbuf", "setsid", "nice", "ionice", "env", "numactl", "taskset",
             "srun", "mpirun", "chrt"}
 SEPARATORS = {"|", "||", "&&", ";", "&"}
+TORCHRUN_FLAGS = {"--standalone", "--no-python", "--no_python", "--run-path", "--run_path", "-m", "--module"}
 _ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
 
 
@@ -44,6 +45,7 @@ class Invocation:
     env: list[tuple[str, str]] = field(default_factory=list)
     image: str | None = None
     docker: dict[str, str] = field(default_factory=dict)
+    nnodes: str | None = None                   # torchrun's --nnodes (its largest, of MIN:MAX)
 
 
 def tokenize(text: str) -> list[str]:
@@ -183,7 +185,7 @@ def _invocation(tokens: list[str], env: list[tuple[str, str]]) -> Invocation | N
                     opts, pos = parse_vllm_tokens(rest)
                     return Invocation("vllm", opts, pos, env)
                 if mod == "torch.distributed.run":
-                    return Invocation("torchrun", env=env)
+                    return Invocation("torchrun", env=env, nnodes=_torchrun_nnodes(rest))
             elif j < len(tokens) and "api_server" in tokens[j]:
                 opts, pos = parse_vllm_tokens(tokens[j + 1:])
                 return Invocation("vllm", opts, pos, env)
@@ -191,7 +193,7 @@ def _invocation(tokens: list[str], env: list[tuple[str, str]]) -> Invocation | N
                 return _invocation(tokens[j:], env)
             return None
         elif base == "torchrun":
-            return Invocation("torchrun", env=env)
+            return Invocation("torchrun", env=env, nnodes=_torchrun_nnodes(tokens[i + 1:]))
         elif base == "ray":
             return Invocation("ray", env=env) if tokens[i + 1:i + 2] == ["start"] else None
         elif t.startswith("-") or base.isdigit() or re.fullmatch(r"0x[0-9a-f]+|[\d,-]+", base):
@@ -199,6 +201,19 @@ def _invocation(tokens: list[str], env: list[tuple[str, str]]) -> Invocation | N
         else:
             return None
         i += 1
+    return None
+
+
+def _torchrun_nnodes(args: list[str]) -> str | None:
+    """torchrun's node count: `--nnodes N`, `--nnodes=N`, or the largest of an elastic `MIN:MAX`."""
+    for i, a in enumerate(args):
+        value = a.split("=", 1)[1] if a.startswith("--nnodes=") else (
+            args[i + 1] if a == "--nnodes" and i + 1 < len(args) else None)
+        if value is not None:
+            return value.rsplit(":", 1)[-1] if re.fullmatch(r"\d+(?::\d+)?", value) else None
+        if not a.startswith("-") and not (i and args[i - 1].startswith("-") and "=" not in args[i - 1]
+                                          and args[i - 1] not in TORCHRUN_FLAGS):
+            break  # the script: what follows are its own arguments
     return None
 
 
@@ -233,6 +248,8 @@ def _emit_invocation(sink: Sink, inv: Invocation, text: str, lines: list[str], a
         sink.add("hostname", d.get("hostname") or d.get("h"), at("--hostname", "-h "))
     if inv.kind == "vllm":
         vllm_arg_facts(sink, inv.vllm, inv.positional, at)
+    if inv.nnodes:
+        sink.add("nnodes", inv.nnodes, at("--nnodes"))
 
 
 def vllm_arg_facts(sink: Sink, opts: dict[str, object], pos: list[str], at) -> None:

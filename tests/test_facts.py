@@ -255,7 +255,11 @@ def test_a_launch_script_expands_the_variables_it_assigns():
 @pytest.mark.parametrize("text,want", [
     (S.LAUNCH_PYTHON, {"model": "Qwen/Qwen3-8B", "prefix_caching": "true"}),
     (S.LAUNCH_CMDLINE, {"model": "moonshotai/Kimi-K3", "tensor_parallel_size": "8", "prefix_caching": "true"}),
-    (S.LAUNCH_TORCHRUN, {"launch_command": "torchrun --nproc-per-node 8 --nnodes 2 train.py --config cfg.yaml"}),
+    (S.LAUNCH_TORCHRUN, {"launch_command": "torchrun --nproc-per-node 8 --nnodes 2 train.py --config cfg.yaml",
+                         "nnodes": "2"}),
+    ("python -m torch.distributed.run --nnodes=1:4 --rdzv-backend c10d serve.py\n", {"nnodes": "4"}),
+    # near miss: the script's own --nnodes is not torchrun's
+    ("torchrun --nproc-per-node 8 --standalone train.py --nnodes 3\n", {"nnodes": None}),
     (S.LAUNCH_RAY, {"launch_command": "ray start --head --node-ip-address 10.3.3.1 --port 6379"}),
 ])
 def test_launch_variants(text, want):
