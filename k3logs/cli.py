@@ -27,6 +27,25 @@ def _print(text: str, fmt: str = "text", nl: bool = True) -> None:
     click.echo(shown(text, fmt), nl=nl)
 
 
+def _closed_pipe() -> None:
+    """The reader of stdout went away (`k3logs signatures list | head`): stop at once and quietly; stdout goes
+    to /dev/null so that Python's last flush at exit has nowhere to fail."""
+    import os
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    sys.exit(int(ExitStatus.CLOSED_PIPE))
+
+
+def main() -> None:
+    """The console entry point: the commands, and a quiet end on a closed pipe in any of them."""
+    try:
+        cli()
+    except BrokenPipeError:
+        _closed_pipe()
+
+
 def handle_errors(fn):
     """One place where errors become a line on stderr and an exit status (report-contract.md)."""
 
@@ -41,6 +60,8 @@ def handle_errors(fn):
             _fail(str(e), e.exit_status)
         except KeyboardInterrupt:
             _fail("interrupted", ExitStatus.INTERRUPTED)
+        except BrokenPipeError:
+            _closed_pipe()
         except (MemoryError, RecursionError) as e:
             if debug:
                 raise

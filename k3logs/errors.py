@@ -13,6 +13,7 @@ class ExitStatus(IntEnum):
     ERROR = 2  # bad usage, or a bundle that could not be read at all
     SOME_FAILED = 3  # scan: finished, but some bundles could not be analysed (their rows carry the error)
     INTERRUPTED = 130
+    CLOSED_PIPE = 141  # the reader of stdout went away (`| head`): as a program SIGPIPE ended (128 + 13)
 
 
 @dataclass(frozen=True)

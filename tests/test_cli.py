@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from pathlib import Path
 
 import polars as pl
@@ -347,7 +348,6 @@ def test_the_cli_sizes_polars_pool_before_polars_is_imported():
     # k3logs runs Settings.jobs threads of its own: polars' pool gets the cores they leave (at least one),
     # which only works if importing the CLI has not imported polars yet
     import subprocess
-    import sys
     from k3logs.settings import Settings
     code = ("import os, sys, k3logs.cli as c; assert 'polars' not in sys.modules; c._size_pools(); "
             "import polars, pyarrow; print(polars.thread_pool_size(), pyarrow.default_memory_pool().backend_name, "
@@ -369,3 +369,18 @@ def test_the_cli_sizes_polars_pool_before_polars_is_imported():
     pipelined = subprocess.run([sys.executable, "-c", code.replace("c._size_pools()", "c._size_pools('events')")],
                                capture_output=True, text=True, env=env, check=True).stdout
     assert int(pipelined.split()[0]) == len(os.sched_getaffinity(0))
+
+
+@pytest.mark.parametrize("args", [["signatures", "list"], ["signatures", "list", "--debug"]])
+def test_a_closed_pipe_ends_the_command_quietly_with_sigpipes_status(args):
+    import subprocess
+    p = subprocess.Popen([sys.executable, "-m", "k3logs", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.close()  # the reader is gone before the first line (`| head -0`)
+    err = p.stderr.read()
+    assert p.wait() == 141 and err == b""
+
+
+def test_near_miss_an_open_pipe_gets_every_line_and_status_0():
+    import subprocess
+    p = subprocess.run([sys.executable, "-m", "k3logs", "signatures", "list"], capture_output=True)
+    assert p.returncode == 0 and p.stdout.count(b"\n") > 100 and b"error" not in p.stderr
