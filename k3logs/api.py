@@ -24,13 +24,14 @@ from .verdict import ToolCallEvidence
 
 def analyze(path: str | Path, settings: Settings | None = None, catalogue: Catalogue | None = None,
             context_lines: int = 0, display: str | None = None) -> Report:
-    """Diagnose one bundle; the report names it `display` (default: `path` as given). Raises BundleError
-    when nothing in it could be read (report-contract.md: exit 2). With `context_lines`, the report also
-    holds that many lines of the bundle before and after every line it cites (`evidence_context`, for the
-    HTML report)."""
+    """Diagnose one bundle; the report names it `display` (default: `path` as given; a bundle of one file
+    also names that file so). Raises BundleError when nothing in it could be read (report-contract.md: exit
+    2). With `context_lines`, the report also holds that many lines of the bundle before and after every line
+    it cites (`evidence_context`, for the HTML report)."""
     settings = settings or Settings()
-    return report_of(run(path, settings, catalogue), str(path) if display is None else display, settings,
-                     context_lines)
+    name = Path(display).name if display else None
+    return report_of(run(path, settings, catalogue, name=name), str(path) if display is None else display,
+                     settings, context_lines)
 
 
 def diff(failing: str | Path, reference: str | Path | None = None, settings: Settings | None = None,

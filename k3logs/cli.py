@@ -38,11 +38,20 @@ def _closed_pipe() -> None:
     sys.exit(int(ExitStatus.CLOSED_PIPE))
 
 
+def _is_closed_pipe(e: OSError) -> bool:
+    """EPIPE, also as polars and pyarrow pass it on (an OSError whose text alone says 'os error 32')."""
+    import errno
+    return isinstance(e, BrokenPipeError) or e.errno == errno.EPIPE or "os error 32" in str(e) \
+        or "[Errno 32]" in str(e)
+
+
 def main() -> None:
     """The console entry point: the commands, and a quiet end on a closed pipe in any of them."""
     try:
         cli()
-    except BrokenPipeError:
+    except OSError as e:
+        if not _is_closed_pipe(e):
+            raise
         _closed_pipe()
 
 
@@ -60,14 +69,14 @@ def handle_errors(fn):
             _fail(str(e), e.exit_status)
         except KeyboardInterrupt:
             _fail("interrupted", ExitStatus.INTERRUPTED)
-        except BrokenPipeError:
-            _closed_pipe()
         except (MemoryError, RecursionError) as e:
             if debug:
                 raise
             _fail(f"ran out of {'memory' if isinstance(e, MemoryError) else 'stack'}; lower --batch-bytes or "
                   f"the limits (see --help)")
         except OSError as e:
+            if _is_closed_pipe(e):
+                _closed_pipe()
             if debug:
                 raise
             _fail(f"{e.strerror or e}: {e.filename or ''}".rstrip(": "))
@@ -191,7 +200,7 @@ def _size_pools(command: str | None = None) -> None:
 @bundle_options
 @handle_errors
 def analyze(bundle, fmt, out, context_lines, reference, patterns, tz, skew_tolerance, **limits):
-    """Diagnose one incident bundle (folder, archive or log file).
+    """Diagnose one incident bundle (folder, archive or log file; - reads it from standard input).
 
     Exit status: 0 no incident, 1 incident diagnosed, 2 bad usage or unreadable bundle, 3 inconclusive (nothing
     in the bundle can show an incident: no log of the deployment, or logs that end before it was ready).
@@ -205,12 +214,16 @@ def analyze(bundle, fmt, out, context_lines, reference, patterns, tz, skew_toler
     """
     from . import output
     from .api import analyze as run_analysis
-    where = output.target(out, bundle)  # a bad -o fails before the bundle is read
+    stdin = str(bundle) == "-"
+    where = output.target(out, None if stdin else bundle)  # a bad -o fails before the bundle is read
     if context_lines is None:
         context_lines = 3 if fmt == "html" else 0
     settings, cat = _settings(tz, skew_tolerance, **limits), _catalogue(patterns)
+    if stdin:
+        bundle = _stdin_bundle(settings.limits.max_total_bytes)
     if reference is None:
-        report, section = run_analysis(bundle, settings, cat, context_lines), None
+        report, section = run_analysis(bundle, settings, cat, context_lines,
+                                       display=STDIN_NAME if stdin else None), None
     else:
         from .api import analyze_with_reference
         report, section = analyze_with_reference(bundle, reference, settings, cat, context_lines)
@@ -226,6 +239,30 @@ def analyze(bundle, fmt, out, context_lines, reference, patterns, tz, skew_toler
         if where.folder:
             click.echo(f"wrote {', '.join(str(p) for p in written)}", err=True)
     sys.exit(report.exit_status)
+
+
+STDIN_NAME = "stdin"  # what a bundle read from standard input is called in the report
+
+
+def _stdin_bundle(limit: int) -> Path:
+    """Standard input (a tar stream, a compressed archive or one log) as the bundle: held in memory (a memfd,
+    never on disk: nothing of a bundle is written outside the output path), as much as --max-total-bytes."""
+    import os
+    if sys.stdin is None or sys.stdin.isatty():
+        raise UsageError("`k3logs analyze -` reads the bundle from standard input: pipe a tar stream or a log "
+                         "into it (`tar c bundle/ | k3logs analyze -`)")
+    if not hasattr(os, "memfd_create"):
+        raise UsageError("reading a bundle from standard input needs Linux (memfd); give its path instead")
+    fd = os.memfd_create("k3logs-stdin")
+    with open(fd, "wb", closefd=False) as held:
+        size = 0
+        while chunk := sys.stdin.buffer.read(1 << 20):
+            size += len(chunk)
+            if size > limit:
+                raise UsageError(f"standard input holds more than --max-total-bytes ({limit} bytes); give the "
+                                 f"bundle's path instead")
+            held.write(chunk)
+    return Path(f"/proc/self/fd/{fd}")
 
 
 def _with_section(text: str, fmt: str, section: dict) -> str:
@@ -300,9 +337,10 @@ def sniff(bundle, fmt, patterns, tz, skew_tolerance, **limits):
 
 @cli.command()
 @click.argument("bundle", type=click.Path(path_type=Path))
-@click.option("-o", "--out", type=click.Path(path_type=Path), required=True, help="Output file.")
+@click.option("-o", "--out", type=click.Path(path_type=Path), required=True,
+              help="Output file; - for standard output (JSON lines unless --format says otherwise).")
 @click.option("--format", "fmt", type=click.Choice(["parquet", "csv", "jsonl"]), default=None,
-              help="Default: from the output file's extension, else parquet.")
+              help="Default: from the output file's extension, else parquet (jsonl for -).")
 @bundle_options
 @handle_errors
 def events(bundle, out, fmt, patterns, tz, skew_tolerance, **limits):
@@ -315,12 +353,15 @@ def events(bundle, out, fmt, patterns, tz, skew_tolerance, **limits):
     """
     from . import redact
     from .export import skipped_summary, write_events
-    fmt = fmt or {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}.get(out.suffix.lower(), "parquet")
+    to_stdout = str(out) == "-"
+    fmt = fmt or ("jsonl" if to_stdout else {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}.get(
+        out.suffix.lower(), "parquet"))
     settings, skipped = _settings(tz, skew_tolerance, **limits), []
     n = write_events(bundle, out, fmt, settings, _catalogue(patterns), skipped)
     said = skipped_summary(skipped)
     said = redact.text(said) if settings.redact else said
-    click.echo(f"wrote {n} events to {out}" + (f"; {said}" if said else ""), err=True)
+    click.echo(f"wrote {n} events to {'standard output' if to_stdout else out}" + (f"; {said}" if said else ""),
+               err=True)
 
 
 @cli.command()

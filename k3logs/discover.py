@@ -155,8 +155,9 @@ def peek(stream: BinaryIO, n: int = PEEK) -> tuple[bytes, BinaryIO]:
 class Bundle:
     """One support bundle. Iterate `members()` once; then `skipped`, `files`, `bytes_read` are final."""
 
-    def __init__(self, path: str | os.PathLike, limits: Limits | None = None):
+    def __init__(self, path: str | os.PathLike, limits: Limits | None = None, name: str | None = None):
         self.path = Path(path)
+        self.name = name or self.path.name  # a bundle of one file (or archive): the name it goes by
         self.limits = limits or Limits()
         self.skipped: list[Skip] = []
         self.names: list[str] = []
@@ -235,10 +236,10 @@ class Bundle:
             head, stream = peek(fh)
             kind = _magic(head)
             if kind is None:
-                yield from self._emit(Member(self.path.name, stream, size, os.stat(self.path).st_mtime))
+                yield from self._emit(Member(self.name, stream, size, os.stat(self.path).st_mtime))
                 return
             self._archive = True
-            name = self.path.name
+            name = self.name
             yield from self._open_container(name, stream, head, kind, depth=0, seekable=fh, size=size,
                                             top=True)
 

@@ -1,6 +1,7 @@
 """Write event-table batches to Parquet, CSV or JSON lines as they come (nothing is held whole)."""
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import polars as pl
@@ -20,9 +21,12 @@ LIST_SEPARATOR = "\u241f"  # between the links of a folded traceback in CSV cell
 VIEWS = pl.CompatLevel.newest()
 
 
+STDOUT = "-"  # the output path that means standard output
+
+
 class EventWriter:
-    def __init__(self, out: Path, fmt: str):
-        self.out, self.fmt = Path(out), fmt
+    def __init__(self, out: Path | str, fmt: str):
+        self.out, self.fmt = (sys.stdout.buffer if str(out) == STDOUT else Path(out)), fmt
         self._pq: pq.ParquetWriter | None = None
         self._fh = None
         self._header = True
@@ -39,7 +43,7 @@ class EventWriter:
                                         write_statistics=list(STATISTICS), write_batch_size=WRITE_BATCH_ROWS,
                                         store_schema=False)
         else:
-            self._fh = open(self.out, "wb")
+            self._fh = self.out if not isinstance(self.out, Path) else open(self.out, "wb")
         return self
 
     def write(self, batch: pl.DataFrame) -> None:
@@ -61,7 +65,7 @@ class EventWriter:
             if self._pq.is_open:
                 self._pq.close()
         elif self._fh is not None:
-            self._fh.close()
+            self._fh.flush() if self._fh is sys.stdout.buffer else self._fh.close()
 
 
 def write_events(path: str | Path, out: Path, fmt: str = "parquet", settings: Settings | None = None,
@@ -70,16 +74,19 @@ def write_events(path: str | Path, out: Path, fmt: str = "parquet", settings: Se
     what was not read as lines, with the reason (see skipped_summary)."""
     settings = settings or Settings()
     n = 0
+    def remove() -> None:  # (standard output is not a file to remove)
+        if str(out) != STDOUT:
+            Path(out).unlink(missing_ok=True)
     try:
         with EventWriter(out, fmt) as writer:
             for batch in stream_events(path, settings, catalogue, skipped):  # secrets redacted unless --no-redact
                 writer.write(batch)
                 n += batch.height
     except BaseException:  # no half-written (or empty, for a missing bundle) file is left behind
-        Path(out).unlink(missing_ok=True)
+        remove()
         raise
     if n == 0:  # every line of a readable file is an event: nothing could be read (report-contract.md: exit 2)
-        Path(out).unlink(missing_ok=True)
+        remove()
         raise BundleError(f"no line of {path} could be read as text (it is empty, binary, corrupt or unreadable); "
                           f"`k3logs sniff` lists every file and why")
     return n

@@ -98,9 +98,11 @@ class Learnt:
     clock_model: ClockModel
 
 
-def learn(path: str | Path, settings: Settings, cat: Catalogue, keep_all: bool = False) -> Learnt:
-    """Read the bundle (only the lines the diagnosis needs unless `keep_all`), then attribute and align them."""
-    bundle = Bundle(path, settings.limits)
+def learn(path: str | Path, settings: Settings, cat: Catalogue, keep_all: bool = False,
+          name: str | None = None) -> Learnt:
+    """Read the bundle (only the lines the diagnosis needs unless `keep_all`), then attribute and align them.
+    `name`: what a bundle of one file is called (standard input's)."""
+    bundle = Bundle(path, settings.limits, name)
     keep = Keep(anchors(cat, attribute.anchors() + builtin_formats().keep))
     ing = ingest(bundle, settings, None if keep_all else keep)
     events = (pl.concat(ing.events, how="diagonal_relaxed") if ing.events else
@@ -125,11 +127,11 @@ def learn(path: str | Path, settings: Settings, cat: Catalogue, keep_all: bool =
 
 
 def run(path: str | Path, settings: Settings | None = None, catalogue: Catalogue | None = None,
-        keep_all: bool = False) -> Analysis:
+        keep_all: bool = False, name: str | None = None) -> Analysis:
     """Diagnose a bundle: learn it, then detect, decide and check the environment."""
     settings = settings or Settings()
     cat = catalogue or load_catalogue()
-    lt = learn(path, settings, cat, keep_all)
+    lt = learn(path, settings, cat, keep_all, name)
     events = lt.events.sort(["ts", "file", "line", "sub"], nulls_last=True).with_row_index("eid")
     host = {lt.bundle.display(f.file) for f in lt.ingested.files if f.kind in HOST_KINDS or f.prose}
     events = assign_phases(events, host)

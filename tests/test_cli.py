@@ -50,6 +50,27 @@ def test_analyze_json_of_an_incident_exits_1_and_follows_the_contract(incident):
     assert d["healthy"] is False and d["root_cause"]["category"] == "gpu.xid"
 
 
+@pytest.mark.parametrize("compression", ["", "gz"])
+def test_analyze_dash_reads_a_tar_stream_from_standard_input_like_its_folder(incident, compression):
+    files = {f"bundle/{p.relative_to(incident)}": p.read_bytes() for p in sorted(incident.rglob("*")) if p.is_file()}
+    r = invoke("analyze", "-", "--format", "json", input=tar_bytes(files, compression))
+    want = json.loads(invoke("analyze", incident, "--format", "json").stdout)
+    d = json.loads(r.stdout)
+    assert r.exit_code == 1 and d["bundle"]["path"] == "stdin"
+    assert (d["root_cause"], d["first_causal"], d["origin"]) == (want["root_cause"], want["first_causal"], want["origin"])
+
+
+def test_analyze_dash_reads_one_log_from_standard_input_named_stdin(incident):
+    log = next(p for p in sorted(incident.rglob("*")) if p.is_file() and "Xid" in p.read_text(errors="replace"))
+    d = json.loads(invoke("analyze", "-", "--format", "json", input=log.read_bytes()).stdout)
+    assert d["root_cause"]["category"] == "gpu.xid" and d["first_causal"]["file"] == "stdin"
+
+
+def test_near_miss_analyze_dash_with_nothing_on_standard_input_is_one_error_line():
+    r = invoke("analyze", "-", input=b"")
+    assert r.exit_code == 2 and "stdin" in one_error_line(r)
+
+
 def test_analyze_json_of_a_healthy_bundle_exits_0(tmp_path):
     r = invoke("analyze", make_bundle(tmp_path, HEALTHY), "--format", "json")
     assert r.exit_code == 0, r.stderr
@@ -258,6 +279,20 @@ def test_events_format_option_overrides_the_extension(events_bundle, tmp_path):
     out = tmp_path / "events.out"
     assert invoke("events", events_bundle, "-o", out, "--format", "jsonl").exit_code == 0
     assert pl.read_ndjson(out).height == N_LINES
+
+
+def test_events_dash_writes_json_lines_to_standard_output_and_no_file(events_bundle, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    r = invoke("events", events_bundle, "-o", "-")
+    assert r.exit_code == 0 and "to standard output" in r.stderr and not (tmp_path / "-").exists()
+    import io
+    assert pl.read_ndjson(io.BytesIO(r.stdout_bytes)).height == N_LINES
+
+
+def test_near_miss_a_dash_with_a_format_writes_that_format_to_standard_output(events_bundle, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    r = invoke("events", events_bundle, "-o", "-", "--format", "csv")
+    assert r.exit_code == 0 and r.stdout.startswith("file,line,") and r.stdout.count("\n") == N_LINES + 1
 
 
 def test_events_needs_an_output(events_bundle):
