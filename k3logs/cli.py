@@ -128,13 +128,31 @@ def _stacked(fn, opts: list):
     return fn
 
 
-def _settings(tz: str, skew_tolerance: float, no_redact: bool = False, **limits) -> Settings:
+WINDOW_OPTIONS = [
+    click.option("--since", metavar="TIME", default=None, help="Only lines from this time: 2026-05-14T14:30:00 "
+                 "(zone-less: in --tz), or a duration counted back from the bundle's end (90s, 15m, 2h, 1d)."),
+    click.option("--until", metavar="TIME", default=None, help="Only lines up to this time (as --since)."),
+    click.option("--node", "nodes", metavar="NODE", multiple=True, help="Only the lines of this node (repeatable)."),
+    click.option("--rank", "ranks", metavar="RANK", type=click.IntRange(0), multiple=True,
+                 help="Only the lines of this rank (repeatable)."),
+]
+
+
+def window_options(fn):
+    """--since/--until/--node/--rank: the part of the bundle looked at (k3logs/window.py)."""
+    return _stacked(fn, WINDOW_OPTIONS)
+
+
+def _settings(tz: str, skew_tolerance: float, no_redact: bool = False, since: str | None = None,
+              until: str | None = None, nodes: tuple = (), ranks: tuple = (), **limits) -> Settings:
     try:
         from zoneinfo import ZoneInfo
         ZoneInfo(tz)
     except Exception as e:
         raise UsageError(f"unknown time zone {tz!r}; use an IANA name such as UTC or Europe/Berlin") from e
-    s = Settings(tz=tz, skew_tolerance=skew_tolerance, redact=not no_redact)
+    from .window import Window
+    s = Settings(tz=tz, skew_tolerance=skew_tolerance, redact=not no_redact,
+                 window=Window(since, until, tuple(nodes), tuple(ranks), tz))
     return s.with_limits(**{k: v for k, v in limits.items() if v is not None})
 
 
@@ -197,6 +215,7 @@ def _size_pools(command: str | None = None) -> None:
 @click.option("--reference", type=click.Path(path_type=Path), default=None, metavar="BUNDLE",
               help="A bundle of the last good run: the report gets a short 'what changed' section (md, html) "
                    "or key `reference_diff` (json); `k3logs diff` gives the whole comparison.")
+@window_options
 @bundle_options
 @handle_errors
 def analyze(bundle, fmt, out, context_lines, reference, patterns, tz, skew_tolerance, **limits):
@@ -341,6 +360,7 @@ def sniff(bundle, fmt, patterns, tz, skew_tolerance, **limits):
               help="Output file; - for standard output (JSON lines unless --format says otherwise).")
 @click.option("--format", "fmt", type=click.Choice(["parquet", "csv", "jsonl"]), default=None,
               help="Default: from the output file's extension, else parquet (jsonl for -).")
+@window_options
 @bundle_options
 @handle_errors
 def events(bundle, out, fmt, patterns, tz, skew_tolerance, **limits):
@@ -522,6 +542,9 @@ def scan(archive, out, jobs, ray_address, summary, bundle_timeout, patterns, tz,
                                   bundle_timeout)
     except Terminated:
         _fail("terminated; the rows finished so far are kept", 128 + signal.SIGTERM)
+    if result.warning:
+        from . import redact
+        click.echo(f"k3logs: warning: {redact.visible(result.warning)}", err=True)
     others = f"; {len(result.others)} other file(s) under ARCHIVE ignored" if result.others else ""
     click.echo(f"{len(result.rows)} bundles ({len(result.analysed)} analysed, {len(result.unchanged)} unchanged): "
                f"{result.incidents} incidents, {result.failed} failed{others} -> {out}", err=True)
@@ -544,6 +567,23 @@ def scan_summary(out):
     from .api import read_scan
     from .scan_summary import summarize
     _print(summarize(read_scan(out)))
+
+
+@cli.command("schema")
+@click.argument("which", type=click.Choice(["report", "diff"]), default="report")
+def schema_cmd(which):
+    """Print the JSON Schema of `analyze --format json` (report) or of `diff --format json` (diff).
+
+    \b
+    Example:
+        k3logs schema > report.schema.json
+    """
+    import json
+    if which == "report":
+        from .report import schema
+    else:
+        from .diff import schema
+    _print(json.dumps(schema(), indent=2, ensure_ascii=False), "json")
 
 
 @cli.group()

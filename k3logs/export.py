@@ -85,6 +85,9 @@ def write_events(path: str | Path, out: Path, fmt: str = "parquet", settings: Se
     except BaseException:  # no half-written (or empty, for a missing bundle) file is left behind
         remove()
         raise
+    if n == 0 and not settings.window.empty:
+        remove()
+        raise BundleError(f"no line of {path} falls inside {settings.window.describe()}")
     if n == 0:  # every line of a readable file is an event: nothing could be read (report-contract.md: exit 2)
         remove()
         raise BundleError(f"no line of {path} could be read as text (it is empty, binary, corrupt or unreadable); "

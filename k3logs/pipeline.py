@@ -134,7 +134,13 @@ def run(path: str | Path, settings: Settings | None = None, catalogue: Catalogue
     lt = learn(path, settings, cat, keep_all, name)
     events = lt.events.sort(["ts", "file", "line", "sub"], nulls_last=True).with_row_index("eid")
     host = {lt.bundle.display(f.file) for f in lt.ingested.files if f.kind in HOST_KINDS or f.prose}
-    events = assign_phases(events, host)
+    events = assign_phases(events, host)  # (on every line read: a window's phases begin before it)
+    window_note = []
+    if not settings.window.empty:
+        inside = events.filter(settings.window.keep(events["ts"].max()))
+        window_note = [f"every line outside {settings.window.describe()}: only {inside.height} of the "
+                       f"{events.height} lines k3logs read were diagnosed"]
+        events = inside
     det = detect(events, cat)
     facts = lt.facts + facts_from_events(
         events.select("file", "line", "node", "source", pl.col("text").alias("message")))
@@ -150,7 +156,7 @@ def run(path: str | Path, settings: Settings | None = None, catalogue: Catalogue
                             [t for _, kind, t in lt.ingested.dumps if kind in ("launch_cmd", "slurm_job", "text")],
                             lt.attribution.world_size, nnodes)
     return Analysis(lt.bundle, lt.ingested, events, det, lt.attribution, lt.clock, lt.clock_model, facts, checks,
-                    weigh(decision, missing), cat, missing)
+                    weigh(decision, missing), cat, missing + window_note)
 
 
 def ensure_columns(ev: pl.DataFrame) -> pl.DataFrame:
@@ -208,6 +214,7 @@ def stream_events(path: str | Path, settings: Settings | None = None, catalogue:
     pass made already (`run`'s Analysis of the same bundle with the same settings), not made again."""
     settings = settings or Settings()
     first = first or learn(path, settings, catalogue or load_catalogue())
+    inside = None if settings.window.empty else settings.window.keep(first.events["ts"].max())
     # only its maps, clocks and file kinds are needed from here on: the lines it parsed go (their memory
     # is the second pass's to use)
     first = replace(first, events=first.events.clear(), ingested=Ingested(files=first.ingested.files))
@@ -265,7 +272,8 @@ def stream_events(path: str | Path, settings: Settings | None = None, catalogue:
         while (item := out.get()) is not None:
             if isinstance(item, BaseException):
                 raise item
-            yield to_event_table(item, secrets)
+            table = to_event_table(item, secrets)  # (redacted first: a secret's context may lie outside)
+            yield table if inside is None else table.filter(inside)
         if skipped is not None:
             skipped += [Skip(bundle.display(s.file), s.reason) for s in bundle.skipped] + not_lines
     finally:

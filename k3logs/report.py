@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
+from pathlib import Path
 
 from .redact import json_safe
 
@@ -329,3 +330,11 @@ class Report:
     def exit_status(self) -> int:
         """0 no incident, 1 an incident, 3 inconclusive: nothing in the bundle could show one."""
         return 0 if self.healthy else (1 if self.first_causal is not None else 3)
+
+
+SCHEMA_FILE = Path(__file__).with_name("report.schema.json")
+
+
+def schema() -> dict:
+    """The JSON Schema of `Report.to_json` (report-contract.md; shipped in the package as report.schema.json)."""
+    return json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))

@@ -152,6 +152,30 @@ def content_hash(path: Path) -> str:
     return h.hexdigest()
 
 
+SNIFF_BYTES = 64 << 10  # of a loose file under ARCHIVE, to tell whether it is a log
+
+
+def one_bundle_warning(archive: Path, others: list[str]) -> str | None:
+    """ARCHIVE holds logs of its own (a vllm.log, a dmesg dump beside the folders): then it is one incident's
+    bundle, whose node folders `scan` would take for separate incidents."""
+    from .schema import LOG_KINDS
+    from .sniff import sniff
+    logs = []
+    for name in others:
+        try:
+            with open(archive / name, "rb") as fh:
+                kind = sniff(fh.read(SNIFF_BYTES)).kind
+        except OSError:
+            continue
+        if kind in LOG_KINDS and kind != "log":
+            logs.append(name)
+    if not logs:
+        return None
+    shown = ", ".join(logs[:3]) + (f" and {len(logs) - 3} more" if len(logs) > 3 else "")
+    return (f"{archive} holds logs of its own ({shown}): it looks like one bundle, whose folders are analysed "
+            f"here as separate incidents; `k3logs analyze {archive}` diagnoses it as one")
+
+
 def _is_archive_name(name: str) -> bool:
     return name.lower().endswith(ARCHIVE_SUFFIXES)
 
@@ -562,6 +586,7 @@ class ScanResult:
     analysed: list[str]   # bundles analysed in this run
     unchanged: list[str]  # bundles whose rows were kept (same content hash and analysis key)
     others: list[str]     # files under ARCHIVE that are not bundles
+    warning: str | None = None  # why ARCHIVE looks like one bundle itself
 
     @property
     def failed(self) -> int:
@@ -653,7 +678,8 @@ def scan(archive: Path, out: Path, settings: Settings, catalogue: Catalogue, key
         outcomes.close()
         display.close()
         _checkpoint(out, entries, done, previous)
-    return ScanResult(out, [done[e.rel] for e in entries], sorted(analysed), sorted(unchanged), others)
+    return ScanResult(out, [done[e.rel] for e in entries], sorted(analysed), sorted(unchanged), others,
+                      one_bundle_warning(archive, others))
 
 
 def _finish(out: Path, entry: Entry, o: Outcome, key: str, settings: Settings) -> dict:

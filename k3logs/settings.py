@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 
 from .errors import UsageError
+from .window import Window
 
 GiB = 1 << 30
 MiB = 1 << 20
@@ -45,6 +46,7 @@ class Settings:
     skew_tolerance: float = 2.0           # seconds; per-node clock offsets below this are not applied
     redact: bool = True
     jobs: int = 2                         # files parsed in parallel
+    window: Window = field(default_factory=Window)  # --since/--until/--node/--rank: the part looked at
 
     def with_limits(self, **kw) -> "Settings":
         known = {f.name for f in fields(Limits)}

@@ -3,10 +3,12 @@ statuses of the contract, one-line errors, -o, sniff's table, the event table in
 signatures list/check, eval over the corpus, --version."""
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
 import sys
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import polars as pl
@@ -419,3 +421,56 @@ def test_near_miss_an_open_pipe_gets_every_line_and_status_0():
     import subprocess
     p = subprocess.run([sys.executable, "-m", "k3logs", "signatures", "list"], capture_output=True)
     assert p.returncode == 0 and p.stdout.count(b"\n") > 100 and b"error" not in p.stderr
+
+
+@pytest.mark.parametrize("which", ["report", "diff"])
+def test_schema_prints_a_valid_json_schema(which):
+    import jsonschema
+    r = invoke("schema", which)
+    assert r.exit_code == 0
+    jsonschema.Draft202012Validator.check_schema(json.loads(r.stdout))
+
+
+def test_an_incidents_report_follows_the_printed_schema_and_a_broken_one_does_not(incident):
+    import jsonschema
+    v = jsonschema.Draft202012Validator(json.loads(invoke("schema").stdout))
+    doc = json.loads(invoke("analyze", incident, "--format", "json").stdout)
+    v.validate(doc)
+    for broken in ({**doc, "phase": "warmup"}, {k: x for k, x in doc.items() if k != "outcome"},
+                   {**doc, "origin": {**doc["origin"], "rank": -1}}):
+        assert not v.is_valid(broken)
+
+
+def test_analyze_until_before_the_cause_leaves_it_out_and_says_so(incident):
+    full = json.loads(invoke("analyze", incident, "--format", "json").stdout)
+    cause_at = full["first_causal"]["timestamp"]
+    assert cause_at is not None
+    before = (datetime.fromisoformat(cause_at.replace("Z", "+00:00")) - timedelta(seconds=1)).isoformat()
+    d = json.loads(invoke("analyze", incident, "--format", "json", "--until", before).stdout)
+    assert d["first_causal"] is None or d["first_causal"]["timestamp"] < cause_at
+    assert any(m.startswith(f"every line outside --until {before}") for m in d["evidence_missing"])
+
+
+def test_near_miss_a_window_around_the_cause_keeps_the_diagnosis(incident):
+    full = json.loads(invoke("analyze", incident, "--format", "json").stdout)
+    node = full["origin"]["node"]
+    d = json.loads(invoke("analyze", incident, "--format", "json", "--node", node, "--since", "1d").stdout)
+    assert (d["root_cause"]["category"], d["first_causal"]["line"]) == (full["root_cause"]["category"],
+                                                                     full["first_causal"]["line"])
+
+
+def test_events_window_keeps_only_its_rows(events_bundle, tmp_path):
+    every = pl.read_ndjson(io.BytesIO(invoke("events", events_bundle, "-o", "-").stdout_bytes))
+    ranks = sorted(every["rank"].drop_nulls().unique().to_list())
+    got = pl.read_ndjson(io.BytesIO(invoke("events", events_bundle, "-o", "-", "--rank", ranks[0]).stdout_bytes))
+    assert 0 < got.height < every.height and got["rank"].unique().to_list() == [ranks[0]]
+    timed = every.filter(pl.col("ts").is_not_null()).sort("ts")
+    since = timed["ts"][timed.height // 2]
+    got = pl.read_ndjson(io.BytesIO(invoke("events", events_bundle, "-o", "-", "--since", since).stdout_bytes))
+    assert got.height == every.filter(pl.col("ts") >= since).height and got["ts"].null_count() == 0
+
+
+@pytest.mark.parametrize("flag, value", [("--since", "yesterday"), ("--until", "14:30 tomorrow")])
+def test_near_miss_a_window_time_that_is_neither_a_time_nor_a_duration_is_one_error_line(incident, flag, value):
+    r = invoke("analyze", incident, flag, value)
+    assert r.exit_code == 2 and flag in one_error_line(r)

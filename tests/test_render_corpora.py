@@ -4,12 +4,15 @@ and the HTML report (well-formed, self-contained, every cited line's context tha
 The analyses are the ones test_corpora.py already made (cached), so this costs only the rendering."""
 from __future__ import annotations
 
+import json
 import re
 import xml.etree.ElementTree as ET
 
+import jsonschema
 import pytest
 
 from k3logs.api import report_of
+from k3logs.report import schema
 from k3logs.render import render_html, render_markdown, render_svg
 from k3logs.settings import Settings
 from test_corpora import CASES, CORPORA, analysis_of
@@ -17,11 +20,15 @@ from test_html import check_html
 from test_timeline import lane_at, lanes, marks
 
 SVG = "{http://www.w3.org/2000/svg}"
+REPORT_SCHEMA = jsonschema.Draft202012Validator(schema())
 
 
 @pytest.mark.parametrize("case", CASES)
 def test_case_renders_markdown_svg_and_html(case):
     r = report_of(analysis_of(case), str(CORPORA / case / "bundle"), Settings(), context_lines=3)
+
+    # the JSON report is what the shipped schema says (`k3logs schema`)
+    REPORT_SCHEMA.validate(json.loads(r.to_json()))
 
     md = render_markdown(r, picture="timeline.svg")
     assert md.startswith("# k3logs report") and md.count("](timeline.svg)") == 1

@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from conftest import TESTS_DIR, files_under, tar_bytes, zip_bytes
+from conftest import TESTS_DIR, files_under, make_bundle, tar_bytes, zip_bytes
 from k3logs.api import read_scan, scan_archive
 from k3logs.cli import cli
 from k3logs.evaluate import truth_lines
@@ -614,3 +614,23 @@ def test_killing_a_scan_leaves_no_worker_behind(tmp_path, sig):
         assert set(rows_by_path(out)) == {"a-fast"}
     else:
         assert status == -signal.SIGKILL
+
+
+VLLM_LOG = ("INFO 11-18 07:00:00 [api_server.py:1] vLLM API server version 0.11.0\n"
+            "INFO 11-18 07:00:01 [api_server.py:1] non-default args: {'model': 'm'}\n"
+            "ERROR 11-18 07:01:00 [core.py:1] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n")
+
+
+def test_scan_warns_when_the_archive_is_one_bundle_with_logs_of_its_own(tmp_path):
+    root = make_bundle(tmp_path / "incident", {"vllm.log": VLLM_LOG, "node-a/vllm.log": VLLM_LOG,
+                                               "node-b/dmesg.txt": "[  1.0] Linux version 6.8.0\n"})
+    r = invoke("scan", root, "-o", tmp_path / "out")
+    assert "k3logs: warning:" in r.stderr and "looks like one bundle" in r.stderr and "vllm.log" in r.stderr
+
+
+def test_near_miss_an_archive_of_bundles_with_an_index_beside_them_gets_no_warning(tmp_path):
+    root = make_bundle(tmp_path / "archive", {"incident-0412/vllm.log": VLLM_LOG,
+                                              "incident-0413/vllm.log": VLLM_LOG,
+                                              "index.csv": "bundle,ticket\nincident-0412,OPS-1\n"})
+    r = invoke("scan", root, "-o", tmp_path / "out")
+    assert "warning" not in r.stderr and "1 other file(s) under ARCHIVE ignored" in r.stderr
