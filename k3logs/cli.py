@@ -161,7 +161,26 @@ def _catalogue(patterns):
     return load_catalogue(tuple(patterns))
 
 
-@click.group(context_settings=CONTEXT_SETTINGS)
+class _Commands(click.Group):
+    """click's group, with its own errors (an unknown option, a missing argument) in k3logs' one style:
+    `k3logs: error: ...` on one line, exit status 2, and where to look (not click's usage block)."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            status = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.UsageError as e:
+            where = f" (see `{e.ctx.command_path} --help`)" if e.ctx is not None else ""
+            _fail(e.format_message() + where, ExitStatus.ERROR)
+        except click.ClickException as e:
+            _fail(e.format_message(), e.exit_code)
+        except click.exceptions.Abort:
+            _fail("interrupted", ExitStatus.INTERRUPTED)
+        sys.exit(status if isinstance(status, int) else 0)
+
+
+@click.group(cls=_Commands, context_settings=CONTEXT_SETTINGS)
 @click.version_option(__version__, prog_name="k3logs")
 @click.pass_context
 def cli(ctx: click.Context):

@@ -474,3 +474,13 @@ def test_events_window_keeps_only_its_rows(events_bundle, tmp_path):
 def test_near_miss_a_window_time_that_is_neither_a_time_nor_a_duration_is_one_error_line(incident, flag, value):
     r = invoke("analyze", incident, flag, value)
     assert r.exit_code == 2 and flag in one_error_line(r)
+
+
+@pytest.mark.parametrize("args, says", [(["analyze", "--bogus", "x"], "No such option '--bogus'"),
+                                        (["nosuch"], "No such command 'nosuch'"),
+                                        (["events", "x"], "Missing option '-o'"),
+                                        (["analyze", "x", "--format", "xml"], "'xml' is not one of")])
+def test_clicks_own_usage_errors_are_one_line_in_k3logs_style(args, says):
+    r = invoke(*args)
+    line = one_error_line(r)
+    assert r.exit_code == 2 and says in line and "--help`)" in line and "Usage:" not in r.output
