@@ -654,9 +654,13 @@ def signatures_test(patterns):
 @signatures.command("check")
 @click.option("--patterns", multiple=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--fail-on-issues", is_flag=True, help="Exit 1 when any error (or warning) is found.")
+@click.option("--junit", "junit_out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write JUnit XML: a test case per catalogue file, failing with its issues.")
+@click.option("--sarif", "sarif_out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write SARIF 2.1.0: a finding per issue, on its file and line.")
 @click.option("--debug", is_flag=True, hidden=True)
 @handle_errors
-def signatures_check(patterns, fail_on_issues):
+def signatures_check(patterns, fail_on_issues, junit_out, sarif_out):
     """Validate the catalogue: schema, regexes, samples, collisions; every problem with file and line.
 
     \b
@@ -671,10 +675,52 @@ def signatures_check(patterns, fail_on_issues):
     for i in issues:
         click.echo(str(i))
     click.echo(f"{len(cat.signatures)} signatures, {len(issues)} issue(s)", err=True)
+    if junit_out or sarif_out:
+        from . import ci_formats
+        from .catalogue import pattern_dirs
+        files = sorted({str(p) for d in pattern_dirs(tuple(patterns)) for p in Path(d).rglob("*.toml")}
+                       | {i.location.path for i in issues})
+        if junit_out:
+            cases = [ci_formats.TestCase(ci_formats.relative(f), "k3logs.signatures.check", failure="\n".join(
+                str(i) for i in issues if i.location.path == f) or None) for f in files]
+            ci_formats.write(junit_out, ci_formats.junit("signatures check", cases))
+        if sarif_out:
+            codes = sorted({i.code for i in issues})
+            findings = [ci_formats.Finding(i.code, i.severity, i.message, ci_formats.relative(i.location.path),
+                                           i.location.line) for i in issues]
+            ci_formats.write(sarif_out, ci_formats.sarif("k3logs signatures check", [
+                ci_formats.Rule(c, f"catalogue issue: {c}") for c in codes], findings))
     if fail_on_issues and issues:
         sys.exit(1)
     if any(i.severity == "error" for i in issues):
         sys.exit(1)
+
+
+def _eval_ci_reports(scores, dirs: dict, corpus: Path, junit_out: Path | None, sarif_out: Path | None) -> None:
+    """`eval --junit/--sarif`: each case a test case (failing with its wrong fields), each wrong field a SARIF
+    finding on the case's truth.json."""
+    from . import ci_formats as ci
+    wrong = {s.case: [c for c, ok in s.ok.items() if not ok] for s in scores}
+
+    def said(s, c) -> str:
+        return f"{c}: got {s.got.get(c)!r}, want {s.want.get(c)!r}"
+
+    def truth_of(case: str) -> str:
+        return ci.relative(dirs[case] / "truth.json") if case in dirs else ci.relative(corpus)
+    if junit_out:
+        ci.write(junit_out, ci.junit(f"eval {corpus.name}", [
+            ci.TestCase(s.case, f"k3logs.eval.{corpus.name}", error=s.error or None,
+                        failure=("\n".join(said(s, c) for c in wrong[s.case]) or None) if not s.error else None)
+            for s in scores]))
+    if sarif_out:
+        fields = sorted({c for v in wrong.values() for c in v})
+        findings = [ci.Finding("eval/error", "error", f"{s.case}: {s.error}", truth_of(s.case)) for s in scores
+                    if s.error]
+        findings += [ci.Finding(f"eval/{c}", "error", f"{s.case}: {said(s, c)}", truth_of(s.case))
+                     for s in scores if not s.error for c in wrong[s.case]]
+        ci.write(sarif_out, ci.sarif("k3logs eval", [ci.Rule(f"eval/{c}", f"the report's {c} disagrees with the "
+                                                                           f"case's truth") for c in fields]
+                                     + [ci.Rule("eval/error", "the case could not be analysed")], findings))
 
 
 @cli.command("eval")
@@ -682,9 +728,13 @@ def signatures_check(patterns, fail_on_issues):
 @click.option("--min-score", type=float, default=1.0, show_default=True,
               help="Exit 1 when the share of fully right cases is below this.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--junit", "junit_out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write JUnit XML: a test case per corpus case, failing with the fields it gets wrong.")
+@click.option("--sarif", "sarif_out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write SARIF 2.1.0: a finding per wrong field, on the case's truth.json.")
 @bundle_options
 @handle_errors
-def eval_cmd(corpus, min_score, fmt, patterns, tz, skew_tolerance, **limits):
+def eval_cmd(corpus, min_score, fmt, junit_out, sarif_out, patterns, tz, skew_tolerance, **limits):
     """Score k3logs against the truth.json of every case in a corpus folder.
 
     After the cases: right answers per field, per truth category, the confusion of categories, the false
@@ -704,6 +754,8 @@ def eval_cmd(corpus, min_score, fmt, patterns, tz, skew_tolerance, **limits):
         if s.error and s.variant is None and s.case in dirs:
             s.variant = load_truth(dirs[s.case]).get("variant")
     summ, tabs = summary(scores), tables(scores)
+    if junit_out or sarif_out:
+        _eval_ci_reports(scores, dirs, corpus, junit_out, sarif_out)
     if fmt == "json":
         click.echo(json.dumps({"cases": [s.__dict__ | {"passed": s.passed} for s in scores], "summary": summ,
                                "tables": tabs}, indent=2, default=str))

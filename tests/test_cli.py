@@ -7,6 +7,7 @@ import io
 import json
 import os
 import re
+import shutil
 import sys
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -484,3 +485,53 @@ def test_clicks_own_usage_errors_are_one_line_in_k3logs_style(args, says):
     r = invoke(*args)
     line = one_error_line(r)
     assert r.exit_code == 2 and says in line and "--help`)" in line and "Usage:" not in r.output
+
+
+# ------------------------------------------------------------------------------------------
+# CI formats: JUnit XML and SARIF from eval and signatures check
+# ------------------------------------------------------------------------------------------
+def _junit_cases(path: Path) -> dict[str, object]:
+    import xml.etree.ElementTree as ET
+    return {tc.get("name"): tc.find("failure") for tc in ET.parse(path).getroot().iter("testcase")}
+
+
+def _sarif_results(path: Path) -> list[dict]:
+    doc = json.loads(path.read_text())
+    assert doc["version"] == "2.1.0" and doc["runs"][0]["tool"]["driver"]["name"].startswith("k3logs")
+    rules = {r["id"] for r in doc["runs"][0]["tool"]["driver"]["rules"]}
+    results = doc["runs"][0]["results"]
+    assert all(r["ruleId"] in rules and r["level"] in ("error", "warning", "note") for r in results)
+    return results
+
+
+def test_eval_writes_junit_and_sarif_with_a_failure_per_wrong_case(tmp_path):
+    corpus = tmp_path / "corpus"
+    for case in ("c203-shm-64m-docker-rtx6000ada", "c506-corrupt-compile-cache-node2-rank13-dp-journald"):
+        shutil.copytree(TESTS_DIR.parent / "corpora" / case, corpus / case)
+    r = invoke("eval", corpus, "--junit", tmp_path / "eval.xml", "--sarif", tmp_path / "eval.sarif")
+    assert r.exit_code == 1   # c506 is a known failure: the score is below 1.0
+    cases = _junit_cases(tmp_path / "eval.xml")
+    assert cases["c203-shm-64m-docker-rtx6000ada"] is None
+    assert "category: got" in cases["c506-corrupt-compile-cache-node2-rank13-dp-journald"].text
+    results = _sarif_results(tmp_path / "eval.sarif")
+    assert results and all(r["message"]["text"].startswith("c506") for r in results)
+    assert {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results} == {
+        str((corpus / "c506-corrupt-compile-cache-node2-rank13-dp-journald" / "truth.json"))}
+
+
+def test_signatures_check_writes_junit_and_sarif_with_each_issue_on_its_line(tmp_path):
+    bad = TESTS_DIR / "bad_patterns" / "bad-regex"
+    r = invoke("signatures", "check", "--patterns", bad, "--junit", tmp_path / "c.xml", "--sarif", tmp_path / "c.sarif")
+    assert r.exit_code == 1
+    failing = {k: v for k, v in _junit_cases(tmp_path / "c.xml").items() if v is not None}
+    assert len(failing) == 1 and next(iter(failing)).endswith(".toml") and "regex" in next(iter(failing.values())).text
+    (result,) = _sarif_results(tmp_path / "c.sarif")
+    assert result["level"] == "error" and result["locations"][0]["physicalLocation"]["region"]["startLine"] > 1
+
+
+def test_near_miss_a_clean_catalogue_gives_passing_junit_and_no_sarif_finding(tmp_path):
+    r = invoke("signatures", "check", "--junit", tmp_path / "c.xml", "--sarif", tmp_path / "c.sarif")
+    assert r.exit_code == 0
+    cases = _junit_cases(tmp_path / "c.xml")
+    assert len(cases) > 5 and all(v is None for v in cases.values())
+    assert _sarif_results(tmp_path / "c.sarif") == []
