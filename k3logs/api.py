@@ -6,7 +6,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import redact
+from . import progress, redact
 from .assemble import make_report
 from .catalogue import Catalogue, load_catalogue
 from .discover import Bundle
@@ -176,6 +176,8 @@ def evaluate_corpus(root: Path, settings: Settings | None = None,
             s = CaseScore(case.name, bool(truth.get("healthy")))
             s.error = f"{type(e).__name__}: {e}"
             scores.append(s)
+            progress.current().item(case.name)
             continue
         scores.append(score(case.name, truth, report))
+        progress.current().item(case.name)
     return scores

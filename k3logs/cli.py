@@ -259,12 +259,14 @@ def analyze(bundle, fmt, out, context_lines, reference, patterns, tz, skew_toler
     settings, cat = _settings(tz, skew_tolerance, **limits), _catalogue(patterns)
     if stdin:
         bundle = _stdin_bundle(settings.limits.max_total_bytes)
-    if reference is None:
-        report, section = run_analysis(bundle, settings, cat, context_lines,
-                                       display=STDIN_NAME if stdin else None), None
-    else:
-        from .api import analyze_with_reference
-        report, section = analyze_with_reference(bundle, reference, settings, cat, context_lines)
+    from .progress import showing
+    with showing("analyze"):
+        if reference is None:
+            report, section = run_analysis(bundle, settings, cat, context_lines,
+                                           display=STDIN_NAME if stdin else None), None
+        else:
+            from .api import analyze_with_reference
+            report, section = analyze_with_reference(bundle, reference, settings, cat, context_lines)
     if where.path is None:
         text = output.render(report, fmt)
         _print(text if section is None else _with_section(text, fmt, section), fmt, nl=False)
@@ -395,8 +397,10 @@ def events(bundle, out, fmt, patterns, tz, skew_tolerance, **limits):
     to_stdout = str(out) == "-"
     fmt = fmt or ("jsonl" if to_stdout else {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}.get(
         out.suffix.lower(), "parquet"))
+    from .progress import showing
     settings, skipped = _settings(tz, skew_tolerance, **limits), []
-    n = write_events(bundle, out, fmt, settings, _catalogue(patterns), skipped)
+    with showing("events"):
+        n = write_events(bundle, out, fmt, settings, _catalogue(patterns), skipped)
     said = skipped_summary(skipped)
     said = redact.text(said) if settings.redact else said
     click.echo(f"wrote {n} events to {'standard output' if to_stdout else out}" + (f"; {said}" if said else ""),
@@ -643,8 +647,11 @@ def signatures_test(patterns):
     Example:
         k3logs signatures test --patterns ./my-patterns
     """
+    from .progress import showing
     from .validate import check_samples
-    issues = [i for i in check_samples(_catalogue(patterns)) if i.severity == "error"]
+    cat = _catalogue(patterns)
+    with showing("signatures test", len(cat.signatures), "signatures"):
+        issues = [i for i in check_samples(cat) if i.severity == "error"]
     for i in issues:
         click.echo(str(i))
     click.echo(f"{len(issues)} failing sample(s)", err=True)
@@ -748,8 +755,10 @@ def eval_cmd(corpus, min_score, fmt, junit_out, sarif_out, patterns, tz, skew_to
     import json
     from .api import evaluate_corpus
     from .evaluate import CRITERIA, OPTIONAL, find_cases, load_truth, render_tables, summary, tables
-    scores = evaluate_corpus(corpus, _settings(tz, skew_tolerance, **limits), _catalogue(patterns))
+    from .progress import showing
     dirs = {c.name: c for c in find_cases(corpus)}
+    with showing("eval", len(dirs), "cases"):
+        scores = evaluate_corpus(corpus, _settings(tz, skew_tolerance, **limits), _catalogue(patterns))
     for s in scores:   # a case that failed to run still belongs to its transform
         if s.error and s.variant is None and s.case in dirs:
             s.variant = load_truth(dirs[s.case]).get("variant")

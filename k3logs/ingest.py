@@ -20,7 +20,7 @@ from typing import Iterable, Iterator
 import numpy as np
 import polars as pl
 
-from . import redact
+from . import progress, redact
 from .discover import Bundle, Member, Prepend, peek, read_up_to
 from .fold import fold_continuations, fold_tracebacks
 from .formats import Formats, builtin_formats
@@ -155,6 +155,7 @@ def open_member(member: Member, settings: Settings, formats: Formats, out: Inges
                 known: Sniffed | None = None) -> tuple[FileInfo, object | None, FileContext | None]:
     """Sniff a member (unless what it is is `known`: read before); keep its text if it is a dump. Returns
     its FileInfo and, if it is read as lines, the text stream and the parsing context (None otherwise)."""
+    progress.current().file(member.size)
     if member.size == 0:  # nothing to read (an archive of many empty members costs its listing only)
         sn = known or sniff(b"", 0, formats)
         info = FileInfo(member.path, sn.kind, sn.reason, sn.wrappers, is_dump=sn.is_dump, prose=sn.prose)

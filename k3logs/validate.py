@@ -8,6 +8,7 @@ import json
 
 import polars as pl
 
+from . import progress
 from .catalogue import Catalogue, Issue, Signature
 from .detect import detect
 from .formats import builtin_formats
@@ -47,6 +48,7 @@ def check_samples(cat: Catalogue) -> list[Issue]:
     issues: list[Issue] = []
     roles = {s.id: s for s in cat.signatures}
     for sig in cat.signatures:
+        progress.current().item(sig.id)
         for sample in sig.match:
             ok, fields, others = fired(sig, cat, sample.line)
             if not ok:
