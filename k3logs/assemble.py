@@ -3,6 +3,8 @@ timeline around the failure, environment facts and checks, missing evidence, rem
 operators' triage order, and the recovery ladder."""
 from __future__ import annotations
 
+import re
+
 from collections import defaultdict
 
 import polars as pl
@@ -212,11 +214,12 @@ def _remediation(a: Analysis, root: Finding | None, checks) -> list[str]:
     steps: list[tuple[int, int, str]] = []
     if root is not None and root.sig:
         sig = cat.by_id(root.sig)
-        rem = list(sig.remediation)
-        if sig.table == "xid" and root.fields.get("xid"):
-            entry = cat.xid.get(int(root.fields["xid"]))
-            if entry:
-                rem = [entry.action] + rem
+        entry = cat.xid.get(int(root.fields["xid"])) if sig.table == "xid" and root.fields.get("xid") else None
+        done = {"rank": root.rank is not None, "xid_known": entry is not None}
+        unless = dict(sig.remediation_unless)
+        rem = [s for s in sig.remediation if not done.get(unless.get(s, ""), False)]
+        if entry:
+            rem = [entry.action] + rem
         steps += [(_triage(cat, root.category), i, s) for i, s in enumerate(rem)]
     for c in checks:
         if c.status == "fail":
@@ -352,7 +355,26 @@ def _origin(a: Analysis, root: Finding) -> Origin:
             named = ", ".join(f"{k} {v}" for k, v in gpu.items() if v is not None and k != "bus_id")
             rank_from = f"{rank_from} (GPU {gpu['bus_id']}: {named})"
     return Origin(root.node, root.rank, node_from if root.node is not None else None,
-                  rank_from if root.rank is not None else None)
+                  rank_from if root.rank is not None else None, _hardware_gpu(a, root, row))
+
+
+def _hardware_gpu(a: Analysis, root: Finding, row: dict | None) -> dict | None:
+    """For a hardware cause: its GPU's identity, and the recovery the driver asks for it (an Xid line that
+    names one, xid.toml `names_action`, on the same node and GPU)."""
+    group = a.catalogue.categories.get(root.category)
+    if row is None or group is None or group.group != "hardware":
+        return None
+    gpu = dict(attribute.event_gpu(a.attribution, row) or {})
+    pci = root.fields.get("pci")
+    if not gpu and pci:
+        gpu = {"bus_id": pci}
+    actions = {e.code: re.compile(e.names_action) for e in a.catalogue.xid.values() if e.names_action}
+    for f in a.decision.findings:
+        xid = f.fields.get("xid")
+        rx = actions.get(int(xid)) if str(xid).isdigit() else None
+        if rx and f.node == root.node and (not pci or f.fields.get("pci") in (None, pci)) and (m := rx.search(f.text)):
+            gpu["recovery_action"] = m.group("action")
+    return {k: v for k, v in gpu.items() if v is not None} or None
 
 
 def _last_phase(a: Analysis) -> str | None:

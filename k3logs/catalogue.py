@@ -81,6 +81,8 @@ class Signature:
     priority: int = 50
     explanation: str = ""
     remediation: tuple[str, ...] = ()
+    # steps the report may already have done: (step, condition), a condition of UNLESS (the step is left out then)
+    remediation_unless: tuple[tuple[str, str], ...] = ()
     references: tuple[str, ...] = ()
     match: tuple[Sample, ...] = ()
     no_match: tuple[str, ...] = ()
@@ -114,6 +116,7 @@ class XidEntry:
     blame: str
     severity: str
     action: str
+    names_action: str | None = None  # a regex: its line names the recovery the driver asks for (group `action`)
 
     @property
     def role(self) -> str:
@@ -225,7 +228,8 @@ def _load_xid(path: Path, issues: list[Issue]) -> dict[int, XidEntry]:
         loc = SourceLocation(str(path), starts[i] if i < len(starts) else None)
         try:
             e = XidEntry(code=int(d["code"]), name=str(d["name"]), meaning=str(d["meaning"]),
-                         blame=str(d["blame"]), severity=str(d["severity"]), action=str(d["action"]))
+                         blame=str(d["blame"]), severity=str(d["severity"]), action=str(d["action"]),
+                         names_action=d.get("names_action"))
         except (KeyError, TypeError, ValueError) as err:
             issues.append(Issue("error", "xid", f"Xid entry needs code, name, meaning, blame, severity, action ({err})", loc))
             continue
@@ -235,6 +239,8 @@ def _load_xid(path: Path, issues: list[Issue]) -> dict[int, XidEntry]:
             issues.append(Issue("error", "xid", f"Xid {e.code}: severity {e.severity!r} is not one of {SEVERITIES}", loc))
         if e.code in out:
             issues.append(Issue("error", "xid", f"Xid {e.code} listed twice", loc))
+        if e.names_action is not None and (regex_error(str(e.names_action)) or "(?P<action>" not in e.names_action):
+            issues.append(Issue("error", "xid", f"Xid {e.code}: names_action is a regex with a group `action`", loc))
         out[e.code] = e
     return out
 
@@ -251,6 +257,31 @@ def _str_list(v, what: str, problems: list[str]) -> tuple[str, ...]:
         return tuple(v)
     problems.append(f"{what} must be a list of strings")
     return ()
+
+
+# what a report may have done already, so that a remediation step asking for it is left out
+UNLESS = {
+    "rank": "the report names the rank of the first cause",
+    "xid_known": "the Xid table knows the code (its immediate action is the first step)",
+}
+
+
+def _steps(v, problems: list[str]) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """Remediation: strings, or {step, unless} tables (the step is left out when the report did it)."""
+    if v is None:
+        return (), ()
+    steps, unless = [], []
+    for x in ([v] if isinstance(v, str) else v if isinstance(v, list) else [None]):
+        if isinstance(x, dict) and isinstance(x.get("step"), str) and x.get("unless") in UNLESS:
+            steps.append(x["step"])
+            unless.append((x["step"], x["unless"]))
+        elif isinstance(x, str):
+            steps.append(x)
+        else:
+            problems.append(f"remediation is a list of steps: strings, or {{ step, unless }} with unless one of "
+                            f"{sorted(UNLESS)}")
+            return (), ()
+    return tuple(steps), tuple(unless)
 
 
 def _samples(v, problems: list[str]) -> tuple[tuple[Sample, ...], tuple[str, ...]]:
@@ -299,7 +330,7 @@ def signature_from_dict(d: dict, location: SourceLocation, text: str = "", end: 
     sources = _str_list(d.get("sources"), "sources", plist)
     phase = _str_list(d.get("phase"), "phase", plist)
     explains = _str_list(d.get("explains"), "explains", plist)
-    remediation = _str_list(d.get("remediation"), "remediation", plist)
+    remediation, remediation_unless = _steps(d.get("remediation"), plist)
     references = _str_list(d.get("references"), "references", plist)
     matches, no_match = _samples(d.get("samples"), plist)
     for p in plist:
@@ -365,7 +396,8 @@ def signature_from_dict(d: dict, location: SourceLocation, text: str = "", end: 
         id=sid, category=str(d["category"]), title=str(d["title"]), role=role, prefilter=prefilter, regex=regex,
         sources=sources, phase=phase, phase_category=tuple(sorted((str(k), str(v)) for k, v in pc.items())),
         explains=explains, scope=scope, table=table, priority=priority,
-        explanation=str(d.get("explanation", "")).strip(), remediation=remediation, references=references,
+        explanation=str(d.get("explanation", "")).strip(), remediation=remediation,
+        remediation_unless=remediation_unless, references=references,
         match=matches, no_match=no_match, veto=str(d.get("veto", "line")),
         after=tuple(_str_list(d.get("after"), "after", plist)), recovery=recovery, location=location,
     )

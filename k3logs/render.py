@@ -73,12 +73,29 @@ def _xml_safe(value):
     return NOT_XML.sub("\ufffd", str(value))
 
 
+def by_category(symptoms) -> list[tuple[str, int, list[str]]]:
+    """The symptoms summed up, the largest first: (category, lines, nodes in name order)."""
+    count: dict[str, int] = {}
+    nodes: dict[str, set[str]] = {}
+    for s in symptoms:
+        count[s.category] = count.get(s.category, 0) + s.count
+        nodes.setdefault(s.category, set()).update([s.node] if s.node else [])
+    return [(c, n, sorted(nodes[c])) for c, n in sorted(count.items(), key=lambda x: (-x[1], x[0]))]
+
+
+def gpu_identity(gpu: dict) -> str:
+    """'index 4, bus 0000:9a:00, UUID GPU-4e1f..., serial 1653623018817'."""
+    names = (("index", "index"), ("bus_id", "bus"), ("uuid", "UUID"), ("serial", "serial"))
+    return ", ".join(f"{label} {gpu[k]}" for k, label in names if gpu.get(k) is not None)
+
+
 @lru_cache(maxsize=4)
 def _env(folder: str, markup: bool) -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(folder), undefined=jinja2.StrictUndefined,
                              autoescape=markup, keep_trailing_newline=True, trim_blocks=False,
                              finalize=_xml_safe if markup else md_text)
-    env.filters.update(cell=cell, code=code, cell_code=cell_code, fenced=fenced, prose=prose)
+    env.filters.update(cell=cell, code=code, cell_code=cell_code, fenced=fenced, prose=prose,
+                       by_category=by_category, gpu_identity=gpu_identity)
     return env
 
 

@@ -88,6 +88,7 @@ class Origin:
     rank: int | None = None
     node_from: str | None = None   # the witness that named the node (a log line's host, a node folder, ...)
     rank_from: str | None = None   # the witness that named the rank
+    gpu: dict | None = None        # a hardware cause's GPU: index, bus_id, uuid, serial, recovery_action (the driver's)
 
 
 @dataclass

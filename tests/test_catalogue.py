@@ -230,3 +230,17 @@ def test_near_miss_a_recovery_that_cannot_say_which_device_came_back_is_an_issue
     from k3logs.catalogue import signature_from_dict
     _, issues = signature_from_dict({**PORT_DOWN, "recovery": recovery}, SourceLocation("x.toml"))
     assert any(why in i.message for i in issues), issues
+
+
+def test_a_remediation_step_may_say_what_the_report_does_instead():
+    from k3logs.catalogue import signature_from_dict
+    sig, issues = signature_from_dict({**PORT_DOWN, "remediation": ["r", {"step": "map it", "unless": "rank"}]},
+                                      SourceLocation("x.toml"))
+    assert issues == [] and sig.remediation == ("r", "map it") and sig.remediation_unless == (("map it", "rank"),)
+
+
+def test_near_miss_an_unknown_condition_is_an_issue():
+    from k3logs.catalogue import signature_from_dict
+    _, issues = signature_from_dict({**PORT_DOWN, "remediation": [{"step": "map it", "unless": "moon"}]},
+                                    SourceLocation("x.toml"))
+    assert any("unless one of" in i.message for i in issues)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import make_bundle, text_of
+from conftest import TESTS_DIR, make_bundle, text_of
 from k3logs.api import analyze
 from k3logs.render import render_json, render_markdown
 from k3logs.schema import PHASES
@@ -214,3 +214,40 @@ def test_markdown_table_cells_stay_one_line(tmp_path):
     md = render_markdown(analyze(make_bundle(tmp_path, files)))
     row = next(ln for ln in md.splitlines() if "node-b/vllm.log:2" in ln and ln.startswith("|"))
     assert "\\| a \\| b \\|" in row
+
+
+MAP_STEP = "Map the PCI address to the GPU and rank"
+
+
+def test_a_step_the_report_already_did_is_left_out_of_what_to_do():
+    from k3logs.api import analyze
+    r = analyze(TESTS_DIR.parent / "corpora" / "c208-xid79-torchrun-misleading-rootcause" / "bundle")
+    assert r.origin.rank is not None and not any(MAP_STEP in s for s in r.root_cause.remediation)
+    assert not any("xid.toml" in s for s in r.root_cause.remediation)
+
+
+def test_near_miss_with_no_rank_the_report_asks_to_map_the_gpu(tmp_path):
+    from k3logs.api import analyze
+    bundle = make_bundle(tmp_path, {"dmesg.txt": "[ 9311.552013] NVRM: Xid (PCI:0000:9a:00): 79, pid='<unknown>', "
+                                                 "name=<unknown>, GPU has fallen off the bus.\n"})
+    r = analyze(bundle)
+    assert r.root_cause.category == "gpu.xid" and r.origin.rank is None
+    assert any(MAP_STEP in s for s in r.root_cause.remediation)
+
+
+def test_the_verdict_block_holds_the_gpu_the_first_two_steps_and_the_symptoms_above_the_root_cause():
+    r = analyze(TESTS_DIR.parent / "corpora" / "c208-xid79-torchrun-misleading-rootcause" / "bundle")
+    assert r.origin.gpu["uuid"].startswith("GPU-") and r.origin.gpu["recovery_action"] == "Node Reboot Required"
+    md = render_markdown(r)
+    head = md[:md.index("## Root cause")]
+    assert "**GPU**: index 4, bus 0000:9a:00" in head and "**Node Reboot Required**" in head
+    steps = re.findall(r"^(\d)\. (.*)$", head[head.index("**Do first:**"):], re.M)
+    assert [s for _, s in steps][:2] == [s.replace("<", "\\<") for s in r.root_cause.remediation[:2]] and len(steps) == 2
+    assert re.search(r"\*\*Symptoms\*\* \(the full table below\): `nccl\.timeout` \d+ on ", head)
+
+
+def test_near_miss_a_healthy_report_and_a_software_cause_have_no_gpu_line_nor_steps_when_healthy(tmp_path):
+    healthy = render_markdown(analyze(make_bundle(tmp_path / "h", HEALTHY)))
+    assert "**Do first:**" not in healthy and "**GPU**" not in healthy
+    r = analyze(TESTS_DIR.parent / "corpora" / "c203-shm-64m-docker-rtx6000ada" / "bundle")
+    assert r.origin.gpu is None and "**GPU**" not in render_markdown(r) and "**Do first:**" in render_markdown(r)
