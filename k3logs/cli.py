@@ -222,7 +222,7 @@ def _size_pools(command: str | None = None) -> None:
 
 
 @cli.command()
-@click.argument("bundle", type=click.Path(path_type=Path))
+@click.argument("bundles", metavar="BUNDLE...", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["md", "json", "html"]), default="md", show_default=True,
               help="md for people, json for machines, html: one self-contained page with the timeline picture "
                    "and the lines around every cited line.")
@@ -237,8 +237,9 @@ def _size_pools(command: str | None = None) -> None:
 @window_options
 @bundle_options
 @handle_errors
-def analyze(bundle, fmt, out, context_lines, reference, patterns, tz, skew_tolerance, **limits):
-    """Diagnose one incident bundle (folder, archive or log file; - reads it from standard input).
+def analyze(bundles, fmt, out, context_lines, reference, patterns, tz, skew_tolerance, **limits):
+    """Diagnose one incident bundle (folder, archive or log file; - reads it from standard input), or
+    several that are one incident (a bundle per node: `k3logs analyze node-a.tar.gz node-b.tar.gz`).
 
     Exit status: 0 no incident, 1 incident diagnosed, 2 bad usage or unreadable bundle, 3 inconclusive (nothing
     in the bundle can show an incident: no log of the deployment, or logs that end before it was ready).
@@ -252,18 +253,23 @@ def analyze(bundle, fmt, out, context_lines, reference, patterns, tz, skew_toler
     """
     from . import output
     from .api import analyze as run_analysis
-    stdin = str(bundle) == "-"
-    where = output.target(out, None if stdin else bundle)  # a bad -o fails before the bundle is read
+    stdin = "-" in [str(b) for b in bundles]
+    if stdin and len(bundles) > 1:
+        raise UsageError("- (standard input) is the only bundle when it is given")
+    for b in bundles:  # a bad -o fails before a bundle is read
+        where = output.target(out, None if stdin else b)
     if context_lines is None:
         context_lines = 3 if fmt == "html" else 0
     settings, cat = _settings(tz, skew_tolerance, **limits), _catalogue(patterns)
+    bundle, display = bundles[0], None
     if stdin:
-        bundle = _stdin_bundle(settings.limits.max_total_bytes)
+        bundle, display = _stdin_bundle(settings.limits.max_total_bytes), STDIN_NAME
+    elif len(bundles) > 1:
+        bundle, display = _combined_bundle(bundles, settings.limits.max_total_bytes), " + ".join(map(str, bundles))
     from .progress import showing
     with showing("analyze"):
         if reference is None:
-            report, section = run_analysis(bundle, settings, cat, context_lines,
-                                           display=STDIN_NAME if stdin else None), None
+            report, section = run_analysis(bundle, settings, cat, context_lines, display=display), None
         else:
             from .api import analyze_with_reference
             report, section = analyze_with_reference(bundle, reference, settings, cat, context_lines)
@@ -302,6 +308,34 @@ def _stdin_bundle(limit: int) -> Path:
                 raise UsageError(f"standard input holds more than --max-total-bytes ({limit} bytes); give the "
                                  f"bundle's path instead")
             held.write(chunk)
+    return Path(f"/proc/self/fd/{fd}")
+
+
+def _combined_bundle(bundles: tuple[Path, ...], limit: int) -> Path:
+    """Several bundles of one incident (a bundle per node) as one: an archive held in memory (a memfd, never
+    on disk) with each as a member of its own name, a folder with its files under it, an archive or log as it
+    is (read as a nested archive), so that every file keeps the name of the bundle it came from (node folders
+    and node-named archives say whose it is). At most --max-total-bytes of files."""
+    import os
+    import tarfile
+    if not hasattr(os, "memfd_create"):
+        raise UsageError("analysing several bundles as one needs Linux (memfd); put them in one folder instead")
+    names: set[str] = set()
+    total = 0
+    for b in bundles:
+        if not b.exists():
+            raise UsageError(f"cannot read {b}: no such file or folder")
+        if b.name in names:
+            raise UsageError(f"two bundles are named {b.name}: give them different names (their files would mix)")
+        names.add(b.name)
+        total += sum(f.lstat().st_size for f in b.rglob("*") if f.is_file() and not f.is_symlink()) \
+            if b.is_dir() else b.stat().st_size
+        if total > limit:
+            raise UsageError(f"the bundles hold more than --max-total-bytes ({limit} bytes) together")
+    fd = os.memfd_create("k3logs-bundles")
+    with open(fd, "wb", closefd=False) as held, tarfile.open(fileobj=held, mode="w") as tar:
+        for b in bundles:  # (links are stored as links, never followed: discover judges them)
+            tar.add(b, arcname=b.name, recursive=True)
     return Path(f"/proc/self/fd/{fd}")
 
 

@@ -535,3 +535,23 @@ def test_near_miss_a_clean_catalogue_gives_passing_junit_and_no_sarif_finding(tm
     cases = _junit_cases(tmp_path / "c.xml")
     assert len(cases) > 5 and all(v is None for v in cases.values())
     assert _sarif_results(tmp_path / "c.sarif") == []
+
+
+def test_analyze_several_bundles_of_one_incident_as_one(incident, tmp_path):
+    whole = json.loads(invoke("analyze", incident, "--format", "json").stdout)
+    for node in ("node-a", "node-b"):  # the same nodes as archives, one per node
+        (tmp_path / f"{node}.tar.gz").write_bytes(tar_bytes(
+            {p.name: p.read_bytes() for p in (incident / node).iterdir()}, "gz"))
+    for parts in ([incident / "node-a", incident / "node-b"], [tmp_path / "node-a.tar.gz", tmp_path / "node-b.tar.gz"]):
+        d = json.loads(invoke("analyze", *parts, "--format", "json").stdout)
+        assert d["bundle"]["path"] == " + ".join(map(str, parts))
+        assert (d["root_cause"]["category"], d["origin"]["rank"], d["first_causal"]["line"]) == (
+            whole["root_cause"]["category"], whole["origin"]["rank"], whole["first_causal"]["line"])
+        assert d["first_causal"]["file"].split("/", 1)[0] in ("node-b", "node-b.tar.gz")
+
+
+@pytest.mark.parametrize("second", ["same-name", "-"])
+def test_near_miss_bundles_whose_files_would_mix_or_stdin_with_another_are_one_error_line(incident, second):
+    other = incident / "node-a" if second == "same-name" else "-"
+    r = invoke("analyze", incident / "node-a", other)
+    assert r.exit_code == 2 and one_error_line(r)
