@@ -24,94 +24,72 @@ REPO = Path(__file__).resolve().parents[2]
 CORPORA = REPO / "corpora"
 
 # Failures k3logs has today, found by this bed (`benchmarks/metamorphic.py --all` on 123 cases, 2026-12-02):
-# (case, transform) -> what in k3logs is wrong; case '*': every case the transform applies to. tests/test_metamorphic.py
+# (case, transform) -> what in k3logs is wrong. tests/test_metamorphic.py
 # applies them as strict xfail: a fix shows as a failure that asks to take its entry out.
-C10D_RETRY = ("torch's c10d warning 'The client socket has failed to connect to [host]:29500 (errno: 111 - "
-              "Connection refused)', printed while the TCPStore client retries and the group then comes up, is taken "
-              "as the root cause (signature torch-store-rendezvous-failed, nccl.bootstrap): a retried connect is not a "
-              "failed one")
-LINK_FLAP = ("a port that goes down and comes straight back ('Port: 1 Link DOWN' then 'Link ACTIVE', or 'Link down' "
-             "then 'Link up' on a management NIC), with no NCCL error after, is taken as the root cause "
-             "(mlx5-port-down, mlx5-netdev-link-down, nccl.ib_transport): the recovery is not looked at")
-JOURNALD_JSON = ("`journalctl -o json` with a MESSAGE that holds control characters (vLLM's ANSI-coloured process "
-                 "prefixes) is an array of bytes, which the journald_json wrapper does not decode: those lines are "
-                 "lost")
+DROPPED_NODE = ("evidence_missing names a node whose logs are absent only where a line or a launch file of the bundle "
+                "names it (k3logs/missing.py: attributed lines, srun's task reports, host lists of the nodes' naming "
+                "family): a node folder removed with nothing else naming its host leaves only a count, or no trace")
+LONE_ARCHIVE = ("a bundle that is one archive (an incident's .tar.zst) inside another container: the container's single "
+                "member is taken off the names as a lone top folder, or kept with a top folder around it, so the first "
+                "cause's file loses or gains a leading part (incident-N.tar.zst/...)")
+RELAYED_CLOCK = ("a worker's line that Ray relays into the head's log is attributed to the worker's node, and that node's "
+                 "clock offset goes with it, but its time is the head's clock: with the worker node's clock off, the "
+                 "relayed ECC error moves before the node's own Xid in the bug report")
 SKEW_TIE = ("nodes are ordered on their raw clocks when their offset is below --skew-tolerance (so it is not "
             "corrected): a cause every node prints in the same second moves to the node whose clock is 1 s early")
 PHASE_TIE = ("the phase depends on sub-second order: V0's 'Maximum concurrency for ...' (printed while sizing the KV "
              "cache) is a cudagraph_capture landmark; with second-resolution times it ties with the error and is not "
              "counted, with a wrapper's exact times it precedes it and the phase becomes cudagraph_capture")
 KNOWN: dict[tuple[str, str], str] = {
-    ("*", "drop-node"): "evidence_missing names a node whose logs are absent only where a line or a launch file of "
-                        "the bundle names it (k3logs/missing.py): a node folder removed with nothing else naming "
-                        "its host leaves no trace",
-    ("c549-nvswitch-fatal-fm-log-nvls-2node-tarzst", "pack-top"): (
-        "a lone top folder around a bundle that is one archive is not taken off the names (the archive's own name "
-        "stays, and so does the folder's): the first cause's file reads incident-N/<archive>/..."),
+    **{(c, "drop-node"): DROPPED_NODE for c in (
+        "c101-driver-too-old-cu130-2node-lws",
+        "c109-oom-load-pp2-stale-gpu-process",
+        "c112-host-oom-lmcache-cpu-offload-2node-k8s",
+        "c115-segfault-nccl-proxy-ray-2node",
+        "c201-k3-dp2-dmabuf524-debugfile",
+        "c205-bootstrap-docker0-torchrun-compose",
+        "c207-watchdog-timeout-only-3node-pp3",
+        "c208-xid79-torchrun-misleading-rootcause",
+        "c210-xid74-nvlink-gb300-k3-mnnvl",
+        "c212-k3-all2all-nvlink-backend-on-rdma",
+        "c214-healthy-k3-2node-deepep-rdma",
+        "c301-k8s-device-plugin-nvml-lost-2node-lws",
+        "c303-k3-cu130-image-r575-node-toolkit-requirement-2node",
+        "c306-nvidia-uvm-not-loaded-headless-2node-docker",
+        "c309-moe-kernel-misaligned-address-pp2-ep-2node",
+        "c311-k3-generic-image-no-deepep-then-no-deepgemm-2node",
+        "c313-k3-all2all-backend-typo-worker-template-lws",
+        "c314-k3-ep24-experts-not-divisible-3node-lws",
+        "c401-pcie-aer-fatal-gpu-lost-pp2-lws",
+        "c402-hca-firmware-fatal-retry-exceeded-pp2",
+        "c403-k3-memlock-ibverbs-create-cq-new-node",
+        "c406-k3-deepep-on-nvl72-no-rdma-nvshmem",
+        "c412-k3-nvfp4-on-h200-no-moe-backend-2node",
+        "c414-ray-memory-monitor-kill-cpu-offload-2node",
+        "c415-ray-tp16-pp2-exceeds-16-gpus-kuberay-v0",
+        "c503-truncated-shard-node2-dp-headless-docker",
+        "c507-enospc-hf-cache-overlay-node2-dp-download",
+        "c531-v1-ray-pp2-rank10-worker-vanishes-no-cause",
+        "c550-roce-port-down-mlx5-node08-pp2-lws-cri",
+        "c568-healthy-2node-docker-nccl-connect-retries-plugin-fallback",
+        "c604-new-node-joins-with-nccl-2277-pp3-3node-systemd",
+    )},
+    **{("c549-nvswitch-fatal-fm-log-nvls-2node-tarzst", t): LONE_ARCHIVE for t in (
+        "pack-top", "pack-zip", "pack-zst", "pack-nested", "rename-files")},
+    ("c413-nvswitch-sxid-fatal-tp8-serving-v0", "rename-files"): (
+        "the same NVSwitch fatal error, untimed, in a note and in a capture: the more specific of two untimed "
+        "statements of one failure is taken, and when both say as much the file names order them (file names are "
+        "no clock), so renaming the files moves the first cause from the note to the capture"),
+    ("c530-v1-ray-tp16-rank11-sigsegv-nccl-proxy-serving", "skew-within"): SKEW_TIE,
+    ("c548-xid48-dbe-a100-ray-pp2-only-in-bugreport-gz", "skew-within"): RELAYED_CLOCK,
+    ("c548-xid48-dbe-a100-ray-pp2-only-in-bugreport-gz", "skew-beyond"): RELAYED_CLOCK,
     ("c545-llama405b-pp3-3node-oom-inference-rank13-partial", "rename-hosts"): (
         "the transform renames the nodes that have logs, not the host only the launch file names: the renamed nodes "
         "no longer share its naming family, so the missing node is counted (--nnodes) but not named"),
-    **{(c, "noise-retries"): C10D_RETRY for c in (
-        "c203-shm-64m-docker-rtx6000ada",
-        "c204-roce-linkflap-pp2-serving",
-        "c217-other-custom-logitsproc-keyerror",
-        "c545-llama405b-pp3-3node-oom-inference-rank13-partial",
-        "c105-missing-bitsandbytes-systemd",
-        "c108-flashinfer-moe-jit-sm103-nvcc128",
-        "c109-oom-load-pp2-stale-gpu-process",
-        "c110-oom-cudagraph-capture-l40s-tp4",
-        "c111-oom-inference-prompt-logprobs-tp2",
-        "c112-host-oom-lmcache-cpu-offload-2node-k8s",
-        "c202-ibv-dmabuf524-l40s-docker",
-        "c207-watchdog-timeout-only-3node-pp3",
-        "c211-illegal-access-no-xid-llama4-tp4",
-        "c305-exclusive-process-gpu-held-by-parent-slurm",
-        "c306-nvidia-uvm-not-loaded-headless-2node-docker",
-        "c310-custom-op-lib-glibcxx-derived-image-k8s",
-        "c311-k3-generic-image-no-deepep-then-no-deepgemm-2node",
-        "c312-mla-sparse-no-attention-backend-sm120-compose",
-        "c314-k3-ep24-experts-not-divisible-3node-lws",
-        "c315-kv-budget-negative-then-too-small-for-128k-l40s-docker",
-        "c402-hca-firmware-fatal-retry-exceeded-pp2",
-        "c403-k3-memlock-ibverbs-create-cq-new-node",
-        "c410-k3-lmcache-wheel-mismatch-two-rollouts",
-        "c412-k3-nvfp4-on-h200-no-moe-backend-2node",
-        "c414-ray-memory-monitor-kill-cpu-offload-2node",
-        "c417-k3-acceptance-sustained-green-no-toolcall-evidence",
-        "c418-k3-negative-control-gateway-timestamp-breaks-prefix",
-        "c419-k3-dp2-saturated-queue-kv-pinned-preemptions",
-        "c501-hf-hub-timeout-node2-proxy-missing-lws",
-        "c503-truncated-shard-node2-dp-headless-docker",
-        "c505-triton-ptxas-sm121a-dgx-spark-compose",
-        "c507-enospc-hf-cache-overlay-node2-dp-download",
-        "c543-deepseek-r1-fp8-tp8-h100-oom-load-docker",
-        "c544-qwen72b-awq-tp4-a100-40g-oom-cudagraph-hostdir")},
-    **{(c, "noise-kernel"): LINK_FLAP for c in (
-        "c116-sigkill-torchrun-2node-slurm",
-        "c531-v1-ray-pp2-rank10-worker-vanishes-no-cause",
-        "c571-healthy-k8s-dcgm-exporter-oomkill-client-aborts-prefix-logs",
-        "c112-host-oom-lmcache-cpu-offload-2node-k8s",
-        "c204-roce-linkflap-pp2-serving",
-        "c402-hca-firmware-fatal-retry-exceeded-pp2")},
-    **{(c, "wrap-journald-json"): JOURNALD_JSON for c in (
-        "c204-roce-linkflap-pp2-serving",
-        "c531-v1-ray-pp2-rank10-worker-vanishes-no-cause",
-        "c103-empty-cuda-visible-devices-slurm",
-        "c106-no-kernel-image-sm120-old-wheel",
-        "c108-flashinfer-moe-jit-sm103-nvcc128",
-        "c109-oom-load-pp2-stale-gpu-process",
-        "c110-oom-cudagraph-capture-l40s-tp4",
-        "c115-segfault-nccl-proxy-ray-2node",
-        "c210-xid74-nvlink-gb300-k3-mnnvl",
-        "c211-illegal-access-no-xid-llama4-tp4",
-        "c305-exclusive-process-gpu-held-by-parent-slurm",
-        "c316-v0-llama31-8b-128k-default-len-l4-gke",
-        "c402-hca-firmware-fatal-retry-exceeded-pp2",
-        "c404-nccl-socket-ifname-eth0-missing-ray-v0",
-        "c409-k3-generic-image-arch-not-recognized-k8s")},
     ("c314-k3-ep24-experts-not-divisible-3node-lws", "skew-within"): SKEW_TIE,
     ("c406-k3-deepep-on-nvl72-no-rdma-nvshmem", "skew-within"): SKEW_TIE,
     ("c316-v0-llama31-8b-128k-default-len-l4-gke", "wrap-docker"): PHASE_TIE,
+    ("c316-v0-llama31-8b-128k-default-len-l4-gke", "wrap-journald-json"): PHASE_TIE,
 }
 
 
