@@ -555,3 +555,11 @@ def test_near_miss_bundles_whose_files_would_mix_or_stdin_with_another_are_one_e
     other = incident / "node-a" if second == "same-name" else "-"
     r = invoke("analyze", incident / "node-a", other)
     assert r.exit_code == 2 and one_error_line(r)
+
+
+def test_shell_completion_script_is_printed_through_the_entry_point():
+    import subprocess
+    env = {**os.environ, "_K3LOGS_COMPLETE": "bash_source"}
+    p = subprocess.run([sys.executable, "-c", "import sys; sys.argv[0] = 'k3logs'; from k3logs.cli import main; main()"],
+                       capture_output=True, text=True, env=env)
+    assert p.returncode == 0 and "_k3logs_completion()" in p.stdout
