@@ -19,6 +19,7 @@ DELTAS = ("line", "line_end")  # columns stored as differences (consecutive line
 WRITE_BATCH_ROWS = 64 * 1024
 LIST_SEPARATOR = "\u241f"  # between the links of a folded traceback in CSV cells
 VIEWS = pl.CompatLevel.newest()
+RFC3339 = "%Y-%m-%dT%H:%M:%S%.6fZ"  # times in CSV and JSON lines: RFC 3339, UTC, microseconds
 
 
 STDOUT = "-"  # the output path that means standard output
@@ -51,7 +52,9 @@ class EventWriter:
             return
         if self._pq is not None:
             self._pq.write_table(batch.to_arrow(compat_level=VIEWS))
-        elif self.fmt == "csv":
+            return
+        batch = batch.with_columns(pl.col("ts").dt.strftime(RFC3339))  # (text formats: one way to write a time)
+        if self.fmt == "csv":
             flat = batch.with_columns(
                 pl.col("exc_types").list.join(LIST_SEPARATOR), pl.col("exc_messages").list.join(LIST_SEPARATOR),
                 pl.col("exc_lines").cast(pl.List(pl.String)).list.join(","))

@@ -563,3 +563,14 @@ def test_shell_completion_script_is_printed_through_the_entry_point():
     p = subprocess.run([sys.executable, "-c", "import sys; sys.argv[0] = 'k3logs'; from k3logs.cli import main; main()"],
                        capture_output=True, text=True, env=env)
     assert p.returncode == 0 and "_k3logs_completion()" in p.stdout
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
+def test_events_text_formats_write_times_one_way_rfc3339_in_utc(events_bundle, tmp_path, fmt):
+    out = tmp_path / f"x.{fmt}"
+    assert invoke("events", events_bundle, "-o", out).exit_code == 0
+    raw = out.read_text()
+    times = re.findall(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[^,\"]*", raw)
+    assert times and all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", t) for t in times)
+    parquet = pl.read_parquet(invoke("events", events_bundle, "-o", tmp_path / "x.parquet") and tmp_path / "x.parquet")
+    assert parquet["ts"].dtype == pl.Datetime("us", "UTC")   # (Parquet keeps the timestamp type)
