@@ -49,6 +49,25 @@ def _facts_dict(facts) -> dict[str, str]:
     return out
 
 
+def _typed(value: str):
+    """A fact's value as JSON types it: a whole number as a number (a count, a size, a branch); anything
+    dotted stays text (12.10 is a CUDA version, not 12.1)."""
+    return int(value) if re.fullmatch(r"-?\d{1,15}", value) else value
+
+
+def _fact_values(facts) -> dict[str, list[dict]]:
+    """Every value of each reported fact, typed, with the file and line it was read from (in name order)."""
+    out: dict[str, list[dict]] = {}
+    for key in FACT_KEYS:
+        seen = []
+        for f in facts:
+            if f.name == key and (f.value, f.file, f.line) not in seen:
+                seen.append((f.value, f.file, f.line))
+        if seen:
+            out[key] = [{"value": _typed(v), "file": fl, "line": ln} for v, fl, ln in seen]
+    return out
+
+
 def _triage(cat, category: str | None) -> int:
     c = cat.categories.get(category or "")
     return c.triage if c else 99
@@ -329,7 +348,8 @@ def make_report(a: Analysis, display_path: str, tool_calls: ToolCallEvidence | N
         bundle=summary, healthy=d.healthy, outcome=Outcome(o.state, o.file, o.line, o.detail), root_cause=rc, first_causal=first, origin=origin, phase=phase,
         symptoms=_symptoms(d.findings, root),
         environment=Environment(_facts_dict(a.facts),
-                                [CheckOut(c.id, c.status, c.evidence, c.detail) for c in checks]),
+                                [CheckOut(c.id, c.status, c.evidence, c.detail) for c in checks],
+                                _fact_values(a.facts)),
         evidence_missing=missing, why_not_symptom=why, timeline=_timeline(a, root), nodes=_nodes(a),
         recovery_ladder=ladder, load_at_failure=d.load, other=other,
         sniffed=sorted(files, key=lambda f: f.file), clock=clock, phases=_phase_spans(a),

@@ -114,8 +114,10 @@ class CheckOut:
 
 @dataclass
 class Environment:
-    facts: dict[str, str] = field(default_factory=dict)
+    facts: dict[str, str] = field(default_factory=dict)   # one string a fact (several values joined by ' | ')
     checks: list[CheckOut] = field(default_factory=list)
+    # typed: each fact's every value (a number as a number) with where it was read: {name: [{value, file, line}]}
+    values: dict[str, list[dict]] = field(default_factory=dict)
 
 
 @dataclass

@@ -251,3 +251,12 @@ def test_near_miss_a_healthy_report_and_a_software_cause_have_no_gpu_line_nor_st
     assert "**Do first:**" not in healthy and "**GPU**" not in healthy
     r = analyze(TESTS_DIR.parent / "corpora" / "c203-shm-64m-docker-rtx6000ada" / "bundle")
     assert r.origin.gpu is None and "**GPU**" not in render_markdown(r) and "**Do first:**" in render_markdown(r)
+
+
+def test_a_fact_with_several_values_lists_each_typed_with_where_it_was_read():
+    r = analyze(TESTS_DIR.parent / "corpora" / "c208-xid79-torchrun-misleading-rootcause" / "bundle")
+    counts = r.environment.values["gpu_count"]
+    assert sorted(v["value"] for v in counts) == [1, 8] and all(v["file"] and v["line"] for v in counts)
+    assert r.environment.facts["gpu_count"] == "1 | 8"   # (the joined string stays, for the contract)
+    # near miss: a version stays text, however numeric it looks
+    assert {v["value"] for v in r.environment.values["driver_cuda"]} == {"12.9"}
