@@ -158,7 +158,8 @@ class Lifecycle:
         """The deployment was ready (any node, in the finding's attempt or, for a node without serving
         landmarks of its own such as a headless worker, any node's) before the finding."""
         mine = [r for (n, a), r in self.ready.items() if n == f.node and a == self.attempt_of(f)]
-        others = list(self.ready.values()) if not mine else []
+        headless = not any(n == f.node for n, _ in self.ready)  # (a node ready in another attempt has its own)
+        others = list(self.ready.values()) if headless else []
         return any(r.before(f.ts, f.file, f.line) for r in mine + others)
 
     def failed_again(self, failures: list) -> bool:

@@ -34,6 +34,10 @@ RAY_MARK = re.compile(r"^\((?:raylet|gcs_server|autoscaler)|\[repeated \d+x acro
 # a plain file is of a log kind when at least 1 line in MIN_SHARE is of that kind; of vLLM's, 1 in VLLM_SHARE
 # (vLLM output carries NCCL, torch and kernel-looking lines too: a few vLLM lines decide it)
 MIN_SHARE, VLLM_SHARE = 5, 10
+# the body of a Python traceback (its header, frames, their source lines, carets, chaining notes): the program's
+# own crash, in whatever log it writes, so it counts neither for nor against the log's kind
+TRACEBACK_BODY = re.compile(r'^(?:Traceback \(most recent call last\):|\s+File "[^"]*", line \d+|\s{4}\S|\s+[\^~]+\s*$|'
+                            r'During handling of the above exception|The above exception was the direct cause)')
 LINE_KIND = {"vllm": "vllm", "uvicorn": "vllm", "nccl": "nccl", "nccl_located": "nccl", "nccl_version": "nccl",
              "torch_c10": "torch", "glog": "log", "kernel_uptime": "kernel", "kernel_ctime": "kernel",
              "kernel_iso": "kernel", "kernel_decoded": "kernel", "ray": "ray", "ray_cpp": "ray", "python_dash": "log",
@@ -185,7 +189,8 @@ def sniff(head: bytes, size: int | None = None, formats: Formats | None = None) 
         # its indented continuation lines: a note citing a log)
         records = n - sum(1 for ln in inner if ln[:1] in (" ", "\t"))
         quote = sum(counts.values()) == 1 < records
-        if not wrappers and (hits * (VLLM_SHARE if kind == "vllm" else MIN_SHARE) < n or quote):
+        own = n - sum(1 for ln in clean if TRACEBACK_BODY.match(ln))
+        if not wrappers and (hits * (VLLM_SHARE if kind == "vllm" else MIN_SHARE) < own or quote):
             # a line or two of a format among other text (notes, a unit file, a job spec): plain text. (A
             # container's or a unit's output is that program's, whatever else it prints.)
             reasons.append(f"no known format on most lines ({kind} {hits}/{n}); read as plain text")

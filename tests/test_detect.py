@@ -186,3 +186,13 @@ def test_progress_and_joined_lines_read_their_samples(section, column):
 ])
 def test_frame_phase_takes_the_innermost_known_frame(frames, phase):
     assert frame_phase(frames) == phase
+
+
+@pytest.mark.parametrize("line, starts", [
+    ("Setting OMP_NUM_THREADS environment variable for each process to be 1 in default, to avoid your system being "
+     "overloaded, please further tune the variable for optimal performance in your application as needed.", True),
+    ("Starting headless worker node: node_rank=1, nnodes=2, local workers=8, master_addr=10.52.0.21", True),
+    ("Automatically detected platform cuda.", False),   # near miss: printed at import by every process
+])
+def test_a_launchers_or_a_headless_nodes_start_begins_an_attempt(line, starts):
+    assert phase_marks(pl.DataFrame({"text": [line]}))["restart"].to_list() == [starts]

@@ -253,6 +253,19 @@ def test_near_miss_another_port_coming_back_is_no_recovery(tmp_path):
     assert d.root is not None and d.root.category == "nccl.ib_transport"
 
 
+def test_a_failure_before_ready_in_a_later_run_never_readied_that_run(tmp_path):
+    again = [line.replace("07:00:0", "07:09:0") for line in START] + [MODULE.replace("07:01:20", "07:09:30")]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + STOP + again})
+    assert d.outcome.state == "never_ready" and d.root.category == "dep.missing_module"
+
+
+def test_near_miss_a_headless_node_failing_lives_in_the_deployments_readiness(tmp_path):
+    worker_line = worker(4, 30, "RuntimeError: CUDA error: an illegal memory access was encountered", level="ERROR")
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING,
+                            "gpu-a2/vllm.log": [worker_line.replace("VllmWorker rank=0", "VllmWorker rank=1")]})
+    assert d.outcome.state in ("crashed", "failing_requests")
+
+
 def test_a_killed_node_that_restarts_did_not_survive_the_kill(tmp_path):
     headless = "INFO 11-18 07:{m:02d}:{s:02d} [serve.py:214] Starting headless worker node: node_rank=1, nnodes=2"
     platform = "INFO 11-18 07:{m:02d}:{s:02d} [__init__.py:252] Automatically detected platform cuda."

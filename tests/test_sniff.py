@@ -192,6 +192,25 @@ def test_a_line_or_two_of_a_format_among_other_text_is_plain_text():
     assert sniff(journal).kind == "vllm"
 
 
+TB = ["Traceback (most recent call last):", '  File "/opt/conda/bin/torchrun", line 8, in <module>', "    sys.exit(main())",
+      "             ^^^^^^", '  File "/opt/conda/lib/python3.12/site-packages/torch/distributed/run.py", line 919, in main',
+      "    run(args)"] * 4
+
+
+def test_a_crash_log_that_is_mostly_its_traceback_is_the_programs_log():
+    glog = [f"W0304 07:31:12.118000 41233 torch/distributed/run.py:793] line {i}" for i in range(4)]
+    s = sniff(lines("+ torchrun --nnodes 2 gen_batch.py", *glog, *TB,
+                    "torch.distributed.DistNetworkError: The server socket has failed to listen on any local network "
+                    "address. port: 29500, useIpv6: 0, code: -98, name: EADDRINUSE, message: address already in use"))
+    assert s.kind == "torch" and not s.prose, s.reason
+
+
+def test_near_miss_a_note_quoting_a_traceback_and_one_log_line_stays_plain_text():
+    s = sniff(lines("# what the on-call pasted", *TB, "W0304 07:31:12.118000 41233 torch/distributed/run.py:793] x",
+                    "- restarted it by hand"))
+    assert s.prose and "no known format on most lines" in s.reason, s.reason
+
+
 def test_one_line_with_its_indented_continuation_is_that_format():
     # the file is that line: a kernel message wrapped onto a second, indented line is a kernel log
     wrapped = lines("[ 8123.220114] NVRM: API mismatch: the client has the version 580.82.07, but",
