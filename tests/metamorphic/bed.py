@@ -83,9 +83,10 @@ KNOWN: dict[tuple[str, str], str] = {
     ("c530-v1-ray-tp16-rank11-sigsegv-nccl-proxy-serving", "skew-within"): SKEW_TIE,
     ("c548-xid48-dbe-a100-ray-pp2-only-in-bugreport-gz", "skew-within"): RELAYED_CLOCK,
     ("c548-xid48-dbe-a100-ray-pp2-only-in-bugreport-gz", "skew-beyond"): RELAYED_CLOCK,
-    ("c545-llama405b-pp3-3node-oom-inference-rank13-partial", "rename-hosts"): (
+    **{(c, "rename-hosts"): (
         "the transform renames the nodes that have logs, not the host only the launch file names: the renamed nodes "
-        "no longer share its naming family, so the missing node is counted (--nnodes) but not named"),
+        "no longer share its naming family, so the missing node is counted (--nnodes) but not named") for c in (
+        "c545-llama405b-pp3-3node-oom-inference-rank13-partial", "c510-torchrun-master-port-29500-stale-agent-node2-missing")},
     ("c314-k3-ep24-experts-not-divisible-3node-lws", "skew-within"): SKEW_TIE,
     ("c406-k3-deepep-on-nvl72-no-rdma-nvshmem", "skew-within"): SKEW_TIE,
     ("c316-v0-llama31-8b-128k-default-len-l4-gke", "wrap-docker"): PHASE_TIE,
