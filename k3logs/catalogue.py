@@ -51,6 +51,11 @@ class Sample:
     fields: tuple[tuple[str, str], ...] = ()
 
 
+def named_groups(regex: str) -> tuple[str, ...]:
+    """The names of a regex's named groups, in order."""
+    return tuple(re.findall(r"\(\?P<(\w+)>", regex))
+
+
 @dataclass(frozen=True)
 class Recovery:
     """The line that says a failed device is back (its fields name the same device)."""
@@ -61,7 +66,7 @@ class Recovery:
 
     @property
     def fields(self) -> tuple[str, ...]:
-        return tuple(re.findall(r"\(\?P<(\w+)>", self.regex))
+        return named_groups(self.regex)
 
 
 @dataclass(frozen=True)
@@ -93,7 +98,7 @@ class Signature:
 
     @property
     def fields(self) -> tuple[str, ...]:
-        return tuple(re.findall(r"\(\?P<(\w+)>", self.regex))
+        return named_groups(self.regex)
 
     def category_for_phase(self, phase: str | None) -> str:
         return dict(self.phase_category).get(phase or "", self.category)
@@ -416,7 +421,7 @@ def _recovery(d, regex: str, problem) -> Recovery | None:
     if (err := regex_error(rec.regex)):
         problem(f"regex does not compile in the Rust engine: {err}")
         return None
-    if not set(rec.fields) & set(re.findall(r"\(\?P<(\w+)>", regex)):
+    if not set(rec.fields) & set(named_groups(regex)):
         problem("names none of the regex's fields (which device came back?)")
         return None
     if not rec.samples:

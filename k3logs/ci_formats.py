@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import __version__
@@ -14,12 +14,11 @@ SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
 @dataclass
-class TestCase:
+class JUnitCase:
     name: str
     classname: str
     failure: str | None = None   # what is wrong (the case ran and disagrees)
     error: str | None = None     # the case could not run
-    skipped: str | None = None   # expected to fail (a known failure), with why
 
 
 @dataclass
@@ -35,26 +34,21 @@ class Finding:
 class Rule:
     id: str
     description: str
-    extra: dict = field(default_factory=dict)
 
 
-def junit(suite: str, cases: list[TestCase]) -> str:
+def junit(suite: str, cases: list[JUnitCase]) -> str:
     """One <testsuite> of `cases` as JUnit XML."""
-    failures = sum(c.failure is not None for c in cases)
+    failures = sum(c.failure is not None and c.error is None for c in cases)
     errors = sum(c.error is not None for c in cases)
-    skipped = sum(c.skipped is not None and c.failure is None and c.error is None for c in cases)
-    root = ET.Element("testsuites", name="k3logs", tests=str(len(cases)), failures=str(failures),
-                      errors=str(errors), skipped=str(skipped))
-    ts = ET.SubElement(root, "testsuite", name=suite, tests=str(len(cases)), failures=str(failures),
-                       errors=str(errors), skipped=str(skipped))
+    counts = dict(tests=str(len(cases)), failures=str(failures), errors=str(errors), skipped="0")
+    root = ET.Element("testsuites", name="k3logs", **counts)
+    ts = ET.SubElement(root, "testsuite", name=suite, **counts)
     for c in cases:
         tc = ET.SubElement(ts, "testcase", name=c.name, classname=c.classname)
         if c.error is not None:
             ET.SubElement(tc, "error", message=_first_line(c.error)).text = c.error
         elif c.failure is not None:
             ET.SubElement(tc, "failure", message=_first_line(c.failure)).text = c.failure
-        elif c.skipped is not None:
-            ET.SubElement(tc, "skipped", message=_first_line(c.skipped))
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
@@ -71,7 +65,7 @@ def sarif(tool: str, rules: list[Rule], findings: list[Finding]) -> str:
             r["locations"] = [{"physicalLocation": loc}]
         results.append(r)
     run = {"tool": {"driver": {"name": tool, "version": __version__, "informationUri": "https://k3logs.invalid",
-                               "rules": [{"id": r.id, "shortDescription": {"text": r.description}, **r.extra}
+                               "rules": [{"id": r.id, "shortDescription": {"text": r.description}}
                                          for r in rules]}},
            "results": results}
     return json.dumps({"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}, indent=2) + "\n"
@@ -92,3 +86,45 @@ def relative(path: str | Path) -> str:
 
 def _first_line(text: str) -> str:
     return text.strip().split("\n", 1)[0][:500]
+
+
+# ------------------------------------------------------------------------------------------------------
+# the commands' results in these formats
+# ------------------------------------------------------------------------------------------------------
+def eval_junit(scores, dirs: dict[str, Path], corpus: Path) -> str:
+    """`eval --junit`: a test case per corpus case, failing with the fields it gets wrong."""
+    return junit(f"eval {corpus.name}", [
+        JUnitCase(s.case, f"k3logs.eval.{corpus.name}", error=s.error or None,
+                  failure="\n".join(_said(s, c) for c in _wrong(s)) or None) for s in scores])
+
+
+def eval_sarif(scores, dirs: dict[str, Path], corpus: Path) -> str:
+    """`eval --sarif`: a finding per wrong field (or case that could not run), on the case's truth.json."""
+    def truth_of(case: str) -> str:
+        return relative(dirs[case] / "truth.json") if case in dirs else relative(corpus)
+    findings = [Finding("eval/error", "error", f"{s.case}: {s.error}", truth_of(s.case)) for s in scores if s.error]
+    findings += [Finding(f"eval/{c}", "error", f"{s.case}: {_said(s, c)}", truth_of(s.case))
+                 for s in scores if not s.error for c in _wrong(s)]
+    fields = sorted({c for s in scores for c in _wrong(s)})
+    return sarif("k3logs eval", [Rule(f"eval/{c}", f"the report's {c} disagrees with the case's truth") for c in fields]
+                 + [Rule("eval/error", "the case could not be analysed")], findings)
+
+
+def check_junit(issues, files: list[str]) -> str:
+    """`signatures check --junit`: a test case per catalogue file, failing with its issues."""
+    return junit("signatures check", [JUnitCase(relative(f), "k3logs.signatures.check", failure="\n".join(
+        str(i) for i in issues if i.location.path == f) or None) for f in files])
+
+
+def check_sarif(issues) -> str:
+    """`signatures check --sarif`: a finding per catalogue issue, on its file and line."""
+    return sarif("k3logs signatures check", [Rule(c, f"catalogue issue: {c}") for c in sorted({i.code for i in issues})],
+                 [Finding(i.code, i.severity, i.message, relative(i.location.path), i.location.line) for i in issues])
+
+
+def _wrong(score) -> list[str]:
+    return [c for c, ok in score.ok.items() if not ok] if not score.error else []
+
+
+def _said(score, field_name: str) -> str:
+    return f"{field_name}: got {score.got.get(field_name)!r}, want {score.want.get(field_name)!r}"

@@ -251,7 +251,7 @@ def analyze(bundles, fmt, out, context_lines, reference, patterns, tz, skew_tole
         k3logs analyze ./bundle --format html -o report.html
         k3logs analyze ./bundle --reference ./last-good-bundle
     """
-    from . import output
+    from . import held, output
     from .api import analyze as run_analysis
     stdin = "-" in [str(b) for b in bundles]
     if stdin and len(bundles) > 1:
@@ -263,9 +263,9 @@ def analyze(bundles, fmt, out, context_lines, reference, patterns, tz, skew_tole
     settings, cat = _settings(tz, skew_tolerance, **limits), _catalogue(patterns)
     bundle, display = bundles[0], None
     if stdin:
-        bundle, display = _stdin_bundle(settings.limits.max_total_bytes), STDIN_NAME
+        bundle, display = held.from_stdin(settings.limits.max_total_bytes), held.STDIN_NAME
     elif len(bundles) > 1:
-        bundle, display = _combined_bundle(bundles, settings.limits.max_total_bytes), " + ".join(map(str, bundles))
+        bundle, display = held.combined(bundles, settings.limits.max_total_bytes), " + ".join(map(str, bundles))
     from .progress import showing
     with showing("analyze"):
         if reference is None:
@@ -285,58 +285,6 @@ def analyze(bundles, fmt, out, context_lines, reference, patterns, tz, skew_tole
         if where.folder:
             click.echo(f"wrote {', '.join(str(p) for p in written)}", err=True)
     sys.exit(report.exit_status)
-
-
-STDIN_NAME = "stdin"  # what a bundle read from standard input is called in the report
-
-
-def _stdin_bundle(limit: int) -> Path:
-    """Standard input (a tar stream, a compressed archive or one log) as the bundle: held in memory (a memfd,
-    never on disk: nothing of a bundle is written outside the output path), as much as --max-total-bytes."""
-    import os
-    if sys.stdin is None or sys.stdin.isatty():
-        raise UsageError("`k3logs analyze -` reads the bundle from standard input: pipe a tar stream or a log "
-                         "into it (`tar c bundle/ | k3logs analyze -`)")
-    if not hasattr(os, "memfd_create"):
-        raise UsageError("reading a bundle from standard input needs Linux (memfd); give its path instead")
-    fd = os.memfd_create("k3logs-stdin")
-    with open(fd, "wb", closefd=False) as held:
-        size = 0
-        while chunk := sys.stdin.buffer.read(1 << 20):
-            size += len(chunk)
-            if size > limit:
-                raise UsageError(f"standard input holds more than --max-total-bytes ({limit} bytes); give the "
-                                 f"bundle's path instead")
-            held.write(chunk)
-    return Path(f"/proc/self/fd/{fd}")
-
-
-def _combined_bundle(bundles: tuple[Path, ...], limit: int) -> Path:
-    """Several bundles of one incident (a bundle per node) as one: an archive held in memory (a memfd, never
-    on disk) with each as a member of its own name, a folder with its files under it, an archive or log as it
-    is (read as a nested archive), so that every file keeps the name of the bundle it came from (node folders
-    and node-named archives say whose it is). At most --max-total-bytes of files."""
-    import os
-    import tarfile
-    if not hasattr(os, "memfd_create"):
-        raise UsageError("analysing several bundles as one needs Linux (memfd); put them in one folder instead")
-    names: set[str] = set()
-    total = 0
-    for b in bundles:
-        if not b.exists():
-            raise UsageError(f"cannot read {b}: no such file or folder")
-        if b.name in names:
-            raise UsageError(f"two bundles are named {b.name}: give them different names (their files would mix)")
-        names.add(b.name)
-        total += sum(f.lstat().st_size for f in b.rglob("*") if f.is_file() and not f.is_symlink()) \
-            if b.is_dir() else b.stat().st_size
-        if total > limit:
-            raise UsageError(f"the bundles hold more than --max-total-bytes ({limit} bytes) together")
-    fd = os.memfd_create("k3logs-bundles")
-    with open(fd, "wb", closefd=False) as held, tarfile.open(fileobj=held, mode="w") as tar:
-        for b in bundles:  # (links are stored as links, never followed: discover judges them)
-            tar.add(b, arcname=b.name, recursive=True)
-    return Path(f"/proc/self/fd/{fd}")
 
 
 def _with_section(text: str, fmt: str, section: dict) -> str:
@@ -722,46 +670,13 @@ def signatures_check(patterns, fail_on_issues, junit_out, sarif_out):
         files = sorted({str(p) for d in pattern_dirs(tuple(patterns)) for p in Path(d).rglob("*.toml")}
                        | {i.location.path for i in issues})
         if junit_out:
-            cases = [ci_formats.TestCase(ci_formats.relative(f), "k3logs.signatures.check", failure="\n".join(
-                str(i) for i in issues if i.location.path == f) or None) for f in files]
-            ci_formats.write(junit_out, ci_formats.junit("signatures check", cases))
+            ci_formats.write(junit_out, ci_formats.check_junit(issues, files))
         if sarif_out:
-            codes = sorted({i.code for i in issues})
-            findings = [ci_formats.Finding(i.code, i.severity, i.message, ci_formats.relative(i.location.path),
-                                           i.location.line) for i in issues]
-            ci_formats.write(sarif_out, ci_formats.sarif("k3logs signatures check", [
-                ci_formats.Rule(c, f"catalogue issue: {c}") for c in codes], findings))
+            ci_formats.write(sarif_out, ci_formats.check_sarif(issues))
     if fail_on_issues and issues:
         sys.exit(1)
     if any(i.severity == "error" for i in issues):
         sys.exit(1)
-
-
-def _eval_ci_reports(scores, dirs: dict, corpus: Path, junit_out: Path | None, sarif_out: Path | None) -> None:
-    """`eval --junit/--sarif`: each case a test case (failing with its wrong fields), each wrong field a SARIF
-    finding on the case's truth.json."""
-    from . import ci_formats as ci
-    wrong = {s.case: [c for c, ok in s.ok.items() if not ok] for s in scores}
-
-    def said(s, c) -> str:
-        return f"{c}: got {s.got.get(c)!r}, want {s.want.get(c)!r}"
-
-    def truth_of(case: str) -> str:
-        return ci.relative(dirs[case] / "truth.json") if case in dirs else ci.relative(corpus)
-    if junit_out:
-        ci.write(junit_out, ci.junit(f"eval {corpus.name}", [
-            ci.TestCase(s.case, f"k3logs.eval.{corpus.name}", error=s.error or None,
-                        failure=("\n".join(said(s, c) for c in wrong[s.case]) or None) if not s.error else None)
-            for s in scores]))
-    if sarif_out:
-        fields = sorted({c for v in wrong.values() for c in v})
-        findings = [ci.Finding("eval/error", "error", f"{s.case}: {s.error}", truth_of(s.case)) for s in scores
-                    if s.error]
-        findings += [ci.Finding(f"eval/{c}", "error", f"{s.case}: {said(s, c)}", truth_of(s.case))
-                     for s in scores if not s.error for c in wrong[s.case]]
-        ci.write(sarif_out, ci.sarif("k3logs eval", [ci.Rule(f"eval/{c}", f"the report's {c} disagrees with the "
-                                                                           f"case's truth") for c in fields]
-                                     + [ci.Rule("eval/error", "the case could not be analysed")], findings))
 
 
 @cli.command("eval")
@@ -797,8 +712,11 @@ def eval_cmd(corpus, min_score, fmt, junit_out, sarif_out, patterns, tz, skew_to
         if s.error and s.variant is None and s.case in dirs:
             s.variant = load_truth(dirs[s.case]).get("variant")
     summ, tabs = summary(scores), tables(scores)
-    if junit_out or sarif_out:
-        _eval_ci_reports(scores, dirs, corpus, junit_out, sarif_out)
+    from . import ci_formats
+    if junit_out:
+        ci_formats.write(junit_out, ci_formats.eval_junit(scores, dirs, corpus))
+    if sarif_out:
+        ci_formats.write(sarif_out, ci_formats.eval_sarif(scores, dirs, corpus))
     if fmt == "json":
         click.echo(json.dumps({"cases": [s.__dict__ | {"passed": s.passed} for s in scores], "summary": summ,
                                "tables": tabs}, indent=2, default=str))
