@@ -43,7 +43,12 @@ def one(seed: int, work: Path, case: Path | None = None, keep: Path | None = Non
     picked = rng.choice(CASES)  # (drawn even when the case is given: the command drawn next stays the same)
     case = case or picked
     place = Path(tempfile.mkdtemp(dir=work))
-    m = mutate(case, seed, place)
+    try:
+        m = mutate(case, seed, place)
+    except Exception as e:  # the harness's own failure: said per run, the campaign goes on
+        shutil.rmtree(place, ignore_errors=True)
+        return {"case": case.name, "seed": seed, "applied": [], "command": "-", "exit": None, "seconds": 0.0,
+                "problems": [], "hang": False, "harness": f"{type(e).__name__}: {e}"}
     out = place / "out"
     out.mkdir()
     args = commands(rng, m.path, out)
@@ -99,8 +104,10 @@ def main() -> int:
         leak = sum(any(p.startswith("secret") for p in r["problems"]) for r in rs)
         ctrl = sum(any(p.startswith("control") for p in r["problems"]) for r in rs)
         print(f"| {k} | {len(rs)} | {crash} | {sum(r['hang'] for r in rs)} | {leak} | {ctrl} |")
-    bad = [r for r in rows if r["problems"]]
-    for r in bad:
+    bad = [r for r in rows if r["problems"] or r.get("harness")]
+    for r in (r for r in rows if r.get("harness")):
+        print(f"\nHARNESS {r['case']} seed {r['seed']}: the mutant could not be built: {r['harness']}")
+    for r in (r for r in rows if r["problems"]):
         print(f"\nFAILED {r['case']} seed {r['seed']} ({', '.join(r['applied'])}; {r['command']}): {r['problems']}\n"
               f"  python benchmarks/fuzz.py --case {r['case']} --seed {r['seed']} --keep /tmp/mutant")
     slowest = max(rows, key=lambda r: r["seconds"])

@@ -133,6 +133,13 @@ def _archive(members: list[tuple[str, bytes]], kind: str) -> bytes:
     if kind == "zip":
         with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
             for name, data in members:
+                # a name with bytes that are not UTF-8 (a mutated name, surrogate-escaped): stored as those bytes
+                # (zip's legacy code page, which maps every byte), as a zip from another system would hold it
+                raw = name.encode("utf-8", "surrogateescape")
+                try:
+                    raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    name = raw.decode("cp437")
                 zf.writestr(name, data)
         return buf.getvalue()
     with tarfile.open(fileobj=buf, mode="w:gz" if kind == "tar.gz" else "w") as tf:
