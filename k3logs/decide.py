@@ -573,6 +573,15 @@ def _set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] |
             f.set_aside = f"the same failure as where it shows its time: {aside[(f.node, f.category)]}"
 
 
+def _unexplain_by_set_aside(findings: list[Finding]) -> None:
+    """An explanation by a finding that was set aside (a flap the service survived, a shutdown's trail) is
+    void: the finding is explained by the first of its other explainers still standing, or by none."""
+    for f in findings:
+        if f.explained_by is not None and findings[f.explained_by].set_aside is not None:
+            alive = [i for i in f.explainers if findings[i].set_aside is None]
+            f.explained_by = min(alive, key=lambda i: _sort_key(findings[i])) if alive else None
+
+
 def _says_why(error: Finding | None, gone: Finding) -> bool:
     """An error came before the worker was reported gone, or with it (its traceback follows 'WorkerProc
     failed to start' on the same node): the worker did not vanish silently."""
@@ -721,6 +730,7 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
     _explain(findings, cat)
     others = _exceptions(ev, findings)
     _set_aside(findings + others, life, prose, _recoveries(ev, findings, cat), {s.id: s for s in cat.signatures})
+    _unexplain_by_set_aside(findings)
     # (requests refused before the server is ready are a probe's, not failures)
     fatal = [f for f in findings if f.set_aside is None and f.category in outcome_data().fatal
              and (f.category != "symptom.http_error" or life.ready_before(f))]

@@ -185,12 +185,12 @@ def progress_regex() -> tuple[tuple[str, ...], str] | None:
 
 
 def frame_phase(frames: list[str] | None) -> str | None:
-    """The phase named by the innermost stack frame that landmarks.toml [frames] knows."""
+    """The phase named by the innermost stack frame that landmarks.toml [frames] knows; a forward pass
+    (a serving frame) that a startup step runs (profile_run's dummy batch) is that step's."""
     table = {fn: phase for phase, fns in _landmark_data().get("frames", {}).items() for fn in fns}
-    for fn in reversed(frames or []):
-        if fn in table:
-            return table[fn]
-    return None
+    known = [table[fn] for fn in frames or [] if fn in table]   # outermost first
+    startup = [p for p in known if p != "serving"]
+    return (startup[-1] if known and known[-1] == "serving" and startup else known[-1]) if known else None
 
 
 def phase_marks(ev: pl.DataFrame) -> pl.DataFrame:

@@ -180,6 +180,7 @@ def test_progress_and_joined_lines_read_their_samples(section, column):
     (["load_model", "capture_model"], "cudagraph_capture"),       # the innermost known frame wins
     (["capture_model", "load_model", "helper"], "model_load"),
     (["execute_model", "forward"], "serving"),
+    (["determine_num_available_blocks", "profile_run", "_dummy_run", "execute_model"], "kv_cache_init"),
     (["main", "helper"], None),
     ([], None),
     (None, None),

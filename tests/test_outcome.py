@@ -266,6 +266,20 @@ def test_near_miss_a_headless_node_failing_lives_in_the_deployments_readiness(tm
     assert d.outcome.state in ("crashed", "failing_requests")
 
 
+SYSTEM_ERROR = worker(4, 30, "torch.distributed.DistBackendError: NCCL error in: NCCLUtils.hpp:268, unhandled system "
+                             "error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5", level="ERROR")
+
+
+def test_a_failure_a_survived_flap_would_explain_is_a_cause_of_its_own(tmp_path):
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + [SYSTEM_ERROR], "gpu-a1/journalctl-k.txt": FLAP})
+    assert d.root is not None and d.root.category == "nccl.system_error"
+
+
+def test_near_miss_a_link_that_stays_down_explains_it(tmp_path):
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + [SYSTEM_ERROR], "gpu-a1/journalctl-k.txt": FLAP[:1]})
+    assert d.root is not None and d.root.category == "nccl.ib_transport"
+
+
 def test_a_killed_node_that_restarts_did_not_survive_the_kill(tmp_path):
     headless = "INFO 11-18 07:{m:02d}:{s:02d} [serve.py:214] Starting headless worker node: node_rank=1, nnodes=2"
     platform = "INFO 11-18 07:{m:02d}:{s:02d} [__init__.py:252] Automatically detected platform cuda."

@@ -69,6 +69,7 @@ KNOWN: dict[tuple[str, str], str] = {
         "c415-ray-tp16-pp2-exceeds-16-gpus-kuberay-v0",
         "c503-truncated-shard-node2-dp-headless-docker",
         "c507-enospc-hf-cache-overlay-node2-dp-download",
+        "c529-v0-ray-rank13-unhandled-system-error-empty-last-error",
         "c531-v1-ray-pp2-rank10-worker-vanishes-no-cause",
         "c550-roce-port-down-mlx5-node08-pp2-lws-cri",
         "c568-healthy-2node-docker-nccl-connect-retries-plugin-fallback",
