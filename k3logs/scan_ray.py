@@ -7,6 +7,7 @@ installed there; OUT is written by this process only."""
 from __future__ import annotations
 
 import logging
+import os
 import time
 from typing import Iterator
 
@@ -15,6 +16,8 @@ from .errors import UsageError
 from .scan import (BUNDLE_TIMEOUT_S, MAX_TASKS_PER_WORKER, TICK_S, Entry, Outcome, checked, one_line_error, scan_entry,
                    timed_out)
 from .settings import Settings
+
+WARM_UP_S = 0.5
 
 
 def _ray():
@@ -54,12 +57,26 @@ def run_ray(entries: list[Entry], catalogue: Catalogue, settings: Settings, addr
     return _outcomes(ray, started, entries, catalogue, settings, jobs, timeout)
 
 
+def _ready() -> int:
+    time.sleep(WARM_UP_S)  # (held a moment, so that the tasks in flight together each need a worker of their own)
+    return os.getpid()
+
+
+def _warm_up(ray, cpus: int) -> None:
+    """Start a worker on every CPU (this module, and so k3logs, imported) before the first bundle: a worker's
+    start (seconds; over 20 s on a loaded 2-core machine) would otherwise count against its first bundle's
+    time limit."""
+    ready = ray.remote(num_cpus=1)(_ready)
+    ray.get([ready.remote() for _ in range(cpus)])
+
+
 def _outcomes(ray, started: bool, entries: list[Entry], catalogue: Catalogue, settings: Settings,
               jobs: int, timeout: float) -> Iterator[Outcome | None]:
     try:
         task = ray.remote(num_cpus=1, max_calls=MAX_TASKS_PER_WORKER, max_retries=1)(scan_entry)
         cat_ref, settings_ref = ray.put(catalogue), ray.put(settings)
         cpus = max(1, int(ray.cluster_resources().get("CPU", jobs)))
+        _warm_up(ray, cpus)
         pending = list(reversed(entries))
         inflight: dict = {}   # in the order submitted
         running: dict = {}    # since when a task has been one of the oldest `cpus` in flight
