@@ -49,10 +49,24 @@ def _facts_dict(facts) -> dict[str, str]:
     return out
 
 
-def _typed(value: str):
-    """A fact's value as JSON types it: a whole number as a number (a count, a size, a branch); anything
-    dotted stays text (12.10 is a CUDA version, not 12.1)."""
-    return int(value) if re.fullmatch(r"-?\d{1,15}", value) else value
+# the reported facts that are not text: JSON and incidents.parquet give them as numbers and booleans
+FACT_TYPES: dict[str, type] = {
+    "driver_branch": int, "gpu_count": int, "tensor_parallel_size": int, "pipeline_parallel_size": int,
+    "data_parallel_size": int, "max_model_len": int, "shm_size": int, "nccl_dmabuf_enable": int,
+    "prefix_caching": bool, "nvidia_peermem_loaded": bool,
+}
+TRUTH = {"true": True, "1": True, "yes": True, "on": True, "false": False, "0": False, "no": False, "off": False}
+
+
+def typed_fact(key: str, value: str) -> int | bool | str:
+    """A fact's value as its type (FACT_TYPES); a value that does not read as it stays text (the table of a
+    scan leaves it empty). Versions are text: 12.10 is a CUDA version, not 12.1."""
+    kind = FACT_TYPES.get(key, str)
+    if kind is int and re.fullmatch(r"-?\d{1,18}", value.strip()):
+        return int(value)
+    if kind is bool and value.strip().lower() in TRUTH:
+        return TRUTH[value.strip().lower()]
+    return value
 
 
 def _fact_values(facts) -> dict[str, list[dict]]:
@@ -64,7 +78,7 @@ def _fact_values(facts) -> dict[str, list[dict]]:
             if f.name == key and (f.value, f.file, f.line) not in seen:
                 seen.append((f.value, f.file, f.line))
         if seen:
-            out[key] = [{"value": _typed(v), "file": fl, "line": ln} for v, fl, ln in seen]
+            out[key] = [{"value": typed_fact(key, v), "file": fl, "line": ln} for v, fl, ln in seen]
     return out
 
 

@@ -456,14 +456,49 @@ def pattern_dirs(extra: list[Path] | tuple[Path, ...] = ()) -> tuple[Path, ...]:
     return (data_dir("patterns"), *[Path(p) for p in extra])
 
 
+# catalogues loaded in this process, by their folders and every pattern file's size and modification time: a
+# load takes a quarter of a second, more than the analysis of a small bundle (a library or test process
+# analysing bundle after bundle loads once; an edited file is read again)
+_LOADED: dict[tuple, tuple] = {}
+_LOADED_MAX = 8
+
+
+def _fingerprint(dirs: tuple[Path, ...]) -> tuple:
+    files = [p for d in dirs if d.is_dir() for p in sorted(d.rglob("*.toml"))]
+    return tuple(d.resolve() for d in dirs), tuple((str(p), st.st_size, st.st_mtime_ns) for p in files
+                                                   for st in (p.stat(),))
+
+
 def load_catalogue(extra_dirs: list[Path] | tuple[Path, ...] = (), collect_errors: bool = False):
     """Load the built-in patterns plus `extra_dirs`; later folders override signatures with the same id.
 
     Raises CatalogueError on any error unless `collect_errors`, in which case it returns
     `(catalogue, issues)`.
     """
-    issues: list[Issue] = []
     dirs = pattern_dirs(extra_dirs)
+    try:
+        key = _fingerprint(dirs)
+    except OSError:   # (a folder that changes under us: read it without the memo)
+        key = None
+    if key is None or key not in _LOADED:
+        loaded = _load(dirs)
+        if key is not None:
+            if len(_LOADED) >= _LOADED_MAX:
+                _LOADED.pop(next(iter(_LOADED)))
+            _LOADED[key] = loaded
+    else:
+        loaded = _LOADED[key]
+    cat, issues = loaded[0], list(loaded[1])
+    if collect_errors:
+        return cat, issues
+    errors = [i for i in issues if i.severity == "error"]
+    if errors:
+        raise CatalogueError(f"{len(errors)} problem(s) in the patterns; first: {errors[0]}", errors)
+    return cat
+
+
+def _load(dirs: tuple[Path, ...]) -> tuple[Catalogue, list[Issue]]:
+    issues: list[Issue] = []
     for d in dirs:
         if not d.is_dir():
             issues.append(Issue("error", "io", "patterns folder does not exist", SourceLocation(str(d))))
@@ -492,10 +527,4 @@ def load_catalogue(extra_dirs: list[Path] | tuple[Path, ...] = (), collect_error
         if sig.table == "xid" and "xid" not in sig.fields:
             issues.append(Issue("error", "table", f"signature {sig.id!r}: table xid needs a named group (?P<xid>...)",
                                 sig.location))
-    cat = Catalogue(signatures=signatures, categories=categories, xid=xid, dirs=dirs)
-    if collect_errors:
-        return cat, issues
-    errors = [i for i in issues if i.severity == "error"]
-    if errors:
-        raise CatalogueError(f"{len(errors)} problem(s) in the patterns; first: {errors[0]}", errors)
-    return cat
+    return Catalogue(signatures=signatures, categories=categories, xid=xid, dirs=dirs), issues

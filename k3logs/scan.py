@@ -38,7 +38,7 @@ import pyarrow.parquet as pq
 
 from . import __version__, redact
 from .api import analyze
-from .assemble import FACT_KEYS
+from .assemble import FACT_KEYS, FACT_TYPES
 from .catalogue import Catalogue, pattern_dirs
 from .discover import container_kind
 from .errors import BundleError, ExitStatus, K3LogsError, UsageError
@@ -58,6 +58,7 @@ SLOW_ENV = "K3LOGS_TEST_SLOW_BUNDLE"
 HASH_CHUNK = 1 << 20
 ERROR_CHARS = 400
 
+ARROW_TYPES = {str: pa.string(), int: pa.int64(), bool: pa.bool_()}
 SCHEMA = pa.schema([
     ("path", pa.string()),               # the entry's name under ARCHIVE
     ("content_hash", pa.string()),       # see content_hash()
@@ -78,7 +79,8 @@ SCHEMA = pa.schema([
     ("files", pa.int64()),
     ("lines", pa.int64()),
     ("skipped", pa.int64()),             # files not read, or read in part (listed in the report)
-    ("environment", pa.struct([(k, pa.string()) for k in FACT_KEYS])),
+    # each fact's distinct values, typed: [8], [570, 580] (nodes that differ), ["vllm/vllm-openai:kimi-k3"]
+    ("environment", pa.struct([(k, pa.list_(ARROW_TYPES[FACT_TYPES.get(k, str)])) for k in FACT_KEYS])),
     ("error", pa.string()),              # null when the bundle was analysed whole
     ("report", pa.string()),             # the report's path relative to OUT (null without a report)
     ("analysis_key", pa.string()),
@@ -282,7 +284,8 @@ def _row(report: Report, digest: str) -> dict:
         "first_causal_text": fc.text if fc else None,
         "other_template": (report.other or {}).get("template"),
         "files": report.bundle.files, "lines": report.bundle.lines, "skipped": len(report.bundle.skipped),
-        "environment": {k: report.environment.facts.get(k) for k in FACT_KEYS},
+        "environment": {k: list(dict.fromkeys(v["value"] for v in report.environment.values[k]))
+                        if k in report.environment.values else None for k in FACT_KEYS},
     }
 
 

@@ -37,7 +37,8 @@ def _span(rows: list[dict]) -> tuple[str, str]:
 
 def _values(rows: list[dict], key: str) -> str:
     """`r570 ×3, r580 ×1, unknown ×2`: the most common values first, at most TOP_VALUES of them."""
-    counts = Counter((r["environment"] or {}).get(key) or "unknown" for r in rows)
+    # (a fact with several values, nodes that differ: "570 / 580")
+    counts = Counter(" / ".join(map(str, (r["environment"] or {}).get(key) or [])) or "unknown" for r in rows)
     ranked = sorted(counts.items(), key=lambda kv: (kv[0] == "unknown", -kv[1], kv[0]))
     shown = [f"{v} ×{n}" for v, n in ranked[:TOP_VALUES]]
     if len(ranked) > TOP_VALUES:

@@ -20,6 +20,7 @@ from conftest import TESTS_DIR, make_bundle, tar_bytes, text_of
 from k3logs import __version__
 from k3logs.catalogue import load_catalogue
 from k3logs.cli import cli
+from k3logs.export import CATEGORICAL
 from k3logs.schema import EVENT_SCHEMA
 from test_report import HEALTHY, INCIDENT, check_contract
 
@@ -254,13 +255,18 @@ def test_events_parquet_has_the_event_schema(events_bundle, tmp_path):
     out = tmp_path / "x.parquet"
     invoke("events", events_bundle, "-o", out)
     df = pl.read_parquet(out)
-    assert dict(df.schema) == dict(EVENT_SCHEMA)
-    # written from string views, read back as plain strings by any Arrow reader (no Arrow schema is stored)
+    # the columns of few values come back as categoricals, the rest as the event schema says
+    assert dict(df.schema) == {k: pl.Categorical if k in CATEGORICAL else v for k, v in EVENT_SCHEMA.items()}
+    # dictionary-encoded for any Arrow reader; free text written from string views is read back as plain strings
     import pyarrow as pa
     import pyarrow.parquet as pq
     arrow = pq.read_schema(out)
+    assert arrow.field("node").type == pa.dictionary(pa.int32(), pa.string())
     assert arrow.field("message").type == pa.string() and arrow.field("exc_types").type.value_type == pa.string()
     assert arrow.field("ts").type == pa.timestamp("us", tz="UTC") and arrow.field("sub").type == pa.int8()
+    group = pq.ParquetFile(out).metadata.row_group(0)
+    columns = {group.column(i).path_in_schema: group.column(i) for i in range(group.num_columns)}
+    assert columns["node"].has_dictionary_page and not columns["message"].has_dictionary_page
     row = df.filter((pl.col("file") == "node-b/vllm.log") & (pl.col("line") == 2)).row(0, named=True)
     # node-b's NCCL lines name its host: the folder stands for gpu-b
     assert (row["node"], row["rank"], row["pid"], row["level"], row["ts_quality"]) == ("gpu-b", 1, 202, "ERROR",

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import TESTS_DIR, make_bundle, text_of
+from k3logs.assemble import typed_fact
 from k3logs.api import analyze
 from k3logs.render import render_json, render_markdown
 from k3logs.schema import PHASES
@@ -251,6 +252,17 @@ def test_near_miss_a_healthy_report_and_a_software_cause_have_no_gpu_line_nor_st
     assert "**Do first:**" not in healthy and "**GPU**" not in healthy
     r = analyze(TESTS_DIR.parent / "corpora" / "c203-shm-64m-docker-rtx6000ada" / "bundle")
     assert r.origin.gpu is None and "**GPU**" not in render_markdown(r) and "**Do first:**" in render_markdown(r)
+
+
+@pytest.mark.parametrize("key, text, want", [
+    ("gpu_count", "8", 8), ("shm_size", "17179869184", 17179869184), ("prefix_caching", "true", True),
+    ("nvidia_peermem_loaded", "false", False), ("nccl_dmabuf_enable", "0", 0),
+    # near misses: a version, an image tag and a value its type cannot read stay text
+    ("driver_cuda", "13", "13"), ("vllm_version", "0.27", "0.27"), ("image", "1234", "1234"),
+    ("max_model_len", "auto", "auto"), ("prefix_caching", "maybe", "maybe")])
+def test_a_fact_takes_its_declared_type_and_a_value_it_cannot_read_stays_text(key, text, want):
+    got = typed_fact(key, text)
+    assert got == want and type(got) is type(want)
 
 
 def test_a_fact_with_several_values_lists_each_typed_with_where_it_was_read():

@@ -140,8 +140,9 @@ def test_reports_sit_beside_the_table_and_match_their_rows(scanned):
         assert (report["origin"]["node"], report["origin"]["rank"]) == (row["node"], row["rank"])
         when = (report["first_causal"] or {}).get("timestamp")
         assert (datetime.fromisoformat(when) if when else None) == row["first_causal_time"]
-        for key, value in report["environment"]["facts"].items():
-            assert row["environment"].get(key) == value
+        for key, values in report["environment"]["values"].items():   # typed, every distinct value
+            assert row["environment"].get(key) == list(dict.fromkeys(v["value"] for v in values))
+        assert set(report["environment"]["facts"]) == {k for k, v in row["environment"].items() if v is not None}
     assert sorted(p.name for p in (out / "reports").iterdir()) == sorted(
         Path(r["report"]).name for r in rows_by_path(out).values() if r["report"])
 
@@ -299,13 +300,14 @@ def test_content_hash_is_b2sum_for_a_file_and_follows_every_change_of_a_folder(t
 def row(path: str, category: str, when: str | None = None, template: str | None = None, **env) -> dict:
     return {"path": path, "category": category, "healthy": category == "none", "error": None,
             "first_causal_time": datetime.fromisoformat(when).replace(tzinfo=timezone.utc) if when else None,
-            "other_template": template, "first_causal_text": template, "environment": env}
+            "other_template": template, "first_causal_text": template,
+            "environment": {k: v if isinstance(v, list) else [v] for k, v in env.items()}}
 
 
 def test_summary_ranks_causes_with_first_and_last_seen_and_the_environment_behind_them():
-    rows = [row("a", "gpu.xid", "2025-03-01T10:00:00", driver_branch="570", gpu_model="H100"),
-            row("b", "gpu.xid", "2025-01-05T08:00:00", driver_branch="570", gpu_model="H100"),
-            row("c", "gpu.xid", None, driver_branch="580", gpu_model="H100"),
+    rows = [row("a", "gpu.xid", "2025-03-01T10:00:00", driver_branch=570, gpu_model="H100"),
+            row("b", "gpu.xid", "2025-01-05T08:00:00", driver_branch=570, gpu_model="H100"),
+            row("c", "gpu.xid", None, driver_branch=[570, 580], gpu_model="H100"),
             row("d", "oom.load", "2025-02-01T00:00:00", image="vllm/vllm-openai:v0.11.1"),
             row("e", "none")]
     md = summarize(rows)
@@ -313,7 +315,7 @@ def test_summary_ranks_causes_with_first_and_last_seen_and_the_environment_behin
     xid = next(i for i, ln in enumerate(lines) if ln.startswith("| gpu.xid"))
     oom = next(i for i, ln in enumerate(lines) if ln.startswith("| oom.load"))
     assert xid < oom, "ranked by count"
-    assert "| gpu.xid | 3 | 2025-01-05 08:00:00Z | 2025-03-01 10:00:00Z | 570 ×2, 580 ×1 |" in md
+    assert "| gpu.xid | 3 | 2025-01-05 08:00:00Z | 2025-03-01 10:00:00Z | 570 ×2, 570 / 580 ×1 |" in md
     assert "H100 ×3" in lines[xid] and "vllm/vllm-openai:v0.11.1 ×1" in lines[oom]
     assert "5 bundles: 4 incidents, 1 healthy, 0 could not be analysed" in md
 
@@ -428,14 +430,18 @@ def test_odd_numbers_and_dates_cost_at_most_their_own_fields_and_a_resumed_scan_
 
 def test_a_worker_cleans_its_row_values_the_table_cannot_store_are_left_empty_and_named():
     good = {"content_hash": "ab", "healthy": False, "category": "gpu.xid", "rank": 3, "lines": 10,
-            "first_causal_time": "2025-11-20T09:44:05+00:00", "environment": {"gpu_count": "8"}}
+            "first_causal_time": "2025-11-20T09:44:05+00:00",
+            "environment": {"gpu_count": [8], "driver_branch": [570, 580], "image": ["vllm/vllm-openai:kimi-k3"]}}
     row, bad = clean_row(good)
-    assert bad == [] and row["rank"] == 3 and row["environment"]["gpu_count"] == "8"
+    assert bad == [] and row["rank"] == 3 and row["environment"]["gpu_count"] == [8]
+    assert row["environment"]["driver_branch"] == [570, 580] and row["environment"]["image"] == ["vllm/vllm-openai:kimi-k3"]
     assert row["first_causal_time"] == datetime(2025, 11, 20, 9, 44, 5, tzinfo=timezone.utc)
     assert set(row) == {f.name for f in ROW_FIELDS}
     row, bad = clean_row(good | {"first_causal_time": "1-01-01T00:00:05Z", "rank": 10 ** 26, "lines": 1e999,
-                                 "title": "lone \ud800 surrogate", "environment": {"gpu_count": 10 ** 5000}})
-    assert bad == ["title", "rank", "first_causal_time", "lines", "environment.gpu_count"]
+                                 "title": "lone \ud800 surrogate",
+                                 "environment": {"gpu_count": [10 ** 5000], "max_model_len": ["auto"]}})
+    assert bad == ["title", "rank", "first_causal_time", "lines", "environment.gpu_count",
+                   "environment.max_model_len"]
     assert row["rank"] is None and row["first_causal_time"] is None and row["environment"]["gpu_count"] is None
     assert row["category"] == "gpu.xid", "the other values are kept"
 
