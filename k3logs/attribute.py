@@ -1,6 +1,6 @@
 """Attach a node, a global rank and a GPU to every event (log-formats.md 11), and say which witness named each.
 
-Node, in this order of precedence (README "How it decides"; what each witness looks like is
+Node, in this order of precedence (docs/how-it-decides.md; what each witness looks like is
 patterns/attribution.toml):
   1. what the line is about: a Kubernetes event object's node (events JSON involvedObject / source.host), the node
      a Ray GCS or raylet line names (marked dead, health check, memory monitor), resolved to a host name;

@@ -462,7 +462,7 @@ def prefix(requests, fmt, no_redact, **limits):
 
     REQUESTS is a JSON-lines file of chat/completions request bodies (bare, or wrapped with an id as gateways
     log them; .gz/.zst too) or a bundle (folder, archive) holding such files. Offsets count characters of the
-    canonical prompt (README: `k3logs prefix`). Exit status: 0 no divergence, 1 divergences found, 2 nothing
+    canonical prompt (docs/captures.md). Exit status: 0 no divergence, 1 divergences found, 2 nothing
     readable or no request found.
 
     \b
@@ -489,8 +489,7 @@ def toolcalls(bundle, fmt, no_redact, **limits):
     """Check every captured tool call against its request's tool schemas; sort failures into model/parser
     (the raw response is malformed) and gateway (the forwarded copy is not the raw one).
 
-    BUNDLE is a JSON-lines capture file (.gz/.zst too) or a bundle holding such files (README: `k3logs
-    toolcalls`). Exit status: 0 every tool call passes, 1 some fail, 2 nothing readable or no exchange found.
+    BUNDLE is a JSON-lines capture file (.gz/.zst too) or a bundle holding such files (docs/captures.md). Exit status: 0 every tool call passes, 1 some fail, 2 nothing readable or no exchange found.
 
     \b
     Example:

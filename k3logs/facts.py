@@ -5,7 +5,7 @@ diagnosis is checked against; checks.py turns facts into pass/fail/unknown). Dum
 read with plain Python; log events are pre-filtered with polars and only the few candidate rows are
 read in Python. The regexes for log facts are data: patterns/facts.toml `[[log_fact]]`.
 
-Fact names (see the README's environment section): driver_version, driver_branch, driver_cuda, cuda_runtime,
+Fact names (see docs/how-it-decides.md, environment): driver_version, driver_branch, driver_cuda, cuda_runtime,
 torch_version, torch_cuda_build, vllm_version, nccl_version, image, image_digest, gpu_model, gpu_count,
 gpu_bus_ids, gpu_uuids, nic_gpu, gpu_error, ecc_uncorrectable, remapped_rows_pending, nvlink, interconnect,
 launch_command, prefix_caching, all2all_backend, tensor_parallel_size, pipeline_parallel_size,

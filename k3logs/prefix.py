@@ -330,6 +330,6 @@ def render_markdown(report: PrefixReport) -> str:
         out += ["Every request shares all it should with an earlier one of its group.", ""]
     if report.notes:
         out += ["## Not read", ""] + [f"- {cell(n)}" for n in report.notes] + [""]
-    out.append("Offsets count characters of the canonical prompt (system, tools, messages); see README "
-               "`k3logs prefix`.")
+    out.append("Offsets count characters of the canonical prompt (system, tools, messages); see k3logs' "
+               "docs/captures.md.")
     return "\n".join(out) + "\n"

@@ -21,7 +21,7 @@ class Limits:
 
     max_total_bytes: int = 64 * GiB       # decompressed bytes over the whole bundle
     max_member_bytes: int = 16 * GiB      # decompressed bytes of one file
-    max_members: int = 40_000             # files (archive members included): under a minute of CPU (README)
+    max_members: int = 40_000             # files (archive members included): under a minute of CPU (docs/safety.md)
     max_depth: int = 3                    # archives inside archives
     max_line_bytes: int = 256 * KiB       # longer lines are truncated and flagged
     max_ratio: int = 1000                 # decompressed/compressed ratio beyond which a member is a bomb
