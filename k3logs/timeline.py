@@ -23,6 +23,7 @@ RANK_H = 16
 TOP = 78                # title, cause label, date and tick rows above the first lane
 CHAR_W = 0.52           # average glyph width per pixel of font size (sans-serif), to cut long labels
 BOLD_W = 0.64           # the same for bold text, and a generous bound for laying out the legend
+REPEAT_MIN_PX = 10      # a repeat closer than this to the first line is not marked apart
 NOTIME_W = 56           # the column of events whose time is unknown
 GAP_W = 8
 
@@ -40,8 +41,8 @@ PHASE_COLOURS = {"startup": "#e9e9e9", "device_init": "#d6e6f5", "distributed_in
 @dataclass
 class Lane:
     node: str          # "" when the bundle cannot tell the node
-    rank: str          # "" for a node's own lane
-    kind: str          # node | rank
+    rank: str          # "" for a node's own lane; the ranks, for a lane of quiet ranks ("1-7,9-15")
+    kind: str          # node | rank | quiet (the ranks of a node that logged nothing drawn here, folded)
     y: str
     h: str
     mid: str
@@ -80,9 +81,9 @@ class Mark:
     ts: str            # ISO time, "" when unknown
     category: str
     title: str
-    dx_end: str = ""   # a kernel line repeated until later: a line to its last time (relative to x)
-    half: str = "4"    # a square's half size: the first cause's kernel line is larger, so that a line of the
-    size: str = "8"    # same failure a microsecond later (drawn over it) leaves it visible
+    dx_last: str = ""  # a kernel line repeated until later: a small hollow mark at its last time (relative to x)
+    half: str = "5"    # a square's half size: the first cause's kernel line is larger, so that a line of the
+    size: str = "10"   # same failure a microsecond later (drawn over it) leaves it visible
 
 
 @dataclass
@@ -99,6 +100,7 @@ class Break:
     mid: str
     label: str
     zigzag: tuple[str, str] = ("", "")   # the two strokes of the break sign on the axis
+    shown: bool = True                    # whether its label has room on the axis (its tooltip says it anyway)
 
 
 @dataclass
@@ -221,11 +223,32 @@ def _key(node: str | None, rank: int | None) -> tuple[str, str]:
     return ("" if node is None else node, "" if rank is None else str(rank))
 
 
+def _drawn(r: Report) -> set[tuple[str, str]]:
+    """The (node, rank) lanes something is drawn on: a phase band, a symptom, the first cause."""
+    keys = {_key(p.node, p.rank) for p in r.phases if p.rank is not None}
+    keys |= {_key(s.node, s.rank) for s in r.symptoms if s.rank is not None and s.source != "kernel"}
+    if r.first_causal is not None and r.origin.rank is not None:
+        keys.add(_key(r.origin.node, r.origin.rank))
+    return keys
+
+
+def ranges(ranks: list[int]) -> str:
+    """1, 2, 3, 5, 9, 10 -> '1-3, 5, 9-10'."""
+    runs: list[list[int]] = []
+    for k in sorted(ranks):
+        if runs and k == runs[-1][-1] + 1:
+            runs[-1].append(k)
+        else:
+            runs.append([k])
+    return ", ".join(str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}" for run in runs)
+
+
 def _lanes(r: Report) -> tuple[list[Lane], dict[tuple[str, str], Lane], float]:
     """The lanes top to bottom, by (node, rank) key, and where the last one ends."""
     nodes = {n.node: n for n in r.nodes}
     reference = r.clock.get("reference_node") if r.clock else None
     keys = _lane_keys(r)
+    drawn = _drawn(r)
     lanes: list[Lane] = []
     y = float(TOP)
     for node, ranks in keys.items():
@@ -241,11 +264,21 @@ def _lanes(r: Report) -> tuple[list[Lane], dict[tuple[str, str], Lane], float]:
                           f"node {name}: {count}" + (f"; {note}" if note else ""), shade=True,
                           label_y=num(y + 12), note_y=num(y + 24)))
         y += NODE_H
+        # a rank nothing is drawn for (it logged nothing the report holds) shares one lane with the others
+        quiet = [k for k in ranks if (node_key, str(k)) not in drawn]
         for rank in ranks:
+            if rank in quiet:
+                continue
             lanes.append(Lane(node_key, str(rank), "rank", num(y), num(RANK_H), num(y + RANK_H / 2), f"rank {rank}",
                               title=f"{name} rank {rank}", label_y=num(y + RANK_H / 2 + 3.5)))
             y += RANK_H
-    return lanes, {(ln.node, ln.rank): ln for ln in lanes}, y
+        if quiet:
+            which = f"rank{'s' if len(quiet) > 1 else ''} {ranges(quiet)}"
+            lanes.append(Lane(node_key, ranges(quiet).replace(" ", ""), "quiet", num(y), num(RANK_H),
+                              num(y + RANK_H / 2), cut(f"{which}: no events", LABEL_W - 20, 10),
+                              title=f"{name} {which}: no events", label_y=num(y + RANK_H / 2 + 3.5)))
+            y += RANK_H
+    return lanes, {(ln.node, ln.rank): ln for ln in lanes if ln.kind != "quiet"}, y
 
 
 def _bands(r: Report, lane_of: dict[tuple[str, str], Lane], axis: Axis) -> list[Band]:
@@ -292,13 +325,15 @@ def _marks(r: Report, symptoms: list, lane_of: dict[tuple[str, str], Lane], x_of
             continue
         t0, t1 = seconds(k.timestamp), seconds(k.last)
         extra = f", {k.count} times until {k.last}" if k.count > 1 else ""
-        repeat = num(axis.x(t1) - axis.x(t0)) if t0 is not None and t1 is not None and t1 > t0 else ""
+        # (its last repeat is marked where it stands clear of the first)
+        repeat = num(axis.x(t1) - axis.x(t0)) if t0 is not None and t1 is not None and \
+            axis.x(t1) - axis.x(t0) >= REPEAT_MIN_PX else ""
         marks.append(((t0 is None, t0 or 0.0, float(lane.y), k.category),
                       Mark("kernel", "square", num(x_of(t0)), lane.mid,
                            CAUSE_COLOUR if k.role == "cause" else colour[k.category], k.role == "context", lane.node,
                            lane.rank, k.timestamp or "", k.category,
                            f"kernel {k.role}: {k.title} at {k.timestamp or 'an unknown time'}{extra}, "
-                           f"{k.file}:{k.line}", repeat, *(("6", "12") if k.role == "cause" else ()))))
+                           f"{k.file}:{k.line}", repeat, *(("7", "14") if k.role == "cause" else ()))))
     fc = r.first_causal
     lane = lane_of.get(_key(r.origin.node, r.origin.rank)) if fc else None
     if fc is not None and lane is not None:
@@ -322,6 +357,37 @@ def _cause_line(r: Report, mark: Mark, bottom: float) -> CauseLine:
     room = (x - 12) if left else (WIDTH - x - 12)
     return CauseLine(num(x), num(40), num(bottom), cut(label, room, 11, bold=True), num(x - 4 if left else x + 4),
                      num(36), "end" if left else "start")
+
+
+def _span(x: str, text: str, size: float) -> tuple[float, float]:
+    """Where a centred label of `text` at font `size` lies on its row, with a little space either side."""
+    half = len(text) * size * CHAR_W / 2 + 3
+    return float(x) - half, float(x) + half
+
+
+def _unclutter(pic: Picture) -> None:
+    """Labels of one row never overlap: on the tick row the 'no time' column's label, then tick labels left to
+    right; on the date row each break's duration, then the dates. A label that would overlap one placed
+    before it is left out (its tick line stays)."""
+    def place(taken: list[tuple[float, float]], x: str, text: str, size: float) -> bool:
+        a, b = _span(x, text, size)
+        if any(a < d and c < b for c, d in taken):
+            return False
+        taken.append((a, b))
+        return True
+
+    row: list[tuple[float, float]] = []
+    if pic.notime is not None:
+        place(row, pic.notime.mid, pic.notime.label, 10)
+    for t in pic.ticks:
+        if not place(row, t.x, t.label, 10):
+            t.label = t.date = ""
+    dates: list[tuple[float, float]] = []
+    for g in pic.breaks:
+        g.shown = place(dates, g.mid, g.label, 9)
+    for t in pic.ticks:
+        if t.date and not place(dates, t.x, t.date, 9):
+            t.date = ""
 
 
 def _legend(items: list[tuple[str, str, str]], y: float) -> tuple[list[LegendItem], float]:
@@ -367,6 +433,7 @@ def layout(r: Report) -> Picture:
     pic.ticks = [Tick(num(x), label, day) for x, label, day in axis.ticks()]
     pic.breaks = [Break(num(x), num(w), num(x + w / 2), duration(s), _zigzag(x + w / 2, axis_y))
                   for x, w, s in axis.gaps]
+    _unclutter(pic)
     pic.bands = _bands(r, lane_of, axis)
     # colours by category, in sorted order so that they never depend on the bundle's file order
     cats = sorted({s.category for s in symptoms} | {k.category for k in r.kernel_events if k.role != "cause"})
@@ -380,7 +447,7 @@ def layout(r: Report) -> Picture:
     items = [("phase", PHASE_COLOURS[p], p.replace("_", " ")) for p in PHASES if any(b.phase == p for b in pic.bands)]
     items += [("category" if c in on_lanes else "kernel", colour[c], c) for c in cats]
     if r.kernel_events:
-        items.append(("kernel", "#555555", "kernel line, on its node's lane (hollow: context only)"))
+        items.append(("kernel", "#555555", "kernel line, on its node's lane (hollow: context only; small: its last repeat)"))
     if pic.cause is not None:
         items.append(("cause", CAUSE_COLOUR, "first cause"))
     pic.legend, y = _legend(items, bottom + 22)

@@ -187,9 +187,70 @@ def test_kernel_events_are_on_their_nodes_lane():
     for m in kernel:
         lane = lane_at(ls, m["y"])
         assert (lane["kind"], lane["node"]) == ("node", "gpu-node-01")
-    # the repeated one draws a line on to its last time
+    # the repeated one: a second, smaller hollow mark at its last time (38 s on), no bar across the lane
     g = root.find(".//s:g[@class='mark'][@data-kind='kernel'][@data-t='%s']" % at(FAILED_AT + 2), NS)
-    assert float(g.find("s:line", NS).get("x2")) > 0
+    last = g.find("s:rect[@class='last']", NS)
+    assert float(last.get("x")) > 0 and last.get("fill") == "none" and g.find("s:line", NS) is None
+    # near miss: the line seen once has no second mark
+    once = root.find(".//s:g[@class='mark'][@data-kind='kernel'][@data-t='%s']" % at(FAILED_AT), NS)
+    assert once.find("s:rect[@class='last']", NS) is None
+
+
+def quiet_incident() -> Report:
+    """incident(), where only ranks 0, 8 and 12 logged anything (the others: no phase, no symptom)."""
+    r = incident()
+    keep = {0, 8, 12}
+    r.phases = [p for p in r.phases if p.rank in keep]
+    r.symptoms = [s for s in r.symptoms if s.rank is None or s.rank in keep]
+    return r
+
+
+def test_ranks_that_logged_nothing_share_one_lane_per_node():
+    r = quiet_incident()
+    root = parse(render_svg(r))
+    got = [(ln["kind"], ln["node"], ln["rank"]) for ln in lanes(root)]
+    assert got == [("node", "gpu-node-00", ""), ("rank", "gpu-node-00", "0"), ("quiet", "gpu-node-00", "1-7"),
+                   ("node", "gpu-node-01", ""), ("rank", "gpu-node-01", "8"), ("rank", "gpu-node-01", "12"),
+                   ("quiet", "gpu-node-01", "9-11,13-15")]
+    texts = {t.text for t in root.iter(f"{{{NS['s']}}}text")}
+    assert {"ranks 1-7: no events", "ranks 9-11, 13-15: no events"} <= texts
+    # nothing is drawn on a folded lane: every mark stands on the lane of its own rank or node
+    ls = lanes(root)
+    assert all(lane_at(ls, m["y"])["kind"] != "quiet" for m in marks(root))
+
+
+def test_near_miss_a_rank_with_only_its_phases_keeps_its_lane():
+    r = quiet_incident()
+    r.phases += [p for p in incident().phases if p.rank == 3]   # rank 3 logged its lifecycle, no error
+    got = [(ln["kind"], ln["rank"]) for ln in lanes(parse(render_svg(r))) if ln["node"] == "gpu-node-00"]
+    assert got == [("node", ""), ("rank", "0"), ("rank", "3"), ("quiet", "1-2,4-7")]
+
+
+def label_spans(root: ET.Element, y: str) -> list[tuple[float, float, str]]:
+    """Where the centred labels on the row at `y` lie (the layout's own estimate of a glyph's width)."""
+    from k3logs.timeline import _span
+    out = []
+    for t in root.iter(f"{{{NS['s']}}}text"):
+        if t.get("y") == y and t.get("text-anchor") == "middle":
+            a, b = _span(t.get("x"), t.text, float(t.get("font-size") or 10))
+            out.append((a, b, t.text))
+    return sorted(out)
+
+
+def test_axis_labels_never_overlap_even_when_segments_are_narrow():
+    r = incident()
+    # five short bursts an hour apart: five narrow segments, each with its own time label
+    for i in range(5):
+        r.symptoms.append(Symptom("proc.killed", "gpu-node-00/vllm.log", 300 + i, "gpu-node-00", 0, 1, "killed",
+                                  at(4000 + 3600 * i), "vllm"))
+    root = parse(render_svg(r))
+    rows = {t.get("y") for t in root.iter(f"{{{NS['s']}}}text") if t.get("text-anchor") == "middle"}
+    assert len(rows) >= 2
+    for y in rows:
+        spans = label_spans(root, y)
+        assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:])), (y, spans)
+    # near miss: the tick lines stay where their labels were left out
+    assert len(root.findall(".//s:g[@class='axis']/s:line", NS)) - 1 >= len(label_spans(root, rows.pop()))
 
 
 def test_symptoms_are_on_their_lanes_coloured_by_category():
