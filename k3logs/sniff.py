@@ -9,12 +9,13 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .dumps import sniff_dump
+from .dumps import SMALL_FILE_LINES, sniff_dump
 from .formats import Formats, builtin_formats
 from .lines import decode_head
 
 HEAD_BYTES = 64 * 1024
 HEAD_LINES = 200
+LOG_SHARE = 0.9  # of a long head's lines in an application's log format: a log, never a dump
 WRAPPER_ORDER = ("docker_json", "journald_json", "cri", "kubectl_prefix", "journald_iso", "rfc3339", "journald",
                  "compose", "srun_label")
 LABELS = ("srun_label",)  # a bare 'N: ' label: a dump whose lines start so (`ip -o addr`) is that dump, not a log
@@ -103,6 +104,36 @@ def _peel(line: str, pats: list[tuple[str, re.Pattern]]) -> str:
     return line
 
 
+def _line_formats(inner: list[str], clean: list[str], pats) -> tuple[Counter, int]:
+    """How many lines have each application format (a line counts once per kind), and how many have one of an
+    application's own (vllm, nccl, torch, kernel ...: not a bare timestamp, which a monitoring CSV has too)."""
+    counts: Counter = Counter()
+    known = 0
+    for raw, ln in zip(inner, clean):
+        raw = ANSI.sub("", raw)
+        if VLLM_PROC.match(raw) or VLLM_TEXT.search(ln):
+            counts["vllm"] += 1
+            known += 1
+            continue
+        if K8S_EVENTS.match(ln):
+            counts["k8s_events"] += 1
+            known += 1
+            continue
+        kinds = set()
+        if RAY_MARK.search(raw):
+            kinds.add("ray")
+        if TORCHELASTIC.search(ln):
+            kinds.add("torch")
+        for name, p in pats["line"]:
+            if m := p.match(ln):
+                # the glog shape is shared by torch's Python logging (path.py) and Go's klog (main.go)
+                kinds.add("torch" if name == "glog" and ".py:" in m.group("loc") else LINE_KIND.get(name, "log"))
+                break
+        counts.update(kinds)
+        known += bool(kinds - {"log"})
+    return counts, known
+
+
 def sniff(head: bytes, size: int | None = None, formats: Formats | None = None) -> Sniffed:
     """Classify a file from its first bytes."""
     if not head.strip():
@@ -140,8 +171,13 @@ def sniff(head: bytes, size: int | None = None, formats: Formats | None = None) 
     if wrappers and wrappers[0] in LABELS and sniff_dump(text):
         wrappers, inner, reasons = [], lines, []
 
-    # 2. dumps are recognised on the unwrapped text
-    if not wrappers:
+    # 3 before 2: the application format of each unwrapped line
+    clean = [_peel(ANSI.sub("", ln), pats["prefix"]) for ln in inner]
+    counts, known = _line_formats(inner, clean, pats)
+
+    # 2. dumps are recognised on the unwrapped text; a long head whose lines nearly all have an application's log
+    # format is a log (the dump detectors cost more than the rest of sniffing, for nothing, on every log file)
+    if not wrappers and not (n > SMALL_FILE_LINES and known >= LOG_SHARE * n):
         dump = sniff_dump(text)
         if dump:
             kind, reason = dump
@@ -151,28 +187,7 @@ def sniff(head: bytes, size: int | None = None, formats: Formats | None = None) 
     if not wrappers and CAPTURE_LINE.match(lines[0]):
         return Sniffed("captures", (), "JSON lines holding chat requests or responses (messages / choices)")
 
-    # 3. logs: count the application format of each unwrapped line
-    clean = [_peel(ANSI.sub("", ln), pats["prefix"]) for ln in inner]
-    counts = Counter()
-    for raw, ln in zip(inner, clean):
-        raw = ANSI.sub("", raw)
-        if VLLM_PROC.match(raw) or VLLM_TEXT.search(ln):
-            counts["vllm"] += 1
-            continue
-        if K8S_EVENTS.match(ln):
-            counts["k8s_events"] += 1
-            continue
-        kinds = set()  # each line counts once per kind
-        if RAY_MARK.search(raw):
-            kinds.add("ray")
-        if TORCHELASTIC.search(ln):
-            kinds.add("torch")
-        for name, p in pats["line"]:
-            if m := p.match(ln):
-                # the glog shape is shared by torch's Python logging (path.py) and Go's klog (main.go)
-                kinds.add("torch" if name == "glog" and ".py:" in m.group("loc") else LINE_KIND.get(name, "log"))
-                break
-        counts.update(kinds)
+    # 3. logs: the counts of each application format
     if {"journald", "journald_iso", *_json_wrappers()} & set(wrappers):
         idents = Counter(i for ln in lines if (i := _journal_ident(ln, pats)))
         if idents and idents.most_common(1)[0][0] == "kernel":

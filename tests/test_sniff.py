@@ -294,3 +294,16 @@ def test_a_dump_whose_lines_start_like_task_labels_is_that_dump():
                     "2: eth0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 qdisc mq state UP mode DEFAULT",
                     "3: ib0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 4092 qdisc mq state UP mode DEFAULT"))
     assert (s.kind, s.wrappers, s.is_dump) == ("ip_addr", (), True)
+
+
+def test_a_long_log_in_an_applications_format_skips_the_dump_detectors(monkeypatch):
+    import k3logs.sniff as sniff_module
+    calls = []
+    real = sniff_module.sniff_dump
+    monkeypatch.setattr(sniff_module, "sniff_dump", lambda text: calls.append(1) or real(text))
+    log = "".join(f"INFO 08-11 07:36:{i % 60:02d} [core.py:{i}] step {i}\n" for i in range(60)).encode()
+    assert sniff(log).kind == "vllm" and calls == []
+    # near miss: a monitoring CSV whose rows start with a time is still read as the dump it is
+    csv = "timestamp, gpu_bus_id, pid, process_name, used_gpu_memory [MiB]\n" + "".join(
+        f"2026/07/09 10:{i:02d}:00.394, 00000000:5D:00.0, 2871204, /usr/bin/python3, 3211 MiB\n" for i in range(50))
+    assert sniff(csv.encode()).kind == "nvidia_smi_csv" and calls
