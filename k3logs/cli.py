@@ -489,7 +489,8 @@ def toolcalls(bundle, fmt, no_redact, **limits):
     """Check every captured tool call against its request's tool schemas; sort failures into model/parser
     (the raw response is malformed) and gateway (the forwarded copy is not the raw one).
 
-    BUNDLE is a JSON-lines capture file (.gz/.zst too) or a bundle holding such files (docs/captures.md). Exit status: 0 every tool call passes, 1 some fail, 2 nothing readable or no exchange found.
+    BUNDLE is a JSON-lines capture file (.gz/.zst too) or a bundle holding such files (docs/captures.md).
+    Exit status: 0 every tool call passes, 1 some fail, 2 nothing readable or no exchange found.
 
     \b
     Example:

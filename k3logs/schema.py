@@ -1,7 +1,6 @@
 """The one event schema every source is parsed into, and the small vocabularies around it."""
 from __future__ import annotations
 
-import pyarrow as pa
 import polars as pl
 
 # Column names, declared once.
@@ -91,10 +90,6 @@ def at_rows(n: int, idx: pl.Series, values: pl.Series) -> pl.Series:
     back in place)."""
     return pl.repeat(None, n, dtype=values.dtype, eager=True).scatter(idx, values)
 
-
-def arrow_schema(compat_level: pl.CompatLevel | None = None) -> pa.Schema:
-    """The event schema in Arrow types (strings as views with the newest compat level)."""
-    return empty_events().to_arrow(compat_level=compat_level).schema
 
 # What `sniff` can say a bundle file is (after any container wrapper is peeled).
 # Log kinds go through the line parser into events; dump kinds are read whole for environment facts.
