@@ -26,6 +26,7 @@ UTC = "UTC"
 INNER_UPTIME = r"^\[\s*(\d+\.\d+)\]"
 DATED = r"\b(20\d\d-[01]\d-[0-3]\d[ T][0-2]\d:[0-5]\d:[0-5]\d)"  # a full date written inside a line
 DATED_RFC2822 = r"\b([0-3]?\d [A-Z][a-z]{2} 20\d\d [0-2]\d:[0-5]\d:[0-5]\d)\b"  # 'Start Time: Thu, 17 Oct 2024 ...' 
+DATED_CLF = r"\[([0-3]\d/[A-Z][a-z]{2}/20\d\d:[0-2]\d:[0-5]\d:[0-5]\d) [+-]\d{4}\]"  # an access log's [08/Jul/2025:10:34:17 +0000]
 
 
 @dataclass
@@ -118,6 +119,7 @@ def learn(ev: pl.DataFrame, tz: str = UTC, skew_tolerance: float = 2.0,
         ev["text"].str.extract(DATED, 1).str.replace("T", " ").str.to_datetime("%Y-%m-%d %H:%M:%S", time_unit="us",
                                                                              strict=False),
         ev["text"].str.extract(DATED_RFC2822, 1).str.to_datetime("%d %b %Y %H:%M:%S", time_unit="us", strict=False),
+        ev["text"].str.extract(DATED_CLF, 1).str.to_datetime("%d/%b/%Y:%H:%M:%S", time_unit="us", strict=False),
     ]).drop_nulls()
     if exact.height:
         m.bundle_ref, rep.year_source = exact["_e"].median(), "dated lines in the bundle"
