@@ -5,7 +5,12 @@ and the full list of problems so that `k3logs signatures check` can report them 
 """
 from __future__ import annotations
 
+import hashlib
+import os
+import pickle
 import re
+import sys
+import tempfile
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -461,6 +466,10 @@ def pattern_dirs(extra: list[Path] | tuple[Path, ...] = ()) -> tuple[Path, ...]:
 # analysing bundle after bundle loads once; an edited file is read again)
 _LOADED: dict[tuple, tuple] = {}
 _LOADED_MAX = 8
+# ... and across processes: the checked catalogue kept under the user's cache folder by the hash of every
+# pattern file's content and of this module (a CLI run unpickles it in 10 ms). K3LOGS_CACHE_DIR names another
+# folder; empty or "off" turns it off.
+CACHE_ENV = "K3LOGS_CACHE_DIR"
 
 
 def _fingerprint(dirs: tuple[Path, ...]) -> tuple:
@@ -481,7 +490,7 @@ def load_catalogue(extra_dirs: list[Path] | tuple[Path, ...] = (), collect_error
     except OSError:   # (a folder that changes under us: read it without the memo)
         key = None
     if key is None or key not in _LOADED:
-        loaded = _load(dirs)
+        loaded = _cached_load(dirs, key)
         if key is not None:
             if len(_LOADED) >= _LOADED_MAX:
                 _LOADED.pop(next(iter(_LOADED)))
@@ -495,6 +504,57 @@ def load_catalogue(extra_dirs: list[Path] | tuple[Path, ...] = (), collect_error
     if errors:
         raise CatalogueError(f"{len(errors)} problem(s) in the patterns; first: {errors[0]}", errors)
     return cat
+
+
+def cache_dir() -> Path | None:
+    """Where checked catalogues are kept (None: nowhere)."""
+    named = os.environ.get(CACHE_ENV)
+    if named is not None:
+        return None if named.strip() in ("", "off") else Path(named)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "k3logs"
+
+
+def _content_key(files: tuple) -> str:
+    h = hashlib.sha256(Path(__file__).read_bytes())
+    h.update(sys.version.encode())
+    for name, _, _ in files:
+        h.update(name.encode() + b"\0" + Path(name).read_bytes() + b"\0")
+    return h.hexdigest()[:32]
+
+
+def _own(path: Path) -> bool:
+    """Whether only this user can have written `path` (a pickle is loaded from nowhere else)."""
+    st = path.stat()
+    return st.st_uid == os.getuid() and not st.st_mode & 0o022
+
+
+def _cached_load(dirs: tuple[Path, ...], key: tuple | None) -> tuple[Catalogue, list[Issue]]:
+    """_load, through the cache folder when there is one that only this user can write. Any trouble with the
+    cache (unreadable, someone else's, full disk) only means a load from the pattern files."""
+    folder = cache_dir()
+    if folder is None or key is None or not hasattr(os, "getuid"):
+        return _load(dirs)
+    try:
+        path = folder / f"catalogue-{_content_key(key[1])}.pickle"
+        if path.is_file() and _own(folder) and _own(path):
+            with open(path, "rb") as f:
+                loaded = pickle.load(f)
+            if isinstance(loaded, tuple) and len(loaded) == 2 and isinstance(loaded[0], Catalogue):
+                return loaded
+    except Exception:  # noqa: BLE001 - a cache is only ever a shortcut
+        pass
+    loaded = _load(dirs)
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if _own(folder):
+            fd, tmp = tempfile.mkstemp(dir=folder, prefix=".catalogue-")
+            with os.fdopen(fd, "wb") as f:
+                pickle.dump(loaded, f, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, path)
+    except Exception:  # noqa: BLE001
+        pass
+    return loaded
 
 
 def _load(dirs: tuple[Path, ...]) -> tuple[Catalogue, list[Issue]]:

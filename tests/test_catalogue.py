@@ -128,6 +128,49 @@ def test_user_folder_adds_a_signature(tmp_path):
     assert fired(sig, cat, "widget exploded at 0xbeef")[:2] == (True, {"addr": "0xbeef"})
 
 
+@pytest.fixture
+def fresh_process(tmp_path, monkeypatch):
+    """A cache folder of its own, and no catalogue loaded yet in this 'process'."""
+    import k3logs.catalogue as catalogue_module
+    monkeypatch.setenv(catalogue_module.CACHE_ENV, str(tmp_path / "cache"))
+    monkeypatch.setattr(catalogue_module, "_LOADED", {})
+    return catalogue_module
+
+
+def test_a_checked_catalogue_is_cached_by_content_and_read_back_without_loading(tmp_path, fresh_process, monkeypatch):
+    user = tmp_path / "mine"
+    user.mkdir()
+    (user / "mine.toml").write_text(USER_SIG.format(id="widget-exploded", category="proc.segfault", title="W"))
+    first = load_catalogue([user])
+    assert len(list((tmp_path / "cache").glob("catalogue-*.pickle"))) == 1
+    monkeypatch.setattr(fresh_process, "_LOADED", {})   # another process: the memo is empty, the cache is not
+
+    def no_load(dirs):
+        raise AssertionError("the pattern files were loaded again")
+    monkeypatch.setattr(fresh_process, "_load", no_load)
+    again = load_catalogue([user])
+    assert again == first and again.by_id("widget-exploded").title == "W"
+
+
+def test_near_miss_a_changed_pattern_file_or_a_cache_others_can_write_is_loaded_anew(tmp_path, fresh_process,
+                                                                                      monkeypatch):
+    user = tmp_path / "mine"
+    user.mkdir()
+    (user / "mine.toml").write_text(USER_SIG.format(id="widget-exploded", category="proc.segfault", title="W"))
+    load_catalogue([user])
+    monkeypatch.setattr(fresh_process, "_LOADED", {})
+    (user / "mine.toml").write_text(USER_SIG.format(id="widget-exploded", category="proc.segfault", title="V2"))
+    assert load_catalogue([user]).by_id("widget-exploded").title == "V2"   # the content changed: a new key
+    assert len(list((tmp_path / "cache").glob("catalogue-*.pickle"))) == 2
+    for p in (tmp_path / "cache").glob("catalogue-*.pickle"):
+        p.chmod(0o666)   # writable by anyone: never unpickled
+    monkeypatch.setattr(fresh_process, "_LOADED", {})
+    loads = []
+    real = fresh_process._load
+    monkeypatch.setattr(fresh_process, "_load", lambda dirs: loads.append(1) or real(dirs))
+    assert load_catalogue([user]).by_id("widget-exploded").title == "V2" and loads == [1]
+
+
 def test_user_folder_signature_with_a_builtin_id_replaces_it(tmp_path):
     (tmp_path / "signatures").mkdir()
     (tmp_path / "signatures" / "override.toml").write_text(
