@@ -31,7 +31,7 @@ SEVERITIES = ("critical", "error", "warning", "info")
 SIGNATURE_KEYS = {
     "id", "category", "title", "role", "prefilter", "regex", "sources", "phase", "phase_category",
     "explains", "scope", "table", "priority", "explanation", "remediation", "references", "samples", "veto",
-    "after", "recovery",
+    "after", "recovery", "user_data",
 }
 VETOES = ("line", "after")
 REQUIRED_KEYS = ("id", "category", "title", "role", "prefilter", "regex", "samples")
@@ -99,6 +99,7 @@ class Signature:
     veto: str = "line"   # context: what it sets aside (its line; `after`: from the match to its event's end)
     after: tuple[str, ...] = ()  # a cause match that follows these categories on its node is their consequence
     recovery: Recovery | None = None  # the line saying the same device is back: a flap survived (decide)
+    user_data: bool = False  # context: its line quotes user data (a logged prompt); it vetoes and is no finding
     location: SourceLocation = field(default=SourceLocation("<memory>"), compare=False)
 
     @property
@@ -356,6 +357,8 @@ def signature_from_dict(d: dict, location: SourceLocation, text: str = "", end: 
         problem(f"signature {sid!r}: scope {scope!r} is not one of {SCOPES}", "scope")
     if d.get("veto", "line") not in VETOES or ("veto" in d and role != "context"):
         problem(f"signature {sid!r}: veto is one of {VETOES}, for context signatures only", "veto")
+    if not isinstance(d.get("user_data", False), bool) or (d.get("user_data") and role != "context"):
+        problem(f"signature {sid!r}: user_data is true or false, for context signatures only", "user_data")
     table = d.get("table")
     if table is not None and table not in TABLES:
         problem(f"signature {sid!r}: table {table!r} is not one of {TABLES}", "table")
@@ -409,7 +412,8 @@ def signature_from_dict(d: dict, location: SourceLocation, text: str = "", end: 
         explanation=str(d.get("explanation", "")).strip(), remediation=remediation,
         remediation_unless=remediation_unless, references=references,
         match=matches, no_match=no_match, veto=str(d.get("veto", "line")),
-        after=tuple(_str_list(d.get("after"), "after", plist)), recovery=recovery, location=location,
+        after=tuple(_str_list(d.get("after"), "after", plist)), recovery=recovery,
+        user_data=d.get("user_data") is True, location=location,
     )
     return sig, issues
 
@@ -515,9 +519,13 @@ def cache_dir() -> Path | None:
     return Path(base) / "k3logs"
 
 
-def _content_key(files: tuple) -> str:
+def _content_key(key: tuple) -> str:
+    """The hash of the folders (and whether each exists), every pattern file's content, this module and Python."""
+    dirs, files = key
     h = hashlib.sha256(Path(__file__).read_bytes())
     h.update(sys.version.encode())
+    for d in dirs:
+        h.update(f"{d}\0{d.is_dir()}\0".encode())
     for name, _, _ in files:
         h.update(name.encode() + b"\0" + Path(name).read_bytes() + b"\0")
     return h.hexdigest()[:32]
@@ -536,7 +544,7 @@ def _cached_load(dirs: tuple[Path, ...], key: tuple | None) -> tuple[Catalogue, 
     if folder is None or key is None or not hasattr(os, "getuid"):
         return _load(dirs)
     try:
-        path = folder / f"catalogue-{_content_key(key[1])}.pickle"
+        path = folder / f"catalogue-{_content_key(key)}.pickle"
         if path.is_file() and _own(folder) and _own(path):
             with open(path, "rb") as f:
                 loaded = pickle.load(f)

@@ -179,7 +179,33 @@ def _deployment_late(ev: pl.DataFrame, late: int) -> pl.Series:
     return ev.select(pl.max_horizontal(same_node, pl.lit(other).fill_null(-1)).alias("_dep"))["_dep"]
 
 
+def _set_aside_by_context(det: pl.DataFrame, cat: Catalogue) -> tuple[pl.DataFrame, set[tuple[int, int, int]]]:
+    """The matches left once a context signature has vetoed its line, in one step over the table: no other
+    match on that line (or exception link) is an event, and a match of a `user_data` signature (a logged
+    prompt, one a request) is no finding at all, so nothing is kept per request. Also the vetoed lines that
+    still hold a match (an Xid's role comes from the Xid table: the loop below applies the veto to it)."""
+    vetoes = [s.id for s in cat.signatures if s.role == "context" and s.veto == "line"]
+    keep = [s.id for s in cat.signatures if s.role == "context" or s.table == "xid"]
+    quiet = [s.id for s in cat.signatures if s.user_data]
+    key = ["eid", "link", "part"]
+    vetoed = det.filter(pl.col("sig").is_in(vetoes)).select(key).unique()
+    if vetoed.is_empty():
+        return det, set()
+    set_aside = det.join(vetoed, on=key, how="semi").filter(~pl.col("sig").is_in(keep)).select(*key, "sig")
+    rest = det.join(set_aside, on=[*key, "sig"], how="anti").filter(~pl.col("sig").is_in(quiet))
+    return rest, set(vetoed.join(rest.select(key), on=key, how="semi").iter_rows())
+
+
+def benign_eids(det: pl.DataFrame, cat: Catalogue, findings: list) -> pl.Series:
+    """The events a context signature matched (user data included) or that are context by their Xid: never an
+    unknown error."""
+    context = [s.id for s in cat.signatures if s.role == "context"]
+    return pl.concat([det.filter(pl.col("sig").is_in(context))["eid"].cast(pl.UInt32),
+                      pl.Series([f.eid for f in findings if f.role == "context"], dtype=pl.UInt32)]).unique()
+
+
 def _findings(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue) -> list[Finding]:
+    det, vetoed = _set_aside_by_context(det, cat)
     if det.is_empty():
         return []
     rows = det.join(ev.select("eid", "file", "line", "line_end", "ts", "ts_quality", "node", "rank", "pid", "phase",
@@ -188,11 +214,6 @@ def _findings(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue) -> list[Findi
     sigs = {s.id: s for s in cat.signatures}
     dead_worker_rank = _dead_worker_ranks(ev)
     out: list[Finding] = []
-    vetoed: set[tuple[int, int, int]] = set()
-    for r in rows.iter_rows(named=True):
-        sig = sigs[r["sig"]]
-        if sig.role == "context" and sig.veto == "line":
-            vetoed.add((r["eid"], r["link"], r["part"]))
     for r in rows.iter_rows(named=True):
         sig: Signature = sigs[r["sig"]]
         fields = {k: v for k, v in json.loads(r["fields"] or "{}").items() if v is not None}
@@ -444,14 +465,13 @@ def _stack_phase(root: Finding, findings: list[Finding]) -> None:
         root.phase = sorted(same, key=_sort_key)[0].phase
 
 
-def _exceptions(ev: pl.DataFrame, findings: list[Finding]) -> list[Finding]:
+def _exceptions(ev: pl.DataFrame, benign: pl.Series) -> list[Finding]:
     """Exceptions and ERROR lines no signature knows (nor sets aside as benign), as `other` candidates in
     time order; the first that the service did not survive names an incident that no signature fits."""
-    benign = {f.eid for f in findings if f.role == "context"}
     cand = ev.filter(
         (pl.col("exc_types").is_not_null() & (pl.col("text").str.starts_with("Fatal Python error").not_()))
         | (pl.col("text").str.contains(EXCEPTION_LINE) & pl.col("level").is_in(["ERROR", "CRITICAL"]).fill_null(True)))
-    cand = cand.filter(~pl.col("eid").is_in(pl.Series(sorted(benign), dtype=pl.UInt32).implode()))
+    cand = cand.filter(~pl.col("eid").is_in(benign.implode()))
     out = []
     for r in cand.sort(["ts", "file", "line"], nulls_last=True).iter_rows(named=True):
         text = r["text"].split("\n", 1)[0]
@@ -728,7 +748,7 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
     life = Lifecycle(ev, set(ev["file"].unique().to_list()) if app_files is None else app_files, restarts_seen)
     findings = _findings(ev, det, cat)
     _explain(findings, cat)
-    others = _exceptions(ev, findings)
+    others = _exceptions(ev, benign_eids(det, cat, findings))
     _set_aside(findings + others, life, prose, _recoveries(ev, findings, cat), {s.id: s for s in cat.signatures})
     _unexplain_by_set_aside(findings)
     # (requests refused before the server is ready are a probe's, not failures)

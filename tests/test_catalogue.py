@@ -128,6 +128,19 @@ def test_user_folder_adds_a_signature(tmp_path):
     assert fired(sig, cat, "widget exploded at 0xbeef")[:2] == (True, {"addr": "0xbeef"})
 
 
+@pytest.mark.parametrize("role, value, ok", [("context", "true", True), ("cause", "true", False),
+                                             ("context", '"yes"', False)])
+def test_user_data_is_a_boolean_of_context_signatures(tmp_path, role, value, ok):
+    (tmp_path / "mine.toml").write_text(USER_SIG.format(id="widget-exploded", category="proc.segfault", title="W")
+                                        .replace('role = "cause"', f'role = "{role}"')
+                                        .replace("[signature.samples]", f"user_data = {value}\n[signature.samples]"))
+    cat, issues = load_catalogue([tmp_path], collect_errors=True)
+    bad = [i for i in issues if "user_data" in i.message]
+    assert (bad == []) == ok, issues
+    if ok:
+        assert cat.by_id("widget-exploded").user_data
+
+
 @pytest.fixture
 def fresh_process(tmp_path, monkeypatch):
     """A cache folder of its own, and no catalogue loaded yet in this 'process'."""

@@ -107,7 +107,21 @@ def test_context_signature_on_a_logged_prompt_vetoes_the_cause(tmp_path):
         PROMPT,
         "(APIServer pid=1) INFO 08-11 10:00:04 [launcher.py:1] Application startup complete.")})
     assert a.decision.healthy and a.decision.root is None
-    assert {f.sig for f in a.decision.findings} == {"vllm-request-log"}
+    # a logged request is user data (user_data = true): it sets its line aside and is no finding of its own
+    assert a.decision.findings == []
+
+
+def test_near_miss_a_context_line_that_is_not_user_data_stays_a_finding(tmp_path, catalogue):
+    from k3logs.decide import _set_aside_by_context
+    import polars as pl
+    context = next(s for s in catalogue.signatures if s.role == "context" and s.veto == "line" and not s.user_data)
+    det = pl.DataFrame({"eid": [1, 1, 2, 2], "link": [-1] * 4, "part": [0] * 4,
+                        "sig": [context.id, "cuda-illegal-memory-access", "vllm-request-log",
+                                "cuda-illegal-memory-access"], "fields": ["{}"] * 4},
+                       schema_overrides={"eid": pl.UInt32, "link": pl.Int32, "part": pl.Int32})
+    rest, vetoed = _set_aside_by_context(det, catalogue)
+    assert rest["sig"].to_list() == [context.id]   # each cause vetoed; only the user-data match leaves nothing
+    assert vetoed == {(1, -1, 0)}
 
 
 def test_the_same_text_outside_a_prompt_is_a_cause(tmp_path):
