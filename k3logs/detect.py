@@ -13,6 +13,7 @@ import polars as pl
 
 from .catalogue import Catalogue, Signature
 from .resources import data_dir
+from .schema import at_rows
 
 DETECTION_SCHEMA = {"eid": pl.UInt32, "link": pl.Int32, "part": pl.Int32, "sig": pl.String, "fields": pl.String}
 
@@ -65,11 +66,22 @@ def detect(ev: pl.DataFrame, cat: Catalogue) -> pl.DataFrame:
     literals = sorted({lit for sig in cat.signatures for lit in sig.prefilter})
     found = set(mt["text"].str.extract_many(literals, overlapping=True).explode().drop_nulls().unique()
                 .to_list()) if mt.height else set()
+    # the lines a user_data signature matches (logged prompts) are set aside whole (decide): a cause or
+    # symptom is not even tried on them, which on request logs is most of the regex work
+    user = [s for s in cat.signatures if s.user_data and not found.isdisjoint(s.prefilter)]
+    quoted = pl.lit(False)
+    if user and mt.height:
+        quoted = pl.any_horizontal([pl.col("text").str.contains_any(list(s.prefilter))
+                                    & pl.col("text").str.contains(s.regex) for s in user]).fill_null(False)
+        mt = mt.with_columns(quoted.alias("_user"))
+        quoted = pl.col("_user")
     out = []
     for sig in cat.signatures:
         if found.isdisjoint(sig.prefilter):
             continue
         cand = mt.filter(pl.col("text").str.contains_any(list(sig.prefilter)))
+        if sig.role != "context" and sig.table != "xid":
+            cand = cand.filter(~quoted)
         if sig.sources:
             cand = cand.filter(pl.col("source").is_in(list(sig.sources)))
         if cand.is_empty():
@@ -208,8 +220,16 @@ def phase_marks(ev: pl.DataFrame) -> pl.DataFrame:
     met = pl.lit(False)
     if (j := joined()) is not None:
         met = pl.col("text").str.contains_any(list(j[1])) & pl.col("text").str.contains(j[2])
-    return ev.select(expr.alias("mark"), restart.fill_null(False).alias("restart"),
-                     progress.fill_null(False).alias("progress"), met.fill_null(False).alias("joined"))
+    columns = [expr.alias("mark"), restart.fill_null(False).alias("restart"),
+               progress.fill_null(False).alias("progress"), met.fill_null(False).alias("joined")]
+    # the few lines holding one of the literals are tried, in one pass over the text (not one per landmark:
+    # on logged prompts kilobytes long that was most of the time); the others mark nothing
+    lits = sorted({lit for m in marks for lit in m.prefilter} | set(extra[0] if extra else ())
+                  | set(j[1] if j else ()))
+    idx = ev.select(pl.arg_where(pl.col("text").str.contains_any(lits).fill_null(False)))[:, 0]
+    some = ev[idx].select(columns)
+    return pl.DataFrame([(at_rows(ev.height, idx, some[c]) if c == "mark" else
+                          at_rows(ev.height, idx, some[c]).fill_null(False)).alias(c) for c in some.columns])
 
 
 def anchors(cat: Catalogue, extra: tuple[str, ...] = ()) -> tuple[str, ...]:
