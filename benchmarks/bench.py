@@ -1,6 +1,7 @@
 """Speed and memory of k3logs against ripgrep on the same bundle, in one run.
 
     python benchmarks/bench.py --mb 100 1000            # bundles made by ../shared/tools/genbundle.py
+                                                        # (and, by default, 300 MB and 1 GB with request logging)
     python benchmarks/bench.py --bundle path/to/bundle  # any bundle you have
 
 For each bundle it measures, each in a fresh process (peak RSS from the kernel's accounting):
@@ -67,6 +68,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--mb", type=int, nargs="*", default=[100, 1000], help="sizes of generated bundles (MB)")
     ap.add_argument("--bundle", type=Path, action="append", default=[], help="an existing bundle to measure")
+    ap.add_argument("--request-log", type=int, nargs="*", default=[300, 1000], metavar="MB",
+                    help="sizes of generated bundles with vLLM's request logging on (genbundle --request-log: a "
+                         "'Received request ...: prompt: ...' line per request); none: `--request-log` alone")
     ap.add_argument("--fault", default="xid79", help="genbundle fault of the generated bundles")
     ap.add_argument("--repeat", type=int, default=2, help="runs per measurement (best time is kept)")
     ap.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "k3logs-bench")
@@ -76,12 +80,13 @@ def main() -> int:
     k3 = shutil.which("k3logs") or str(Path(sys.executable).parent / "k3logs")
     sigs = SHARED / "baseline-signatures.txt"
     bundles = list(a.bundle)
-    for mb in ([] if a.bundle else a.mb):
-        out = a.workdir / f"gen-{mb}mb-{a.fault}"
+    generated = [] if a.bundle else [(mb, False) for mb in a.mb] + [(mb, True) for mb in a.request_log]
+    for mb, requests in generated:
+        out = a.workdir / f"gen-{mb}mb-{a.fault}{'-requests' if requests else ''}"
         if not (out / "bundle").is_dir():
             subprocess.run([sys.executable, str(SHARED / "genbundle.py"), str(out), "--nodes", "2",
-                            "--ranks-per-node", "8", "--mb", str(mb), "--seed", "7", "--fault", a.fault],
-                           check=True, stdout=subprocess.DEVNULL)
+                            "--ranks-per-node", "8", "--mb", str(mb), "--seed", "7", "--fault", a.fault]
+                           + (["--request-log"] if requests else []), check=True, stdout=subprocess.DEVNULL)
         bundles.append(out / "bundle")
     print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}; rg {'found' if rg else 'MISSING'}\n")
     print("| bundle | size | step | seconds | MB/s | CPU s | peak RSS | x rg |")

@@ -69,19 +69,17 @@ def detect(ev: pl.DataFrame, cat: Catalogue) -> pl.DataFrame:
     # the lines a user_data signature matches (logged prompts) are set aside whole (decide): a cause or
     # symptom is not even tried on them, which on request logs is most of the regex work
     user = [s for s in cat.signatures if s.user_data and not found.isdisjoint(s.prefilter)]
-    quoted = pl.lit(False)
+    unquoted = mt
     if user and mt.height:
         quoted = pl.any_horizontal([pl.col("text").str.contains_any(list(s.prefilter))
                                     & pl.col("text").str.contains(s.regex) for s in user]).fill_null(False)
-        mt = mt.with_columns(quoted.alias("_user"))
-        quoted = pl.col("_user")
+        unquoted = mt.filter(~quoted)
     out = []
     for sig in cat.signatures:
         if found.isdisjoint(sig.prefilter):
             continue
-        cand = mt.filter(pl.col("text").str.contains_any(list(sig.prefilter)))
-        if sig.role != "context" and sig.table != "xid":
-            cand = cand.filter(~quoted)
+        rows = mt if sig.role == "context" or sig.table == "xid" else unquoted
+        cand = rows.filter(pl.col("text").str.contains_any(list(sig.prefilter)))
         if sig.sources:
             cand = cand.filter(pl.col("source").is_in(list(sig.sources)))
         if cand.is_empty():
