@@ -45,9 +45,12 @@ FILE = 1 << 32         # in a pack, line numbers are file * FILE + line (files a
 
 @dataclass(frozen=True)
 class Keep:
-    """Which raw lines to parse: those containing one of `anchors` (plus their context); None = all."""
+    """Which raw lines to parse: those containing one of `anchors` (plus their context), except the lines
+    `quoted` matches (user data: a logged prompt is nothing the diagnosis reads, and keeping one line a
+    request would make memory grow with the requests); None = all."""
 
     anchors: tuple[str, ...]
+    quoted: str = ""
 
     @functools.cached_property  # built once, not once per file (bundles may hold thousands of files)
     def regex(self) -> str:
@@ -86,9 +89,13 @@ class _KeepState:
         self.last_kept = 0  # the last line kept so far
 
 
-def _anchored(batch: pl.DataFrame, keep: Keep) -> pl.Series:
-    """Indices of the rows of `batch` that hold an anchor: the one pass over every line (any thread)."""
-    return batch["raw"].str.contains(keep.regex).arg_true()
+def _anchored(raw: pl.Series, keep: Keep) -> pl.Series:
+    """Indices of the rows of `batch` that hold an anchor and are no user data: the one pass over every line
+    (any thread)."""
+    hits = raw.str.contains(keep.regex).arg_true()
+    if keep.quoted and len(hits):
+        hits = hits.filter(~raw.gather(hits).str.contains(keep.quoted))
+    return hits
 
 
 def _keep_rows(batch: pl.DataFrame, keep: Keep, state: _KeepState, hit_idx: pl.Series | None = None
@@ -98,7 +105,7 @@ def _keep_rows(batch: pl.DataFrame, keep: Keep, state: _KeepState, hit_idx: pl.S
     many of the last rows of the batch before are context too (lines before an untimed hit that opens it)."""
     raw = batch["raw"]
     n = len(raw)
-    hit_idx = _anchored(batch, keep) if hit_idx is None else hit_idx
+    hit_idx = _anchored(raw, keep) if hit_idx is None else hit_idx
     hits = raw.gather(hit_idx)
     parts = [hit_idx]
     # rows within TB_WINDOW after a traceback header (also one still open from the previous batch) that
@@ -293,7 +300,7 @@ class _Pack:
             stats.lines, stats.bytes = int(counts[i]), len(data)
             stats.truncated, stats.cut = int(per_file[i]), int(c and not data.endswith(b"\n"))
             stats.unended = int(not c and not data.endswith(b"\n"))
-        hits = raw.str.contains(keep.regex).arg_true().to_numpy().astype(np.int64)
+        hits = _anchored(raw, keep).to_numpy().astype(np.int64)
         if not len(hits):
             return None
         kept = _kept_rows(raw, hits, np.searchsorted(ends, hits, side="right"), starts, ends)
@@ -389,7 +396,7 @@ def _chunks(stream, settings: Settings, keep: Keep | None, stats: LineStats, poo
 
     def scan(chunk: LineChunk) -> tuple[pl.DataFrame, pl.Series]:
         batch = chunk.frame(1)  # numbered from 1 until its place is known
-        return batch, _anchored(batch, keep)
+        return batch, _anchored(batch["raw"], keep)
 
     state = _KeepState()
     gathered: list[pl.DataFrame] = []

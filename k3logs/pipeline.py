@@ -103,7 +103,8 @@ def learn(path: str | Path, settings: Settings, cat: Catalogue, keep_all: bool =
     """Read the bundle (only the lines the diagnosis needs unless `keep_all`), then attribute and align them.
     `name`: what a bundle of one file is called (standard input's)."""
     bundle = Bundle(path, settings.limits, name)
-    keep = Keep(anchors(cat, attribute.anchors() + builtin_formats().keep))
+    keep = Keep(anchors(cat, attribute.anchors() + builtin_formats().keep),
+                "|".join(f"(?:{s.regex})" for s in cat.signatures if s.user_data))
     ing = ingest(bundle, settings, None if keep_all else keep)
     events = (pl.concat(ing.events, how="diagonal_relaxed") if ing.events else
               pl.DataFrame(schema={"file": pl.String, "line": pl.Int64, "sub": pl.Int8, "text": pl.String}))

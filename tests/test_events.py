@@ -229,6 +229,19 @@ def test_the_lines_kept_before_an_untimed_hit_do_not_depend_on_where_a_batch_sta
         assert kept(batch_bytes) == whole, batch_bytes
 
 
+def test_logged_prompts_are_not_kept_for_the_analysis_whatever_they_quote(tmp_path):
+    """Memory must not grow with the requests: a request logger's line (a user_data signature's) is not kept,
+    even when its prompt quotes an error; near miss: the server's own line with the same words is kept."""
+    from k3logs.pipeline import learn
+    prompt = ("(APIServer pid=1) INFO 08-11 10:00:{s:02d} [logger.py:43] Received request cmpl-{s}: prompt: "
+              "'why RuntimeError: CUDA error: an illegal memory access was encountered', params: SamplingParams()")
+    own = "(Worker pid=7) ERROR 08-11 10:01:00 [core.py:1] RuntimeError: CUDA error: an illegal memory access was encountered"
+    root = make_bundle(tmp_path, {"vllm.log": text_of(*[prompt.format(s=s) for s in range(40)], own)})
+    from k3logs.catalogue import load_catalogue
+    kept = learn(root, Settings(), load_catalogue()).events
+    assert kept["line"].to_list() == [41], kept.select("line", "text").rows()
+
+
 @pytest.fixture
 def sniffed(monkeypatch) -> list[bytes]:
     """The head of every file sniffed, in turn."""
