@@ -90,7 +90,7 @@ class _KeepState:
 
 
 def _anchored(raw: pl.Series, keep: Keep) -> pl.Series:
-    """Indices of the rows of `batch` that hold an anchor and are no user data: the one pass over every line
+    """Indices of the lines of `raw` that hold an anchor and are no user data: the one pass over every line
     (any thread)."""
     hits = raw.str.contains(keep.regex).arg_true()
     if keep.quoted and len(hits):
