@@ -249,8 +249,25 @@ def test_axis_labels_never_overlap_even_when_segments_are_narrow():
     for y in rows:
         spans = label_spans(root, y)
         assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:])), (y, spans)
-    # near miss: the tick lines stay where their labels were left out
-    assert len(root.findall(".//s:g[@class='axis']/s:line", NS)) - 1 >= len(label_spans(root, rows.pop()))
+
+
+def test_crowded_labels_are_left_out_and_spaced_ones_kept():
+    """The layout's rule itself: tick labels 30 px apart (each about 48 px wide) lose every other label and
+    keep every line; a break's label yields to nothing on its row but an earlier break's. Near miss: labels
+    100 px apart are all kept."""
+    from k3logs.timeline import Break, Picture, Tick, _unclutter
+    def picture(step: float) -> Picture:
+        p = Picture(1000, 0, "t", "192", "988", "72", "200")
+        p.ticks = [Tick(f"{200 + step * i:.1f}", "10:00:00", "2026-03-02" if i == 0 else "") for i in range(8)]
+        p.breaks = [Break("400", "20", "410", "3 h"), Break("418", "20", "428", "2 h")]
+        return p
+    crowded = picture(30)
+    _unclutter(crowded)
+    assert len(crowded.ticks) == 8 and [bool(t.label) for t in crowded.ticks] == [True, False] * 4
+    assert [g.shown for g in crowded.breaks] == [True, False]
+    spaced = picture(100)
+    _unclutter(spaced)
+    assert all(t.label for t in spaced.ticks) and spaced.ticks[0].date == "2026-03-02"
 
 
 def test_symptoms_are_on_their_lanes_coloured_by_category():
