@@ -55,7 +55,8 @@ FACT_TYPES: dict[str, type] = {
     "data_parallel_size": int, "max_model_len": int, "shm_size": int, "nccl_dmabuf_enable": int,
     "prefix_caching": bool, "nvidia_peermem_loaded": bool,
 }
-TRUTH = {"true": True, "1": True, "yes": True, "on": True, "false": False, "0": False, "no": False, "off": False}
+BOOLEAN_WORDS = {"true": True, "1": True, "yes": True, "on": True,
+                 "false": False, "0": False, "no": False, "off": False}
 
 
 def typed_fact(key: str, value: str) -> int | bool | str:
@@ -64,8 +65,8 @@ def typed_fact(key: str, value: str) -> int | bool | str:
     kind = FACT_TYPES.get(key, str)
     if kind is int and re.fullmatch(r"-?\d{1,18}", value.strip()):
         return int(value)
-    if kind is bool and value.strip().lower() in TRUTH:
-        return TRUTH[value.strip().lower()]
+    if kind is bool and value.strip().lower() in BOOLEAN_WORDS:
+        return BOOLEAN_WORDS[value.strip().lower()]
     return value
 
 

@@ -91,7 +91,7 @@ def _first_line(text: str) -> str:
 # ------------------------------------------------------------------------------------------------------
 # the commands' results in these formats
 # ------------------------------------------------------------------------------------------------------
-def eval_junit(scores, dirs: dict[str, Path], corpus: Path) -> str:
+def eval_junit(scores, corpus: Path) -> str:
     """`eval --junit`: a test case per corpus case, failing with the fields it gets wrong."""
     return junit(f"eval {corpus.name}", [
         JUnitCase(s.case, f"k3logs.eval.{corpus.name}", error=s.error or None,

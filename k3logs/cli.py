@@ -714,7 +714,7 @@ def eval_cmd(corpus, min_score, fmt, junit_out, sarif_out, patterns, tz, skew_to
     summ, tabs = summary(scores), tables(scores)
     from . import ci_formats
     if junit_out:
-        ci_formats.write(junit_out, ci_formats.eval_junit(scores, dirs, corpus))
+        ci_formats.write(junit_out, ci_formats.eval_junit(scores, corpus))
     if sarif_out:
         ci_formats.write(sarif_out, ci_formats.eval_sarif(scores, dirs, corpus))
     if fmt == "json":
