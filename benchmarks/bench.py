@@ -29,8 +29,8 @@ INGEST = """
 import sys
 from k3logs.cli import _size_pools
 _size_pools()  # (as the CLI does, before polars is imported)
-from k3logs import attribute
-from k3logs.catalogue import load_catalogue
+from k3logs.diagnose import attribute
+from k3logs.catalogue.signatures import load_catalogue
 from k3logs.pipeline import learn
 from k3logs.settings import Settings
 learn(sys.argv[1], Settings(), load_catalogue())

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
-import os
 import pstats
 import resource
 import subprocess
@@ -128,7 +127,7 @@ STAGES = [  # (what, the functions whose cumulative time it is: they overlap, ea
 def profile(shape: str, n: int) -> None:
     from k3logs.cli import _size_pools
     _size_pools()
-    from k3logs.catalogue import load_catalogue
+    from k3logs.catalogue.load import load_catalogue
     from k3logs.pipeline import run
     from k3logs.settings import Settings
     cat = load_catalogue()

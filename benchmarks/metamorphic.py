@@ -51,7 +51,7 @@ def sweep(cases: list[str], names: list[str], seeds: int, jobs: int) -> list[bed
 
 
 def report(outcomes: list[bed.Outcome]) -> int:
-    from k3logs.evaluate import render_tables, tables
+    from k3logs.evaluate.score import render_tables, tables
     wrong = sorted({o.case for o in outcomes if o.base_wrong})
     ran = [o for o in outcomes if o.applies and not o.base_wrong]
     bad = [o for o in ran if o.failed]

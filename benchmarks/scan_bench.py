@@ -78,7 +78,7 @@ def run_scan(k3logs: str, archive: Path, out: Path, extra: list[str]) -> tuple[f
 def score(out: Path, truths: Path) -> tuple[int, int, int]:
     """(rows fully right, rows with an error, rows) against the truths."""
     import polars as pl
-    from k3logs.evaluate import truth_lines
+    from k3logs.evaluate.score import truth_lines
     right = errors = 0
     rows = pl.read_parquet(out / "incidents.parquet").to_dicts()
     for r in rows:

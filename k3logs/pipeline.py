@@ -1,58 +1,55 @@
 """The only module that calls every stage, in order: discover -> sniff -> parse -> attribute -> clock ->
-detect -> decide -> facts and checks -> Report."""
+detect -> decide -> facts and checks -> acceptance -> Report, redacted at the gate out (`report_of`); and the
+event table of a bundle, streamed (`stream_events`, `write_events`)."""
 from __future__ import annotations
 
 import queue
 import threading
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
 
 import polars as pl
 
-from . import attribute, clock, redact
-from .attribute import Attribution
-from .catalogue import Catalogue, load_catalogue
-from .clock import ClockModel, ClockReport, parse_iso
-from .checks import Check, run_checks
-from .decide import Decision, assign_phases, decide, quiet_verdict, weigh
-from .detect import anchors, detect
-from .discover import Bundle, Skip
-from .facts import Fact, facts_from_dump, facts_from_events
-from .formats import builtin_formats
-from .ingest import Ingested, Keep, ingest, iter_files_rows, open_member
-from .missing import missing_parts
-from .outcome import APP_KINDS, HOST_KINDS
-from .lines import LineStats
+from k3logs.acceptance.verdict import ToolCallEvidence
+from k3logs.captures.toolcalls import check_bundle
+from k3logs.catalogue.formats import builtin_formats
+from k3logs.catalogue.signatures import Catalogue
+from k3logs.catalogue.load import load_catalogue
+from k3logs.diagnose import assign, attribute, clock
+from k3logs.diagnose.attribution import Attribution, hints_from_facts
+from k3logs.diagnose.clock import ClockModel, ClockReport, parse_iso
+from k3logs.diagnose.decide import decide
+from k3logs.diagnose.quiet import quiet_verdict, weigh
+from k3logs.diagnose.phases import assign_phases
+from k3logs.diagnose.detect import anchors, detect
+from k3logs.diagnose.missing import missing_parts
+from k3logs.diagnose.outcome import APP_KINDS, HOST_KINDS
+from k3logs.facts.checks import run_checks
+from k3logs.facts.extract import Fact, facts_from_dump, facts_from_events
+from k3logs.ingest.discover import Bundle, Skip
+from k3logs.ingest.lines import LineStats
+from k3logs.ingest.sniff import Sniffed
+from k3logs.ingest.stream import Ingested, ingest, iter_files_rows, open_member
+from k3logs.ingest.keep import Keep
+from k3logs.report.analysis import Analysis
+from k3logs.report.assemble import make_report
+from k3logs.report.evidence import read_excerpts
+from k3logs.report.export import STDOUT, EventWriter
+
+from . import redact
+from .contract import Report
+from .errors import BundleError
 from .schema import EVENT_SCHEMA, in_line_order, the_one
 from .settings import Settings
-from .sniff import Sniffed
-
 
 QUEUED = 1  # attributed batches waiting for the event table and the writer
 PARSE_AHEAD = 1  # batches of a file parsed ahead of the one being folded (each on a thread of its own)
 EVENTS_BATCH_BYTES = 8 << 20
 
-
-@dataclass
-class Analysis:
-    """Everything the stages produced, for the report and for `events`."""
-
-    bundle: Bundle
-    ingested: Ingested
-    events: pl.DataFrame          # attributed, aligned, phased; internal columns included
-    detections: pl.DataFrame
-    attribution: Attribution
-    clock: ClockReport
-    clock_model: ClockModel
-    facts: list[Fact]
-    checks: list[Check]
-    decision: Decision
-    catalogue: Catalogue
-    missing: list[str] = field(default_factory=list)   # nodes and ranks of the deployment the bundle lacks
 
 
 def _dump_facts(ing: Ingested, bundle: Bundle) -> list[Fact]:
@@ -112,9 +109,9 @@ def learn(path: str | Path, settings: Settings, cat: Catalogue, keep_all: bool =
     events = events.with_columns(pl.col("file").replace({f: bundle.display(f) for f in bundle.names}))
 
     facts = _dump_facts(ing, bundle)
-    attribution = attribute.learn(events, attribute.hints_from_facts(facts),
+    attribution = attribute.learn(events, hints_from_facts(facts),
                                   [bundle.display(f) for f in bundle.names], top=bundle.common_prefix.rstrip("/") or None)
-    events = attribute.apply(events, attribution)
+    events = assign.apply(events, attribution)
     facts = [replace(f, node=f.node or attribution.file_node.get(f.file)) for f in facts]
     boots = {}
     for f in facts:
@@ -169,7 +166,7 @@ def ensure_columns(ev: pl.DataFrame) -> pl.DataFrame:
 def _missing_columns(have: tuple[str, ...]) -> tuple[pl.Expr, ...]:
     """ensure_columns' expressions for a frame with columns `have` (built once: they cost as much to build
     as to run)."""
-    from .parse import PARSED_SCHEMA
+    from k3logs.ingest.parse import PARSED_SCHEMA
     need = {**PARSED_SCHEMA, "file": pl.String, "exc_types": pl.List(pl.String),
             "exc_messages": pl.List(pl.String), "exc_lines": pl.List(pl.Int64), "frames": pl.List(pl.String)}
     line_end = pl.coalesce("_line_end", "line") if "_line_end" in have else pl.col("line")
@@ -256,7 +253,7 @@ def stream_events(path: str | Path, settings: Settings | None = None, catalogue:
                     if key is not current:
                         current, last_ts = key, {}
                     rows = ensure_columns(rows.with_columns(pl.lit(key[1]).alias("file")))
-                    rows = clock.apply(attribute.apply(rows, first.attribution), first.clock_model, last_ts)
+                    rows = clock.apply(assign.apply(rows, first.attribution), first.clock_model, last_ts)
                     if stopping.is_set():
                         return
                     put(rows if in_line_order(rows) else rows.sort(["line", "sub"]))
@@ -280,3 +277,104 @@ def stream_events(path: str | Path, settings: Settings | None = None, catalogue:
     finally:
         stopping.set()
         producer.join()
+
+
+def analyze(path: str | Path, settings: Settings | None = None, catalogue: Catalogue | None = None,
+            context_lines: int = 0, display: str | None = None) -> Report:
+    """Diagnose one bundle; the report names it `display` (default: `path` as given; a bundle of one file
+    also names that file so). Raises BundleError when nothing in it could be read (report-contract.md: exit
+    2). With `context_lines`, the report also holds that many lines of the bundle before and after every line
+    it cites (`evidence_context`, for the HTML report)."""
+    settings = settings or Settings()
+    name = Path(display).name if display else None
+    return report_of(run(path, settings, catalogue, name=name), str(path) if display is None else display,
+                     settings, context_lines)
+
+
+def report_of(analysis: Analysis, display_path: str, settings: Settings | None = None,
+              context_lines: int = 0) -> Report:
+    """The report of an analysis (secrets redacted unless the settings say not to)."""
+    settings = settings or Settings()
+    check_readable(display_path, analysis.bundle, analysis.ingested)
+    report = make_report(analysis, display_path, _tool_call_evidence(analysis, settings))
+    if context_lines > 0:
+        report.evidence_context = read_excerpts(analysis.bundle, report, context_lines, settings)
+    return redact.obj(report, settings.redact)  # the gate out: redacted whole, then cut
+
+
+def _tool_call_evidence(analysis: Analysis, settings: Settings) -> ToolCallEvidence | None:
+    """The bundle's captured tool calls checked against their schemas, for the go-live verdict (None when
+    it holds no captures: no evidence). Only the files sniffed as captures are read again."""
+    captures = {analysis.bundle.display(f.file) for f in analysis.ingested.files if f.kind == "captures"}
+    if not captures:
+        return None
+    s = check_bundle(analysis.bundle.path, settings, only=captures)
+    if not s.checked:
+        return None
+    return ToolCallEvidence(s.checked, s.failed, (s.evidence or [s.first_checked])[0], s.detail)
+
+
+def check_readable(path: str | Path, bundle: Bundle, ing: Ingested) -> None:
+    """A bundle none of whose files holds text (empty, corrupt, binary, all skipped) cannot be analysed: saying
+    'no incident found' would be a wrong answer, not a diagnosis."""
+    if any(f.kind not in ("binary", "empty") for f in ing.files):
+        return
+    if not ing.files and not bundle.skipped:
+        raise BundleError(f"{path} holds no files: nothing to analyse")
+    kinds = Counter(f.kind for f in ing.files)
+    parts = [f"{n} {k} file{'s' * (n > 1)}" for k, n in sorted(kinds.items())]
+    if bundle.skipped:
+        s = bundle.skipped[0]
+        parts.append(f"{len(bundle.skipped)} skipped, first {bundle.display(s.file) or s.file}: {s.reason}")
+    raise BundleError(f"nothing in {path} could be read as text ({'; '.join(parts)}); "
+                      f"`k3logs sniff` lists every file and why")
+
+
+@dataclass
+class SniffRow:
+    file: str
+    kind: str
+    reason: str
+    lines: int
+    bytes: int
+
+
+def sniff_bundle(path: str | Path, settings: Settings | None = None) -> list[SniffRow]:
+    """What each file of a bundle is (kind by content, with the reason), with its line and byte counts."""
+    settings = settings or Settings()
+    bundle = Bundle(path, settings.limits)
+    ing = ingest(bundle, settings, keep=None, parse=False)
+    rows = [SniffRow(bundle.display(f.file), f.kind, f.reason, f.lines, f.bytes) for f in ing.files]
+    rows += [SniffRow(bundle.display(s.file), "skipped", s.reason, 0, 0) for s in bundle.skipped]
+    if settings.redact:  # names come from the bundle, and may hold secrets too
+        rows = [redact.obj(r) for r in rows]
+    return sorted(rows, key=lambda r: r.file)
+
+
+def write_events(path: str | Path, out: Path, fmt: str = "parquet", settings: Settings | None = None,
+                 catalogue: Catalogue | None = None, skipped: list[Skip] | None = None) -> int:
+    """Write every event of a bundle (schema.EVENT_SCHEMA) batch by batch; returns how many. `skipped` gets
+    what was not read as lines, with the reason (see skipped_summary)."""
+    settings = settings or Settings()
+    n = 0
+    def remove() -> None:  # (standard output is not a file to remove)
+        if str(out) != STDOUT:
+            Path(out).unlink(missing_ok=True)
+    try:
+        with EventWriter(out, fmt) as writer:
+            for batch in stream_events(path, settings, catalogue, skipped):  # secrets redacted unless --no-redact
+                writer.write(batch)
+                n += batch.height
+    except BaseException:  # no half-written (or empty, for a missing bundle) file is left behind
+        remove()
+        raise
+    if n == 0 and not settings.window.empty:
+        remove()
+        raise BundleError(f"no line of {path} falls inside {settings.window.describe()}")
+    if n == 0:  # every line of a readable file is an event: nothing could be read (report-contract.md: exit 2)
+        remove()
+        raise BundleError(f"no line of {path} could be read as text (it is empty, binary, corrupt or unreadable); "
+                          f"`k3logs sniff` lists every file and why")
+    return n
+
+

@@ -55,17 +55,6 @@ def empty_events() -> pl.DataFrame:
     return pl.DataFrame(schema=EVENT_SCHEMA)
 
 
-def conform(df: pl.DataFrame) -> pl.DataFrame:
-    """Return `df` with exactly EVENT_SCHEMA's columns, in order; missing ones are null."""
-    cols = []
-    for name, dtype in EVENT_SCHEMA.items():
-        if name in df.columns:
-            cols.append(pl.col(name).cast(dtype))
-        else:
-            cols.append(pl.lit(None, dtype=dtype).alias(name))
-    return df.select(cols)
-
-
 def in_line_order(df: pl.DataFrame) -> bool:
     """Whether the rows are in (line, sub) order (a check is much cheaper than a sort)."""
     return df.select(pl.col(LINE) * 256 + pl.col(SUB).cast(pl.Int64)).to_series().is_sorted()  # sub < 128

@@ -14,11 +14,11 @@ import polars as pl
 import pytest
 import zstandard
 
-from k3logs.discover import Bundle
-from k3logs.fold import fold_continuations, fold_tracebacks
-from k3logs.formats import builtin_formats
-from k3logs.lines import iter_line_batches
-from k3logs.parse import FileContext, parse_batch
+from k3logs.ingest.discover import Bundle
+from k3logs.ingest.fold import fold_continuations, fold_tracebacks
+from k3logs.catalogue.formats import builtin_formats
+from k3logs.ingest.lines import iter_line_batches
+from k3logs.ingest.parse import FileContext, parse_batch
 from k3logs.settings import Limits
 
 Content = str | bytes
@@ -160,7 +160,7 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(scope="session")
 def catalogue():
     """The built-in catalogue, loaded once."""
-    from k3logs.catalogue import load_catalogue
+    from k3logs.catalogue.load import load_catalogue
     return load_catalogue()
 
 
@@ -172,7 +172,7 @@ def analyze_files(tmp_path: Path, files: Mapping[str, Content], name: str = "bun
 
 
 def report_of(analysis, path: str = "bundle"):
-    from k3logs.assemble import make_report
+    from k3logs.report.assemble import make_report
     return make_report(analysis, path)
 
 

@@ -1,13 +1,13 @@
 """Acceptance corpus cases: where a truth.json gives the go-live `verdict` or `prefix_cache` (`enabled`,
-`hit_ratio`), the report must say the same (k3logs.evaluate scores them the same way); every go-live verdict
+`hit_ratio`), the report must say the same (k3logs.evaluate.score scores them the same way); every go-live verdict
 has a case, GO only where the bundle also holds tool-call captures that pass."""
 from __future__ import annotations
 
 import pytest
 
-from k3logs.assemble import make_report
-from k3logs.evaluate import score
-from k3logs.verdict import ToolCallEvidence
+from k3logs.report.assemble import make_report
+from k3logs.evaluate.score import score
+from k3logs.acceptance.verdict import ToolCallEvidence
 from test_corpora import CASES, CORPORA, analysis_of, known, report_of, truth_of
 
 ACCEPTANCE = [c for c in CASES if "verdict" in truth_of(c) or "prefix_cache" in truth_of(c)]

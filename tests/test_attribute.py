@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from conftest import analyze_files, event_at, text_of
-from k3logs.attribute import bus_key, nccl_bus, short_host
+from k3logs.diagnose.attribution import bus_key, nccl_bus, short_host
 from k3logs.pipeline import run
 
 
@@ -415,15 +415,16 @@ def test_xid_on_a_nonzero_pci_domain_matches_the_nccl_bus_id(tmp_path):
 # ------------------------------------------------------------------------------------------
 # issue 20: every witness names the node (and says which): each kind with its near miss
 # ------------------------------------------------------------------------------------------
-from k3logs import attribute as attr  # noqa: E402
-from k3logs.witnesses import builtin_witnesses, expand_nodelist, expand_tasks  # noqa: E402
+from k3logs.diagnose.ranks import gpu_identity  # noqa: E402
+from k3logs.diagnose.witness import event_gpu, witness  # noqa: E402
+from k3logs.catalogue.witnesses import builtin_witnesses, expand_nodelist, expand_tasks  # noqa: E402
 
 W = builtin_witnesses()
 ERROR = "ERROR 08-11 10:00:09 [core.py:1] RuntimeError: CUDA error: an illegal memory access was encountered"
 
 
 def witness_of(a, file: str, line: int) -> tuple[str | None, str | None]:
-    return attr.witness(a.attribution, event_at(a.events, file, line))
+    return witness(a.attribution, event_at(a.events, file, line))
 
 
 # --- the patterns prove themselves -------------------------------------------------------------
@@ -891,17 +892,17 @@ def test_nvidia_smi_q_of_one_gpu_and_l_give_the_gpu_of_an_xid_its_index_uuid_and
     a = analyze_files(tmp_path, {**TWO_COMMS, "node-b/dmesg.txt": text_of(XID_9A), "node-b/smi-q-i1.txt": SMI_Q,
                                  "node-b/smi-L.txt": SMI_L})
     ev = event_at(a.events, "node-b/dmesg.txt", 1)
-    assert attr.event_gpu(a.attribution, ev) == {"index": 1, "bus_id": "0000:9a:00",
+    assert event_gpu(a.attribution, ev) == {"index": 1, "bus_id": "0000:9a:00",
                                                  "uuid": "GPU-5f2b8e1c-0d3e-7a41-9b6c-2f1e0a9d8c77",
                                                  "serial": "1652922001234"}
-    assert attr.gpu_identity(a.attribution, "gpu-b", uuid="GPU-5f2b8e1c-0d3e-7a41-9b6c-2f1e0a9d8c77")["index"] == 1
+    assert gpu_identity(a.attribution, "gpu-b", uuid="GPU-5f2b8e1c-0d3e-7a41-9b6c-2f1e0a9d8c77")["index"] == 1
 
 
 def test_the_kernels_own_gpu_lines_give_the_uuid_and_serial_of_a_bus_id(tmp_path):
     a = analyze_files(tmp_path, {"gpu-a01/dmesg.txt": text_of(
         "[ 10.000000] NVRM: GPU at PCI:0000:9a:00: GPU-5f2b8e1c-0d3e-7a41-9b6c-2f1e0a9d8c77",
         "[ 10.000001] NVRM: GPU Board Serial Number: 1652922001234", XID_9A)})
-    g = attr.event_gpu(a.attribution, event_at(a.events, "gpu-a01/dmesg.txt", 3))
+    g = event_gpu(a.attribution, event_at(a.events, "gpu-a01/dmesg.txt", 3))
     assert (g["bus_id"], g["uuid"], g["serial"]) == ("0000:9a:00", "GPU-5f2b8e1c-0d3e-7a41-9b6c-2f1e0a9d8c77",
                                                     "1652922001234")
 
@@ -912,13 +913,13 @@ def test_an_hcas_pci_address_is_not_a_gpus(tmp_path):
         "[ 5000.100000] mlx5_core 0000:5c:00.0: poll_health:806:(pid 0): Fatal error 1 detected")})
     ev = event_at(a.events, "node-b/dmesg.txt", 1)
     assert (ev["gpu"], ev["rank"]) == (None, None)
-    assert attr.event_gpu(a.attribution, ev) is None
+    assert event_gpu(a.attribution, ev) is None
 
 
 # --- the report says how ------------------------------------------------------------------------------------
 def test_the_report_gives_node_from_and_rank_from_and_the_markdown_says_them(tmp_path):
     from conftest import report_of
-    from k3logs.render import render_markdown
+    from k3logs.report.render import render_markdown
     a = analyze_files(tmp_path, {**TWO_COMMS, "node-b/dmesg.txt": text_of(XID_9A)})
     r = report_of(a)
     assert (r.origin.node, r.origin.rank) == ("gpu-b", 3)

@@ -10,8 +10,8 @@ import json
 import pytest
 
 from conftest import TESTS_DIR
-from k3logs.prefix import CAUSES, SECTIONS, check_requests
-from k3logs.toolcalls import KINDS, check_bundle
+from k3logs.captures.prefix import CAUSES, SECTIONS, check_requests
+from k3logs.captures.toolcalls import KINDS, check_bundle
 
 CAPTURES = TESTS_DIR.parent / "corpora" / "captures"
 CASES = sorted(p.parent.name for p in CAPTURES.glob("*/expected.json"))

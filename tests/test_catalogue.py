@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from conftest import TESTS_DIR
-from k3logs.catalogue import load_catalogue
+from k3logs.catalogue.load import load_catalogue
 from k3logs.errors import CatalogueError, SourceLocation
-from k3logs.validate import check_samples, fired
+from k3logs.evaluate.patterns import check_samples, fired
 
 BUILTIN, _ = load_catalogue(collect_errors=True)   # a broken catalogue fails the tests below, not collection
 ROOT_CAUSE_GROUPS = ("environment", "image", "memory", "communication", "hardware", "configuration", "process")
@@ -144,7 +144,7 @@ def test_user_data_is_a_boolean_of_context_signatures(tmp_path, role, value, ok)
 @pytest.fixture
 def fresh_process(tmp_path, monkeypatch):
     """A cache folder of its own, and no catalogue loaded yet in this 'process'."""
-    import k3logs.catalogue as catalogue_module
+    import k3logs.catalogue.load as catalogue_module
     monkeypatch.setenv(catalogue_module.CACHE_ENV, str(tmp_path / "cache"))
     monkeypatch.setattr(catalogue_module, "_LOADED", {})
     return catalogue_module
@@ -255,7 +255,7 @@ def test_regex_issue_says_why_it_does_not_compile(case, why):
 
 
 def test_every_named_cause_rule_reads_its_samples():
-    from k3logs.detect import _landmark_data, named_causes
+    from k3logs.diagnose.detect import _landmark_data, named_causes
     rules = _landmark_data().get("named_cause", [])
     assert rules and len(rules) == len(named_causes())
     for data, rule in zip(rules, named_causes()):
@@ -272,7 +272,7 @@ RECOVERY = {"prefilter": ["Link ACTIVE"], "regex": r"(?P<dev>mlx5_\d+): Port: (?
 
 
 def test_a_recovery_names_the_device_that_failed_and_reads_its_samples():
-    from k3logs.catalogue import signature_from_dict
+    from k3logs.catalogue.signatures import signature_from_dict
     sig, issues = signature_from_dict({**PORT_DOWN, "recovery": RECOVERY}, SourceLocation("x.toml"))
     assert issues == [] and sig.recovery.fields == ("dev", "port")
 
@@ -283,20 +283,20 @@ def test_a_recovery_names_the_device_that_failed_and_reads_its_samples():
     ({"regex": RECOVERY["regex"]}, "is a table with prefilter, regex and samples"),
 ])
 def test_near_miss_a_recovery_that_cannot_say_which_device_came_back_is_an_issue(recovery, why):
-    from k3logs.catalogue import signature_from_dict
+    from k3logs.catalogue.signatures import signature_from_dict
     _, issues = signature_from_dict({**PORT_DOWN, "recovery": recovery}, SourceLocation("x.toml"))
     assert any(why in i.message for i in issues), issues
 
 
 def test_a_remediation_step_may_say_what_the_report_does_instead():
-    from k3logs.catalogue import signature_from_dict
+    from k3logs.catalogue.signatures import signature_from_dict
     sig, issues = signature_from_dict({**PORT_DOWN, "remediation": ["r", {"step": "map it", "unless": "rank"}]},
                                       SourceLocation("x.toml"))
     assert issues == [] and sig.remediation == ("r", "map it") and sig.remediation_unless == (("map it", "rank"),)
 
 
 def test_near_miss_an_unknown_condition_is_an_issue():
-    from k3logs.catalogue import signature_from_dict
+    from k3logs.catalogue.signatures import signature_from_dict
     _, issues = signature_from_dict({**PORT_DOWN, "remediation": [{"step": "map it", "unless": "moon"}]},
                                     SourceLocation("x.toml"))
     assert any("unless one of" in i.message for i in issues)

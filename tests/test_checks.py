@@ -5,9 +5,10 @@ import re
 
 import pytest
 
-from k3logs.checks import CHECKS, Check, evidence_missing, is_k3_deployment, run_checks
-from k3logs.facts import Fact, facts_from_dump
-from k3logs.factsdata import default_facts_data
+from k3logs.facts.checks import CHECKS, Check, is_k3_deployment, run_checks
+from k3logs.facts.evidence import evidence_missing
+from k3logs.facts.extract import Fact, facts_from_dump
+from k3logs.facts.data import default_facts_data
 
 try:
     from .test_dumps import S

@@ -18,9 +18,9 @@ from click.testing import CliRunner
 
 from conftest import TESTS_DIR, make_bundle, tar_bytes, text_of
 from k3logs import __version__
-from k3logs.catalogue import load_catalogue
+from k3logs.catalogue.load import load_catalogue
 from k3logs.cli import cli
-from k3logs.export import CATEGORICAL
+from k3logs.report.export import CATEGORICAL
 from k3logs.schema import EVENT_SCHEMA
 from test_report import HEALTHY, INCIDENT, check_contract
 

@@ -9,9 +9,9 @@ from datetime import datetime, timezone
 
 import pytest
 
-import k3logs.clock as clock_mod
+import k3logs.diagnose.clock as clock_mod
 from conftest import analyze_files, event_at, text_of
-from k3logs.clock import parse_iso
+from k3logs.diagnose.clock import parse_iso
 from k3logs.settings import Settings
 
 
@@ -94,7 +94,7 @@ def test_no_date_anywhere_keeps_a_file_in_order_across_todays_date(tmp_path, now
 def test_february_29_moves_into_leap_years_only():
     import random
     import polars as pl
-    from k3logs.clock import _with_year
+    from k3logs.diagnose.clock import _with_year
     rnd = random.Random(7)
     times = [datetime(2000, 1, 1) + (datetime(2001, 1, 1) - datetime(2000, 1, 1)) * rnd.random() for _ in range(3000)]
     times += [datetime(2000, 2, 28, 23, 59, 59, 999999), datetime(2000, 2, 29, 12), datetime(2000, 3, 1)]

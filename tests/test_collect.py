@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from k3logs import collect as collecting
+from k3logs.collect import command as collect_command, plan as collect_plan
 from k3logs.api import sniff_bundle
 from k3logs.cli import cli
 
@@ -323,9 +323,9 @@ def test_output_is_cut_at_the_cap(tmp_path, monkeypatch):
     stand_ins(bin_dir)
     _script(bin_dir, "lsmod", "while :; do echo 'nvidia 11722752 212'; done")
     monkeypatch.setenv("PATH", str(bin_dir))
-    plan = collecting.load_plan()
+    plan = collect_plan.load_plan()
     cmd = next(c for c in plan.commands if c.id == "lsmod")
-    run = collecting.run_command(collecting.Run(cmd, ["lsmod"]), 10, dict(os.environ), cap=4096)
+    run = collect_command.run_command(collect_plan.Run(cmd, ["lsmod"]), 10, dict(os.environ), cap=4096)
     assert run.truncated and len(run.output) == 4096 and run.status == "ok"
     assert "cut at" in run.reason and run.duration_s < 5
 
@@ -336,8 +336,8 @@ def test_a_long_log_keeps_its_end(tmp_path, monkeypatch):
     _script(bin_dir, "dmesg", "i=0; while [ $i -lt 3000 ]; do echo \"[Mon Nov 30 06:00:00 2026] line $i\"; "
                               "i=$((i+1)); done")
     monkeypatch.setenv("PATH", str(bin_dir))
-    cmd = next(c for c in collecting.load_plan().commands if c.id == "kernel_dmesg")
-    run = collecting.run_command(collecting.Run(cmd, ["dmesg", "-T"]), 20, dict(os.environ), cap=4096)
+    cmd = next(c for c in collect_plan.load_plan().commands if c.id == "kernel_dmesg")
+    run = collect_command.run_command(collect_plan.Run(cmd, ["dmesg", "-T"]), 20, dict(os.environ), cap=4096)
     lines = run.output.decode().splitlines()
     assert run.truncated and len(run.output) <= 4096 and run.status == "ok"
     assert lines[-1].endswith("line 2999") and lines[0].startswith("[Mon Nov 30")  # whole lines only
@@ -511,14 +511,14 @@ def test_no_redact_keeps_them(tools, tmp_path):
 
 
 def test_the_command_list_is_checked(tmp_path):
-    plan = collecting.load_plan()
+    plan = collect_plan.load_plan()
     assert {c.runtime for c in plan.commands} == {"host", "docker", "kubectl", "inside"}
     assert all(c.why and c.timeout > 0 for c in plan.commands)
     bad = tmp_path / "collect.toml"
-    bad.write_text((collecting.data_dir("patterns") / "collect.toml").read_text()
+    bad.write_text((collect_plan.data_dir("patterns") / "collect.toml").read_text()
                    .replace('file = "lsmod.txt"', 'file = "../../etc/lsmod"'))
-    with pytest.raises(collecting.CatalogueError, match="lsmod"):
-        collecting.load_plan(bad)
+    with pytest.raises(collect_plan.CatalogueError, match="lsmod"):
+        collect_plan.load_plan(bad)
 
 
 # ------------------------------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from conftest import TESTS_DIR
 from metamorphic import bed
 from k3logs import api
 from k3logs.api import evaluate_corpus
-from k3logs.evaluate import score, summary
+from k3logs.evaluate.score import score, summary
 from k3logs.pipeline import run, stream_events
 from k3logs.settings import Settings
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 import pytest
 
 from conftest import analyze_files, report_of, text_of
-from k3logs.decide import Finding, mask_template
+from k3logs.diagnose.findings import Finding
+from k3logs.diagnose.templates import mask_template
 
 WATCHDOG = ("[rank{r}]:[E811 {t}.412207911 ProcessGroupNCCL.cpp:616] [Rank {r}] Watchdog caught collective operation "
             "timeout: WorkNCCL(SeqNum=808, OpType=ALLREDUCE, NumelIn=9801523, NumelOut=9801523, Timeout(ms)=600000) "

@@ -8,8 +8,8 @@ import polars as pl
 import pytest
 
 from conftest import analyze_files, text_of
-from k3logs.detect import anchors, detect, frame_phase, match_line, match_table, phase_marks
-from k3logs.validate import parse_text
+from k3logs.diagnose.detect import anchors, detect, frame_phase, match_table, phase_marks
+from k3logs.evaluate.patterns import parse_text
 
 W = "(Worker_TP1 pid=213) ERROR 08-11 10:00:05 [multiproc_executor.py:596] "
 CHAIN = [
@@ -117,7 +117,7 @@ def test_context_signature_on_a_logged_prompt_vetoes_the_cause(tmp_path):
 
 
 def test_near_miss_a_context_line_that_is_not_user_data_stays_a_finding(tmp_path, catalogue):
-    from k3logs.decide import _set_aside_by_context
+    from k3logs.diagnose.findings import _set_aside_by_context
     import polars as pl
     context = next(s for s in catalogue.signatures if s.role == "context" and s.veto == "line" and not s.user_data)
     det = pl.DataFrame({"eid": [1, 1, 2, 2], "link": [-1] * 4, "part": [0] * 4,
@@ -134,13 +134,6 @@ def test_the_same_text_outside_a_prompt_is_a_cause(tmp_path):
         "(APIServer pid=1) ERROR 08-11 10:00:03 [core.py:1] RuntimeError: CUDA error: an illegal memory access "
         "was encountered")})
     assert not a.decision.healthy and a.decision.root.category == "gpu.illegal_access"
-
-
-def test_match_line_returns_named_fields_or_none(catalogue):
-    sig = catalogue.by_id("nvrm-xid")
-    got = match_line(sig, "NVRM: Xid (PCI:0000:9a:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.")
-    assert got["xid"] == "79" and got["pci"] == "0000:9a:00"
-    assert match_line(sig, "NVRM: GPU at PCI:0000:9a:00: GPU-5f2b8e1c") is None
 
 
 def test_detect_of_nothing_has_the_detection_schema(catalogue):
@@ -188,7 +181,7 @@ def test_phase_marks_name_the_phase_a_line_starts():
 
 @pytest.mark.parametrize("section, column", [("progress", "progress"), ("joined", "joined")])
 def test_progress_and_joined_lines_read_their_samples(section, column):
-    from k3logs.detect import _landmark_data
+    from k3logs.diagnose.detect import _landmark_data
     data = _landmark_data()[section]
     got = phase_marks(pl.DataFrame({"text": data["samples"] + data["no_match"]}))[column].to_list()
     assert got == [True] * len(data["samples"]) + [False] * len(data["no_match"])

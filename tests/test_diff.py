@@ -18,9 +18,12 @@ from click.testing import CliRunner
 from conftest import TESTS_DIR
 from k3logs import api
 from k3logs.cli import cli
-from k3logs.diff import (ABSENT, DiffData, NodeFacts, compare_environments, compare_lifecycles, compare_messages,
-                         compare_nodes, load_data, render_markdown, schema)
-from k3logs.facts_util import Fact
+from k3logs.diff.compare import compare_lifecycles, compare_messages
+from k3logs.diff.model import ABSENT
+from k3logs.diff.environment import NodeFacts, compare_environments, compare_nodes
+from k3logs.diff.model import DiffData, load_data, schema
+from k3logs.diff.render import render_markdown
+from k3logs.facts.util import Fact
 from k3logs.settings import Settings
 
 CORPORA = TESTS_DIR.parent / "corpora"

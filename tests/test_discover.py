@@ -15,7 +15,8 @@ import pytest
 import zstandard
 
 from conftest import compress, displayed, files_under, make_bundle, read_bundle, tar_bytes, write, zip_bytes
-from k3logs.discover import Bundle, sanitize
+from k3logs.ingest.discover import Bundle
+from k3logs.ingest.names import sanitize
 from k3logs.errors import BundleError
 from k3logs.settings import Limits
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from k3logs.dumps import command_kind, split_transcript, sniff_dump
+from k3logs.ingest.dumps import command_kind, split_transcript, sniff_dump
 from k3logs.schema import DUMP_KINDS
 
 # ------------------------------------------------------------------------------------------------------

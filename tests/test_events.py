@@ -135,10 +135,10 @@ CHAIN = ["INFO 03-17 06:42:01 [x.py:1] loading",
 
 def file_rows(text: str, batch_bytes: int, pool=None) -> pl.DataFrame:
     import io
-    from k3logs.formats import builtin_formats
-    from k3logs.ingest import iter_files_rows
-    from k3logs.lines import LineStats
-    from k3logs.parse import FileContext
+    from k3logs.catalogue.formats import builtin_formats
+    from k3logs.ingest.stream import iter_files_rows
+    from k3logs.ingest.lines import LineStats
+    from k3logs.ingest.parse import FileContext
     parts = iter_files_rows([("f", io.BytesIO(text.encode()), FileContext("f.log", "vllm"), LineStats())],
                             Settings(batch_bytes=batch_bytes), None, builtin_formats(), pool)
     return pl.concat([rows for _, rows in parts], how="diagonal_relaxed")
@@ -162,10 +162,10 @@ def test_files_parsed_in_one_stream_give_each_file_its_own_rows_and_the_next_one
     import io
     from concurrent.futures import ThreadPoolExecutor
     from polars.testing import assert_frame_equal
-    from k3logs.formats import builtin_formats
-    from k3logs.ingest import iter_files_rows
-    from k3logs.lines import LineStats
-    from k3logs.parse import FileContext
+    from k3logs.catalogue.formats import builtin_formats
+    from k3logs.ingest.stream import iter_files_rows
+    from k3logs.ingest.lines import LineStats
+    from k3logs.ingest.parse import FileContext
     texts = {"a": text_of(*(f"INFO 03-17 06:43:{i % 60:02d} [y.py:{i}] line {i}" for i in range(900)), *CHAIN),
              "b": text_of(*CHAIN, *(f"INFO 03-17 06:44:{i % 60:02d} [z.py:{i}] row {i}" for i in range(700))),
              "c": text_of("INFO 03-17 06:45:00 [z.py:1] one line")}
@@ -207,10 +207,11 @@ def test_a_consumer_that_stops_early_leaves_no_thread_behind(tmp_path):
 def test_the_lines_kept_before_an_untimed_hit_do_not_depend_on_where_a_batch_starts(tmp_path):
     # a kernel line with no time of day keeps the two lines before it (the record it continues, and a
     # time for it): also when it is the first or second line of a batch, from the batch before
-    from k3logs.ingest import Keep, ingest
-    from k3logs.discover import Bundle
-    from k3logs.detect import anchors
-    from k3logs.catalogue import load_catalogue
+    from k3logs.ingest.stream import ingest
+    from k3logs.ingest.keep import Keep
+    from k3logs.ingest.discover import Bundle
+    from k3logs.diagnose.detect import anchors
+    from k3logs.catalogue.load import load_catalogue
     lines = []
     for i in range(300):
         lines.append(f"[{100 + i:6d}.000000] cni0: port {i % 40}(veth{i:07x}) entered blocking state")
@@ -237,7 +238,7 @@ def test_logged_prompts_are_not_kept_for_the_analysis_whatever_they_quote(tmp_pa
               "'why RuntimeError: CUDA error: an illegal memory access was encountered', params: SamplingParams()")
     own = "(Worker pid=7) ERROR 08-11 10:01:00 [core.py:1] RuntimeError: CUDA error: an illegal memory access was encountered"
     root = make_bundle(tmp_path, {"vllm.log": text_of(*[prompt.format(s=s) for s in range(40)], own)})
-    from k3logs.catalogue import load_catalogue
+    from k3logs.catalogue.load import load_catalogue
     kept = learn(root, Settings(), load_catalogue()).events
     assert kept["line"].to_list() == [41], kept.select("line", "text").rows()
 
@@ -245,7 +246,7 @@ def test_logged_prompts_are_not_kept_for_the_analysis_whatever_they_quote(tmp_pa
 @pytest.fixture
 def sniffed(monkeypatch) -> list[bytes]:
     """The head of every file sniffed, in turn."""
-    import k3logs.ingest as ingest
+    import k3logs.ingest.stream as ingest
     heads: list[bytes] = []
     real = ingest.sniff
     monkeypatch.setattr(ingest, "sniff", lambda head, *a: heads.append(head[:20]) or real(head, *a))
@@ -285,7 +286,7 @@ def test_a_path_an_archive_holds_twice_is_sniffed_each_time(tmp_path, sniffed):
 # ------------------------------------------------------------------------------------------------------
 def test_a_line_cut_by_a_truncated_archive_is_marked_truncated_and_the_cut_is_said(tmp_path):
     from conftest import tar_bytes, write
-    from k3logs.export import skipped_summary
+    from k3logs.report.export import skipped_summary
     steps = "".join(f"(Worker_TP0 pid=100) INFO 08-11 10:00:{i % 60:02d} [x.py:1] step {i} {i * 7919 % 10007:05d}"
                     f"{'y' * 60}\n" for i in range(20_000))
     data = tar_bytes({"case/vllm.log": node_log(0, 0), "case/steps.log": steps, "case/after.log": "after\n"})
@@ -308,7 +309,7 @@ def test_a_file_whose_last_line_has_no_newline_is_not_marked_truncated(tmp_path)
 
 
 # ------------------------------------------------------------------------------------------------------
-# small files analysed together (ingest._Pack): the same rows as one by one
+# small files analysed together (ingest.Pack): the same rows as one by one
 # ------------------------------------------------------------------------------------------------------
 W = "(Worker_TP1 pid=301) "
 CRI = "2026-08-11T07:36:10.{:06d}Z stdout {} "
@@ -345,15 +346,15 @@ TINY_FILES = {  # each pair: where a file's rows could meet the next file's if a
 @pytest.mark.parametrize("shape", ["folder", "tar.gz"])
 def test_small_files_analysed_in_packs_give_the_rows_they_give_one_by_one(tmp_path, monkeypatch, shape):
     from conftest import tar_bytes, write
-    from k3logs import ingest
-    from k3logs.discover import Bundle
+    from k3logs.ingest import stream as ingest
+    from k3logs.ingest.discover import Bundle
     from k3logs.pipeline import run
     root = make_bundle(tmp_path, TINY_FILES)
     if shape == "tar.gz":
         root = write(tmp_path, "case.tar.gz", tar_bytes({f"case/{k}": v for k, v in TINY_FILES.items()}, "gz"))
     packs = []
-    rows = ingest._Pack.rows
-    monkeypatch.setattr(ingest._Pack, "rows", lambda self, *a: packs.append(len(self.keys)) or rows(self, *a))
+    rows = ingest.Pack.rows
+    monkeypatch.setattr(ingest.Pack, "rows", lambda self, *a: packs.append(len(self.keys)) or rows(self, *a))
     packed = run(root, Settings(jobs=1))
     assert sum(packs) == len(TINY_FILES) - 2  # every file but the big one (and the empty one: never read)
     counted = ingest.ingest(Bundle(root), Settings(jobs=1), None, parse=False)  # (sniff: lines counted only)

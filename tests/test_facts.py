@@ -10,11 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import analyze_files
-from k3logs.dumps import sniff_dump
+from k3logs.ingest.dumps import sniff_dump
 from k3logs.errors import CatalogueError
-from k3logs.facts import Fact, facts_from_dump, facts_from_events
-from k3logs.factsdata import default_facts_data, load_facts_data
-from k3logs.facts_util import norm_bus_id, parse_date, parse_size, redact_command, version_less
+from k3logs.facts.extract import Fact, facts_from_dump, facts_from_events
+from k3logs.facts.data import default_facts_data, load_facts_data
+from k3logs.facts.util import norm_bus_id, parse_date, parse_size, redact_command, version_less
 from k3logs.schema import DUMP_KINDS
 
 try:

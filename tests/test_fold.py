@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import parse_lines, parse_text, row, span
-from k3logs.fold import fold_continuations, fold_tracebacks
+from k3logs.ingest.fold import fold_continuations, fold_tracebacks
 
 
 def folded(lines: list[str], kind: str = "vllm", wrappers: tuple[str, ...] = ()) -> pl.DataFrame:

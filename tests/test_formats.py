@@ -10,7 +10,7 @@ import pytest
 
 from conftest import parse_lines
 from k3logs.errors import CatalogueError
-from k3logs.formats import Format, builtin_formats, load_formats
+from k3logs.catalogue.formats import Format, builtin_formats, load_formats
 from k3logs.schema import LOG_KINDS
 
 FORMATS = builtin_formats()
@@ -157,7 +157,7 @@ def test_loader_requires_a_source_on_line_formats(tmp_path):
 def test_a_big_mixed_batch_parses_each_line_as_it_parses_alone():
     # a batch with many unmatched rows tries formats one query each; a batch with few left first asks which
     # formats can match them (parse.FEW_ROWS): both must give every line what it gets on its own
-    from k3logs.parse import FEW_ROWS
+    from k3logs.ingest.parse import FEW_ROWS
     lines = [line for f in FORMATS.lines for line, _ in f.samples] + ["a plain line", "  indented", ""]
     many = [lines[(i * 7) % len(lines)] for i in range(FEW_ROWS + 2 * len(lines))]  # every line, many times
     cols = ["source", "level", "text", "lt", "lt_kind", "uptime", "loc", "host", "pid", "tid", "dev"]

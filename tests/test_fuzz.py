@@ -30,16 +30,16 @@ from hypothesis import strategies as st
 
 from conftest import tar_bytes, zip_bytes
 from k3logs.api import analyze, write_events
-from k3logs.catalogue import load_catalogue
-from k3logs.dumps import sniff_dump
+from k3logs.catalogue.load import load_catalogue
+from k3logs.ingest.dumps import sniff_dump
 from k3logs.errors import K3LogsError
-from k3logs.facts import facts_from_dump
-from k3logs.formats import builtin_formats
-from k3logs.lines import iter_line_batches
-from k3logs.parse import FileContext, parse_batch
+from k3logs.facts.extract import facts_from_dump
+from k3logs.catalogue.formats import builtin_formats
+from k3logs.ingest.lines import iter_line_batches
+from k3logs.ingest.parse import FileContext, parse_batch
 from k3logs.schema import DUMP_KINDS, LOG_KINDS, WRAPPERS
 from k3logs.settings import Settings
-from k3logs.sniff import sniff
+from k3logs.ingest.sniff import sniff
 
 _HEALTH = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
 settings.register_profile("fuzz-ci", max_examples=30, deadline=None, suppress_health_check=_HEALTH)

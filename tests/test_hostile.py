@@ -41,7 +41,7 @@ from click.testing import CliRunner
 
 from conftest import compress, tar_bytes, zip_bytes
 from test_discover import sparse_bomb
-from k3logs import discover
+from k3logs.ingest import discover, names as bundle_names
 from k3logs.cli import cli
 
 # ------------------------------------------------------------------------------------------------------
@@ -1073,7 +1073,7 @@ def test_a_name_longer_than_1_kib_is_shortened_with_its_hash(tmp_path):
     assert len(names) == 2 and len(set(names)) == 2 and all(len(n) <= 1024 for n in names), names
     shown = o.report["first_causal"]["file"]
     assert shown.startswith("node-a/aaaa") and shown.endswith("-vllm.log")
-    assert discover._digest(long_a) in shown      # the hash of the whole name: two long names stay two
+    assert bundle_names._digest(long_a) in shown      # the hash of the whole name: two long names stay two
     assert all(len(line) < 1200 for line in o.outputs["analyze md"].splitlines())
     # near miss: a name within the limit is shown whole
-    assert discover.printable("case/" + "b" * 900 + ".log") == "case/" + "b" * 900 + ".log"
+    assert bundle_names.printable("case/" + "b" * 900 + ".log") == "case/" + "b" * 900 + ".log"

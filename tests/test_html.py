@@ -11,7 +11,7 @@ import pytest
 
 from conftest import make_bundle, text_of
 from k3logs.api import analyze
-from k3logs.render import render_html, render_markdown
+from k3logs.report.render import render_html, render_markdown
 from test_redact import SECRET_LOG, SECRETS
 from test_report import INCIDENT
 

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from k3logs.lines import LineStats, crlf_line_ends, iter_line_batches, open_text
+from k3logs.ingest.lines import LineStats, crlf_line_ends, iter_line_batches, open_text
 
 
 def read_lines(data: bytes, batch_bytes: int = 1 << 20, max_line: int = 1 << 20,

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from k3logs.metrics import read_metrics
+from k3logs.acceptance.metrics import read_metrics
 
 
 def scrape(queries=0, hits=0, running=0, waiting=0, kv=0.0, preempt=0, engine="0", model="kimi-k3", total=True,
@@ -218,7 +218,7 @@ def test_no_metrics_no_windows():
 
 
 def test_at_most_max_scrapes_are_read_and_the_report_says_so(monkeypatch):
-    import k3logs.metrics as metrics
+    import k3logs.acceptance.metrics as metrics
     monkeypatch.setattr(metrics, "MAX_SCRAPES", 5)
     four = "".join(f"# 2026-11-30T05:0{i}:00Z\n" + scrape(queries=100 * i) for i in range(4))
     m = read(("a.txt", four), ("b.txt", four.replace("T05:", "T06:")), ("c.txt", four.replace("T05:", "T07:")))

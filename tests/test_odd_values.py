@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from k3logs.cli import cli
-from k3logs.parse import RANGES, UNREADABLE, _in_range
+from k3logs.ingest.parse import RANGES, UNREADABLE, _in_range
 
 START = "INFO 11-18 07:40:00 [api_server.py:1000] vLLM API server version 0.27.2"
 CAUSE = ("ERROR 11-18 07:40:30 [core.py:500] RuntimeError: CUDA error: an illegal memory access was encountered")

@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import make_bundle
-from k3logs.decide import Finding
-from k3logs.missing import nodes_without_logs, spans
+from k3logs.diagnose.missing import spans
 from k3logs.pipeline import run
 
 API = "(APIServer pid=1) INFO 11-18 07:{m:02d}:{s:02d} [api_server.py:1] "

@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import parse_lines, parse_text, row, span
-from k3logs.formats import builtin_formats
-from k3logs.lines import iter_line_batches
-from k3logs.parse import FileContext, parse_batch
+from k3logs.catalogue.formats import builtin_formats
+from k3logs.ingest.lines import iter_line_batches
+from k3logs.ingest.parse import FileContext, parse_batch
 
 
 def dt(s: str) -> datetime:
@@ -249,7 +249,8 @@ TAILS = ["INFO 08-11 07:36:02 [api_server.py:1] x", " INFO:     1.2.3.4:5 - \"GE
 def test_heads_most_rows_share_are_read_as_the_regex_reads_them(common, rows, copies):
     # the heads of the first rows are compared as text on every row, not read by the regex: whatever
     # follows a row's head, and whatever heads the other rows have, each row gets the head the regex gives
-    from k3logs.parse import SIMPLE_HEAD, _simple_heads
+    from k3logs.ingest.prefixes import _simple_heads
+    from k3logs.ingest.prefixes import SIMPLE_HEAD
     text = pl.Series("text", [common + "INFO 08-11 07:36:02 [a.py:1] m"] * copies + [h + t for h, t in rows], pl.String)
     assert _simple_heads(text).to_list() == text.str.extract(SIMPLE_HEAD, 1).to_list()
 

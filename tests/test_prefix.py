@@ -12,9 +12,9 @@ from click.testing import CliRunner
 
 from conftest import compress, tar_bytes
 from k3logs.cli import cli
-from k3logs.captures import Capture
-from k3logs.prefix import CAUSES, check_requests, common_prefix
-from k3logs.prompt import catalogue, mask, prompt_of
+from k3logs.captures.read import Capture
+from k3logs.captures.prefix import CAUSES, check_requests, common_prefix
+from k3logs.captures.prompt import catalogue, mask, prompt_of
 from k3logs.settings import Settings
 
 SYSTEM = "You are Kimi, the operations assistant. Answer briefly and cite the runbook section you used."
@@ -280,7 +280,7 @@ def test_a_line_over_the_limit_is_skipped_and_the_rest_is_read(tmp_path):
 
 
 def test_memory_held_to_compare_with_is_bounded(tmp_path, monkeypatch):
-    import k3logs.prefix as prefix
+    import k3logs.captures.prefix as prefix
     monkeypatch.setattr(prefix, "MAX_HELD_CHARS", 3_000)  # about 4 requests
     other = "You translate release notes into German. " * 20
     recs = [wrapped(f"a{i}", req(question=f"q{i}")) for i in range(10)] + [wrapped("o", req(other))] + \

@@ -12,8 +12,8 @@ import jsonschema
 import pytest
 
 from k3logs.api import report_of
-from k3logs.report import schema
-from k3logs.render import render_html, render_markdown, render_svg
+from k3logs.contract import schema
+from k3logs.report.render import render_html, render_markdown, render_svg
 from k3logs.settings import Settings
 from test_corpora import CASES, CORPORA, analysis_of
 from test_html import check_html

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from conftest import TESTS_DIR, make_bundle, text_of
-from k3logs.assemble import typed_fact
+from k3logs.report.assemble import typed_fact
 from k3logs.api import analyze
-from k3logs.render import render_json, render_markdown
+from k3logs.report.render import render_json, render_markdown
 from k3logs.schema import PHASES
 
 INCIDENT = {

@@ -23,12 +23,14 @@ from click.testing import CliRunner
 from conftest import TESTS_DIR, files_under, make_bundle, tar_bytes, zip_bytes
 from k3logs.api import read_scan, scan_archive
 from k3logs.cli import cli
-from k3logs.evaluate import truth_lines
-from k3logs import scan as scan_module
+from k3logs.evaluate.score import truth_lines
 from k3logs.progress import NullDisplay
-from k3logs.scan import (ROW_FIELDS, SCHEMA, SLOW_ENV, TABLE, Entry, Outcome, _finish, clean_row, content_hash,
-                         report_names, write_table)
-from k3logs.scan_summary import other_families, summarize
+from k3logs.scan import local, run as scan_module
+from k3logs.scan.find import content_hash, report_names
+from k3logs.scan.run import _finish
+from k3logs.scan.table import SCHEMA, TABLE, write_table
+from k3logs.scan.work import ROW_FIELDS, SLOW_ENV, Entry, Outcome, clean_row
+from k3logs.scan.summary import other_families, summarize
 from k3logs.settings import Settings
 
 CORPORA = TESTS_DIR.parent / "corpora"
@@ -466,7 +468,7 @@ def test_a_bundle_that_hangs_is_killed_at_its_time_limit_and_the_table_is_saved_
         tiny(archive, name)
     monkeypatch.setenv(SLOW_ENV, "c-hangs=600")
     monkeypatch.setattr(scan_module, "CHECKPOINT_S", 2.0)
-    monkeypatch.setattr(scan_module, "TICK_S", 0.2)
+    monkeypatch.setattr(local, "TICK_S", 0.2)
     saved: list[set[str]] = []
     real_write = scan_module.write_table
 

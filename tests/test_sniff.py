@@ -8,8 +8,9 @@ import random
 import pytest
 
 from conftest import make_bundle
-from k3logs.discover import Bundle, peek
-from k3logs.sniff import HEAD_BYTES, sniff
+from k3logs.ingest.discover import Bundle
+from k3logs.ingest.streams import peek
+from k3logs.ingest.sniff import HEAD_BYTES, sniff
 
 
 def lines(*ls: str) -> bytes:
@@ -297,7 +298,7 @@ def test_a_dump_whose_lines_start_like_task_labels_is_that_dump():
 
 
 def test_a_long_log_in_an_applications_format_skips_the_dump_detectors(monkeypatch):
-    import k3logs.sniff as sniff_module
+    import k3logs.ingest.sniff as sniff_module
     calls = []
     real = sniff_module.sniff_dump
     monkeypatch.setattr(sniff_module, "sniff_dump", lambda text: calls.append(1) or real(text))

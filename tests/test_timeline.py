@@ -13,8 +13,8 @@ import pytest
 
 from conftest import TESTS_DIR
 from k3logs.api import analyze
-from k3logs.render import render_svg
-from k3logs.report import (BundleSummary, Environment, FirstCausal, KernelEvent, NodeSummary, Origin, PhaseSpan,
+from k3logs.report.render import render_svg
+from k3logs.contract import (BundleSummary, Environment, FirstCausal, KernelEvent, NodeSummary, Origin, PhaseSpan,
                            Report, RootCause, Symptom, iso)
 
 NS = {"s": "http://www.w3.org/2000/svg"}
@@ -228,7 +228,7 @@ def test_near_miss_a_rank_with_only_its_phases_keeps_its_lane():
 
 def label_spans(root: ET.Element, y: str) -> list[tuple[float, float, str]]:
     """Where the centred labels on the row at `y` lie (the layout's own estimate of a glyph's width)."""
-    from k3logs.timeline import _span
+    from k3logs.report.timeline import _span
     out = []
     for t in root.iter(f"{{{NS['s']}}}text"):
         if t.get("y") == y and t.get("text-anchor") == "middle":
@@ -255,7 +255,7 @@ def test_crowded_labels_are_left_out_and_spaced_ones_kept():
     """The layout's rule itself: tick labels 30 px apart (each about 48 px wide) lose every other label and
     keep every line; a break's label yields to nothing on its row but an earlier break's. Near miss: labels
     100 px apart are all kept."""
-    from k3logs.timeline import Break, Picture, Tick, _unclutter
+    from k3logs.report.timeline import Break, Picture, Tick, _unclutter
     def picture(step: float) -> Picture:
         p = Picture(1000, 0, "t", "192", "988", "72", "200")
         p.ticks = [Tick(f"{200 + step * i:.1f}", "10:00:00", "2026-03-02" if i == 0 else "") for i in range(8)]

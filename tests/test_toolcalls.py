@@ -10,7 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from k3logs.cli import cli
-from k3logs.toolcalls import KINDS, ToolCallSummary, call_problem, check_bundle, gateway_problem, markup
+from k3logs.captures.toolcalls import KINDS, ToolCallSummary, check_bundle
+from k3logs.captures.calls import call_problem, gateway_problem, markup
 
 TOOLS = [{"type": "function", "function": {
     "name": "run_sql", "parameters": {"type": "object", "properties": {

@@ -9,15 +9,15 @@ import json
 import pytest
 
 from conftest import make_bundle, text_of
-from k3logs.acceptance_data import load_acceptance_data
+from k3logs.catalogue.acceptance import load_acceptance_data
 from k3logs.api import analyze
-from k3logs.checks import Check
+from k3logs.facts.checks import Check
 from k3logs.errors import CatalogueError
-from k3logs.facts_util import Fact
-from k3logs.metrics import Metrics, read_metrics
-from k3logs.render import render_html, render_json, render_markdown
-from k3logs.report import Rung
-from k3logs.verdict import Incident, ToolCallEvidence, go_live, prefix_cache_section
+from k3logs.facts.util import Fact
+from k3logs.acceptance.metrics import Metrics, read_metrics
+from k3logs.report.render import render_html, render_json, render_markdown
+from k3logs.contract import Rung
+from k3logs.acceptance.verdict import Incident, ToolCallEvidence, go_live, prefix_cache_section
 from test_metrics import scrape
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from k3logs.catalogue import load_catalogue
-from k3logs.evaluate import find_cases
+from k3logs.catalogue.load import load_catalogue
+from k3logs.evaluate.score import find_cases
 from k3logs.pipeline import run
 
 

@@ -1,6 +1,6 @@
 """Variants of corpus cases and their verdicts, shared by tests/test_metamorphic.py and benchmarks/metamorphic.py:
 write a variant with its truth, diagnose it in-process (the catalogue loaded once), score it with
-k3logs.evaluate (the same scorer as `k3logs eval`) and say what differs."""
+k3logs.evaluate.score (the same scorer as `k3logs eval`) and say what differs."""
 from __future__ import annotations
 
 import json
@@ -12,8 +12,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from k3logs import api
-from k3logs.catalogue import load_catalogue
-from k3logs.evaluate import CaseScore, score
+from k3logs.catalogue.load import load_catalogue
+from k3logs.evaluate.score import CaseScore, score
 from k3logs.pipeline import run
 from k3logs.settings import Settings
 
@@ -27,7 +27,7 @@ CORPORA = REPO / "corpora"
 # (case, transform) -> what in k3logs is wrong. tests/test_metamorphic.py
 # applies them as strict xfail: a fix shows as a failure that asks to take its entry out.
 DROPPED_NODE = ("evidence_missing names a node whose logs are absent only where a line or a launch file of the bundle "
-                "names it (k3logs/missing.py: attributed lines, srun's task reports, host lists of the nodes' naming "
+                "names it (k3logs/diagnose/missing.py: attributed lines, srun's task reports, host lists of the nodes' naming "
                 "family): a node folder removed with nothing else naming its host leaves only a count, or no trace")
 LONE_ARCHIVE = ("a bundle that is one archive (an incident's .tar.zst) inside another container: the container's single "
                 "member is taken off the names as a lone top folder, or kept with a top folder around it, so the first "

@@ -1,0 +1,108 @@
+"""Load patterns/formats.toml: the wrappers, prefixes and line formats the parser applies, as data."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from k3logs.errors import CatalogueError, SourceLocation
+from k3logs.resources import data_dir
+from .read import table_starts, read_toml_or_raise, regex_error
+
+LAYERS = ("wrapper", "prefix", "line")
+TIME_GROUPS = ("t_iso", "t_local", "t_md", "t_hms", "t_glog", "t_ctime", "t_date", "t_mdy", "t_syslog",
+               "t_uptime", "t_epoch_us")
+KEYS = {"name", "regex", "source", "level_map", "first_for", "samples", "json_escaped", "json", "quoted", "keep"}
+# the fields a wrapper may read by JSON key (`json = { field = "KEY" }`): one JSON object a line, keys in any order
+JSON_FIELDS = {"text", "t_epoch_us", "t_iso", "host", "pid", "ident", "unit", "stream"}
+
+
+@dataclass(frozen=True)
+class Format:
+    layer: str
+    name: str
+    regex: str
+    source: str | None
+    level_map: tuple[tuple[str, str], ...]
+    first_for: tuple[str, ...]
+    json_escaped: bool
+    json_fields: tuple[tuple[str, str], ...]   # (field, JSON key): a wrapper read by key, not by place
+    samples: tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
+    location: SourceLocation
+    quoted: bool = False   # a wrapper whose lines keep their time and host in a file of plain text too
+    keep: tuple[str, ...] = ()  # literals of lines whose text is encoded (no anchor shows in them): parse them all
+
+    @property
+    def groups(self) -> tuple[str, ...]:
+        return tuple(re.findall(r"\(\?P<(\w+)>", self.regex)) + tuple(f for f, _ in self.json_fields)
+
+
+@dataclass(frozen=True)
+class Formats:
+    wrappers: dict[str, Format]
+    prefixes: tuple[Format, ...]
+    lines: tuple[Format, ...]
+
+    @property
+    def keep(self) -> tuple[str, ...]:
+        """Literals of lines to parse whatever they hold (wrappers' `keep`)."""
+        return tuple(lit for f in self.wrappers.values() for lit in f.keep)
+
+    def line_order(self, kind: str) -> tuple[Format, ...]:
+        """Line formats with the ones preferred for this file kind first (order only changes speed)."""
+        first = tuple(f for f in self.lines if kind in f.first_for)
+        return first + tuple(f for f in self.lines if kind not in f.first_for)
+
+
+def load_formats(path: Path | None = None) -> Formats:
+    path = path or data_dir("patterns") / "formats.toml"
+    data, text = read_toml_or_raise(path, "formats")
+    problems: list[str] = []
+    out: dict[str, list[Format]] = {layer: [] for layer in LAYERS}
+    for layer in LAYERS:
+        starts = table_starts(text, layer)
+        for i, d in enumerate(data.get(layer, [])):
+            loc = SourceLocation(str(path), starts[i] if i < len(starts) else None)
+            unknown = set(d) - KEYS
+            if unknown:
+                problems.append(f"{loc}: unknown keys {sorted(unknown)}")
+            if "name" not in d or "regex" not in d:
+                problems.append(f"{loc}: a format needs name and regex")
+                continue
+            err = regex_error(d["regex"])
+            if err:
+                problems.append(f"{loc}: {d['name']}: regex does not compile: {err}")
+                continue
+            if not d["regex"].startswith("^"):
+                problems.append(f"{loc}: {d['name']}: a format regex matches the head of a line and starts with ^")
+            if layer == "line" and not d.get("source"):
+                problems.append(f"{loc}: {d['name']}: a line format needs a source")
+            json_fields = d.get("json") or {}
+            if json_fields and (layer != "wrapper" or not isinstance(json_fields, dict)
+                                or set(json_fields) - JSON_FIELDS or "text" not in json_fields):
+                problems.append(f"{loc}: {d['name']}: `json` is a wrapper's table of fields ({sorted(JSON_FIELDS)},"
+                                f" text included) to JSON keys")
+                json_fields = {}
+            samples = []
+            for s in d.get("samples", []):
+                fields = tuple(sorted((str(k), str(v)) for k, v in (s.get("fields") or {}).items()))
+                samples.append((s["line"], fields))
+            if not samples:
+                problems.append(f"{loc}: {d['name']}: needs samples")
+            out[layer].append(Format(
+                layer=layer, name=d["name"], regex=d["regex"], source=d.get("source"),
+                level_map=tuple(sorted((d.get("level_map") or {}).items())),
+                first_for=tuple(d.get("first_for", [])), json_escaped=bool(d.get("json_escaped", False)),
+                json_fields=tuple(sorted((str(k), str(v)) for k, v in json_fields.items())), samples=tuple(samples), location=loc,
+                quoted=bool(d.get("quoted", False)) and layer == "wrapper",
+                keep=tuple(map(str, d.get("keep", [])))))
+    if problems:
+        raise CatalogueError(f"{len(problems)} problem(s) in {path}: {problems[0]}", problems)
+    return Formats(wrappers={f.name: f for f in out["wrapper"]}, prefixes=tuple(out["prefix"]),
+                   lines=tuple(out["line"]))
+
+
+@lru_cache(maxsize=1)
+def builtin_formats() -> Formats:
+    return load_formats()

@@ -1,0 +1,81 @@
+"""Reading patterns/ files: TOML with the line of every table and key (tomllib gives no positions), one issue model (file:line, message) and one regex check for every loader."""
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from k3logs.errors import CatalogueError, SourceLocation
+
+
+@dataclass(frozen=True)
+class Issue:
+    """One problem found in the catalogue."""
+
+    severity: str  # error | warning
+    code: str
+    message: str
+    location: SourceLocation
+
+    def __str__(self) -> str:
+        return f"{self.location}: {self.severity}: {self.message} [{self.code}]"
+
+
+# --------------------------------------------------------------------------------------------
+# locating things in TOML text (tomllib gives no positions)
+# --------------------------------------------------------------------------------------------
+def table_starts(text: str, header: str) -> list[int]:
+    """1-based line numbers of every `[[header]]` line, in order."""
+    pat = re.compile(r"^\s*\[\[\s*" + re.escape(header) + r"\s*\]\]\s*(#.*)?$")
+    return [i + 1 for i, ln in enumerate(text.splitlines()) if pat.match(ln)]
+
+
+def key_line(text: str, start: int, end: int | None, key: str) -> int:
+    lines = text.splitlines()
+    pat = re.compile(r"^\s*" + re.escape(key) + r"\s*=")
+    for i in range(start - 1, min(end or len(lines), len(lines))):
+        if pat.match(lines[i]):
+            return i + 1
+    return start
+
+
+def _toml_error_line(err: tomllib.TOMLDecodeError) -> int | None:
+    m = re.search(r"line (\d+)", str(err))
+    return int(m.group(1)) if m else None
+
+
+def read_toml(path: Path, issues: list[Issue]) -> tuple[dict, str] | None:
+    """A pattern file's data and text, or None with the problem (file:line) added to `issues`."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        return tomllib.loads(text), text
+    except tomllib.TOMLDecodeError as e:
+        issues.append(Issue("error", "toml", f"not valid TOML: {e}", SourceLocation(str(path), _toml_error_line(e))))
+    except (OSError, UnicodeDecodeError) as e:
+        issues.append(Issue("error", "io", f"cannot read: {e}", SourceLocation(str(path))))
+    return None
+
+
+def read_toml_or_raise(path: Path, what: str) -> tuple[dict, str]:
+    """A pattern file's data and text; CatalogueError (`what`, file:line) when it cannot be read."""
+    issues: list[Issue] = []
+    got = read_toml(path, issues)
+    if got is None:
+        raise CatalogueError(f"{what}: {issues[0].message}", source=issues[0].location)
+    return got
+
+
+def regex_error(pattern: str) -> str | None:
+    """The Rust regex engine's complaint about `pattern`, or None if it compiles."""
+    try:
+        pl.Series([""], dtype=pl.String).str.contains(pattern)
+    except Exception as e:  # polars raises ComputeError with the engine's message, caret and reason
+        lines = str(e).splitlines()
+        reason = next((ln[len("error: "):] for ln in lines if ln.startswith("error: ")), lines[0] if lines else "")
+        caret = next((ln for ln in lines if ln.strip() and set(ln.strip()) == {"^"}), None)
+        where = f" at column {len(caret) - len(caret.lstrip()) - 3}" if caret else ""  # the engine indents by 4
+        return f"{reason}{where}"[:300]
+    return None

@@ -1,0 +1,216 @@
+"""Load patterns/attribution.toml: what the witnesses of a line's node, process and rank look like (folder names,
+host <-> IP ties, log lines that name a pod's node, a file's host, the node a line is about, Slurm tasks, vLLM
+worker names), validated on load with file:line for every problem."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from k3logs.errors import CatalogueError, SourceLocation
+from k3logs.resources import data_dir
+from .read import table_starts, read_toml_or_raise
+
+LINE_KINDS = {
+    "pod_node": {"pod", "node"}, "file_host": {"host"}, "line_host": {"host"}, "subject": set(),
+    "ray_node": {"node_id", "ip"}, "nodelist": {"nodelist"}, "step": {"args"}, "task_hosts": {"host", "tasks"},
+    "task_host": {"host"}, "pid_ns": {"host_pid", "pid"}, "ray_head": {"ip"}, "about_pod": {"pod"},
+}
+WORKER_GROUPS = {"dp", "pp", "tp", "local", "engine"}
+
+
+@dataclass(frozen=True)
+class LineWitness:
+    name: str
+    kind: str
+    prefilter: tuple[str, ...]
+    regex: re.Pattern
+    samples: tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
+    no_match: tuple[str, ...]
+    location: SourceLocation
+
+
+@dataclass(frozen=True)
+class WorkerName:
+    name: str
+    regex: re.Pattern
+    single: bool      # rank 0 on a deployment of one GPU
+    samples: tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
+    no_match: tuple[str, ...]
+    location: SourceLocation
+
+
+@dataclass(frozen=True)
+class HostIp:
+    name: str
+    regex: re.Pattern
+    samples: tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
+    no_match: tuple[str, ...]
+    location: SourceLocation
+
+
+@dataclass(frozen=True)
+class Witnesses:
+    not_node_dirs: frozenset[str]
+    generic_dir: re.Pattern
+    host_dir: re.Pattern
+    folder_samples: tuple[tuple[str, ...], tuple[str, ...]]   # (node, not_node)
+    not_host: re.Pattern
+    host_samples: tuple[tuple[str, ...], tuple[str, ...]]
+    host_ips: tuple[HostIp, ...]
+    lines: tuple[LineWitness, ...]
+    workers: tuple[WorkerName, ...]
+
+    def is_node_folder_name(self, name: str) -> bool:
+        """Whether a folder named `name` may stand for a node by its name alone (it looks like a host)."""
+        return bool(self.host_dir.match(name)) and not self.is_generic_folder(name) and self.is_host(name)
+
+    def is_generic_folder(self, name: str) -> bool:
+        """A layout's, a ticket's or a collection's folder: never a node, whatever its files say."""
+        return name.lower() in self.not_node_dirs or bool(self.generic_dir.match(name))
+
+    def is_host(self, token: str | None) -> bool:
+        """Whether `token` may name a host (not an interface, a file, a duration, 'localhost')."""
+        return bool(token) and not self.not_host.match(token)
+
+    @property
+    def prefilters(self) -> tuple[str, ...]:
+        return tuple(sorted({p for w in self.lines for p in w.prefilter}))
+
+    def of_kind(self, *kinds: str) -> tuple[LineWitness, ...]:
+        return tuple(w for w in self.lines if w.kind in kinds)
+
+    def worker(self, proc: str | None) -> tuple[WorkerName, dict[str, int]] | None:
+        """The worker-name entry `proc` matches and the numbers it carries ({'pp': 1, 'tp': 2})."""
+        if not proc:
+            return None
+        for w in self.workers:
+            m = w.regex.match(proc)
+            if m:
+                return w, {k: int(v) for k, v in m.groupdict().items() if v is not None}
+        return None
+
+
+def expand_nodelist(text: str) -> list[str]:
+    """Slurm's compressed host lists: 'gpu-b[05-07,09],cpu-1' -> gpu-b05 gpu-b06 gpu-b07 gpu-b09 cpu-1 (zero
+    padding kept). At most 4096 names."""
+    out: list[str] = []
+    for m in re.finditer(r"([^,\[\]]+)(?:\[([\d,-]+)\])?", text or ""):
+        head, ranges = m.group(1).strip(), m.group(2)
+        if not head:
+            continue
+        if not ranges:
+            out.append(head)
+            continue
+        for part in ranges.split(","):
+            lo, _, hi = part.partition("-")
+            if not lo.isdigit() or (hi and not hi.isdigit()):
+                continue
+            width = len(lo)
+            for n in range(int(lo), int(hi or lo) + 1):
+                out.append(f"{head}{n:0{width}d}")
+                if len(out) >= 4096:
+                    return out
+    return out
+
+
+def expand_tasks(text: str) -> list[int]:
+    """'0-7' -> 0..7, '1,3-4' -> 1 3 4 (at most 65536)."""
+    out: list[int] = []
+    for part in (text or "").split(","):
+        lo, _, hi = part.strip().partition("-")
+        if lo.isdigit() and (not hi or hi.isdigit()) and int(hi or lo) - int(lo) < 65536:
+            out += range(int(lo), int(hi or lo) + 1)
+    return out[:65536]
+
+
+def _samples(d: dict, key: str = "line") -> tuple[tuple[str, tuple[tuple[str, str], ...]], ...]:
+    out = []
+    for s in d.get("samples", []):
+        if isinstance(s, str):
+            out.append((s, ()))
+        else:
+            out.append((str(s.get(key, "")), tuple(sorted((str(k), str(v)) for k, v in (s.get("fields") or {}).items()))))
+    return tuple(out)
+
+
+def _compile(rx: str, where: str, problems: list[str]) -> re.Pattern | None:
+    try:
+        return re.compile(rx)
+    except re.error as e:
+        problems.append(f"{where}: regex does not compile: {e}")
+        return None
+
+
+def load_witnesses(path: Path | None = None) -> Witnesses:
+    path = path or data_dir("patterns") / "attribution.toml"
+    data, text = read_toml_or_raise(path, "attribution patterns")
+    problems: list[str] = []
+    folders, hosts = data.get("folders", {}), data.get("hosts", {})
+    generic = _compile(folders.get("generic", "(?!)"), f"{path}: [folders] generic", problems)
+    host_dir = _compile(folders.get("host", "(?!)"), f"{path}: [folders] host", problems)
+    not_host = _compile(hosts.get("not_host", "(?!)"), f"{path}: [hosts] not_host", problems)
+    fs, hs = folders.get("samples", {}), hosts.get("samples", {})
+
+    def table(name: str, keys: set[str]):
+        starts = table_starts(text, name)
+        for i, d in enumerate(data.get(name, [])):
+            loc = SourceLocation(str(path), starts[i] if i < len(starts) else None)
+            if set(d) - keys:
+                problems.append(f"{loc}: unknown keys {sorted(set(d) - keys)}")
+            if "name" not in d or "regex" not in d:
+                problems.append(f"{loc}: needs name and regex")
+                continue
+            rx = _compile(d["regex"], f"{loc}: {d['name']}", problems)
+            if rx is None:
+                continue
+            if not d.get("samples"):
+                problems.append(f"{loc}: {d['name']}: needs samples")
+            yield d, rx, loc
+
+    host_ips = tuple(HostIp(d["name"], rx, _samples(d), tuple(d.get("no_match", [])), loc)
+                     for d, rx, loc in table("host_ip", {"name", "regex", "samples", "no_match"})
+                     if not _missing(rx, {"host", "ip"}, loc, d["name"], problems))
+    lines = []
+    for d, rx, loc in table("line_witness", {"name", "kind", "prefilter", "regex", "samples", "no_match"}):
+        kind = d.get("kind")
+        if kind not in LINE_KINDS:
+            problems.append(f"{loc}: {d['name']}: kind must be one of {sorted(LINE_KINDS)}")
+            continue
+        if _missing(rx, LINE_KINDS[kind], loc, d["name"], problems):
+            continue
+        if not d.get("prefilter"):
+            problems.append(f"{loc}: {d['name']}: needs prefilter literals")
+            continue
+        for sample, _ in _samples(d):
+            if not any(p in sample for p in d["prefilter"]):
+                problems.append(f"{loc}: {d['name']}: sample {sample[:60]!r} holds none of the prefilter literals")
+        lines.append(LineWitness(d["name"], kind, tuple(d["prefilter"]), rx, _samples(d),
+                                 tuple(d.get("no_match", [])), loc))
+    workers = []
+    for d, rx, loc in table("worker", {"name", "regex", "samples", "no_match", "single"}):
+        if set(rx.groupindex) - WORKER_GROUPS:
+            problems.append(f"{loc}: {d['name']}: groups must be among {sorted(WORKER_GROUPS)}")
+            continue
+        workers.append(WorkerName(d["name"], rx, bool(d.get("single", False)), _samples(d, "name"),
+                                  tuple(d.get("no_match", [])), loc))
+    if problems:
+        raise CatalogueError(f"{len(problems)} problem(s) in {path}: {problems[0]}", problems)
+    return Witnesses(
+        not_node_dirs=frozenset(n.lower() for n in folders.get("not_nodes", [])), generic_dir=generic,
+        host_dir=host_dir, folder_samples=(tuple(fs.get("node", [])), tuple(fs.get("not_node", []))),
+        not_host=not_host, host_samples=(tuple(hs.get("host", [])), tuple(hs.get("not_host", []))),
+        host_ips=host_ips, lines=tuple(lines), workers=tuple(workers))
+
+
+def _missing(rx: re.Pattern, need: set[str], loc, name: str, problems: list[str]) -> bool:
+    if need - set(rx.groupindex):
+        problems.append(f"{loc}: {name}: regex needs the groups {sorted(need - set(rx.groupindex))}")
+        return True
+    return False
+
+
+@lru_cache(maxsize=1)
+def builtin_witnesses() -> Witnesses:
+    return load_witnesses()

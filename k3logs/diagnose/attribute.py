@@ -1,0 +1,385 @@
+"""Attach a node, a global rank and a GPU to every event (log-formats.md 11), and say which witness named each.
+
+Node, in this order of precedence (docs/how-it-decides.md; what each witness looks like is
+patterns/attribution.toml):
+  1. what the line is about: a Kubernetes event object's node (events JSON involvedObject / source.host), the node
+     a Ray GCS or raylet line names (marked dead, health check, memory monitor), resolved to a host name;
+  2. the host the line itself prints (NCCL host field, journald host / _HOSTNAME, torchelastic host, slurmstepd),
+     unless it is a pod's or a container's hostname: then the node that pod or container runs on;
+  3. Ray's `ip=` of a relayed line, resolved through any host <-> IP tie (NCCL bootstrap lines, /etc/hosts, notes,
+     `hostname -I`, `ip addr`, pod and node IPs); the IP itself only as the name of last resort;
+  4. the launcher's label: Slurm `srun -l` task -> its host (srun's own errors, the task printing its host, the
+     job's node list and the step's tasks per node); `kubectl logs --prefix` pod -> its node;
+  5. the file's node: its per-node folder (also the one top folder of a bundle of one node named like a host; a
+     generic name such as `logs` or `incident-42` is not a node), else the host its own lines print, else the host
+     it states (`uname -a`, a provenance note, the dump's hostname, docker inspect Config.Hostname under --network
+     host, kubectl describe Node:), else the pod whose log it is (its path or name) -> that pod's node;
+  6. a node of the bundle the line names (a Kubernetes event row 'assigned ... to NODE');
+  7. the bundle's only node.
+A pod name is never a node name: a pod maps to a node only where the bundle says so (pod listing NODE column, pod
+JSON spec.nodeName, describe Node:, a Scheduled event).
+
+Rank: `[rankN]:` and the like on the line, then one (node, pid) -> rank map built from every file (vLLM 'rank R in
+world size W is assigned as ...', 'world_size=W rank=R local_rank=L', NCCL 'rank R nranks W' lines of world-sized
+communicators, torchelastic blocks, NCCL_DEBUG_FILE names), per process lifetime (a pid that comes back after the
+server restarted with another rank is another process), then the Slurm task when the step says the task is the rank
+(RANK=$SLURM_PROCID), the worker's name (patterns/attribution.toml [[worker]]) when the layout makes it unambiguous,
+the local rank. Kernel lines about a task take the rank of that process (a host pid mapped to the container's pid
+where the bundle shows both: NSpid); kernel lines about a GPU (Xid, 'fallen off the bus', AER, an HCA on the GPU's
+rail) get the rank that owns that PCI address (NCCL busId, or nvidia-smi index + local rank), and the GPU's identity
+(index, bus id, UUID, serial) from nvidia-smi -q / -L / the kernel's 'GPU at PCI:... GPU-<uuid>' lines.
+
+Every map keeps its witness (file:line), so that `witness(a, row)` can say for any event, the report's root
+first, how its node and its rank were named."""
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from k3logs.catalogue.witnesses import Witnesses, builtin_witnesses, expand_nodelist, expand_tasks
+
+from .assign import apply_nodes, host_columns
+from .attribution import (CONTAINER_ID_HOST, CONTAINER_LOG, JOB_NNODES, JOB_NTASKS, NCCL_BOOT, POD_LOG_DIR, STEP_NNODES,
+                          STEP_NTASKS, STEP_PER_NODE, TASK_IS_RANK, Attribution, DumpHints, elastic_entries, ensure,
+                          host_field, is_ip, nth, short_host, step_of)
+from .folders import node_folders, folder_node_of
+from .ranks import learn_gpus, learn_ranks
+
+
+def anchors() -> tuple[str, ...]:
+    """Literals of the lines attribution reads (analyze keeps the lines that hold one)."""
+    return builtin_witnesses().prefilters + ("GPU at PCI", "Board Serial Number", "NSpid")
+
+
+@dataclass
+class _Read:
+    """One line witness read from a kept line."""
+
+    name: str
+    kind: str
+    file: str
+    line: int
+    task: int | None
+    g: dict
+
+
+def _line_witnesses(ev: pl.DataFrame, w: Witnesses) -> dict[str, list[_Read]]:
+    """Every line witness of patterns/attribution.toml found in the events (a vectorised prefilter, then the
+    witness's regex on the few lines that hold one of its literals)."""
+    out: dict[str, list[_Read]] = defaultdict(list)
+    if not ev.height or not w.lines:
+        return out
+    cand = ev.filter(pl.col("text").str.contains_any(list(w.prefilters)).fill_null(False))
+    task = cand["w_task"] if "w_task" in cand.columns else pl.repeat(None, cand.height, dtype=pl.Int32, eager=True)
+    for file, line, text, t in zip(cand["file"].to_list(), cand["line"].to_list(), cand["text"].to_list(),
+                                   task.to_list()):
+        for lw in w.lines:
+            if not any(p in text for p in lw.prefilter):
+                continue
+            m = lw.regex.search(text)
+            if m:
+                out[lw.kind].append(_Read(lw.name, lw.kind, file, line, t,
+                                          {k: v for k, v in m.groupdict().items() if v is not None}))
+    return out
+
+
+class _Names:
+    """Resolves a name a line prints to a node: a pod's or a container's hostname to the node it runs on (or to
+    nothing when the bundle does not say), an IP to its host (or itself: the name of last resort)."""
+
+    def __init__(self, a: Attribution, w: Witnesses):
+        self.a, self.w = a, w
+
+    def host(self, name: str | None) -> str | None:
+        if not name:
+            return None
+        if name in self.a.alias_node:
+            return self.a.alias_node[name]
+        if is_ip(name):
+            return self.a.ip_node.get(name, name)
+        return short_host(name)
+
+
+def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[str] = (),
+          top: str | None = None) -> Attribution:
+    """Learn the node and rank maps of a bundle from its parsed events and what its dumps say. `files`
+    names every file of the bundle, so that files with no line kept still get their folder's node; `top` is the
+    folder every file of an archive was in (dropped from the names)."""
+    w = builtin_witnesses()
+    hints = hints or DumpHints()
+    a = Attribution()
+    ev = host_columns(elastic_entries(ensure(events)))
+    reads = _line_witnesses(ev, w)
+    names = _Names(a, w)
+
+    # 1. pods and the nodes they run on; the names lines print that are a pod's or a container's, not a node's
+    for pod, node in sorted(hints.pod_node.items()):
+        a.pod_node[pod] = short_host(node)
+        a.said("pod", pod, hints.where.get(("pod", pod), "a pod listing"))
+    for r in reads["pod_node"]:
+        if a.pod_node.setdefault(r.g["pod"], short_host(r.g["node"])) == short_host(r.g["node"]):
+            a.said("pod", r.g["pod"], f"the Scheduled event on {r.file}:{r.line}")
+    pods = set(a.pod_node) | hints.pods | set(ev["w_pod"].drop_nulls().unique().to_list())
+    for f in [*files, *ev["file"].unique().to_list()]:
+        if m := POD_LOG_DIR.search(f) or CONTAINER_LOG.search(f):
+            pods.add(m.group("pod"))
+    for pod in sorted(pods):
+        a.alias_node[pod] = a.pod_node.get(pod)
+        a.said("alias", pod, f"{pod} is a pod" + (f" on {a.pod_node[pod]} ({a.why[('pod', pod)]})"
+                                                  if pod in a.pod_node else ""))
+    line_hosts = set(ev["_h"].drop_nulls().unique().to_list())
+    for h in sorted(hints.container_hosts | {h for h in line_hosts if CONTAINER_ID_HOST.match(h)}):
+        if h not in a.alias_node:
+            a.alias_node[h] = None  # the container's: its file's node
+            a.said("alias", h, f"{h} is a container's hostname")
+
+    # 2. ip -> host: NCCL bootstrap lines, notes and /etc/hosts, node and pod IPs, Ray's registrations
+    boot = ev.filter(pl.col("_h").is_not_null() & (pl.col("source") == "nccl")).select(
+        "_h", pl.coalesce(pl.col("text").str.extract(NCCL_BOOT, 1), pl.col("ip")).alias("_ip"), "file", "line") \
+        .drop_nulls(["_h", "_ip"]).unique(["_h", "_ip"], keep="first").sort("_ip", "_h")
+    for h, ip, f, ln in boot.iter_rows():
+        if (node := names.host(h)) and a.ip_node.setdefault(ip, node) == node:
+            a.said("ip", ip, f"NCCL bootstrap on {f}:{ln} ({h} uses {ip})")
+    for ip, h in sorted(hints.ip_host.items()):
+        if w.is_host(short_host(h)) and a.ip_node.setdefault(ip, short_host(h)) == short_host(h):
+            a.said("ip", ip, f"{hints.where.get(('ip_host', ip), 'a note')} ({short_host(h)} = {ip})")
+    for ip, node in sorted(hints.node_ip.items()):
+        if a.ip_node.setdefault(ip, short_host(node)) == short_host(node):
+            a.said("ip", ip, f"the node IP in {hints.where.get(('node_ip', ip))}")
+    for ip, pod in sorted(hints.pod_ip.items()):
+        if a.pod_node.get(pod) and a.ip_node.setdefault(ip, a.pod_node[pod]) == a.pod_node[pod]:
+            a.said("ip", ip, f"pod {pod}'s IP in {hints.where.get(('pod_ip', ip))}; {pod} runs on {a.pod_node[pod]} "
+                             f"({a.why[('pod', pod)]})")
+    for ip, node in list(a.ip_node.items()):   # an IP a note ties to a pod's hostname: that pod's node
+        if node in a.alias_node:
+            if a.alias_node[node]:
+                a.ip_node[ip] = a.alias_node[node]
+            else:
+                del a.ip_node[ip]
+    ray_ids: dict[str, str] = {}
+    for r in reads["ray_node"] + reads["subject"]:
+        if r.g.get("node_id") and r.g.get("ip"):
+            ray_ids.setdefault(r.g["node_id"], r.g["ip"])
+
+    # 3. the host each file's own lines name (lines relayed from other nodes by Ray carry ip=), resolved
+    own = ev.filter(pl.col("_h").is_not_null() & pl.col("ip").is_null()).group_by("file", "_h") \
+        .agg(pl.len(), pl.col("line").min().alias("first"), pl.col("source").first(), pl.col("wrapper").first())
+    file_hosts: dict[str, str] = {}
+    file_why: dict[str, str] = {}
+    for f in sorted(own["file"].unique().to_list()):
+        rows = own.filter(pl.col("file") == f).with_columns(
+            pl.col("_h").map_elements(names.host, return_dtype=pl.String).alias("_n")).drop_nulls("_n")
+        rows = rows.group_by("_n").agg(pl.col("len").sum(), pl.col("first").min(), pl.col("_h").first(),
+                                       pl.col("source").first(), pl.col("wrapper").first()) \
+            .sort(["len", "_n"], descending=[True, False])
+        if rows.height and (rows.height == 1 or rows["len"][0] > 3 * rows["len"][1]):
+            r = rows.row(0, named=True)
+            file_hosts[f] = r["_n"]
+            file_why[f] = f"{host_field(r['source'], r['wrapper'])} {r['_h']!r} on {f}:{r['first']}" + \
+                (f" ({a.why[('alias', r['_h'])]})" if r["_h"] in a.alias_node else "")
+    for r in reads["file_host"]:
+        if w.is_host(r.g["host"]) and r.file not in file_hosts:
+            file_hosts[r.file] = short_host(r.g["host"])
+            file_why[r.file] = f"{'`uname -a`' if r.name == 'uname' else 'the provenance note'} on {r.file}:{r.line}"
+    for f, h in sorted(hints.file_host.items()):
+        if (node := names.host(h)) and w.is_host(node) and f not in file_hosts:
+            file_hosts[f] = node
+            file_why[f] = hints.where.get(("file_host", f), f"the hostname in {f}")
+    known_hosts = {h for h in [*file_hosts.values(), *a.ip_node.values(), *map(names.host, line_hosts),
+                               *map(names.host, hints.named_hosts), *a.pod_node.values()]
+                   if h and not is_ip(h) and w.is_host(h)}
+    files = sorted(set(ev["file"].unique().to_list()) | set(hints.file_host) | set(hints.gpu_buses) | set(files))
+    folder_why: dict[str, str] = {}
+    a.folder_node = node_folders(files, file_hosts, known_hosts, w, folder_why, pods | set(a.alias_node))
+    if top and not a.folder_node and w.is_node_folder_name(top) and set(file_hosts.values()) <= {top}:
+        a.top_node = top
+    pods_longest = sorted(a.pod_node, key=len, reverse=True)  # the longest name first: kimi-k3-0-1, then kimi-k3-0
+    relayed = {f: set(ips) for f, ips in ev.filter(pl.col("ip").is_not_null()).group_by("file")
+               .agg(pl.col("ip").unique()).iter_rows()}
+    for f in files:
+        if node := folder_node_of(f, a.folder_node):
+            d = next(d for d, n in a.folder_node.items() if f.startswith(d + "/"))
+            a.file_node[f], why = node, folder_why[d]
+        elif a.top_node:
+            a.file_node[f], why = a.top_node, f"the archive's one top folder {a.top_node}/ (named like a host)"
+        elif f in file_hosts:
+            a.file_node[f], why = file_hosts[f], file_why[f]
+        elif (m := POD_LOG_DIR.search(f) or CONTAINER_LOG.search(f)) and a.pod_node.get(m.group("pod")):
+            pod = m.group("pod")
+            a.file_node[f], why = a.pod_node[pod], f"the log of pod {pod} (its path), on {a.pod_node[pod]} " \
+                                                   f"({a.why[('pod', pod)]})"
+        elif pod := next((p for p in pods_longest
+                          if re.search(rf"(?<![A-Za-z0-9]){re.escape(p)}(?![A-Za-z0-9])", f)), None):
+            # 'kubectl-logs-POD-c-CONTAINER.txt': the node a pod listing places POD on
+            a.file_node[f], why = a.pod_node[pod], f"the file of pod {pod} (its name), on {a.pod_node[pod]} " \
+                                                   f"({a.why[('pod', pod)]})"
+        elif head := next((r for r in reads["ray_head"] if r.file == f and a.ip_node.get(r.g["ip"])
+                           and r.g["ip"] not in relayed.get(f, ())), None):
+            # a Ray driver on the head: none of its relayed workers' lines comes from the head's address
+            node = a.ip_node[head.g["ip"]]
+            a.file_node[f], why = node, f"the Ray driver's head {head.g['ip']} (line {head.line}; no worker line " \
+                                        f"relayed from it), via {a.why.get(('ip', head.g['ip']), '')}"
+        else:
+            a.file_node[f], why = None, None
+        if why:
+            a.said("file", f, why)
+    # a dump's own addresses are its node's
+    for f, ips in sorted(hints.file_ips.items()):
+        if node := a.file_node.get(f):
+            for ip in ips:
+                if a.ip_node.setdefault(ip, node) == node:
+                    a.said("ip", ip, f"`ip addr` in {hints.where.get(('file_ip', f, ip), f)} (the dump of {node})")
+
+    # 4. what a line is about, or where it happened; Kubernetes event objects; Slurm tasks
+    for r in reads["subject"]:
+        node, how = _subject(r, a, ray_ids, names)
+        if node:
+            a.subject_node[(r.file, r.line)] = node
+            a.said("subject", (r.file, r.line), how)
+            if r.g.get("pid"):
+                a.subject_pid[(r.file, r.line)] = (node, int(r.g["pid"]))
+    for r in reads["about_pod"]:
+        if node := a.pod_node.get(r.g["pod"]):
+            a.subject_node.setdefault((r.file, r.line), node)
+            a.said("subject", (r.file, r.line), f"the pod the line is about ({r.g['pod']}, line {r.line}), on {node} "
+                                                f"({a.why[('pod', r.g['pod'])]})")
+    # a line naming where it happened, and srun's report of the tasks that ended on a host, are about that host
+    for r in [*reads["line_host"], *reads["task_hosts"]]:
+        if (node := names.host(r.g["host"])) and w.is_host(node):
+            a.subject_node.setdefault((r.file, r.line), node)
+            a.said("subject", (r.file, r.line), f"the host the line names ({r.g['host']}, {r.name})")
+    for f, spans in hints.span_node.items():
+        resolved = []
+        for s, e, n in sorted(spans):
+            pod = n[4:] if n.startswith("pod/") else None
+            node = a.pod_node.get(pod) if pod else names.host(n)
+            if node:
+                resolved.append((s, e, node))
+                how = hints.where.get(("span", f, s), f"{f}:{s}")
+                a.said("span", (f, s), f"{how}, on {node} ({a.why[('pod', pod)]})" if pod else how)
+        if resolved:
+            a.span_node[f] = resolved
+    _slurm(ev, reads, a, names)
+
+    nodes_seen = {n for n in a.file_node.values() if n} | known_hosts | set(a.subject_node.values()) | \
+        set(a.task_node.values()) | {n for spans in a.span_node.values() for _, _, n in spans}
+    nodes_seen = {n for n in nodes_seen if n and (not is_ip(n) or n in a.subject_node.values())}
+    a.single_node = next(iter(nodes_seen)) if len(nodes_seen) == 1 else None
+    named = sorted(h for h, n in a.alias_node.items() if n is None and h not in pods)
+    if not nodes_seen and len(named) == 1:
+        # a container's own hostname (its id, or a name set with --hostname), and no other name for the machine:
+        # it stands for its host, as an IP would (the name of last resort)
+        h = named[0]
+        how = f"docker inspect in {hints.where[('container_host', h)]}" if ("container_host", h) in hints.where \
+            else "its lines print it"
+        a.single_node = h
+        a.said("single", h, f"the bundle's only node: the container's hostname {h} ({how}), no other name for its "
+                            f"host")
+    elif a.single_node:
+        src = next((a.why[("file", f)] for f, n in sorted(a.file_node.items()) if n == a.single_node
+                    and ("file", f) in a.why), None) or hints.where.get(("named", a.single_node)) or \
+            next((a.why[("ip", ip)] for ip, n in sorted(a.ip_node.items()) if n == a.single_node), None)
+        a.said("single", a.single_node, f"the bundle's only node ({src})" if src else "the bundle's only node")
+    a.nodes = sorted(n for n in nodes_seen if n and not is_ip(n))
+    ev = apply_nodes(ev, a)
+    a.nodes = sorted(ev["node"].drop_nulls().unique().to_list())
+    learn_ranks(ev, a, hints)
+    for key, (node, pid) in a.subject_pid.items():
+        if (node, pid) in a.pid_rank:
+            a.subject_rank[key] = a.pid_rank[(node, pid)]
+            a.said("subject_rank", key, f"the process the line is about, pid {pid} on {node} (line {key[1]}): "
+                                        f"{a.why.get(('pid', (node, pid)), '')}")
+    learn_gpus(ev, a, hints)
+    return a
+
+
+def _subject(r: _Read, a: Attribution, ray_ids: dict[str, str], names: _Names) -> tuple[str | None, str]:
+    """The node a line is about (a Ray node's name or address), and how it was told."""
+    g = r.g
+    ip = g.get("ip") or ray_ids.get(g.get("node_id", ""))
+    name = g.get("name")
+    label = {"gcs_marked_dead": "the node the GCS marks dead", "gcs_health_check": "the node whose health check failed",
+             "gcs_removing_node": "the node the GCS removes", "raylet_memory_monitor": "the node of the memory monitor",
+             "ray_worker_died_address": "the dead worker's node"}.get(r.name, "the node the line is about")
+    if name and not is_ip(name) and names.w.is_host(name):
+        return names.host(name), f"{label} ({name}, on line {r.line})"
+    if ip:
+        node = names.host(ip)
+        via = a.why.get(("ip", ip))
+        how = f"{label}, Ray node IP {ip}" + (f" via {via}" if via and node != ip else " (no host named for it)")
+        return node, how
+    return None, ""
+
+
+def _slurm(ev: pl.DataFrame, reads: dict[str, list[_Read]], a: Attribution, names: _Names) -> None:
+    """Slurm `srun -l` task labels -> nodes (and ranks when the task is the rank), per file and job step: the
+    tasks srun's own errors place on a host, the host a task prints, else the step's tasks per node over the job's
+    node list (block distribution, Slurm's default)."""
+    labelled = ev.filter(pl.col("w_task").is_not_null())
+    if not labelled.height:
+        return
+    for f in sorted(labelled["file"].unique().to_list()):
+        steps = sorted(r.line for r in reads["step"] if r.file == f and r.task is None)
+        a.steps[f] = steps
+        lists = sorted((r.line, expand_nodelist(r.g["nodelist"])) for r in reads["nodelist"] if r.file == f)
+        nodelist = next((nl for _, nl in lists if nl), [])
+        nl_line = next((ln for ln, nl in lists if nl), None)
+        env = " ".join(t for t in ev.filter((pl.col("file") == f) & pl.col("text").str.contains("SLURM_N"))["text"])
+        tasks_here = labelled.filter(pl.col("file") == f)
+        here_steps = np.searchsorted(np.array(steps, dtype=np.int64), tasks_here["line"].to_numpy(), side="right")
+        for step in range(len(steps) + 1):
+            args = next((r.g["args"] for r in reads["step"] if r.file == f and r.task is None and step
+                         and r.line == steps[step - 1]), "")
+            in_step = tasks_here.filter(pl.Series(here_steps == step))
+            ids = sorted(set(in_step["w_task"].to_list()))
+            per_node = _per_node(args, env, len(nodelist), max(ids) + 1 if ids else 0)
+            # every task of the step, also those whose lines analyze did not keep
+            n_tasks = max(ids) + 1 if ids else 0
+            if m := STEP_NTASKS.search(args):
+                n_tasks = max(n_tasks, int(m.group(1)))
+            elif nodelist and per_node:
+                n_tasks = max(n_tasks, per_node * len(nodelist))
+            ids = list(range(min(n_tasks, 1 << 16)))
+            if not ids:
+                continue
+            header = f"the step on line {steps[step - 1]}" if step else "the job's first step"
+            for r in [*reads["task_hosts"], *reads["task_host"]]:
+                if r.file != f or step_of(a, f, r.line) != step:
+                    continue
+                node = names.host(r.g["host"])
+                if not node or not names.w.is_host(node):
+                    continue
+                for t in (expand_tasks(r.g["tasks"]) if r.kind == "task_hosts" else [r.task]):
+                    if t is not None and a.task_node.setdefault((f, step, t), node) == node:
+                        a.said("task", (f, step, t), f"srun -l task {t}: " + (
+                            f"srun's own line {r.line} places it on {r.g['host']}" if r.kind == "task_hosts"
+                            else f"it prints its host {r.g['host']} on line {r.line}"))
+            if nodelist and per_node:
+                for t in ids:
+                    if (f, step, t) not in a.task_node and t // per_node < len(nodelist):
+                        node = names.host(nodelist[t // per_node])
+                        a.task_node[(f, step, t)] = node
+                        a.said("task", (f, step, t), f"srun -l task {t} of {header}: {per_node} task(s) per node "
+                                                     f"over the job's nodes (line {nl_line}), the "
+                                                     f"{nth(t // per_node + 1)} is {nodelist[t // per_node]}")
+            if args and TASK_IS_RANK.search(args):
+                for t in ids:
+                    a.task_rank[(f, step, t)] = t
+                    a.said("task_rank", (f, step, t), f"srun -l task {t}: {header} gives each task its id as RANK "
+                                                      f"(SLURM_PROCID)")
+
+
+def _per_node(args: str, env: str, nnodes_listed: int, ntasks_seen: int) -> int | None:
+    """Tasks per node of a step: --ntasks-per-node, else its tasks over its nodes (or the job's)."""
+    if m := STEP_PER_NODE.search(args):
+        return int(m.group(1)) or None
+    ntasks = STEP_NTASKS.search(args) or JOB_NTASKS.search(env)
+    nnodes = STEP_NNODES.search(args) or JOB_NNODES.search(env)
+    n_t = int(ntasks.group(1)) if ntasks else ntasks_seen
+    n_n = int(nnodes.group(1)) if nnodes else nnodes_listed
+    return -(-n_t // n_n) if n_t and n_n else None

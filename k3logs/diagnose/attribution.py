@@ -1,0 +1,301 @@
+"""What attribution learns about a bundle: the Attribution record (every map with the witness that gave it), the hints dumps give, and the identities it keys on (PCI bus ids, short host names) and the lines it reads them from."""
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+import polars as pl
+
+from k3logs.schema import MIXED, the_one
+
+ELASTIC_FIELD = r"^\s+(?:time|host|rank|exitcode|error_file|traceback)\s*:"
+ELASTIC_ENTRY = r"^\[\d+\]:\s*$"
+ELASTIC_TIME = r"^\s+time\s*:"
+
+ASSIGNED = r"rank (?P<r>\d+) in world size (?P<w>\d+) is assigned as DP rank (?P<dp>\d+), PP rank (?P<pp>\d+), (?:PCP rank \d+, )?TP rank (?P<tp>\d+)"
+WORLD_LINE = r"world_size=(?P<w>\d+) rank=(?P<r>\d+) local_rank=(?P<l>\d+) distributed_init_method="
+# torchelastic: an agent's 'failed (exitcode: N) local_rank: L (pid: P)' and a summary entry's fields
+AGENT_FAILED = r"local_rank: (?P<l>\d+) \(pid: (?P<p>\d+)\)"
+ELASTIC_RANK = r"^\s+rank\s*: (?P<r>\d+) \(local_rank: (?P<l>\d+)\)"
+# any line that prints a process's global and local rank together ('rank=13/16 local_rank=5')
+RANK_AND_LOCAL = r"\brank[=:]\s?(?P<r>\d+)(?:/\d+)?[,;]?\s+local_rank[=:]\s?(?P<l>\d+)\b"
+NCCL_INIT = r"comm 0x[0-9a-f]+ rank (?P<r>\d+) nranks (?P<w>\d+) cudaDev (?P<dev>\d+)(?: nvmlDev \d+)? busId (?P<bus>[0-9a-f]+)"
+NCCL_COMM = r"comm 0x[0-9a-f]+ rank (?P<r>\d+) nRanks (?P<w>\d+) nNodes"
+NCCL_BOOT = r"Bootstrap ?: Using (?:\[\d+\])?[\w.-]+:(?P<ip>\d+\.\d+\.\d+\.\d+)<"
+TP_SIZE = r"tensor_parallel_size['\"]?[=:] ?(?P<tp>\d+)"
+PP_SIZE = r"pipeline_parallel_size['\"]?[=:] ?(?P<pp>\d+)"
+PCI = r"(?:PCI:)?(?P<dom>[0-9a-fA-F]{4,8}):(?P<bus>[0-9a-fA-F]{2}):(?P<dev>[0-9a-fA-F]{2})"
+# kept for decide.py, which reads a worker's index with it; the names are data: patterns/attribution.toml [[worker]]
+WORKER_NAME = re.compile(r"^(?:Worker|VllmWorker)(?:_DP(?P<dp>\d+))?(?:_PP(?P<pp>\d+))?(?:_TP(?P<tp>\d+))?(?:_EP\d+)?"
+                         r"(?: rank=(?P<rank>\d+)| TP(?P<tp2>\d+))?$")
+# the PCI device a kernel line is about: AER names it after 'error received:' (the first address is the port)
+AER_SOURCE = r"error (?:message )?received: (?:from )?" + PCI
+HCA_NAMED = r"mlx5_core " + PCI + r"\.\d+ (?P<hca>mlx5_\d+):"
+# the kernel's own GPU identity lines: 'NVRM: GPU at PCI:0000:18:00: GPU-<uuid>', then 'GPU Board Serial Number'
+GPU_AT = r"GPU at PCI:(?P<dom>[0-9a-fA-F]{4,8}):(?P<bus>[0-9a-fA-F]{2}):(?P<dev>[0-9a-fA-F]{2}): (?P<uuid>GPU-[0-9a-fA-F-]{8,})"
+GPU_SERIAL = r"GPU Board Serial Number: (?P<serial>\w+)"
+# a task the kernel names: by thread id in a crash ('NCCL Progress 5[2391]: segfault at 28 ...'), by pid
+# when the OOM killer kills or reaps it ('Killed process 2123 (python3)', 'oom-kill:...,pid=2123,')
+KERNEL_TASK = (r"\[(\d+)\]: (?:segfault|trap|general protection)",
+               r"(?:Kill(?:ed)?|reaped) process (\d+) \(", r"oom-kill:constraint=[^\n]*?,pid=(\d+),")
+KERNEL_TASK_WORDS = r"segfault|trap|general protection|process|oom-kill"  # in every line KERNEL_TASK reads
+PCI_WORDS = r"NVRM|nvidia|NVIDIA|AER|mlx5_core"  # a kernel line about a GPU's or its rail's PCI device
+NODE_FILE_NAME = re.compile(r"rank[-_]?(\d+)", re.I)
+ARCHIVE_SUFFIX = re.compile(r"\.(?:tar\.(?:gz|zst|bz2|xz)|tgz|tzst|tar|zip)$", re.I)  # a node's archive, as a folder
+MAX_WRAPPING_FOLDERS = 3  # folders that only wrap the rest (incident-42/bundle/...) looked into for node folders
+CONTAINER_WRAPPERS = {"docker_json", "cri", "kubectl_prefix", "compose"}  # a container's output: its pids are its own
+# Kubernetes log paths: /var/log/pods/NS_POD_UID/CONTAINER/N.log and /var/log/containers/POD_NS_CONTAINER-ID.log
+POD_LOG_DIR = re.compile(r"(?:^|/)(?P<ns>[a-z0-9][a-z0-9-]*)_(?P<pod>[a-z0-9][a-z0-9.-]*)_[0-9a-f]{8}-[0-9a-f-]{20,}(?:/|$)")
+CONTAINER_LOG = re.compile(r"(?:^|/)(?P<pod>[a-z0-9][a-z0-9.-]*)_(?P<ns>[a-z0-9][a-z0-9-]*)_[a-z0-9-]+-[0-9a-f]{64}\.log$")
+CONTAINER_ID_HOST = re.compile(r"^[0-9a-f]{12}$")  # docker's default hostname: the container id
+# Slurm step options: tasks per node, tasks, nodes; the task's id given to the program as its rank
+STEP_PER_NODE = re.compile(r"--ntasks-per-node[= ](\d+)")
+STEP_NTASKS = re.compile(r"(?:^|\s)(?:-n\s*|--ntasks[= ])(\d+)")
+STEP_NNODES = re.compile(r"(?:^|\s)(?:-N\s*|--nodes[= ])(\d+)")
+TASK_IS_RANK = re.compile(r"\b(?:RANK|--rank)[= ]\$\{?SLURM_PROCID\b")
+JOB_NTASKS = re.compile(r"\bSLURM_NTASKS=(\d+)")
+JOB_NNODES = re.compile(r"\bSLURM_(?:JOB_)?NNODES=(\d+)")
+RESTART = r"vLLM API server version|^args: Namespace\("   # the server starting (again): a new process lifetime
+FACT_WITNESS = {  # how a report names the dump fact that gave a host: by fact, and by the dump it came from
+    "hostname": "the hostname in {where}", "node_name": "the node name in {where}",
+    "provenance": "the provenance note in {where}", "uname_host": "`uname -a` in {where}",
+    ("hostname", "docker_inspect"): "docker inspect Config.Hostname in {where} (--network host: the host's name)",
+    ("hostname", "k8s_describe"): "kubectl describe's Node: in {where}",
+    ("node_name", "k8s_describe"): "kubectl describe's Node: in {where}",
+    ("node_name", "pod_spec"): "the pod's spec.nodeName in {where}",
+    ("node_name", "k8s_get"): "the NODE column of the pod listing in {where}",
+    ("node_name", "manifest"): "the collector's manifest in {where}",
+    ("hostname", "manifest"): "the collector's manifest in {where}",
+}
+
+
+def bus_key(dom: str | None, bus: str, dev: str) -> str:
+    """PCI address normalised to dddd:bb:dd (log-formats.md 11.4)."""
+    return f"{(dom or '0000')[-4:].lower()}:{bus.lower()}:{dev.lower()}"
+
+
+def nccl_bus(busid: str) -> str:
+    h = busid.lower().rjust(9, "0")
+    return f"{h[0:4]}:{h[4:6]}:{h[6:8]}"
+
+
+def short_host(h: str | None) -> str | None:
+    if not h:
+        return None
+    h = h.strip()
+    if re.fullmatch(r"[\d.]+|[0-9a-fA-F:]+", h):
+        return h
+    return h.split(".", 1)[0] or None
+
+
+def is_ip(v: str | None) -> bool:
+    return bool(v) and bool(re.fullmatch(r"\d{1,3}(?:\.\d{1,3}){3}|[0-9a-fA-F:]*:[0-9a-fA-F:]+", v))
+
+
+@dataclass
+class Attribution:
+    """What attribution learnt about the bundle (also reported), each map with the witness that gave it."""
+
+    nodes: list[str] = field(default_factory=list)
+    folder_node: dict[str, str] = field(default_factory=dict)
+    file_node: dict[str, str] = field(default_factory=dict)
+    ip_node: dict[str, str] = field(default_factory=dict)
+    pid_rank: dict[tuple[str | None, int], int] = field(default_factory=dict)
+    pid_gpu: dict[tuple[str | None, int], int] = field(default_factory=dict)
+    bus_rank: dict[tuple[str | None, str], int] = field(default_factory=dict)
+    bus_gpu: dict[tuple[str | None, str], int] = field(default_factory=dict)
+    bus_pid: dict[tuple[str | None, str], int] = field(default_factory=dict)
+    local_rank: dict[tuple[str | None, int], int] = field(default_factory=dict)   # (node, local rank) -> rank
+    pid_local: dict[tuple[str | None, int], int] = field(default_factory=dict)
+    tid_pid: dict[tuple[str | None, int], int] = field(default_factory=dict)   # a thread's process
+    file_rank: dict[str, int] = field(default_factory=dict)
+    name_rank: dict[str, int] = field(default_factory=dict)
+    single_node: str | None = None
+    unnamed_rank0: bool = False
+    world_size: int | None = None
+    tp_size: int | None = None
+    pp_size: int | None = None
+    # --- issue 20: every witness, and the maps beyond lines that print a host
+    top_node: str | None = None                       # the one top folder of a bundle of one node
+    alias_node: dict[str, str | None] = field(default_factory=dict)  # a pod's / container's hostname -> its node
+    pod_node: dict[str, str] = field(default_factory=dict)
+    span_node: dict[str, list[tuple[int, int, str]]] = field(default_factory=dict)  # file -> [(first, last, node)]
+    subject_node: dict[tuple[str, int], str] = field(default_factory=dict)   # (file, line) -> node it is about
+    subject_pid: dict[tuple[str, int], tuple[str | None, int]] = field(default_factory=dict)  # -> (node, pid)
+    subject_rank: dict[tuple[str, int], int] = field(default_factory=dict)   # (file, line) -> rank it is about
+    task_node: dict[tuple[str, int, int], str] = field(default_factory=dict)   # (file, step, task) -> node
+    task_rank: dict[tuple[str, int, int], int] = field(default_factory=dict)   # (file, step, task) -> rank
+    steps: dict[str, list[int]] = field(default_factory=dict)         # file -> the first line of each Slurm step
+    restarts: dict[str, list[int]] = field(default_factory=dict)      # file -> lines where the server started again
+    life_rank: dict[tuple[str | None, int, str, int], int] = field(default_factory=dict)  # (node, pid, file, epoch)
+    bare_rank: dict[tuple[str, int], int] = field(default_factory=dict)  # (file, epoch) -> rank of its unprefixed process
+    host_pid: dict[tuple[str | None, int], int] = field(default_factory=dict)  # (node, host pid) -> container pid
+    container_pids: set[tuple[str | None, int]] = field(default_factory=set)  # pids seen only inside a container
+    gpus: dict[tuple[str | None, str], dict] = field(default_factory=dict)  # (node, bus) -> index, bus_id, uuid, serial
+    uuid_bus: dict[str, tuple[str | None, str]] = field(default_factory=dict)
+    serial_bus: dict[str, tuple[str | None, str]] = field(default_factory=dict)
+    why: dict[tuple, str] = field(default_factory=dict)  # (map, key) -> the witness, for node_from / rank_from
+
+    def said(self, kind: str, key, text: str) -> None:
+        """Remember the first witness of an entry of map `kind`."""
+        self.why.setdefault((kind, key), text)
+
+
+@dataclass
+class DumpHints:
+    """What the bundle's dumps tell attribution (read from their facts by `hints_from_facts`). Each map's value
+    carries where it was read (file:line) in `where`."""
+
+    file_host: dict[str, str] = field(default_factory=dict)          # a dump's own host
+    gpu_buses: dict[str, list[str]] = field(default_factory=dict)    # a dump's GPU bus ids by index
+    ip_host: dict[str, str] = field(default_factory=dict)            # 'node-b (10.0.0.2)'
+    named_hosts: set[str] = field(default_factory=set)               # hosts named anywhere (pod listing, pdsh)
+    pod_node: dict[str, str] = field(default_factory=dict)           # a pod listing's NAME -> NODE
+    nic_gpu: dict[str, dict[str, int]] = field(default_factory=dict)  # a dump's HCA -> the GPU on its switch
+    pods: set[str] = field(default_factory=set)                      # pod names the bundle holds (never nodes)
+    pod_ip: dict[str, str] = field(default_factory=dict)             # a pod's IP -> the pod
+    node_ip: dict[str, str] = field(default_factory=dict)            # a node's IP -> the node
+    container_hosts: set[str] = field(default_factory=set)           # a container's own hostname (not its host's)
+    span_node: dict[str, list[tuple[int, int, str]]] = field(default_factory=dict)  # file -> [(first, last, node)]
+    file_ips: dict[str, list[str]] = field(default_factory=dict)     # a dump's own addresses (`ip addr`)
+    gpu_ids: dict[str, list[dict]] = field(default_factory=dict)     # a dump's GPUs: index, bus_id, uuid, serial
+    host_pid_mode: set[str] = field(default_factory=set)             # files of a container sharing the host's pids
+    pid_ns: dict[int, int] = field(default_factory=dict)             # host pid -> container pid (NSpid)
+    where: dict[tuple, str] = field(default_factory=dict)            # (map, key) -> 'how, file:line'
+
+
+def hints_from_facts(facts: Iterable) -> DumpHints:
+    """Collect the facts attribution uses. A dump's host is its hostname, else the one node it names (a
+    table of many pods on many nodes says nothing about where it was taken)."""
+    h, names = DumpHints(), defaultdict(lambda: defaultdict(set))
+    where: dict[tuple[str, str, str], str] = {}
+    for f in facts:
+        words = f.value.split() if isinstance(f.value, str) else []
+        at = f"{f.file}:{f.line}" if f.line else f.file
+        if f.name in ("hostname", "node_name", "provenance", "uname_host") and words:
+            names[f.file][f.name].add(f.value)
+            where.setdefault((f.file, f.name, f.value), FACT_WITNESS.get((f.name, f.source), FACT_WITNESS[f.name])
+                             .format(where=at))
+        if f.name in ("hostname", "node_name", "clock_reading", "provenance", "uname_host") and words:
+            h.named_hosts.add(short_host(words[0]))
+            h.where.setdefault(("named", short_host(words[0])), FACT_WITNESS.get(
+                (f.name, f.source), FACT_WITNESS.get(f.name, "the host named in {where}")).format(where=at))
+        elif f.name == "gpu_bus_ids":
+            h.gpu_buses[f.file] = f.value.split(",")
+        elif f.name == "host_ip" and len(words) == 2:
+            if h.ip_host.setdefault(words[1], words[0]) == words[0]:
+                h.where.setdefault(("ip_host", words[1]), at)
+        elif f.name == "pod_node" and len(words) == 2:
+            h.pod_node.setdefault(words[0], words[1])
+            h.pods.add(words[0])
+            h.where.setdefault(("pod", words[0]), at)
+        elif f.name == "pod_name" and words:
+            h.pods.add(words[0])
+        elif f.name == "pod_ip" and len(words) == 2:
+            h.pod_ip.setdefault(words[1], words[0])
+            h.where.setdefault(("pod_ip", words[1]), at)
+        elif f.name == "node_ip" and len(words) == 2:
+            h.node_ip.setdefault(words[1], words[0])
+            h.where.setdefault(("node_ip", words[1]), at)
+        elif f.name == "container_hostname" and words:
+            h.container_hosts.add(words[0])
+            h.where.setdefault(("container_host", words[0]), at)
+        elif f.name == "span_node" and len(words) >= 3 and words[0].isdigit() and words[1].isdigit():
+            h.span_node.setdefault(f.file, []).append((int(words[0]), int(words[1]), words[2]))
+            h.where.setdefault(("span", f.file, int(words[0])), f"{' '.join(words[3:]) or 'the object'} ({at})")
+        elif f.name == "ip" and "=" in f.value:
+            ip = f.value.split("=", 1)[1].split("/", 1)[0]
+            h.file_ips.setdefault(f.file, []).append(ip)
+            h.where.setdefault(("file_ip", f.file, ip), at)
+        elif f.name == "gpu_identity" and words:
+            fields = dict(kv.split("=", 1) for kv in words if "=" in kv)
+            h.gpu_ids.setdefault(f.file, []).append({**fields, "where": at})
+        elif f.name == "pid_mode" and f.value == "host":
+            h.host_pid_mode.add(f.file)
+        elif f.name == "nspid" and len(words) == 2 and all(x.isdigit() for x in words):
+            h.pid_ns.setdefault(int(words[0]), int(words[1]))
+        elif f.name == "nic_gpu" and len(words) == 2:
+            h.nic_gpu.setdefault(f.file, {})[words[0]] = int(words[1])
+    for file, by in names.items():
+        for k in ("hostname", "node_name", "uname_host", "provenance"):
+            if len(by.get(k, ())) == 1:
+                value = next(iter(by[k]))
+                h.file_host[file] = value
+                h.where[("file_host", file)] = where[(file, k, value)]
+                break
+    return h
+
+
+def host_field(source: str | None, wrapper: str | None) -> str:
+    """How a report names the field a line prints its host in."""
+    if wrapper == "journald_json":
+        return "journald _HOSTNAME"
+    if wrapper in ("journald", "journald_iso"):
+        return "the journal's host field"
+    if source == "nccl":
+        return "the NCCL host field"
+    if source == "torch":
+        return "the torchelastic host field"
+    return "the host field"
+
+
+def nth(n: int) -> str:
+    return {1: "first", 2: "second", 3: "third"}.get(n, f"{n}th")
+
+
+def ensure(events: pl.DataFrame) -> pl.DataFrame:
+    """The columns attribution reads, null where a stage did not make them."""
+    need = {"w_task": pl.Int32, "w_pod": pl.String, "w_host": pl.String, "host": pl.String, "ip": pl.String,
+            "wrapper": pl.String, "source": pl.String, "pid": pl.Int64, "proc": pl.String, "rank": pl.Int32,
+            "dev": pl.Int32, "tid": pl.Int64, "local_rank": pl.Int32, "line": pl.Int64}
+    missing = [pl.lit(None, t).alias(c) for c, t in need.items() if c not in events.columns]
+    return events.with_columns(missing) if missing else events
+
+
+def epochs(ev: pl.DataFrame, a: Attribution) -> pl.Series:
+    """Which lifetime of its file's processes each row is in: how many times the server started in that file
+    at or before the row (a pid seen again after a restart may be another process)."""
+    if not a.restarts or "file" not in ev.columns:
+        return pl.repeat(0, ev.height, dtype=pl.Int32, eager=True)
+    out = np.zeros(ev.height, dtype=np.int32)
+    files = ev["file"]
+    if (one := the_one(files)) is not MIXED:
+        starts = a.restarts.get(one)
+        if starts:
+            out[:] = np.searchsorted(np.array(starts, dtype=np.int64), ev["line"].to_numpy(), side="right")
+        return pl.Series(out)
+    lines = ev["line"].to_numpy()
+    for f, starts in a.restarts.items():
+        idx = (files == f).fill_null(False).arg_true().to_numpy()
+        if len(idx):
+            out[idx] = np.searchsorted(np.array(starts, dtype=np.int64), lines[idx], side="right")
+    return pl.Series(out)
+
+
+def step_of(a: Attribution, file: str, line: int) -> int:
+    return int(np.searchsorted(np.array(a.steps.get(file, []), dtype=np.int64), line, side="right"))
+
+
+def elastic_entries(ev: pl.DataFrame) -> pl.DataFrame:
+    """torchelastic failure summaries: every field line of an entry ('[1]:' then time/host/rank/exitcode)
+    gets the entry's rank and host (log-formats.md 5.5)."""
+    t = pl.col("text")
+    if not ev["text"].str.contains(ELASTIC_FIELD).any():
+        return ev
+    # an entry starts at its '[N]:' line, or at its first field (time) where that line was not kept (analyze)
+    opens = t.str.contains(ELASTIC_ENTRY)
+    first_field = t.str.contains(ELASTIC_TIME) & ~opens.shift(1).over("file", order_by=["line", "sub"]).fill_null(False)
+    entry = (opens | first_field | ~t.str.contains(ELASTIC_FIELD)).cast(pl.Int32).cum_sum() \
+        .over("file", order_by=["line", "sub"])
+    in_entry = t.str.contains(ELASTIC_FIELD)
+    ev = ev.with_columns(entry.alias("_entry"))
+    ev = ev.with_columns(
+        pl.when(in_entry).then(t.str.extract(r"^\s+rank\s*: (\d+)", 1).cast(pl.Int32).drop_nulls().first()
+                              .over(["file", "_entry"])).alias("_erank"),
+        pl.when(in_entry).then(t.str.extract(r"^\s+host\s*: (\S+)", 1).drop_nulls().first()
+                              .over(["file", "_entry"])).alias("_ehost"))
+    return ev.with_columns(pl.coalesce("rank", "_erank").alias("rank"),
+                           pl.coalesce("host", "_ehost").alias("host")).drop("_entry", "_erank", "_ehost")

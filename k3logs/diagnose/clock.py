@@ -1,0 +1,318 @@
+"""Put every event on one UTC time line, with a quality flag (log-formats.md 12).
+
+exact     the line or its container wrapper states date and time (zone-less ones are read in --tz)
+inferred  the year came from elsewhere in the bundle (vLLM 'MM-DD', torch glog, syslog), the kernel's
+          seconds-since-boot were turned into wall time with the node's boot time, or a line with no time
+          of its own took the time of the line before it in its file
+relative  kernel seconds since boot on a node whose boot time the bundle does not give
+none      nothing in the bundle tells
+
+Nodes' clocks disagree: an offset per node is estimated from events every rank logs at the same moment
+(the rank assignment right after the process-group barrier) and applied when it exceeds the tolerance.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+import polars as pl
+
+from k3logs.ingest.parse import PLACEHOLDER_YEAR
+from k3logs.schema import MIXED, at_rows, in_line_order, the_one
+from .attribution import ASSIGNED
+
+UTC = "UTC"
+INNER_UPTIME = r"^\[\s*(\d+\.\d+)\]"
+DATED = r"\b(20\d\d-[01]\d-[0-3]\d[ T][0-2]\d:[0-5]\d:[0-5]\d)"  # a full date written inside a line
+DATED_RFC2822 = r"\b([0-3]?\d [A-Z][a-z]{2} 20\d\d [0-2]\d:[0-5]\d:[0-5]\d)\b"  # 'Start Time: Thu, 17 Oct 2024 ...' 
+DATED_CLF = r"\[([0-3]\d/[A-Z][a-z]{2}/20\d\d:[0-2]\d:[0-5]\d:[0-5]\d) [+-]\d{4}\]"  # an access log's [08/Jul/2025:10:34:17 +0000]
+
+
+@dataclass
+class NodeClock:
+    offset_s: float | None = None       # this node's clock minus the reference node's
+    applied: bool = False
+    anchors: int = 0
+    boot_time: str | None = None        # ISO UTC
+    boot_source: str | None = None
+    source: str = "estimated from the rank-assignment lines"
+
+
+@dataclass
+class ClockReport:
+    reference_node: str | None = None
+    year_source: str | None = None
+    nodes: dict[str, NodeClock] = field(default_factory=dict)
+
+
+def _as_utc(expr: pl.Expr, tz: str) -> pl.Expr:
+    """A naive local datetime read in `tz`, as naive UTC."""
+    if tz == UTC:
+        return expr
+    return expr.dt.replace_time_zone(tz, ambiguous="earliest", non_existent="null").dt.convert_time_zone(UTC) \
+        .dt.replace_time_zone(None)
+
+
+def _yearless() -> pl.Expr:
+    c = pl.col
+    return pl.when(c("wt_kind") == "yearless").then(c("wt")).when(c("lt_kind") == "yearless").then(c("lt"))
+
+
+DAY_US = 86_400_000_000
+PLACEHOLDER_START_US = int((datetime(int(PLACEHOLDER_YEAR), 1, 1, tzinfo=timezone.utc)
+                            - datetime(1970, 1, 1, tzinfo=timezone.utc)).total_seconds()) * 1_000_000
+MARCH_1 = (31 + 29) * DAY_US  # from the start of the (leap) placeholder year
+
+
+def _jan1_days(year: pl.Expr) -> pl.Expr:
+    """Days from 1970-01-01 to January 1st of `year` (Gregorian): 365 a year plus the leap days between."""
+    y = year - 1
+    leap_days = lambda n: n // 4 - n // 100 + n // 400  # noqa: E731  (up to the end of year n)
+    return 365 * (y - 1969) + leap_days(y) - leap_days(1969)
+
+
+def _with_year(expr: pl.Expr, year: pl.Expr) -> pl.Expr:
+    """A year-less time (parsed into PLACEHOLDER_YEAR, a leap year) moved into `year`; February 29th of a
+    year that has none is null. Integer arithmetic: building datetimes from their parts is 15x slower."""
+    into = expr.cast(pl.Int64) - PLACEHOLDER_START_US
+    y = year.cast(pl.Int64)
+    leap = ((y % 4 == 0) & (y % 100 != 0)) | (y % 400 == 0)
+    late = into >= MARCH_1
+    moved = _jan1_days(y) * DAY_US + into - pl.when(late & ~leap).then(DAY_US).otherwise(0)
+    feb_29 = (into >= MARCH_1 - DAY_US) & ~late
+    return pl.when(feb_29 & ~leap).then(None).otherwise(moved).cast(pl.Datetime("us"))
+
+
+@dataclass
+class ClockModel:
+    """What the clock stage learnt about a bundle; applied batch by batch by `apply`."""
+
+    tz: str = UTC
+    bundle_ref: datetime | None = None
+    node_ref: dict[str | None, datetime] = field(default_factory=dict)
+    boots: dict[str | None, datetime] = field(default_factory=dict)
+    offsets: dict[str, float] = field(default_factory=dict)   # applied offsets only
+    no_future: bool = False  # the reference is "now": never pick a year that is after it
+    file_ref: dict[str, datetime] = field(default_factory=dict)  # with no_future: each file's last time
+    _plan: tuple | None = field(default=None, init=False, repr=False, compare=False)  # (see _own_time_plan)
+
+
+def _exact(tz: str) -> pl.Expr:
+    c = pl.col
+    return (pl.when(c("wt_kind") == "utc").then(c("wt"))
+            .when(c("lt_kind") == "utc").then(c("lt"))
+            .when(c("lt_kind") == "local").then(_as_utc(c("lt"), tz)))
+
+
+def learn(ev: pl.DataFrame, tz: str = UTC, skew_tolerance: float = 2.0,
+          boot_facts: dict[str | None, datetime] | None = None,
+          reference_facts: list[datetime] | None = None,
+          measured: dict[str, float] | None = None) -> tuple[ClockModel, ClockReport]:
+    """Reference dates for year-less times, boot times, and per-node offsets, from attributed events."""
+    m, rep = ClockModel(tz=tz), ClockReport()
+    c = pl.col
+    exact = ev.select("node", _exact(tz).alias("_e")).drop_nulls("_e")
+    for (node,), g in exact.group_by("node"):
+        m.node_ref[node] = g["_e"].median()
+    mentioned = pl.concat([
+        ev["text"].str.extract(DATED, 1).str.replace("T", " ").str.to_datetime("%Y-%m-%d %H:%M:%S", time_unit="us",
+                                                                             strict=False),
+        ev["text"].str.extract(DATED_RFC2822, 1).str.to_datetime("%d %b %Y %H:%M:%S", time_unit="us", strict=False),
+        ev["text"].str.extract(DATED_CLF, 1).str.to_datetime("%d/%b/%Y:%H:%M:%S", time_unit="us", strict=False),
+    ]).drop_nulls()
+    if exact.height:
+        m.bundle_ref, rep.year_source = exact["_e"].median(), "dated lines in the bundle"
+    elif reference_facts:
+        m.bundle_ref = sorted(reference_facts)[len(reference_facts) // 2].astimezone(timezone.utc).replace(tzinfo=None)
+        rep.year_source = "dates in the bundle's dumps"
+    elif len(mentioned):
+        m.bundle_ref, rep.year_source = mentioned.median(), "dates written inside log lines"
+    else:
+        # nothing dates the bundle: the most recent year that does not put the logs in the future
+        m.bundle_ref = datetime.now(timezone.utc).replace(tzinfo=None)
+        m.no_future = True
+        rep.year_source = "none in the bundle: the most recent past year was assumed"
+        # one year per file, not per line: its last line is in the most recent past, the others are near it
+        now = pl.lit(m.bundle_ref, pl.Datetime("us"))
+        last = ev.filter(_yearless().is_not_null()).group_by("file").agg(
+            _yearless().sort_by(["line", "sub"]).last().alias("_y")).with_columns(
+            _with_year(c("_y"), now.dt.year()).alias("_y")).with_columns(
+            pl.when(c("_y") > now).then(c("_y").dt.offset_by("-1y")).otherwise(c("_y")).alias("_y"))
+        m.file_ref = dict(last.iter_rows())
+    # boot times: from the dumps (uptime -s, date + /proc/uptime), else from kernel lines with both clocks
+    sources: dict[str | None, str] = {}
+    for node, bt in (boot_facts or {}).items():
+        m.boots[node] = bt.astimezone(timezone.utc).replace(tzinfo=None) if bt.tzinfo else bt
+        sources[node] = "uptime -s / date in the bundle"
+    both = ev.filter(c("source") == "kernel").select(
+        "node", _exact(tz).alias("_e"),
+        pl.coalesce(c("uptime"), c("text").str.extract(INNER_UPTIME, 1).cast(pl.Float64, strict=False)).alias("_up")
+    ).drop_nulls(["_e", "_up"])
+    for (node,), g in both.group_by("node"):
+        if node not in m.boots:
+            m.boots[node] = g.select((c("_e") - pl.duration(microseconds=(c("_up") * 1e6).cast(pl.Int64))).median())[0, 0]
+            sources[node] = "kernel lines that carry both wall time and uptime"
+    nodes = sorted(n for n in ev["node"].unique().to_list() if n)
+    if None in m.boots and len(nodes) <= 1:
+        for n in nodes:
+            m.boots.setdefault(n, m.boots[None])
+            sources.setdefault(n, sources[None])
+    for node, when in m.boots.items():
+        if node is not None:
+            nc = rep.nodes.setdefault(node, NodeClock())
+            nc.boot_time, nc.boot_source = when.replace(tzinfo=timezone.utc).isoformat(), sources[node]
+    # per-node offsets: measured in the bundle (simultaneous `date` readings, chrony) if it can, else
+    # estimated from the rank-assignment lines every worker prints at the same moment
+    if measured:
+        nodes_known = set(nodes)
+        usable = {n: off for n, off in measured.items() if n in nodes_known}
+        if len(usable) >= 2:
+            ref_node = min(usable)
+            rep.reference_node = ref_node
+            for node, off in sorted(usable.items()):
+                rel = off - usable[ref_node]
+                nc = rep.nodes.setdefault(node, NodeClock())
+                nc.offset_s, nc.anchors, nc.source = round(rel, 3), 0, "measured in the bundle"
+                nc.applied = abs(rel) > 0.5  # a measurement is trusted below the estimate's tolerance
+                if nc.applied:
+                    m.offsets[node] = rel
+            return m, rep
+    timed = _times(ev.filter(c("text").str.contains(ASSIGNED) & c("node").is_not_null()), m)
+    anchors = timed.filter(c("ts").is_not_null()).group_by("node").agg(
+        c("ts").median().alias("_a"), pl.len().alias("_n")).sort("node")
+    if anchors.height >= 2:
+        ref = anchors.sort(["_n", "node"], descending=[True, False]).row(0, named=True)
+        rep.reference_node = ref["node"]
+        for row in anchors.iter_rows(named=True):
+            off = (row["_a"] - ref["_a"]).total_seconds()
+            nc = rep.nodes.setdefault(row["node"], NodeClock())
+            nc.offset_s, nc.anchors = round(off, 3), row["_n"]
+            nc.applied = abs(off) > skew_tolerance
+            if nc.applied:
+                m.offsets[row["node"]] = off
+    return m, rep
+
+
+def _lookup(key: str, by: dict[str | None, datetime]) -> pl.Expr:
+    """The time `by` gives the row's `key` (a None key stands for rows whose key is null)."""
+    known = {k: v for k, v in by.items() if k is not None}
+    found = pl.col(key).replace_strict(known, default=None, return_dtype=pl.Datetime("us")) if known else \
+        pl.lit(None, pl.Datetime("us"))
+    return found if None not in by else pl.when(pl.col(key).is_null()).then(pl.lit(by[None], pl.Datetime("us"))) \
+        .otherwise(found)
+
+
+TIME_COLUMNS = ("node", "file", "lt", "lt_kind", "wt", "wt_kind", "uptime")
+
+
+def _times(ev: pl.DataFrame, m: ClockModel) -> pl.DataFrame:
+    """`ts` (naive UTC) and `ts_quality` from each line's own clock, before filling and offsets. Worked out
+    on the rows that carry a time only (in many logs most lines carry none: access logs, NCCL debug)."""
+    c = pl.col
+    timed = ev.select(c("lt").is_not_null() | c("wt").is_not_null() | c("uptime").is_not_null()).to_series()
+    if timed.all():
+        return ev.with_columns(_own_times(ev.select(TIME_COLUMNS), m).get_columns())
+    if not timed.any():
+        return ev.with_columns(pl.lit(None, pl.Datetime("us")).alias("ts"), pl.lit(None, pl.String).alias("ts_quality"))
+    idx = timed.arg_true()
+    own = _own_times(ev.select(TIME_COLUMNS)[idx], m)
+    return ev.with_columns(at_rows(ev.height, idx, own[c]).alias(c) for c in ("ts", "ts_quality"))
+
+
+def _own_times(ev: pl.DataFrame, m: ClockModel) -> pl.DataFrame:
+    """`ts` and `ts_quality` of rows (TIME_COLUMNS) that carry their own time."""
+    steps, final = _own_time_plan(m)
+    lf = ev.lazy()
+    for step in steps:
+        lf = lf.with_columns(step)
+    return lf.select(final).collect()
+
+
+def _own_time_plan(m: ClockModel) -> tuple[list[list[pl.Expr]], list[pl.Expr]]:
+    """The steps of `_own_times`' query, built once per model (building its expressions cost more than
+    running them on the few timed rows of a batch)."""
+    key = (m.tz, m.bundle_ref, m.no_future, tuple(m.node_ref.items()), tuple(m.boots.items()),
+           tuple(m.file_ref.items()))
+    if m._plan is None or m._plan[0] != key:
+        m._plan = (key, _build_own_time_plan(m))
+    return m._plan[1]
+
+
+def _build_own_time_plan(m: ClockModel) -> tuple[list[list[pl.Expr]], list[pl.Expr]]:
+    c = pl.col
+    steps = [[_lookup("node", m.node_ref).alias("_ref"), _lookup("node", m.boots).alias("_boot"),
+              _lookup("file", m.file_ref).alias("_fref")],
+             [pl.coalesce("_fref", "_ref", pl.lit(m.bundle_ref, pl.Datetime("us"))).alias("_ref"),
+              (c("_fref").is_null() & m.no_future).alias("_past"), _exact(m.tz).alias("_exact")]]
+    # the year of year-less times: the one that puts them closest to the file's last time (with nothing to
+    # date the bundle), else the node's or the bundle's dated lines (a December line next to January
+    # references belongs to the year before)
+    # (in steps: each step's columns are computed once, where one expression would repeat its parts; one
+    # lazy query, so that a batch pays one plan's fixed cost)
+    steps.append([_yearless().alias("_yl"), c("_ref").dt.year().cast(pl.Int64).alias("_ry")])
+    steps.append([_with_year(c("_yl"), c("_ry")).alias("_same")])
+    half_year = pl.duration(days=183)
+    year = (pl.when(c("_past")).then(pl.when(c("_same") > c("_ref")).then(c("_ry") - 1).otherwise(c("_ry")))
+            .when(c("_same") - c("_ref") > half_year).then(c("_ry") - 1)
+            .when(c("_ref") - c("_same") > half_year).then(c("_ry") + 1).otherwise(c("_ry")))
+    steps.append([year.alias("_year")])
+    best = _as_utc(_with_year(c("_yl"), c("_year")), m.tz)
+    from_boot = c("_boot") + pl.duration(microseconds=(c("uptime") * 1e6).cast(pl.Int64))
+    steps.append([pl.when(c("_yl").is_not_null()).then(best).alias("_yearless")])
+    final = [pl.coalesce("_exact", "_yearless", from_boot).alias("ts"),
+             pl.when(c("_exact").is_not_null()).then(pl.lit("exact"))
+             .when(c("_yearless").is_not_null() | (c("uptime").is_not_null() & c("_boot").is_not_null()))
+             .then(pl.lit("inferred"))
+             .when(c("uptime").is_not_null()).then(pl.lit("relative"))
+             .otherwise(None).alias("ts_quality")]
+    return steps, final
+
+
+def apply(ev: pl.DataFrame, m: ClockModel, last_ts: dict[str, datetime] | None = None) -> pl.DataFrame:
+    """Add `ts` (UTC) and `ts_quality`. Rows are in file order; a line with no time of its own takes the
+    time of the line before it in its file (`last_ts` carries that across batches and is updated)."""
+    c = pl.col
+    ev = _times(ev, m)
+    in_order = _one_file_in_order(ev)
+    if in_order:  # a batch of `events`: no window, and the carried time is one value
+        carry = pl.lit((last_ts or {}).get(ev["file"][0]), pl.Datetime("us"))
+        before = c("ts").forward_fill()
+    else:
+        carry = c("file").replace_strict(last_ts, default=None, return_dtype=pl.Datetime("us")) if last_ts else \
+            pl.lit(None, pl.Datetime("us"))
+        before = c("ts").forward_fill().over("file", order_by=["line", "sub"])
+    own = c("ts_quality")
+    filled = pl.when(own.is_null()).then(pl.coalesce(before, carry)).otherwise(c("ts"))
+    quality = pl.when(own.is_null() & filled.is_not_null()).then(pl.lit("inferred")).otherwise(own).fill_null("none")
+    aligned = filled
+    if m.offsets:
+        off = c("node").replace_strict(m.offsets, default=None, return_dtype=pl.Float64)
+        aligned = pl.when(off.is_not_null() & filled.is_not_null()) \
+            .then(filled - pl.duration(microseconds=(off * 1e6).cast(pl.Int64))).otherwise(filled)
+    # (one query; the time before the node's offset is what the next batch of the file carries on with)
+    ev = ev.with_columns(aligned.dt.replace_time_zone(UTC).alias("ts"), quality.alias("ts_quality"),
+                         filled.alias("_local"))
+    if last_ts is not None:
+        carried = ev.select("file", "line", "sub", "_local").filter(
+            ev["_local"].is_not_null() & (ev["ts_quality"] != "relative"))
+        if in_order and carried.height:
+            last_ts[carried["file"][0]] = carried["_local"][-1]
+        elif carried.height:
+            for f, t in carried.group_by("file").agg(c("_local").sort_by(["line", "sub"]).last()).iter_rows():
+                last_ts[f] = t
+    return ev.drop("_local")
+
+
+def _one_file_in_order(ev: pl.DataFrame) -> bool:
+    """Whether every row is from the same file, in (line, sub) order."""
+    return the_one(ev["file"]) not in (MIXED, None) and in_line_order(ev)
+
+
+def parse_iso(value: str) -> datetime | None:
+    """A fact's ISO time as an aware datetime (naive ones are UTC)."""
+    try:
+        dt = datetime.fromisoformat(re.sub(r"Z$", "+00:00", value.strip()))
+    except ValueError:
+        return None
+    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)

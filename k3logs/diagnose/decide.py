@@ -1,0 +1,435 @@
+"""Decide what failed first: the first CAUSE across all ranks and nodes after clock alignment.
+
+- Symptoms (watchdog timeouts, dead engines, dead actors, ChildFailedError, peer resets, launcher
+  SIGTERMs) never win while a cause exists; benign context lines veto the causes they also match.
+- A cause explains later causes of the categories it lists (`explains`) in its scope (node, rank or the
+  whole bundle): an Xid explains the CUDA errors on its node, /dev/shm and dmabuf failures explain
+  'unhandled system error', an oom-kill explains the vanished worker and the peers' timeouts. An
+  explained cause is a symptom of the one that explains it.
+- The phase is the last lifecycle landmark the event's worker reached (the node's, for processes that
+  are not workers and for kernel lines); OOM signatures are refined by that phase.
+- With no cause: a symptom whose category is a root-cause category (nccl.timeout alone) stands, with low
+  confidence; else the first exception on the earliest-failing rank is named `other`, its repeats across
+  ranks grouped by template similarity (rapidfuzz).
+"""
+from __future__ import annotations
+
+import re
+
+import polars as pl
+
+from k3logs.catalogue.signatures import Catalogue, Signature
+
+from .detect import families, named_causes, outcome_data
+from .findings import (EXPLAIN_WINDOW_S, SAME_FAILURE_S, TIE_SECONDS, Decision, Finding, exceptions, findings_of, as_int,
+                       benign_eids, load_before)
+from .outcome import HEALTHY, Lifecycle
+from .templates import mask_template, same_template
+
+
+def _seconds(a: Finding, b: Finding) -> float | None:
+    if a.ts is None or b.ts is None:
+        return None
+    return (b.ts - a.ts).total_seconds()
+
+
+def _in_scope(a: Finding, b: Finding, scope: str) -> bool:
+    if scope == "bundle":
+        return True
+    if scope == "rank":
+        return a.rank is not None and a.rank == b.rank and a.node == b.node
+    return a.node == b.node or a.node is None or b.node is None
+
+
+def _explain(findings: list[Finding], cat: Catalogue) -> None:
+    """Mark each finding that an earlier cause in scope explains; a line that names what caused it ('caused by
+    previous Xid 149') is explained by that earlier finding; a match of a signature that is a consequence of
+    what came before it (`after`: an abort after a collective timed out) is that one's symptom."""
+    sigs = {s.id: s for s in cat.signatures}
+    _named_causes(findings)
+    _bursts(findings)
+    for b in findings:
+        sig = sigs.get(b.sig) if b.sig else None
+        if sig is not None and sig.after and b.role == "cause":
+            before = [a for a in findings if a.category in sig.after and a.node == b.node
+                      and (dt := _seconds(a, b)) is not None and 0 <= dt <= EXPLAIN_WINDOW_S]
+            if before:
+                b.role = "symptom"
+                b.fields = {**b.fields, "after": before[0].text[:200]}
+    causes = [f for f in findings if f.role == "cause"]
+    at = {id(f): i for i, f in enumerate(findings)}
+    for b in findings:
+        for a in causes:
+            if a is b or a.category == b.category or a.sig is None:
+                continue
+            sig = sigs[a.sig]
+            if b.category not in sig.explains or not _in_scope(a, b, sig.scope):
+                continue
+            dt = _seconds(a, b)
+            if dt is None:
+                ok = a.node == b.node or sig.scope == "bundle"  # the kernel's relative clock: same node
+            else:
+                ok = -TIE_SECONDS <= dt <= EXPLAIN_WINDOW_S
+            if ok:
+                b.explainers.add(at[id(a)])
+            if ok and (b.explained_by is None or _sort_key(a) < _sort_key(findings[b.explained_by])):
+                b.explained_by = at[id(a)]
+
+
+def _named_causes(findings: list[Finding]) -> None:
+    """'... caused by previous Xid 149' (landmarks.toml [[named_cause]]): the earlier finding on the same node
+    whose field holds that value explains it."""
+    for rule in named_causes():
+        for b in findings:
+            m = rule.regex.search(b.text)
+            if not m:
+                continue
+            named = [a for a in findings if a is not b and a.node == b.node and str(a.fields.get(rule.field)) ==
+                     m.group(rule.field) and _sort_key(a) <= _sort_key(b)]
+            if named:
+                b.explained_by = findings.index(sorted(named, key=_sort_key)[0])
+
+
+def _bursts(findings: list[Finding]) -> None:
+    """A device's burst (landmarks.toml [[family]]): the first match of the signature on one device is the
+    cause, and the matches that follow it within the family's seconds are its consequences (an Xid 13, then an
+    Xid 109 of the same GPU: the 13 is the cause, though alone it would only be context)."""
+    at = {id(f): i for i, f in enumerate(findings)}
+    for rule in families():
+        devices: dict[tuple, list[Finding]] = {}
+        for f in findings:
+            if f.sig == rule.signature and f.fields.get(rule.field) is not None and f.ts is not None:
+                devices.setdefault((f.node, f.fields[rule.field]), []).append(f)
+        for burst in devices.values():
+            first, *rest = sorted(burst, key=_sort_key)
+            later = [f for f in rest if (dt := _seconds(first, f)) is not None and 0 <= dt <= rule.seconds]
+            if any(f.role == "cause" for f in later):
+                first.role = "cause"
+            for f in later:
+                if f.role in ("cause", "symptom") and first.role == "cause":
+                    f.role, f.explained_by = "symptom", at[id(first)]
+
+
+def _sort_key(f: Finding):
+    known = f.ts is not None and f.ts_quality != "relative"
+    return (0 if known else 1, f.ts.timestamp() if known else 0.0, f.file, f.line)
+
+
+def _first(cands: list[Finding], cat: Catalogue) -> Finding:
+    """The earliest; within the same second the more specific (priority), then the triage order."""
+    cands = sorted(cands, key=_sort_key)
+    first = cands[0]
+    if first.ts is None and first.uptime is None:
+        # untimed lines that state the same failure on one node: neither a file's order (a status dump lists its
+        # summary before its events) nor the files' names are a clock, so the more specific statement wins
+        tied = [c for c in cands if c.ts is None and c.uptime is None and c.category == first.category
+                and (c.node == first.node or None in (c.node, first.node))]
+    elif first.ts is None:  # kernel lines with only seconds since boot: simultaneous on the same clock
+        tied = [c for c in cands if c.ts is None and c.file == first.file and c.uptime is not None
+                and abs(c.uptime - first.uptime) < TIE_SECONDS]
+    else:
+        tied = [c for c in cands if c.ts is not None and abs((c.ts - first.ts).total_seconds()) < TIE_SECONDS]
+    triage = {k: v.triage for k, v in cat.categories.items()}
+    return sorted(tied, key=lambda c: (-c.priority, _sort_key(c), triage.get(c.category, 99)))[0]
+
+
+def _statement(root: Finding, findings: list[Finding]) -> Finding:
+    """The line that states the cause: an NCCL failure surfaces in Python ('... unhandled system error ...
+    Last error: <the WARN>'), but the WARN line of the same process names the failing call. NCCL debug
+    files often carry no time, so the WARN of the same process and category is preferred when it is not
+    later than the exception."""
+    if root.source == "nccl" or not root.category.startswith("nccl."):
+        return root
+    same = [f for f in findings if f.source == "nccl" and f.category == root.category and f.role == "cause"
+            and f.node == root.node and ((f.pid is not None and f.pid == root.pid)
+                                         or (f.rank is not None and f.rank == root.rank))
+            and (f.ts is None or root.ts is None or (f.ts - root.ts).total_seconds() <= TIE_SECONDS)]
+    if not same:
+        return root
+    pick = sorted(same, key=_sort_key)[0]
+    if pick.ts is None:  # it happened just before the exception that quotes it
+        pick.ts, pick.ts_quality, pick.phase = root.ts, "inferred", root.phase
+    return pick
+
+
+def _borrow_rank(root: Finding, findings: list[Finding]) -> None:
+    """A cause with no rank (a kernel line, a crash written by C code) takes the rank of the first
+    event it explains on its node, or of a dead-worker symptom that names it right after. A cause whose
+    time is unknown (kernel seconds since boot with no boot time) also takes that event's phase."""
+    # what it explains: itself, or the other lines of the same failure (an oom-kill block) that
+    # explained those events first
+    same = {i for i, f in enumerate(findings) if f is root or (f.category == root.category and f.node == root.node)}
+    explained = [f for f in findings if f.explained_by in same]
+    if root.ts is None or root.ts_quality == "relative":
+        placed = [f for f in explained if f.phase and f.ts is not None]
+        if placed:
+            root.phase = sorted(placed, key=_sort_key)[0].phase
+    if root.rank is not None:
+        return
+    # the same process on the same node (a kernel line names its pid): its own lines say its rank
+    pid = root.pid if root.pid is not None else as_int(root.fields.get("pid"))
+    same_pid = [f for f in findings if f.rank is not None and f.node == root.node and pid is not None
+                and (f.pid == pid or as_int(f.fields.get("pid")) == pid)]
+    linked = same_pid or [f for f in explained if f.rank is not None and f.node == root.node]
+    near = [f for f in findings if f.role == "symptom" and f.rank is not None and f.node == root.node
+            and (dt := _seconds(root, f)) is not None and -TIE_SECONDS <= dt <= 120 and ("rank" in f.fields or "worker" in f.fields)]
+    # the same fault seen by one rank in the same instant (the kernel's segfault line and the worker's own
+    # 'SIGSEGV received'): the host's pid is not the container's, the time and the kind of failure are
+    same_fault = [f for f in findings if f.rank is not None and f.node == root.node and f.category == root.category
+                  and (dt := _seconds(root, f)) is not None and abs(dt) <= 2 * TIE_SECONDS]
+    if len({f.rank for f in same_fault}) > 1:
+        same_fault = []
+    for group in (linked, same_fault, near):
+        if group:
+            pick = sorted(group, key=_sort_key)[0]
+            root.rank = pick.rank
+            if root.node is None:
+                root.node = pick.node
+            return
+
+
+def _stack_phase(root: Finding, findings: list[Finding]) -> None:
+    """A cause whose own line has no stack takes the phase that a stack of the same failure shows
+    (a driver fault warned about at import, then raised inside init_device on every worker)."""
+    if root.phase_from_stack:
+        return
+    same = [f for f in findings if f.category == root.category and f.phase_from_stack and f.phase
+            and (root.node is None or f.node in (None, root.node))
+            and (dt := _seconds(root, f)) is not None and -TIE_SECONDS <= dt <= SAME_FAILURE_S]
+    if same:
+        root.phase = sorted(same, key=_sort_key)[0].phase
+
+
+def _other(candidates: list[Finding], findings: list[Finding]) -> tuple[Finding | None, str | None, int]:
+    """The first exception the service did not survive (not a known symptom's line, if another is left), and
+    how many node/ranks repeat its template."""
+    left = [f for f in candidates if f.set_aside is None]
+    if not left:
+        return None, None, 0
+    symptoms = {f.eid for f in findings if f.role == "symptom"}
+    f = next((c for c in left if c.eid not in symptoms), left[0])
+    template = mask_template(f.text)
+    same = {(x.node, x.rank) for x in left if same_template(template, mask_template(x.text))}
+    return f, template, len(same)
+
+
+def _recoveries(ev: pl.DataFrame, findings: list[Finding], cat: Catalogue) -> dict[int, Finding]:
+    """id(finding) -> the first line after it, on its node, saying its device is back: the signature's
+    `recovery` with the same value in every field both name and the finding has."""
+    out: dict[int, Finding] = {}
+    for sig in cat.signatures:
+        mine = [f for f in findings if f.sig == sig.id and f.ts is not None] if sig.recovery else []
+        if not mine:
+            continue
+        rec = sig.recovery
+        rows = ev.filter(pl.col("text").str.contains_any(list(rec.prefilter)) & pl.col("text").str.contains(rec.regex)
+                         & pl.col("ts").is_not_null())
+        if rows.is_empty():
+            continue
+        rows = rows.select("eid", "node", "ts", "ts_quality", "file", "line", "text").with_columns(
+            pl.col("text").str.extract_groups(rec.regex).alias("_g")).unnest("_g")
+        shared = [k for k in rec.fields if k in sig.fields]
+        for f in mine:
+            for r in rows.filter(pl.col("node").eq_missing(f.node) & (pl.col("ts") >= f.ts)).sort("ts", "line") \
+                    .iter_rows(named=True):
+                same = [k for k in shared if f.fields.get(k) is not None and r[k] is not None]
+                later = r["line"] > f.line if r["file"] == f.file else r["ts"] > f.ts
+                if same and later and all(str(f.fields[k]) == r[k] for k in same):
+                    out[id(f)] = Finding(eid=r["eid"], sig=None, category="recovery", role="context", priority=0,
+                                         file=r["file"], line=r["line"], span=(r["line"], r["line"]), ts=r["ts"],
+                                         ts_quality=r["ts_quality"], node=r["node"], rank=None, pid=None,
+                                         phase=None, text=r["text"])
+                    break
+    return out
+
+
+def _set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | set[str],
+               recovered: dict[int, Finding] | None = None, sigs: dict[str, Signature] | None = None) -> None:
+    """Findings that cannot be the cause: mentions (a note or a ticket quoting an error: a plain line with no
+    time in a file of prose), the shutdown's trail (after its attempt's stop), and what the service survived
+    (its process, or its node, went on working after it, and it explains nothing that follows; or its device
+    came back before anything it explains failed)."""
+    at = {id(f): i for i, f in enumerate(findings)}
+    recovered, sigs = recovered or {}, sigs or {}
+
+    causes = [h for h in findings if h.role == "cause"]
+
+    def nearer_cause(f: Finding, g: Finding) -> bool:
+        """Another cause on g's node came between f and g, or with g (the traceback that follows 'EngineCore
+        failed to start' in the same second): g is that one's failure, not f's."""
+        return any(h is not f and h.eid != g.eid and h.set_aside is None and h.node == g.node
+                   and h.category not in (f.category, g.category) and _sort_key(f) < _sort_key(h)
+                   and (_sort_key(h) < _sort_key(g) or (h.sig is not None and g.ts and h.ts
+                                                        and 0 <= _seconds(g, h) <= TIE_SECONDS))
+                   for h in causes)
+
+    def fails_again(f: Finding) -> bool:
+        """Something later in its scope fails that it explains, or fails the same way."""
+        i = at[id(f)]
+        return any(g is not f and g.set_aside is None and _sort_key(f) < _sort_key(g)
+                   and (((g.explained_by == i or i in g.explainers) and not nearer_cause(f, g))
+                        or (g.category == f.category and g.node == f.node))
+                   and (g.role == "cause" or g.category in outcome_data().fatal)
+                   and (dt := _seconds(f, g)) is not None and 0 <= dt <= EXPLAIN_WINDOW_S for g in findings)
+
+    def failed_meanwhile(f: Finding, back: Finding) -> bool:
+        """A failure f can explain came between it and its device's return (or with either)."""
+        explains = set(sigs[f.sig].explains) if f.sig in sigs else set()
+        return any(g is not f and g.source != "kernel" and g.set_aside is None and g.category in explains
+                   and (a := _seconds(f, g)) is not None and (b := _seconds(g, back)) is not None
+                   and a >= -TIE_SECONDS and b >= -TIE_SECONDS for g in findings)
+
+    # the latest first: whether a later failure counts depends on whether it was survived itself
+    for f in sorted(findings, key=_sort_key, reverse=True):
+        if f.eid < 0:
+            continue
+        if f.file in prose and f.source in ("plain", None) and f.ts is None:
+            f.set_aside = "a mention in a note, not a log line"
+            continue
+        if (name := _foreign_process(f)) is not None:
+            f.set_aside = f"about {name}, a process that is not the deployment's"
+            continue
+        stop = life.after_stop(f)
+        if stop is not None:
+            f.set_aside = f"after the stop at {stop.file}:{stop.line} (the shutdown's trail)"
+            continue
+        if f.role == "cause" and (met := life.joined_after(f)) is not None:
+            f.set_aside = f"survived: its group formed after it ({met.file}:{met.line})"
+        elif f.role == "cause" and (went_on := life.progress_after(f)) is not None and not fails_again(f):
+            f.set_aside = f"survived: {'its node' if f.source == 'kernel' else 'its process'} went on working " \
+                          f"({went_on.file}:{went_on.line})"
+        elif f.role == "cause" and (back := recovered.get(id(f))) is not None and not failed_meanwhile(f, back):
+            f.set_aside = f"survived: the device came back ({back.file}:{back.line}) before anything failed"
+    # an untimed line of a failure set aside where it shows its time (a pod status after the kernel's oom-kill
+    # of the same container) is the same failure
+    aside = {(f.node, f.category): f.set_aside for f in findings if f.ts is not None and f.set_aside
+             and not f.set_aside.startswith("after the stop")}
+    for f in findings:
+        if f.set_aside is None and f.role == "cause" and f.ts is None and (f.node, f.category) in aside:
+            f.set_aside = f"the same failure as where it shows its time: {aside[(f.node, f.category)]}"
+
+
+def _unexplain_by_set_aside(findings: list[Finding]) -> None:
+    """An explanation by a finding that was set aside (a flap the service survived, a shutdown's trail) is
+    void: the finding is explained by the first of its other explainers still standing, or by none."""
+    for f in findings:
+        if f.explained_by is not None and findings[f.explained_by].set_aside is not None:
+            alive = [i for i in f.explainers if findings[i].set_aside is None]
+            f.explained_by = min(alive, key=lambda i: _sort_key(findings[i])) if alive else None
+
+
+def _says_why(error: Finding | None, gone: Finding) -> bool:
+    """An error came before the worker was reported gone, or with it (its traceback follows 'WorkerProc
+    failed to start' on the same node): the worker did not vanish silently."""
+    if error is None:
+        return False
+    if _sort_key(error) < _sort_key(gone):
+        return True
+    dt = _seconds(gone, error)
+    return error.node == gone.node and dt is not None and dt <= SAME_FAILURE_S
+
+
+def _foreign_process(f: Finding) -> str | None:
+    """The name of the process a kernel line is about when it is not one of the deployment's."""
+    data = outcome_data()
+    name = (f.fields.get("comm") or f.fields.get("task")) if f.category in data.process_categories else None
+    return name if name and f.source == "kernel" and not re.match(data.processes, name) else None
+
+
+def _accounted(gone: Finding, findings: list[Finding], cat: Catalogue) -> bool:
+    """A symptom of a root category says why the worker went (Ray: 'the actor died because its node has
+    died'): at the same time, on its node, of a category whose causes explain workers gone."""
+    vanished = outcome_data().vanished
+    explaining = {s.category for s in cat.signatures if s.role == "cause" and set(s.explains) & vanished}
+    return any(f.role == "symptom" and f.category in explaining and f.set_aside is None and f.node == gone.node
+               and (dt := _seconds(gone, f)) is not None and abs(dt) <= SAME_FAILURE_S for f in findings)
+
+
+def _vanished_worker(findings: list[Finding], cat: Catalogue) -> Finding | None:
+    """With no cause anywhere: the first worker reported gone (a dead worker, a dead actor, a failed child)
+    was killed from outside. The cause is proc.killed on that worker, not the error the engine raises
+    after it."""
+    data = outcome_data()
+    gone = [f for f in findings if f.set_aside is None and f.category in data.vanished]
+    if not gone:
+        return None
+    # the report that names the worker (its rank) says more than the engine's own 'a worker died'
+    first = _first([f for f in gone if f.rank is not None] or gone, cat)
+    sig = cat.by_id(data.killed_signature) if data.killed_signature else None
+    who = f"rank {first.rank}" if first.rank is not None else (first.fields.get("worker") or first.fields.get("proc")
+                                                                or "a worker")
+    return Finding(eid=first.eid, sig=sig.id if sig else None, category="proc.killed", role="cause",
+                   priority=0, file=first.file, line=first.line, span=first.span, ts=first.ts,
+                   ts_quality=first.ts_quality, node=first.node, rank=first.rank, pid=first.pid, phase=first.phase,
+                   text=first.text, fields=first.fields,
+                   title=f"{who} vanished with no cause in the bundle (killed from outside?)")
+
+
+def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: frozenset[str] | set[str] | None = None,
+           prose: frozenset[str] | set[str] = frozenset(), restarts_seen: int = 0) -> Decision:
+    """The outcome of the run, and the earliest event that explains it (module docstring, outcome.py).
+    `app_files`: the deployment's own logs (default: every file); `prose`: files read as plain text (notes,
+    tickets): their untimed plain lines mention errors; `restarts_seen`: restarts the orchestrator's state
+    shows (a pod's or container's restart count)."""
+    life = Lifecycle(ev, set(ev["file"].unique().to_list()) if app_files is None else app_files, restarts_seen)
+    findings = findings_of(ev, det, cat)
+    _explain(findings, cat)
+    others = exceptions(ev, benign_eids(det, cat, findings))
+    _set_aside(findings + others, life, prose, _recoveries(ev, findings, cat), {s.id: s for s in cat.signatures})
+    _unexplain_by_set_aside(findings)
+    # (requests refused before the server is ready are a probe's, not failures)
+    fatal = [f for f in findings if f.set_aside is None and f.category in outcome_data().fatal
+             and (f.category != "symptom.http_error" or life.ready_before(f))]
+    again = life.failed_again(fatal + [f for f in findings + others if f.role == "cause" and f.set_aside is None]) \
+        or any(f.category == "symptom.restart" for f in findings)
+    causes = [f for f in findings if f.role == "cause" and f.explained_by is None and f.set_aside is None]
+    if causes:
+        root = _statement(_first(causes, cat), findings)
+        _borrow_rank(root, findings)
+        _stack_phase(root, findings)
+        root_at = findings.index(root)
+        strong = any(f.explained_by == root_at for f in findings)
+        timed = root.ts is not None and root.ts_quality in ("exact", "inferred")
+        weak = root.category in ("nccl.system_error", "proc.killed", "env.cuda_init_failed", "nccl.timeout")
+        confidence = "high" if (timed or strong) and not weak else "medium"
+        earliest = _first(causes + [f for f in findings if f.role == "cause" and f.set_aside is None], cat) is root
+        reason = ("the earliest cause across all ranks and nodes" if earliest else
+                  "the cause that the logs name and that explains the rest") + (
+            "; it explains the errors that follow it" if strong else "")
+        load = load_before(ev, root) if root.category == "oom.inference" else None
+        return Decision(False, root, confidence, reason, findings, load=load,
+                        outcome=life.outcome(root, again))
+    first_death = _first(fatal, cat) if fatal else None
+    other, template, repeats = _other(others, findings)
+    failure = _first([f for f in (first_death, other) if f is not None], cat) if (first_death or other) else None
+    outcome = life.outcome(failure, again)
+    if failure is None:
+        healthy = outcome.state in HEALTHY
+        return Decision(healthy, None, "high" if healthy else "low",
+                        "nothing abnormal was found before the run " + (
+                            "was stopped" if outcome.state == "stopped" else "ends") if healthy
+                        else outcome.detail, findings, outcome=outcome)
+    vanished = _vanished_worker(findings, cat)
+    symptom_lines = {f.eid for f in findings if f.role == "symptom"}
+    own_error = other if other is not None and other.eid not in symptom_lines else None
+    if vanished is not None and not _says_why(own_error, vanished) and not _accounted(vanished, findings, cat):
+        return Decision(False, vanished, "low", "a worker vanished and nothing in the bundle says why: it was killed "
+                        "from outside (an OOM killer, an operator, an orchestrator) on its node",
+                        findings + [vanished], outcome=life.outcome(vanished, again))
+    roots = {k for k, c in cat.categories.items() if c.group not in ("symptom", "context")}
+    # (a symptom its node went on from, a retried connect, says nothing of the failure)
+    fallback = [f for f in findings if f.role == "symptom" and f.category in roots and f.set_aside is None
+                and life.progress_after(f, node_wide=True) is None]
+    if fallback:
+        root = _first(fallback, cat)
+        _borrow_rank(root, findings)
+        return Decision(False, root, "low",
+                        "only symptoms were found; the earliest one that names a root-cause category is reported, "
+                        "but the real cause is probably outside the bundle", findings, outcome=outcome)
+    if other is not None:
+        return Decision(False, other, "low", "no signature fits; the first exception the service did not survive "
+                        "is reported", findings + [other], template=template, repeats=repeats, outcome=outcome)
+    root = first_death
+    root.category = "other"
+    return Decision(False, root, "low", "only symptoms were found and no cause; reported as `other`", findings,
+                    outcome=outcome)

@@ -1,0 +1,220 @@
+"""Findings: every detection and every exception as a candidate cause with its time, node, rank and phase; the Decision record; and the load the server carried before a finding."""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import polars as pl
+
+from k3logs.catalogue.signatures import Catalogue, Signature
+from k3logs.schema import PHASES
+
+from .attribution import WORKER_NAME
+from .detect import frame_phase
+from .outcome import Outcome
+from .templates import mask_template
+
+STATS = (r"Running: (?P<running>\d+) reqs, (?:Swapped: \d+ reqs, )?(?:Waiting|Pending): (?P<waiting>\d+) reqs,"
+         r"(?: Preemptions: (?P<preemptions>\d+),)? GPU KV cache usage: (?P<kv>[\d.]+)%")
+
+SAME_FAILURE_S = 60.0     # the same fault seen again this soon is the same failure (not a retry)
+TIE_SECONDS = 1.0          # log times have one-second resolution: causes this close are simultaneous
+EXPLAIN_WINDOW_S = 3600.0  # an explanation reaches this far forward in time
+WORKERS = re.compile(r"^(?:Worker|VllmWorker|RayWorker|RayWorkerWrapper|RayWorkerProc)\b")
+# an exception's type line, or a Python program's argparse usage error ('api_server.py: error: unrecognized
+# arguments: ...', 'vllm serve: error: ...'; not another program's 'slurmstepd: error:')
+EXCEPTION_LINE = r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Fault)\b:?|^(?:[\w.-]+\.py|vllm(?: [\w-]+)?): error: "
+
+
+@dataclass(eq=False)  # findings are compared by identity
+class Finding:
+    """One recognised event (cause, symptom or context) with what the report needs of it."""
+
+    eid: int
+    sig: str | None
+    category: str
+    role: str
+    priority: int
+    file: str
+    line: int
+    span: tuple[int, int]
+    ts: datetime | None
+    ts_quality: str
+    node: str | None
+    rank: int | None
+    pid: int | None
+    phase: str | None
+    text: str
+    source: str | None = None
+    uptime: float | None = None       # kernel seconds since boot, for lines with no wall time
+    fields: dict = field(default_factory=dict)
+    check: str | None = None          # set when the finding comes from a failing environment check
+    explained_by: int | None = None
+    explainers: set[int] = field(default_factory=set)  # every earlier cause that could explain it (explained_by: the first)
+    title: str | None = None
+    phase_from_stack: bool = False
+    set_aside: str | None = None      # why it cannot be the cause: after the stop (its trail), or survived
+    ident: str | None = None          # the unit or container that logged it (journald, compose), if any
+
+
+@dataclass
+class Decision:
+    healthy: bool
+    root: Finding | None
+    confidence: str
+    reason: str
+    findings: list[Finding]
+    template: str | None = None        # for `other`: the masked message
+    repeats: int = 0                   # for `other`: how many ranks hit the same template
+    load: dict | None = None           # for oom.inference: running / waiting / KV use before it
+    outcome: Outcome = field(default_factory=lambda: Outcome("serving"))
+
+
+def _set_aside_by_context(det: pl.DataFrame, cat: Catalogue) -> tuple[pl.DataFrame, set[tuple[int, int, int]]]:
+    """The matches left once a context signature has vetoed its line, in one step over the table: no other
+    match on that line (or exception link) is an event, and a match of a `user_data` signature (a logged
+    prompt, one a request) is no finding at all, so nothing is kept per request. Also the vetoed lines that
+    still hold a match (an Xid's role comes from the Xid table: the loop below applies the veto to it)."""
+    vetoes = [s.id for s in cat.signatures if s.role == "context" and s.veto == "line"]
+    keep = [s.id for s in cat.signatures if s.role == "context" or s.table == "xid"]
+    quiet = [s.id for s in cat.signatures if s.user_data]
+    key = ["eid", "link", "part"]
+    vetoed = det.filter(pl.col("sig").is_in(vetoes)).select(key).unique()
+    if vetoed.is_empty():
+        return det, set()
+    set_aside = det.join(vetoed, on=key, how="semi").filter(~pl.col("sig").is_in(keep)).select(*key, "sig")
+    rest = det.join(set_aside, on=[*key, "sig"], how="anti").filter(~pl.col("sig").is_in(quiet))
+    return rest, set(vetoed.join(rest.select(key), on=key, how="semi").iter_rows())
+
+
+def benign_eids(det: pl.DataFrame, cat: Catalogue, findings: list) -> pl.Series:
+    """The events a context signature matched (user data included) or that are context by their Xid: never an
+    unknown error."""
+    context = [s.id for s in cat.signatures if s.role == "context"]
+    return pl.concat([det.filter(pl.col("sig").is_in(context))["eid"].cast(pl.UInt32),
+                      pl.Series([f.eid for f in findings if f.role == "context"], dtype=pl.UInt32)]).unique()
+
+
+def findings_of(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue) -> list[Finding]:
+    det, vetoed = _set_aside_by_context(det, cat)
+    if det.is_empty():
+        return []
+    rows = det.join(ev.select("eid", "file", "line", "line_end", "ts", "ts_quality", "node", "rank", "pid", "phase",
+                              "source", "ident", "uptime", "text", "exc_lines", "exc_types", "exc_messages", "frames"),
+                    on="eid", how="left")
+    sigs = {s.id: s for s in cat.signatures}
+    dead_worker_rank = _dead_worker_ranks(ev)
+    out: list[Finding] = []
+    for r in rows.iter_rows(named=True):
+        sig: Signature = sigs[r["sig"]]
+        fields = {k: v for k, v in json.loads(r["fields"] or "{}").items() if v is not None}
+        phase = _phase(r["phase"], r["frames"], sig)
+        stack_phase = frame_phase(r["frames"]) is not None
+        role, category, title = sig.role, sig.category_for_phase(phase), sig.title
+        if sig.table == "xid" and "xid" in fields:
+            entry = cat.xid.get(int(fields["xid"]))
+            if entry:
+                role = entry.role if sig.role == "cause" else sig.role
+                where = f" on GPU {fields['pci']}" if fields.get("pci") else ""
+                title = f"Xid {entry.code}{where}: {entry.meaning.split(':')[0].split('.')[0]}"
+        if role != "context" and (r["eid"], r["link"], r["part"]) in vetoed:
+            continue  # the line is benign or user data (a logged prompt): nothing on it is an event
+        line = r["line"]
+        text = r["text"]
+        if r["link"] >= 0 and r["exc_lines"]:
+            line = r["exc_lines"][r["link"]] + r["part"]  # a message's later lines follow its first
+            typ, msg = r["exc_types"][r["link"]], r["exc_messages"][r["link"]]
+            text = msg.split("\n")[r["part"]] if r["part"] else (f"{typ}: {msg}" if typ else msg)
+        rank = r["rank"] if r["rank"] is not None else as_int(fields.get("rank"))
+        if sig.role == "symptom" and ("worker" in fields or "pid" in fields):
+            rank = dead_worker_rank(r["node"], fields, rank)
+        out.append(Finding(
+            eid=r["eid"], sig=sig.id, category=category, role=role, priority=sig.priority, file=r["file"],
+            line=line, span=(r["line"], r["line_end"] or r["line"]), ts=r["ts"], ts_quality=r["ts_quality"],
+            node=r["node"], rank=rank, pid=r["pid"], phase=phase, text=text.split("\n", 1)[0], source=r["source"],
+            ident=r["ident"],
+            uptime=r["uptime"], fields=fields,
+            title=title, phase_from_stack=stack_phase))
+    return out
+
+
+def _phase(observed: str | None, frames: list[str] | None, sig: Signature | None) -> str | None:
+    """The stack's innermost known frame first; else the last landmark reached, moved forward to the
+    signature's own phase when the landmarks lag behind it (they are sparse: a driver fault at import
+    happens at device init whatever was printed before)."""
+    from_stack = frame_phase(frames)
+    if from_stack:
+        return from_stack
+    hint = sig.phase[0] if sig is not None and sig.phase else None
+    if observed and hint and len(sig.phase) == 1:
+        return hint if PHASES.index(hint) > PHASES.index(observed) else observed
+    return observed or hint
+
+
+def _dead_worker_ranks(ev: pl.DataFrame):
+    """A line about a dead worker names it by the executor's index ('Worker proc VllmWorker-0 died') or its
+    pid, not by its global rank: under data parallel, VllmWorker-0 of the fourth replica is rank 24. The
+    worker's own lines carry its attributed rank; a name or pid that gives one rank on its node is used,
+    else the index itself when the node has no attributed workers (one replica: index = rank)."""
+    own = ev.filter(pl.col("rank").is_not_null() & pl.col("node").is_not_null()) \
+        .select("node", "pid", "rank", pl.col("proc").str.extract_groups(WORKER_NAME.pattern).alias("name"))
+    own = own.select("node", "pid", "rank", pl.coalesce(pl.col("name").struct.field(g) for g in ("tp", "tp2", "rank"))
+                     .cast(pl.Int64, strict=False).alias("index"))
+    by_index = own.drop_nulls("index").group_by("node", "index").agg(pl.col("rank").unique())
+    by_pid = own.drop_nulls("pid").group_by("node", "pid").agg(pl.col("rank").unique())
+    index_rank = {(n, i): r[0] for n, i, r in by_index.iter_rows() if len(r) == 1}
+    pid_rank = {(n, p): r[0] for n, p, r in by_pid.iter_rows() if len(r) == 1}
+    mapped_nodes = {n for n, _ in index_rank}
+
+    def rank_of(node: str | None, fields: dict, rank: int | None) -> int | None:
+        pid, index = as_int(fields.get("pid")), as_int(fields.get("worker"))
+        if pid is not None and (node, pid) in pid_rank:
+            return pid_rank[(node, pid)]
+        if index is not None:
+            return index_rank.get((node, index), index if node not in mapped_nodes else rank)
+        return rank
+    return rank_of
+
+
+def as_int(v) -> int | None:
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def exceptions(ev: pl.DataFrame, benign: pl.Series) -> list[Finding]:
+    """Exceptions and ERROR lines no signature knows (nor sets aside as benign), as `other` candidates in
+    time order; the first that the service did not survive names an incident that no signature fits."""
+    cand = ev.filter(
+        (pl.col("exc_types").is_not_null() & (pl.col("text").str.starts_with("Fatal Python error").not_()))
+        | (pl.col("text").str.contains(EXCEPTION_LINE) & pl.col("level").is_in(["ERROR", "CRITICAL"]).fill_null(True)))
+    cand = cand.filter(~pl.col("eid").is_in(benign.implode()))
+    out = []
+    for r in cand.sort(["ts", "file", "line"], nulls_last=True).iter_rows(named=True):
+        text = r["text"].split("\n", 1)[0]
+        out.append(Finding(eid=r["eid"], sig=None, category="other", role="cause", priority=0, file=r["file"],
+                           line=r["exc_lines"][0] if r["exc_lines"] else r["line"],
+                           span=(r["line"], r["line_end"] or r["line"]), ts=r["ts"], ts_quality=r["ts_quality"],
+                           node=r["node"], rank=r["rank"], pid=r["pid"],
+                           phase=_phase(r["phase"], r["frames"], None), text=text,
+                           source=r["source"], ident=r["ident"], title="Unrecognised error: " + mask_template(text)))
+    return out
+
+
+def load_before(ev: pl.DataFrame, f: Finding) -> dict | None:
+    """The engine's last stats line before `f` (oom.inference: what load the server was under)."""
+    if f.ts is None:
+        return None
+    st = ev.filter(pl.col("text").str.contains("GPU KV cache usage") & (pl.col("ts") <= f.ts)) \
+        .sort("ts").select("file", "line", "ts", pl.col("text").str.extract_groups(STATS).alias("g")).unnest("g") \
+        .drop_nulls("running")
+    if st.is_empty():
+        return None
+    last = st.row(-1, named=True)
+    peak = st.tail(6)
+    return {"running": int(last["running"]), "waiting": int(last["waiting"]), "kv_cache_usage_pct": float(last["kv"]),
+            "preemptions": as_int(last["preemptions"]), "evidence": f"{last['file']}:{last['line']}",
+            "max_waiting_recent": int(peak["waiting"].cast(pl.Int64).max())}

@@ -1,0 +1,76 @@
+"""Which folders of a bundle are a node's: a folder per node named like a host (or holding one host's logs), looked for under the folders that only wrap the rest (incident-42/bundle/...)."""
+from __future__ import annotations
+
+import os
+from collections import Counter
+
+from k3logs.catalogue.witnesses import Witnesses
+
+from .attribution import ARCHIVE_SUFFIX, MAX_WRAPPING_FOLDERS, POD_LOG_DIR
+
+
+def _folder_in(path: str, base: str) -> str | None:
+    """The folder directly under `base` ('' = the bundle root) that holds `path`, as a path (None: none)."""
+    prefix = base + "/" if base else ""
+    if not path.startswith(prefix):
+        return None
+    head, sep, _ = path[len(prefix):].partition("/")
+    return prefix + head if sep else None
+
+
+def folder_node_of(path: str, folder_node: dict[str, str]) -> str | None:
+    """The node of the per-node folder that holds `path`, if any (folders are keyed by their path)."""
+    return next((n for d, n in folder_node.items() if path.startswith(d + "/")), None)
+
+
+def _hosts_named(folder: str, known_hosts: set[str]) -> list[str]:
+    """The known hosts a folder's name stands for (node-gpu-r5-07 for gpu-r5-07)."""
+    return [h for h in known_hosts if h == folder or (len(h) >= 4 and (h in folder or folder in h))]
+
+
+def node_folders(files: list[str], file_hosts: dict[str, str], known_hosts: set[str], w: Witnesses,
+                  why: dict[str, str], pods: set[str] = frozenset(), base: str = "", depth: int = 0) -> dict[str, str]:
+    """Which folders directly under `base` (the bundle root first) are per-node folders, and the node each
+    stands for (`why` gets how each was told). A bundle whose folders are all in one that names no host (a
+    ticket's 'incident-42/node-a/...') has them inside that one: those are tried first, a few levels down. A
+    generic folder (`logs`, `incident-42`: patterns/attribution.toml [folders]), a pod's folder (named after a
+    pod, or /var/log/pods' NS_POD_UID) is never a node's."""
+    dirs = sorted({d for f in files if (d := _folder_in(f, base))})
+    name = {d: ARCHIVE_SUFFIX.sub("", d.rsplit("/", 1)[-1]) for d in dirs}  # node-a.tar.gz/...: node-a
+    if len(dirs) == 1 and depth < MAX_WRAPPING_FOLDERS and not _hosts_named(name[dirs[0]], known_hosts):
+        inner_why: dict[str, str] = {}
+        if inner := node_folders(files, file_hosts, known_hosts, w, inner_why, pods, dirs[0], depth + 1):
+            why.update(inner_why)
+            return inner
+    dirs = [d for d in dirs if not w.is_generic_folder(name[d]) and name[d] not in pods
+            and not POD_LOG_DIR.search(name[d] + "/")]
+    out: dict[str, str] = {}
+    for d in dirs:
+        hosts = Counter(h for f, h in file_hosts.items() if _folder_in(f, base) == d)
+        if len(hosts) == 1:
+            out[d] = next(iter(hosts))
+            why[d] = f"node folder {d}/ (its files print the host {out[d]})"
+            continue
+        if len(match := _hosts_named(name[d], known_hosts)) == 1:
+            out[d] = match[0]
+            why[d] = f"node folder {d}/ (named after the host {out[d]})"
+    # one folder left and one host the bundle names left: that folder is that host
+    left = [d for d in dirs if d not in out and not w.is_generic_folder(name[d])]
+    unplaced = known_hosts - set(out.values())
+    if out and len(left) == 1 and len(unplaced) == 1:
+        out[left[0]] = next(iter(unplaced))
+        why[left[0]] = f"node folder {left[0]}/ (the one folder and the one host left: {out[left[0]]})"
+    # the other folders are nodes only when they look like siblings (node-a, node-b), not like a layout
+    # (var-lib-docker, host)
+    candidates = [d for d in dirs if d not in out and not w.is_generic_folder(name[d])]
+    if candidates and len(candidates) + len(out) >= 2 and \
+            len(os.path.commonprefix([name[d] for d in [*candidates, *out]])) >= 3:
+        for d in candidates:
+            out[d] = name[d]
+            why[d] = f"node folder {d}/"
+    # a bundle of one node: its one folder, named like a host, whose files print no other host
+    if not out and len(dirs) == 1 and w.is_node_folder_name(name[dirs[0]]) and \
+            not any(_folder_in(f, base) == dirs[0] for f in file_hosts):
+        out[dirs[0]] = name[dirs[0]]
+        why[dirs[0]] = f"node folder {dirs[0]}/ (the bundle's one folder, named like a host)"
+    return out

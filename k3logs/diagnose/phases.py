@@ -1,0 +1,95 @@
+"""The phase of every line (taxonomy.md phases): the lifecycle landmarks of each node's server, starts of the server told apart, host lines left out of the lifecycle they do not belong to."""
+from __future__ import annotations
+
+from datetime import timedelta
+
+import polars as pl
+
+from k3logs.schema import PHASES
+
+from .findings import TIE_SECONDS, WORKERS
+from .detect import phase_marks
+
+SAME_START_S = 5           # start landmarks this close together on a node are one start of the server
+
+
+def assign_phases(ev: pl.DataFrame, outside: frozenset[str] | set[str] = frozenset()) -> pl.DataFrame:
+    """`phase` per event: the furthest landmark its worker (else its node, in this attempt of the server)
+    reached at or before it. Phases do not go back: a backend chosen while the model is built is not a
+    return to device init. Kept for the outcome: `mark` (the landmark's phase), `attempt` (the node's
+    restarts so far) and `progress` (the line shows its process doing its work). Lines of the files
+    `outside` the deployment (host journals, kernel logs, Kubernetes events) mark no phase: a unit that
+    another program stops is not the deployment stopping."""
+    marks = phase_marks(ev)
+    if outside:
+        inside = ~ev["file"].is_in(sorted(outside))
+        marks = marks.with_columns(pl.when(inside).then(pl.col(c)).otherwise(None if c == "mark" else False).alias(c)
+                                   for c in marks.columns)
+    order = {p: i for i, p in enumerate(PHASES)}
+    ev = ev.with_columns(marks["mark"].replace_strict(order, default=None, return_dtype=pl.Int8).alias("_mi"),
+                         marks["restart"].alias("_restart"), marks["mark"].alias("_mark"),
+                         marks["progress"].alias("progress"), marks["joined"].alias("joined"))
+    ev = ev.sort(["ts", "file", "line", "sub"], nulls_last=True)
+    ev = ev.with_columns(_restart=pl.col("_restart") | _opens_start(ev))
+    # a start prints several start landmarks at once (the version, then its arguments): one attempt
+    last_start = pl.when(pl.col("_restart")).then(pl.col("ts")).forward_fill().shift(1).over("node")
+    ev = ev.with_columns((pl.col("_restart") & (last_start.is_null() | pl.col("ts").is_null()
+                                                | (pl.col("ts") - last_start > pl.duration(seconds=SAME_START_S))))
+                         .alias("_restart"))
+    is_worker = pl.col("proc").str.contains(WORKERS.pattern).fill_null(False) | pl.col("rank").is_not_null()
+    attempt = pl.col("_restart").cast(pl.Int32).cum_sum().over("node").alias("_attempt")
+    ev = ev.with_columns(attempt)
+    proc_i = pl.col("_mi").fill_null(-1).cum_max().over(["node", "pid"])
+    node_i = pl.col("_mi").fill_null(-1).cum_max().over(["node", "_attempt"])
+    names = {i: p for p, i in order.items()}
+    own_i = pl.when(is_worker & pl.col("pid").is_not_null() & (proc_i >= 0)).then(proc_i).otherwise(node_i)
+    # serving (and winding down) is the deployment's state, not one process's: once the server is ready, every
+    # worker on its node serves, and a node with no serving landmark of its own (a headless worker) lives in
+    # the deployment's lifecycle
+    late = order["serving"]
+    node_late = pl.when(node_i >= late).then(node_i).otherwise(-1)
+    own_serving = (pl.col("_mi") >= late).fill_null(False).any().over("node")
+    ev = ev.with_columns(_deployment_late(ev, late))
+    phase_i = pl.max_horizontal(own_i, node_late, pl.when(own_serving).then(-1).otherwise(pl.col("_dep")))
+    ev = ev.with_columns(phase_i.replace_strict(names, default=None, return_dtype=pl.String).alias("phase"))
+    # kernel lines whose time is unknown, or that come before the service logged anything (an earlier
+    # attempt of a crash loop), take the phase the node's logs reached
+    last_node = ev.filter(pl.col("_mark").is_not_null()).group_by("node").agg(pl.col("_mark").last().alias("_lastp"))
+    unplaced = pl.col("ts").is_null() | (pl.col("phase").is_null() & (pl.col("source") == "kernel"))
+    ev = ev.join(last_node, on="node", how="left", nulls_equal=True).with_columns(
+        pl.when(unplaced).then(pl.coalesce("phase", "_lastp")).otherwise(pl.col("phase")).alias("phase"))
+    return ev.rename({"_mark": "mark", "_attempt": "attempt"}).drop("_lastp", "_mi", "_restart", "_dep")
+
+
+def _opens_start(ev: pl.DataFrame) -> pl.Series:
+    """Startup lines that a restart landmark follows on their node within SAME_START_S (the platform is
+    detected at import, before the server prints its version): the new attempt begins with them, so that
+    they are not the previous attempt's work. (rows in time order)"""
+    starts = ev.filter(pl.col("_restart") & pl.col("ts").is_not_null()).select("node", pl.col("ts").alias("_next"))
+    probe = ev.select(pl.int_range(pl.len()).alias("_i"), "node", "ts", "_mark").filter(
+        (pl.col("_mark") == "startup") & pl.col("ts").is_not_null())
+    if starts.is_empty() or probe.is_empty():
+        return pl.Series("_restart", [False] * ev.height)
+    got = probe.sort("ts").join_asof(starts.sort("_next"), left_on="ts", right_on="_next", by="node",
+                                     strategy="forward", tolerance=timedelta(seconds=SAME_START_S),
+                                     check_sortedness=False)  # (sorted by ts above; `by` hides it)
+    hit = got.filter(pl.col("_next").is_not_null())["_i"]
+    return pl.Series("_restart", [False] * ev.height).scatter(hit, True)
+
+
+def _deployment_late(ev: pl.DataFrame, late: int) -> pl.Series:
+    """`_dep`: the furthest serving-or-later landmark (serving, shutdown) the deployment reached before each row
+    (rows in time order). Another node's landmark counts only from TIE_SECONDS after it: within the same second
+    the order of two nodes' lines is unknown (a worker's crash and the head's shutdown it causes)."""
+    own = pl.when(pl.col("_mi") >= late).then(pl.col("_mi")).otherwise(-1).fill_null(-1)
+    same_node = own.cum_max().over("node")  # (on its own node, file order is time order)
+    marks = ev.filter((pl.col("_mi") >= late) & pl.col("ts").is_not_null()).select(
+        (pl.col("ts") + pl.duration(seconds=TIE_SECONDS)).alias("_at"), pl.col("_mi").cum_max().alias("_far"))
+    if marks.is_empty():
+        return ev.select(same_node.alias("_dep"))["_dep"]
+    probe = ev.select(pl.int_range(pl.len()).alias("_i"), "ts").filter(pl.col("ts").is_not_null())
+    got = probe.join_asof(marks.sort("_at"), left_on="ts", right_on="_at", strategy="backward")
+    other = pl.Series("_o", [None] * ev.height, dtype=pl.Int64).scatter(got["_i"], got["_far"].cast(pl.Int64))
+    # an untimed row follows the rows before it
+    other = other.fill_null(strategy="forward") if ev["ts"].null_count() else other
+    return ev.select(pl.max_horizontal(same_node, pl.lit(other).fill_null(-1)).alias("_dep"))["_dep"]

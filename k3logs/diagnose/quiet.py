@@ -1,0 +1,80 @@
+"""The verdict where the logs name no cause: a failed environment check that explains the outcome becomes the root; the load the server carried before a failure; and how much what the bundle lacks weighs on the confidence."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import polars as pl
+
+from k3logs.catalogue.signatures import Catalogue
+
+from .findings import TIE_SECONDS, Decision, Finding
+
+
+def _check_root(check, ev: pl.DataFrame, dumps: dict[str, str], cat: Catalogue) -> Finding:
+    """A failing check as a cause finding, at the line of its evidence (an event, else a dump's line)."""
+    file, _, line = check.evidence.rpartition(":")
+    at = ev.filter((pl.col("file") == file) & (pl.col("line") == int(line))).head(1)
+    if at.height:
+        r = at.row(0, named=True)
+        text, ts, tq, node, rank, pid, phase = (r["text"], r["ts"], r["ts_quality"], r["node"], r["rank"], r["pid"],
+                                                r["phase"])
+    else:
+        lines = dumps.get(file, "").split("\n")
+        text = lines[int(line) - 1] if 0 < int(line) <= len(lines) else ""
+        ts, tq, node, rank, pid, phase = None, "none", None, None, None, None
+    return Finding(eid=-1, sig=None, category=check.category, role="cause", priority=0, file=file, line=int(line),
+                   span=(int(line), int(line)), ts=ts, ts_quality=tq, node=node, rank=rank, pid=pid,
+                   phase=phase or "startup", text=text.strip(), title=cat.categories[check.category].title,
+                   check=check.id)
+
+
+def check_explains(decision: Decision, checks, ev: pl.DataFrame, dumps: dict[str, str], cat: Catalogue) -> Decision:
+    """A failing environment check is a cause like a log line: when its failure explains the root the logs name
+    (facts.toml [[check]] `explains`: nodes that run different NCCL builds explain the NCCL errors their healthy
+    peers report), the check's evidence (the odd node out) is the cause, and the logged root one of its
+    symptoms. A root that comes before the evidence (both timed) is not explained."""
+    root = decision.root
+    if root is None:
+        return decision
+    failing = [c for c in checks if c.status == "fail" and c.evidence and root.category in c.explains
+               and c.category in cat.categories]
+    for check in sorted(failing, key=lambda c: (cat.categories[c.category].triage, c.id)):
+        cause = _check_root(check, ev, dumps, cat)
+        if cause.ts is not None and root.ts is not None and (cause.ts - root.ts).total_seconds() > TIE_SECONDS:
+            continue
+        findings = decision.findings if any(f is root for f in decision.findings) else decision.findings + [root]
+        findings = findings + [cause]
+        root.explained_by = len(findings) - 1
+        return Decision(False, cause, "medium", f"the environment check {check.id!r} fails and explains the "
+                        f"{root.category} error the logs show ({root.file}:{root.line}): {check.detail}", findings,
+                        outcome=decision.outcome)
+    return decision
+
+
+def quiet_verdict(decision: Decision, checks, ev: pl.DataFrame, dumps: dict[str, str],
+                  cat: Catalogue) -> Decision:
+    """A bundle whose logs show no failure can still hold the incident: a configuration fault that
+    crashes nothing (prefix caching off for K3, the wrong all2all backend), from a failing check. When the logs
+    do show a failure, a failing check that explains it is the cause (check_explains)."""
+    if not decision.healthy and decision.root is not None:
+        return check_explains(decision, checks, ev, dumps, cat)
+    failing = [c for c in checks if c.status == "fail" and c.category in cat.categories
+               and cat.categories[c.category].quiet and c.evidence]
+    if not failing:
+        return decision
+    check = sorted(failing, key=lambda c: (cat.categories[c.category].triage, c.id))[0]
+    return Decision(False, _check_root(check, ev, dumps, cat), "medium", f"the logs show no failure, but the "
+                    f"environment check {check.id!r} fails: {check.detail}", decision.findings,
+                    outcome=decision.outcome)
+
+
+def weigh(d: Decision, missing: list[str]) -> Decision:
+    """The confidence of a cause that explains nothing else drops when the bundle lacks parts of the
+    deployment (missing.py): the failure may have started there."""
+    if not missing or d.root is None or d.confidence != "high":
+        return d
+    at = next((i for i, f in enumerate(d.findings) if f is d.root), None)
+    if at is not None and any(f.explained_by == at for f in d.findings):
+        return d
+    return replace(d, confidence="medium", reason=f"{d.reason}; but the bundle lacks {missing[0].split(' (')[0]}, "
+                                                  f"where the failure may have started")

@@ -1,0 +1,159 @@
+"""Environment facts from dumps (`facts_from_dump`) and from log events (`facts_from_events`).
+
+A fact is a name, a string value and the file:line that states it (k3-deployment-facts.md names what a
+diagnosis is checked against; checks.py turns facts into pass/fail/unknown). Dumps are small, so they are
+read with plain Python; log events are pre-filtered with polars and only the few candidate rows are
+read in Python. The regexes for log facts are data: patterns/facts.toml `[[log_fact]]`.
+
+Fact names (see docs/how-it-decides.md, environment): driver_version, driver_branch, driver_cuda, cuda_runtime,
+torch_version, torch_cuda_build, vllm_version, nccl_version, image, image_digest, gpu_model, gpu_count,
+gpu_bus_ids, gpu_uuids, nic_gpu, gpu_error, ecc_uncorrectable, remapped_rows_pending, nvlink, interconnect,
+launch_command, prefix_caching, all2all_backend, tensor_parallel_size, pipeline_parallel_size,
+data_parallel_size, max_model_len, gpu_memory_utilization, model, ucx_tls, nccl_dmabuf_enable,
+nccl_socket_ifname, nccl_ib_hca, cuda_visible_devices, env:<NAME>, nvidia_peermem_loaded, mlx5_loaded,
+ib_port_state, shm_size, ipc_mode, hostname, node_name, pod_node, ip, boot_time, collected_at, pip_cuda_majors,
+pip_mixed_cuda, model_architecture, exit_code, oom_killed, restart_count, last_state_reason, pod_events;
+and a few more (expert_parallel, nnodes, served_model_name, kv_transfer, nccl_cuda, nccl_dmabuf_524,
+nccl_bootstrap, gpu_process, process, nics, kernel_version, ofed_version, uptime_seconds, image_id,
+network_mode, gpu_request, gpu_capacity, gpu_allocatable, cuda_toolkit, metric:<name>, prefix_cache_hit_rate,
+model_type, num_attention_heads, num_experts, ...).
+"""
+from __future__ import annotations
+
+import polars as pl
+
+from k3logs.ingest.dumps import Segment, command_kind, is_launch_line, sniff_dump, split_transcript
+from .cmdline import parse_env, parse_launch, parse_systemd_unit
+from .data import FactsData, apply_log_fact, default_facts_data
+from .host import (parse_ibstat, parse_ip, parse_lsmod, parse_manifest, parse_misc, parse_pod_tables, parse_host_ips, parse_clocks,
+                         parse_prometheus,
+                         parse_ps, parse_systemctl_status, parse_uptime)
+from .k8s import parse_compose, parse_docker_inspect, parse_pod_spec
+from .describe import parse_describe
+from .nvidia import parse_smi_csv, parse_smi_list, parse_smi_q, parse_smi_table, parse_topo
+from .python import parse_collect_env, parse_model_config, parse_pip
+from .util import Fact, Sink, split_lines
+
+__all__ = ["Fact", "facts_from_dump", "facts_from_events"]
+
+PARSERS = {
+    "nvidia_smi": parse_smi_table, "nvidia_smi_q": parse_smi_q, "nvidia_topo": parse_topo,
+    "nvidia_smi_csv": parse_smi_csv, "nvidia_smi_list": parse_smi_list, "env": parse_env, "launch_cmd": parse_launch,
+    "pip_freeze": parse_pip, "collect_env": parse_collect_env, "docker_inspect": parse_docker_inspect,
+    "pod_spec": parse_pod_spec, "compose": parse_compose, "systemd_unit": parse_systemd_unit,
+    "k8s_describe": parse_describe, "prometheus": parse_prometheus, "lsmod": parse_lsmod, "ibstat": parse_ibstat,
+    "uptime": parse_uptime, "ip_addr": parse_ip, "ps": parse_ps, "systemctl_status": parse_systemctl_status,
+    "model_config": parse_model_config,
+    "manifest": parse_manifest, "json": None,
+}
+TAKES_COMMAND = {"nvidia_smi_csv", "uptime"}
+MERGED = ("uptime",)
+
+
+def facts_from_dump(kind: str, file: str, text: str, node: str | None) -> list[Fact]:
+    """Every fact the dump `text` (of `kind`, as sniffed) states, with 1-based newline-counted lines.
+
+    A shell transcript (`$ cmd` prompts) is read segment by segment, each by its command's kind. A parser
+    failure does not raise: it becomes a `dump_parse_error` fact so the rest of the bundle is still read.
+    """
+    sink = Sink(file, node, kind)
+    lines = split_lines(text or "")
+    segs = split_transcript(lines) if lines else []
+    transcript = any(s.command for s in segs)
+    merged: list[Segment] = []  # uptime needs `date` and `uptime -s` together: read those segments as one
+    for seg in segs or [Segment(0, 0)]:
+        if transcript and command_kind(seg.command) in MERGED:
+            merged.append(seg)
+            if seg.host and seg.prompt_line is not None:
+                sink.add("hostname", seg.host, seg.prompt_line + 1)
+            continue
+        body = lines[seg.start:seg.end]
+        if seg.host and seg.prompt_line is not None:
+            sink.add("hostname", seg.host, seg.prompt_line + 1)
+        if not transcript:
+            seg_kind = kind
+        else:
+            seg_kind = command_kind(seg.command)
+            if seg.command and seg_kind is None and is_launch_line(seg.command):
+                seg_kind, body, seg = "launch_cmd", lines[seg.prompt_line:seg.start], Segment(seg.prompt_line, seg.start)
+            elif seg.command:
+                _run(sink, "misc", parse_misc, body, seg.start, seg.command)
+            if seg_kind is None and any(x.strip() for x in body):
+                sniffed = sniff_dump("\n".join(body))
+                seg_kind = sniffed[0] if sniffed else (kind if seg.command is None else None)
+        parser = PARSERS.get(seg_kind or "")
+        if parser is None:
+            continue
+        sink.source = seg_kind if transcript else kind
+        _run(sink, seg_kind, parser, body, seg.start, seg.command if seg_kind in TAKES_COMMAND else None)
+    _run(sink, "pod_tables", parse_pod_tables, lines, 0, None)
+    _run(sink, "host_ips", parse_host_ips, lines, 0, None)
+    _run(sink, "clocks", parse_clocks, lines, 0, None)
+    for kind_ in MERGED:
+        segs_ = [s for s in merged if command_kind(s.command) == kind_]
+        if segs_:
+            keep = {i for s in segs_ for i in range(s.start - 1, s.end)}
+            masked = [ln if i in keep else "" for i, ln in enumerate(lines)]
+            sink.source = kind_
+            _run(sink, kind_, PARSERS[kind_], masked, 0, None)
+    return _dedup(sink.facts)
+
+
+def _run(sink: Sink, kind: str, parser, body: list[str], base: int, command: str | None) -> None:
+    try:
+        if kind == "misc" or kind in TAKES_COMMAND:
+            parser(sink, body, base, command)
+        else:
+            parser(sink, body, base)
+    except Exception as e:  # noqa: BLE001 - one odd dump must not stop the analysis; the fact says what broke
+        sink.add("dump_parse_error", f"{kind}: {type(e).__name__}: {e}", base + 1)
+
+
+def _dedup(facts: list[Fact]) -> list[Fact]:
+    seen: set[tuple] = set()
+    out = []
+    for f in facts:
+        key = (f.name, f.value, f.node, f.file)
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out
+
+
+def facts_from_events(events: pl.DataFrame, data: FactsData | None = None) -> list[Fact]:
+    """Facts that logs print (vLLM version and args, NCCL version, driver CUDA version, NVRM driver, ...).
+
+    `events` needs string columns `file`, `message`, `node` (optional) and int `line`. Candidate rows are
+    picked with one vectorised `str.contains_any` over the prefilter literals of facts.toml's `[[log_fact]]`;
+    only those rows are matched in Python. Each distinct (fact, value, node) is kept once, at its first line.
+    """
+    data = data or default_facts_data()
+    if events is None or events.height == 0 or "message" not in events.columns:
+        return []
+    cols = events.columns
+    frame = events.lazy().select(
+        (pl.col("file").cast(pl.String) if "file" in cols else pl.lit("")).fill_null("").alias("file"),
+        (pl.col("line").cast(pl.Int64) if "line" in cols else pl.lit(None, dtype=pl.Int64)).alias("line"),
+        (pl.col("node").cast(pl.String) if "node" in cols else pl.lit(None, dtype=pl.String)).alias("node"),
+        pl.col("message").cast(pl.String).fill_null("").alias("message"),
+    ).filter(pl.col("message").str.contains_any(data.prefilters)).sort(["file", "line"], nulls_last=True) \
+        .unique(subset=["node", "message"], keep="first", maintain_order=True)  # 64 ranks print the same banner
+    sinks: dict[tuple[str, str | None], Sink] = {}
+    for file, line, node, msg in frame.collect().iter_rows():
+        for lf in data.log_facts:
+            if not any(p in msg for p in lf.prefilter):
+                continue
+            m = lf.compiled.search(msg)
+            if m:
+                sink = sinks.setdefault((file, node), Sink(file, node, "log"))
+                apply_log_fact(lf, m, sink, line)
+    facts = [f for s in sinks.values() for f in s.facts]
+    facts.sort(key=lambda f: (f.file, f.line or 0))
+    seen: set[tuple] = set()
+    out = []
+    for f in facts:
+        key = (f.name, f.value, f.node)
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out

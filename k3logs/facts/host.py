@@ -1,0 +1,432 @@
+"""Facts from host dumps: lsmod, ibstat / ibv_devinfo / ibdev2netdev, date / uptime, ip addr / ifconfig,
+ps, Prometheus /metrics, collector manifests, and a few one-line outputs (uname -r, ofed_info -s,
+/proc/driver/nvidia/version)."""
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from datetime import datetime, timedelta
+
+from k3logs.catalogue.witnesses import builtin_witnesses
+from k3logs.ingest.dumps import prompt_of
+from .cmdline import facts_from_command_text
+from .util import Sink, parse_date
+
+
+def parse_lsmod(sink: Sink, lines: list[str], base: int) -> None:
+    mods: dict[str, int] = {}
+    header = None
+    for i, ln in enumerate(lines):
+        if header is None and re.match(r"^Module\s+Size\s+Used by", ln):
+            header = base + i + 1
+            continue
+        m = re.match(r"^(\w+)\s+\d+\s+\d+", ln)
+        if m:
+            mods.setdefault(m.group(1), base + i + 1)
+    if header is None and not mods:
+        return
+    where = header or base + 1
+    peer = mods.get("nvidia_peermem") or mods.get("nv_peer_mem")
+    sink.add("nvidia_peermem_loaded", "true" if peer else "false", peer or where)
+    mlx = mods.get("mlx5_core") or mods.get("mlx5_ib")
+    sink.add("mlx5_loaded", "true" if mlx else "false", mlx or where)
+    if "nvidia" in mods:
+        sink.add("nvidia_module_loaded", "true", mods["nvidia"])
+
+
+_PORT_STATE = {"PORT_ACTIVE": "Active", "PORT_DOWN": "Down", "PORT_INIT": "Initializing", "PORT_ARMED": "Armed"}
+
+
+def parse_ibstat(sink: Sink, lines: list[str], base: int) -> None:
+    ca, port = None, None
+    for i, ln in enumerate(lines):
+        no = base + i + 1
+        m = re.match(r"^CA '([^']+)'", ln) or re.match(r"^hca_id:\s+(\S+)", ln)
+        if m:
+            ca, port = m.group(1), None
+            sink.add("interconnect", "rdma", no)
+            continue
+        m = re.match(r"^\s+Port (\d+):", ln) or re.match(r"^\s+port:\s+(\d+)", ln)
+        if m:
+            port = m.group(1)
+            continue
+        m = re.match(r"^\s+State:\s+(\S+)", ln) or re.match(r"^\s+state:\s+(PORT_\w+)", ln)
+        if m and ca and port:
+            sink.add("ib_port_state", f"{ca}/{port}={_PORT_STATE.get(m.group(1), m.group(1))}", no)
+            continue
+        m = re.match(r"^\s+(?:Link layer|link_layer):\s+(\S+)", ln)
+        if m and ca and port:
+            sink.add("ib_link_layer", f"{ca}/{port}={m.group(1)}", no)
+            continue
+        m = re.match(r"^(\S+) port (\d+) ==> (\S+) \((Up|Down)\)", ln)  # ibdev2netdev
+        if m:
+            sink.add("interconnect", "rdma", no)
+            sink.add("ib_port_state", f"{m.group(1)}/{m.group(2)}={'Active' if m.group(4) == 'Up' else 'Down'}", no)
+
+
+# ------------------------------------------------------------------------------------------
+# date / uptime
+# ------------------------------------------------------------------------------------------
+_UPTIME = re.compile(r"^\s*\d\d:\d\d:\d\d\s+up\s+(?P<up>.*?),\s+(?:\d+\s+users?,\s+)?load averages?:")
+_PROC_UPTIME = re.compile(r"^\s*(?P<s>\d+(?:\.\d+)?)\s+\d+(?:\.\d+)?\s*$")
+
+
+def _uptime_seconds(text: str) -> int | None:
+    days = re.search(r"(\d+)\s+days?", text)
+    hm = re.search(r"(\d+):(\d\d)", text)
+    mins = re.search(r"(\d+)\s+min", text)
+    hours = re.search(r"(\d+)\s+hours?", text)
+    if not (days or hm or mins or hours):
+        return None
+    s = int(days.group(1)) * 86400 if days else 0
+    s += int(hm.group(1)) * 3600 + int(hm.group(2)) * 60 if hm else 0
+    s += int(mins.group(1)) * 60 if mins else 0
+    s += int(hours.group(1)) * 3600 if hours else 0
+    return s
+
+
+def _minus(iso: str, seconds: float) -> str | None:
+    try:
+        t = datetime.fromisoformat(iso) - timedelta(seconds=seconds)
+    except ValueError:
+        return None
+    return t.replace(microsecond=0).isoformat()
+
+
+def parse_uptime(sink: Sink, lines: list[str], base: int, command: str | None = None) -> None:
+    now = boot = None
+    up, up_exact = None, False
+    for i, ln in enumerate(lines):
+        no, s = base + i + 1, ln.strip()
+        if not s:
+            continue
+        p = prompt_of(ln)
+        if p:  # several commands in one transcript: each output is read under its own command
+            command = p.group("cmd")
+            continue
+        m = _PROC_UPTIME.match(s)
+        if m:
+            up, up_exact = (float(m.group("s")), no), True
+            continue
+        m = _UPTIME.match(s)
+        if m:
+            secs = _uptime_seconds(m.group("up"))
+            if secs is not None and not up_exact:
+                up = (secs, no)
+            continue
+        if s.startswith("up "):
+            secs = _uptime_seconds(s)
+            if secs is not None and not up_exact:
+                up = (secs, no)
+            continue
+        iso = parse_date(s)
+        if not iso:
+            continue
+        if re.search(r"\buptime\s+(?:-s|--since)\b", command or "") or \
+                (not command and re.match(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$", s)):
+            boot = (iso, no)  # `uptime -s` prints the boot time in the host's local time
+        elif now is None:
+            now = (iso, no)
+    if now:
+        sink.add("collected_at", now[0], now[1])
+    if up:
+        sink.add("uptime_seconds", f"{up[0]:g}" if isinstance(up[0], float) else up[0], up[1])
+    if boot:
+        tz = re.search(r"[+-]\d\d:\d\d$", now[0]) if now else None
+        sink.add("boot_time", boot[0] + (tz.group(0) if tz and not re.search(r"[+-]\d\d:\d\d$", boot[0]) else ""),
+                 boot[1])
+    elif now and up:
+        sink.add("boot_time", _minus(now[0], up[0]), up[1])
+
+
+# ------------------------------------------------------------------------------------------
+# ip addr / ip -br addr / ifconfig
+# ------------------------------------------------------------------------------------------
+def _prefix_len(mask: str) -> int | None:
+    try:
+        return sum(bin(int(x)).count("1") for x in mask.split("."))
+    except ValueError:
+        return None
+
+
+_INET = re.compile(r"^\s+inet\s+(?:addr:)?(\d+\.\d+\.\d+\.\d+)(?:/(\d+))?"
+                   r"(?:.*?(?:netmask|Mask:?)\s*(\d+\.\d+\.\d+\.\d+))?")
+
+
+def parse_ip(sink: Sink, lines: list[str], base: int) -> None:
+    iface = None
+    for i, ln in enumerate(lines):
+        no = base + i + 1
+        m = re.match(r"^\d+:\s+([\w.:-]+)(?:@\S+)?:\s+<", ln) or re.match(r"^([\w.:-]+):\s+flags=", ln) \
+            or re.match(r"^([\w.:-]+)\s+Link encap:", ln)
+        if m:
+            iface = m.group(1)
+            continue
+        m = _INET.match(ln)
+        if m and iface:
+            plen = m.group(2) or (_prefix_len(m.group(3)) if m.group(3) else None)
+            _ip(sink, iface, m.group(1), plen, no)
+            continue
+        m = re.match(r"^([\w.@:-]+)\s+(?:UP|DOWN|UNKNOWN|DORMANT|LOWERLAYERDOWN|NOTPRESENT)\b(.*)$", ln)
+        if m:
+            for addr, plen in re.findall(r"(\d+\.\d+\.\d+\.\d+)/(\d+)", m.group(2)):
+                _ip(sink, m.group(1).split("@", 1)[0], addr, plen, no)
+
+
+def _ip(sink: Sink, iface: str, addr: str, plen, no: int) -> None:
+    if addr.startswith("127."):
+        return
+    sink.add("ip", f"{iface}={addr}" + (f"/{plen}" if plen is not None else ""), no)
+
+
+# ------------------------------------------------------------------------------------------
+# systemctl status
+# ------------------------------------------------------------------------------------------
+_MAIN_PID = re.compile(r"^\s*Main PID: \d+ \(code=(?P<code>\w+), (?P<what>status|signal)=(?P<val>[^)]+)\)")
+
+
+def parse_systemctl_status(sink: Sink, lines: list[str], base: int) -> None:
+    """How the unit's main process ended: 'Main PID: 1876511 (code=exited, status=1/FAILURE)' (its exit
+    code), or 'code=killed, signal=KILL'."""
+    for i, ln in enumerate(lines):
+        if m := _MAIN_PID.match(ln):
+            sink.add("last_state_reason", f"{m['code']}, {m['what']}={m['val']}", base + i + 1)
+            if m["what"] == "status" and (code := m["val"].split("/", 1)[0]).isdigit():
+                sink.add("exit_code", code, base + i + 1)
+
+
+# ------------------------------------------------------------------------------------------
+# ps
+# ------------------------------------------------------------------------------------------
+def parse_ps(sink: Sink, lines: list[str], base: int) -> None:
+    """ps -ef / aux / -o ...,args: the command is the last column; the columns before it hold no spaces."""
+    before = None
+    for i, ln in enumerate(lines):
+        no = base + i + 1
+        if before is None:
+            if re.search(r"\bPID\b", ln) and re.search(r"\b(?:CMD|COMMAND|ARGS)\s*$", ln):
+                before = len(ln.split()) - 1
+            continue
+        parts = ln.split(None, before)
+        if len(parts) <= before:
+            continue
+        cmd = parts[before].strip()
+        if re.search(r"\bvllm\b|vllm\.entrypoints", cmd):
+            facts_from_command_text(sink, cmd, no)
+        if re.search(r"python|vllm|\bray\b|torchrun|VLLM::", cmd):
+            sink.add("process", " ".join(parts[:before]) + " " + cmd, no)
+
+
+# ------------------------------------------------------------------------------------------
+# Prometheus /metrics
+# ------------------------------------------------------------------------------------------
+_SAMPLE = re.compile(r"^(?P<name>[a-zA-Z_:][\w:]*)(?:\{(?P<labels>[^}]*)\})?\s+(?P<value>[-+0-9.eEInfNa]+)(?:\s+-?\d+)?\s*$")
+_KEEP = ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "vllm:num_requests_running",
+         "vllm:num_requests_waiting", "vllm:num_preemptions", "vllm:prefix_cache_queries", "vllm:prefix_cache_hits",
+         "vllm:prompt_tokens_cached", "vllm:gpu_prefix_cache_queries", "vllm:gpu_prefix_cache_hits")
+
+
+def parse_prometheus(sink: Sink, lines: list[str], base: int) -> None:
+    totals: dict[str, float] = {}
+    for i, ln in enumerate(lines):
+        m = _SAMPLE.match(ln)
+        if not m:
+            continue
+        no, name = base + i + 1, m.group("name")
+        labels = dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group("labels") or ""))
+        if name == "vllm:cache_config_info":
+            if "enable_prefix_caching" in labels:
+                sink.add("prefix_caching", labels["enable_prefix_caching"].lower(), no)
+            if "gpu_memory_utilization" in labels:
+                sink.add("gpu_memory_utilization", labels["gpu_memory_utilization"], no)
+            continue
+        if "model_name" in labels:
+            sink.add("served_model_name", labels["model_name"], no)
+        short = re.sub(r"_total$", "", name)
+        if short not in _KEEP:
+            continue
+        engine = labels.get("engine")
+        key = f"metric:{short}" + (f"{{engine={engine}}}" if engine not in (None, "0") else "")
+        sink.add(key, m.group("value"), no)
+        try:
+            totals[short] = totals.get(short, 0.0) + float(m.group("value"))
+        except ValueError:
+            pass
+    q = totals.get("vllm:prefix_cache_queries") or totals.get("vllm:gpu_prefix_cache_queries")
+    h = totals.get("vllm:prefix_cache_hits", totals.get("vllm:gpu_prefix_cache_hits"))
+    if q and h is not None:
+        line = next((f.line for f in sink.facts if f.name.startswith("metric:vllm:prefix_cache_hits")), None)
+        sink.add("prefix_cache_hit_rate", f"{h / q:.4f}", line)
+
+
+# ------------------------------------------------------------------------------------------
+# manifests, other JSON, one-line outputs
+# ------------------------------------------------------------------------------------------
+_MANIFEST_MAP = {"node": "node_name", "node_name": "node_name", "hostname": "hostname", "collected_at": "collected_at",
+                 "image": "image", "image_digest": "image_digest", "boot_time": "boot_time"}
+
+
+def parse_manifest(sink: Sink, lines: list[str], base: int) -> None:
+    text = "\n".join(lines)
+    try:
+        doc = json.loads(text) if text.lstrip().startswith("{") else tomllib.loads(text)
+    except (ValueError, tomllib.TOMLDecodeError):
+        return
+    man = doc.get("k3logs_manifest") if isinstance(doc, dict) else None
+    if not isinstance(man, dict):
+        return
+    for key, val in man.items():
+        if isinstance(val, (str, int, float)) and not isinstance(val, bool):
+            k = next((base + i + 1 for i, ln in enumerate(lines) if re.search(rf'["\s]?{re.escape(key)}["\s]*[:=]', ln)),
+                     base + 1)
+            sink.add(_MANIFEST_MAP.get(key, f"manifest:{key}"), val, k)
+
+
+def parse_misc(sink: Sink, lines: list[str], base: int, command: str | None) -> None:
+    """One-line outputs worth keeping from a shell transcript: kernel, OFED, kernel-module driver version."""
+    cmd = command or ""
+    body = [(base + i + 1, ln.strip()) for i, ln in enumerate(lines) if ln.strip()]
+    if not body:
+        return
+    no, first = body[0]
+    if re.search(r"\buname\b.*-r\b", cmd) and re.match(r"^\d+\.\d+\S*$", first):
+        sink.add("kernel_version", first, no)
+    elif re.search(r"\bofed_info\b", cmd):
+        sink.add("ofed_version", first.rstrip(":"), no)
+    elif re.search(r"\bhostname\s+(?:-I|--all-ip-addresses|-i|--ip-address)\b", cmd):
+        for ip in re.findall(IPV4, " ".join(t for _, t in body)):   # the host's own addresses
+            if not ip.startswith("127."):
+                sink.add("ip", f"hostname={ip}", no)
+    elif re.search(r"\bhostname\b", cmd) and re.fullmatch(r"[\w.-]+", first):
+        sink.add("hostname", first, no)
+    elif re.search(r"\bdocker info\b", cmd):
+        fmt = re.search(r"--format[= ]+['\"]?\{\{\s*\.(\w+)", cmd)
+        if fmt and fmt.group(1) == "Name" and re.match(r"[A-Za-z][\w.-]*$", first.split()[0]):
+            sink.add("hostname", first.split()[0], no)
+        for n, s_ in body:
+            m = re.match(r"Name:\s+([A-Za-z][\w.-]*)$", s_)
+            if m:
+                sink.add("hostname", m.group(1), n)
+    for no, s in body:
+        m = re.search(r"NVRM version:.*?Kernel Module(?:\s+for\s+\S+)?\s+(\d+\.\d+(?:\.\d+)?)", s)
+        if m:
+            sink.add("driver_version", m.group(1), no)
+            sink.add("driver_branch", m.group(1).split(".", 1)[0], no)
+
+
+TABLE_COLUMN = re.compile(r"\S+(?: \S+)*")   # a table header's columns: words one space apart
+POD_NAME_COLS, NODE_COLS, IP_COLS = ("NAME", "POD", "POD_NAME", "POD-NAME"), ("NODE", "NODENAME", "NODE_NAME"), \
+    ("IP", "POD-IP", "POD_IP", "PODIP")
+IPV4 = r"\d{1,3}(?:\.\d{1,3}){3}"
+
+
+def parse_pod_tables(sink: Sink, lines: list[str], base: int) -> None:
+    """`kubectl get pods -o wide` tables anywhere in a text (also as comments), in any column layout (with or
+    without NAMESPACE, NOMINATED NODE, READINESS GATES; custom columns naming a pod and a NODE): each pod's node
+    (`node_name`, `pod_node` 'POD NODE') and IP (`pod_ip` 'POD IP'); `kubectl get nodes -o wide`: each node's
+    INTERNAL-IP (`node_ip` 'NODE IP'). Cells are read at their column's place (kubectl aligns them)."""
+    i = 0
+    while i < len(lines):
+        table = _table_header(lines[i])
+        if table is None:
+            i += 1
+            continue
+        lead, cols = table
+        names = [c for c, _ in cols]
+        pod_col = next((c for c in POD_NAME_COLS if c in names), None)
+        node_col = next((c for c in NODE_COLS if c in names), None)
+        ip_col = next((c for c in IP_COLS if c in names), None)
+        node_ip_col = "INTERNAL-IP" if "INTERNAL-IP" in names else None
+        i += 1
+        while i < len(lines):
+            row, no = lines[i], base + i + 1
+            if lead and row.startswith(lead.rstrip()):
+                row = row[len(lead):] if row.startswith(lead) else row.lstrip("#").lstrip()
+            if not row.strip() or _table_header(lines[i]) is not None:
+                break
+            cell = lambda c: _cell(row, cols, c)  # noqa: E731
+            i += 1
+            if node_col and pod_col:
+                pod, node = cell(pod_col), cell(node_col)
+                if node and node not in ("<none>",) and re.match(r"[A-Za-z][\w.-]*$", node):
+                    sink.add("node_name", node, no)
+                    if pod:
+                        sink.add("pod_node", f"{pod} {node}", no)
+                ip = cell(ip_col) if ip_col else None
+                if pod and ip and re.fullmatch(IPV4, ip):
+                    sink.add("pod_ip", f"{pod} {ip}", no)
+            elif node_ip_col and pod_col == "NAME":
+                node, ip = cell("NAME"), cell(node_ip_col)
+                if node and ip and re.fullmatch(IPV4, ip):
+                    sink.add("node_ip", f"{node} {ip}", no)
+
+
+def _table_header(line: str) -> tuple[str, list[tuple[str, int]]] | None:
+    """(comment lead, [(column, start)]) of a kubectl table header that names pods and nodes, else None."""
+    lead = re.match(r"^#\s*", line)
+    lead = lead.group(0) if lead else ""
+    cols = [(m.group(0), m.start()) for m in TABLE_COLUMN.finditer(line[len(lead):])]
+    names = [c for c, _ in cols]
+    if len(cols) < 2 or not any(c in names for c in POD_NAME_COLS):
+        return None
+    if any(c in names for c in NODE_COLS) or ("INTERNAL-IP" in names and names[0] == "NAME"):
+        return lead, cols
+    return None
+
+
+def _cell(row: str, cols: list[tuple[str, int]], name: str) -> str | None:
+    """The value in column `name` of a table row: the first word that reaches into the column's place (a
+    hand-made table may be off by a space or two)."""
+    k = next(k for k, (c, _) in enumerate(cols) if c == name)
+    start = cols[k][1]
+    end = cols[k + 1][1] if k + 1 < len(cols) else len(row) + 1
+    for m in re.finditer(r"\S+", row):
+        if m.end() > start and m.start() < end:
+            return m.group(0)
+    return None
+
+
+def parse_host_ips(sink: Sink, lines: list[str], base: int) -> None:
+    """Host names written next to their IP (patterns/attribution.toml [[host_ip]]: 'node-b (10.0.0.2)',
+    'gpu-b2 = 10.42.0.62', /etc/hosts lines): what ties a Ray `ip=` or a node address to a host. Also what a
+    text says about where it comes from ([[line_witness]] of kind file_host: `uname -a`, 'collected on HOST'),
+    and a process's host and container pids (NSpid)."""
+    w = builtin_witnesses()
+    file_hosts = w.of_kind("file_host")
+    nspid = w.of_kind("pid_ns")
+    for i, ln in enumerate(lines):
+        no = base + i + 1
+        for hi in w.host_ips:
+            for m in hi.regex.finditer(ln):
+                host, ip = m.group("host"), m.group("ip")
+                if host and ip and not ip.startswith("127.") and w.is_host(host) and w.is_host(host.split(".", 1)[0]):
+                    sink.add("host_ip", f"{host.split('.', 1)[0]} {ip}", no)
+                    if hi.name == "etc_hosts":  # every name on an /etc/hosts line is that address's
+                        for alias in ln.split("#", 1)[0].split()[2:]:
+                            if w.is_host(alias):
+                                sink.add("host_ip", f"{alias.split('.', 1)[0]} {ip}", no)
+        for lw in file_hosts:
+            if any(p in ln for p in lw.prefilter) and (m := lw.regex.search(ln)) and w.is_host(m.group("host")):
+                sink.add("uname_host" if lw.name == "uname" else "provenance", m.group("host"), no)
+        for lw in nspid:
+            if any(p in ln for p in lw.prefilter) and (m := lw.regex.search(ln)):
+                sink.add("nspid", f"{m.group('host_pid')} {m.group('pid')}", no)
+
+
+CHRONY = re.compile(r"^(?:(?P<host>[A-Za-z][\w.-]*): )?System time\s*:\s*(?P<sec>[\d.]+) seconds (?P<dir>fast|slow) of NTP time")
+DATE_READING = re.compile(r"^(?P<host>[A-Za-z][\w.-]*): (?P<ts>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)\s*$")
+
+
+def parse_clocks(sink: Sink, lines: list[str], base: int) -> None:
+    """Clock evidence: chrony's 'System time : X seconds fast|slow of NTP time' (a host's error) and the
+    same `date` taken on several hosts at once (pdsh / clush 'host: <time>' lines)."""
+    for i, ln in enumerate(lines):
+        m = CHRONY.match(ln.strip())
+        if m:
+            sec = float(m.group("sec")) * (1 if m.group("dir") == "fast" else -1)
+            sink.add("clock_offset", f"{m.group('host') or ''} {sec}".strip(), base + i + 1)
+            continue
+        m = DATE_READING.match(ln.strip())
+        if m:
+            sink.add("clock_reading", f"{m.group('host')} {m.group('ts')}", base + i + 1)

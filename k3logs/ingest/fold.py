@@ -1,0 +1,321 @@
+"""Fold multi-line events into one row with a span: Python tracebacks (with their exception chain),
+faulthandler dumps, vLLM records continued with '\\r\\n' + prefix, and indented kernel continuation lines.
+
+Headers are found vectorised; the small state machine that strings a traceback together runs in Python
+from each header until its traceback ends, so it visits the few rows tracebacks hold (log-formats.md 8)."""
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from collections.abc import Sequence
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+
+from k3logs.schema import LINE, SUB
+
+START = r"^(?:Traceback \(most recent call last\):|Fatal Python error: |\s*\+ Exception Group Traceback|Exception in thread .*:$|Process [\w.-]+:$)"
+FRAME = (r"^(?:\s+File \"|\s{2,}\S|\s*[~^]+\s*$|Thread 0x[0-9a-fA-F]+|Current thread 0x|\s*\[Previous line repeated"
+         r"|\s*\|\s|\s*\+[-+]|Extension modules: |Stack \(most recent call first\)|Python runtime state: )")
+SEP = r"^(?:During handling of the above exception, another exception occurred:|The above exception was the direct cause of the following exception:)\s*$"
+EXC = r"^[A-Za-z_][\w.]*(?::|\s*$)"  # 'ValueError: ...', 'KeyboardInterrupt'
+MAX_EXC_CONTINUATION = 30
+WINDOW = 2000  # rows of its stream after a header that a traceback may span
+FRAME_FUNC = re.compile(r'^\s*File "[^"]*", line \d+,? in (\S+)')
+# inside an exception group (3.11+) every line carries a '|' margin and sub-exceptions are framed by '+---'
+GROUP_START = "Exception Group Traceback"
+GROUP_MARGIN = re.compile(r"^\s*\| ?")
+GROUP_EDGE = re.compile(r"^\s*\+[-+]+")
+START_RE, SEP_RE, FRAME_RE, EXC_RE = (re.compile(x) for x in (START, SEP, FRAME, EXC))
+
+ROLE_START, ROLE_FRAME, ROLE_SEP, ROLE_BLANK, ROLE_OTHER = 1, 2, 3, 4, 0
+
+
+def _role(text: str, is_start: bool) -> int:
+    if is_start:
+        return ROLE_START
+    if SEP_RE.match(text):
+        return ROLE_SEP
+    if not text.strip():
+        return ROLE_BLANK
+    return ROLE_FRAME if FRAME_RE.match(text) else ROLE_OTHER
+
+
+class _Block:
+    """One traceback: its rows, and per exception of the chain the rows stating it (first, then its
+    continuation lines)."""
+
+    __slots__ = ("rows", "exc", "fatal", "state", "group", "bare", "held")
+
+    def __init__(self, i: int, fatal: bool, group: bool = False):
+        self.rows = [i]
+        self.exc: list[list[int]] = [[i]] if fatal else []
+        self.fatal = fatal
+        self.state = "hdr"
+        self.group = group           # inside an exception group: lines are read without their '|' margin
+        self.bare: dict[int, str] = {}  # row -> text without the margin
+        self.held: list[int] = []    # a blank line after an exception, kept if a chain separator follows
+
+    def text(self, i: int, texts) -> str:
+        return self.bare.get(i, texts[i])
+
+
+def _group_role(text: str) -> tuple[int, str, bool] | None:
+    """Role, bare text and 'looks like an exception' of a line inside an exception group (None: not framed)."""
+    if GROUP_EDGE.match(text):
+        return ROLE_SEP, text, False
+    m = GROUP_MARGIN.match(text)
+    if not m:
+        return None
+    bare = text[m.end():]
+    if START_RE.match(bare) or bare.startswith(GROUP_START):
+        role = ROLE_START
+    elif SEP_RE.match(bare):
+        role = ROLE_SEP
+    elif not bare.strip():
+        role = ROLE_BLANK
+    elif FRAME_RE.match(bare):
+        role = ROLE_FRAME
+    else:
+        role = ROLE_OTHER
+    return role, bare, bool(EXC_RE.match(bare))
+
+
+def _blocks_in_stream(idx: Sequence[int], starts: list[int], row) -> list[_Block]:
+    """String tracebacks together within one process stream: `idx` are its rows in order, `starts` the
+    positions in `idx` of header rows, `row(i)` gives a row's (text, source, loc, lt). A row more than WINDOW
+    rows of its stream after the latest header is not read (nor any row between a finished traceback and
+    the next header)."""
+    out: list[_Block] = []
+    cur: _Block | None = None
+    prev: tuple = ("", "", None, None)
+    heads, latest = set(starts), starts[0]
+
+    def close() -> None:
+        nonlocal cur
+        if cur is not None:
+            out.append(cur)
+        cur = None
+
+    k = starts[0]
+    while k < len(idx):
+        if cur is None or k - latest > WINDOW:  # on to the next header
+            j = bisect_left(starts, k)
+            if j == len(starts):
+                break
+            k = starts[j]
+        i, is_start = int(idx[k]), k in heads
+        if is_start:
+            latest = k
+        k += 1
+        text, source, loc, lt = row(i)
+        role, exc_like = _role(text, is_start), bool(EXC_RE.match(text))
+        (_, psource, ploc, plt), prev = prev, (text, source, loc, lt)
+        if cur is not None and cur.group and (g := _group_role(text)) is not None:
+            role, text, exc_like = g
+            cur.bare[i] = text
+        if cur is None:
+            if role == ROLE_START:
+                cur = _Block(i, text.startswith("Fatal Python error"), GROUP_START in text)
+            continue
+        if role == ROLE_START:
+            chained = cur.state == "sep" or (cur.state == "hdr" and text.startswith("Traceback")
+                                            and len(cur.rows) == 1 and not cur.fatal)
+            if chained:
+                cur.rows.append(i)
+                cur.state = "hdr"
+                cur.group = cur.group or GROUP_START in text
+            else:
+                close()
+                cur = _Block(i, text.startswith("Fatal Python error"), GROUP_START in text)
+        elif role == ROLE_FRAME:
+            if cur.state in ("exc", "blank") and not cur.fatal:
+                close()
+                continue
+            cur.rows.append(i)
+            cur.state = "frames"
+        elif role == ROLE_SEP:
+            cur.rows += cur.held + [i]
+            cur.held = []
+            cur.state = "sep"
+        elif role == ROLE_BLANK:
+            if cur.state == "exc":
+                cur.state = "blank"  # a chain separator may follow
+                cur.held = [i]
+            elif cur.state in ("frames", "hdr", "sep") or cur.fatal:
+                cur.rows.append(i)
+            else:
+                close()
+        else:  # an ordinary line
+            if cur.fatal:
+                if cur.state == "hdr" or text.startswith(("Python runtime state", "Extension modules")):
+                    cur.rows.append(i)
+                else:
+                    close()
+            elif cur.state == "frames" and exc_like:
+                cur.rows.append(i)
+                cur.exc.append([i])
+                cur.state = "exc"
+            elif (cur.state == "exc" and len(cur.exc[-1]) <= MAX_EXC_CONTINUATION
+                  and source in ("plain", psource) and (source != "vllm" or (loc, lt) == (ploc, plt))):
+                cur.rows.append(i)  # the exception message goes on over several lines (written at once)
+                cur.exc[-1].append(i)
+            else:
+                close()
+    close()
+    return [b for b in out if b.exc or b.fatal]
+
+
+class _Rows:
+    """A frame's rows as Python tuples, fetched SLICE rows at a time as they are asked for: the state
+    machine reads a few rows from each header on (reading a polars Series one element at a time costs
+    microseconds each)."""
+
+    SLICE = 256
+
+    def __init__(self, df: pl.DataFrame):
+        self.df = df
+        self.slices: dict[int, list[tuple]] = {}
+
+    def __getitem__(self, i: int) -> tuple:
+        start = i - i % self.SLICE
+        if (got := self.slices.get(start)) is None:
+            got = self.slices[start] = self.df.slice(start, self.SLICE).rows()
+        return got[i - start]
+
+    def column(self, k: int) -> "_Column":
+        return _Column(self, k)
+
+
+class _Column:
+    def __init__(self, rows: _Rows, k: int):
+        self.rows, self.k = rows, k
+
+    def __getitem__(self, i: int):
+        return self.rows[i][self.k]
+
+
+def fold_tracebacks(df: pl.DataFrame) -> pl.DataFrame:
+    """Replace the rows of each traceback by one row: line = its first line, `line_end` its last,
+    text = the first exception of the chain, `exc_*` one entry per link."""
+    if df.is_empty():
+        return df
+    is_start = df["text"].str.contains(START)
+    if not is_start.any():
+        return df
+    # one stream per process, and per rank: torchrun interleaves the '[rankN]: ' tracebacks of its ranks.
+    # A stream is read from its first header on.
+    pids, ranks = df["pid"], df["rank"]
+    # rows parsed in another batch may have no _line_end (null): they end on their own line
+    ends = pl.coalesce("_line_end", LINE) if "_line_end" in df.columns else pl.col(LINE)
+    table = _Rows(df.select("text", "source", "loc", "lt", LINE, ends.alias("_end")))
+    texts = table.column(0)
+
+    def row(i: int) -> tuple:
+        return table[i][:4]
+
+    first_of = pl.DataFrame({"pid": pids, "rank": ranks}).with_row_index("_i").filter(is_start) \
+        .unique(["pid", "rank"], keep="first", maintain_order=True)
+    blocks: list[_Block] = []
+    for first, pid, rank in first_of.iter_rows():
+        tail = pl.DataFrame({"pid": pids.slice(first), "rank": ranks.slice(first), "_s": is_start.slice(first)})
+        mine = tail.with_row_index("_i", offset=first).filter(
+            pl.col("pid").eq_missing(pid) & pl.col("rank").eq_missing(rank))
+        # (as an array: the loop reads the few rows from each header on, of a stream that may be the batch)
+        blocks += _blocks_in_stream(mine["_i"].to_numpy(), mine["_s"].arg_true().to_list(), row)
+    if not blocks:
+        return df
+    lines, line_end = table.column(4), table.column(5)
+    absorbed: list[int] = []
+    heads, types, msgs, exc_lines, ends, first_text, frames = [], [], [], [], [], [], []
+    for b in blocks:
+        # the stack of the first exception of the chain (the innermost cause), outermost frame first
+        if b.fatal:  # faulthandler: the crashed thread's stack, innermost first as printed
+            cur_at = next((j for j in b.rows if texts[j].startswith("Current thread")), None)
+            stack = [m.group(1) for j in b.rows if cur_at is not None and j > cur_at
+                     and (m := FRAME_FUNC.match(texts[j]))]
+            frames.append(stack[::-1])
+        else:
+            upto = b.exc[0][0]
+            frames.append([m.group(1) for j in b.rows if j < upto and (m := FRAME_FUNC.match(b.text(j, texts)))])
+        absorbed += b.rows[1:]
+        heads.append(b.rows[0])
+        t, m, ln = [], [], []
+        for rows in b.exc:
+            typ, sep, msg = b.text(rows[0], texts).partition(":")
+            if b.fatal or not sep or " " in typ.strip() or not typ.strip():
+                typ, msg = "", b.text(rows[0], texts)
+            msg = "\n".join([msg.strip(), *(b.text(j, texts) for j in rows[1:] if b.text(j, texts).strip())]).strip()
+            t.append(typ.strip())
+            m.append(msg)
+            ln.append(int(lines[rows[0]]))
+        types.append(t)
+        msgs.append(m)
+        exc_lines.append(ln)
+        ends.append(max(int(line_end[j]) for j in b.rows))
+        first_text.append(b.text(b.exc[0][0], texts))
+    at = pl.Series(heads, dtype=pl.UInt32)
+    # a head takes the time and level of the row that states the first exception, where it has none
+    exc_at = pl.Series([b.exc[0][0] for b in blocks], dtype=pl.UInt32)
+    new = {}
+    own = ("lt", "lt_kind", "wt", "wt_kind", "level")
+    at_heads, at_exc = df.select(own)[at], df.select(own)[exc_at]
+    for c in own:
+        lacking = at_heads[c].null_count()
+        # (a column is copied only where a head lacks a value its exception's row has)
+        if lacking and (filled := at_heads[c].fill_null(at_exc[c])).null_count() < lacking:
+            new[c] = df[c].clone().scatter(at, filled)
+    new["text"] = df["text"].clone().scatter(at, first_text)
+    new["source"] = df["source"].clone().scatter(at, "traceback")
+    # the chain's lists, null on every other row: row 0 of `chains` is all null, head k takes row k + 1
+    # (built by arrow: polars reads nested Python lists value by value in Python)
+    chains = pl.from_arrow(pa.table({"exc_types": pa.array([None, *types], pa.list_(pa.string())),
+                                     "exc_messages": pa.array([None, *msgs], pa.list_(pa.string())),
+                                     "exc_lines": pa.array([None, *exc_lines], pa.list_(pa.int64())),
+                                     "frames": pa.array([None, *frames], pa.list_(pa.string()))}))
+    assert isinstance(chains, pl.DataFrame)
+    which = np.zeros(df.height, dtype=np.uint32)
+    which[heads] = np.arange(1, len(heads) + 1, dtype=np.uint32)
+    lists = chains[pl.Series(which)]
+    line_end = (df["_line_end"].clone() if "_line_end" in df.columns else
+                pl.repeat(None, df.height, dtype=pl.Int64, eager=True).alias("_line_end"))
+    keep = np.ones(df.height, dtype=bool)
+    keep[absorbed] = False
+    return (df.with_columns(**new).hstack(lists)
+            .with_columns(line_end.scatter(at, pl.Series(ends, dtype=pl.Int64)))
+            .filter(pl.Series(keep)))
+
+
+def fold_continuations(df: pl.DataFrame) -> pl.DataFrame:
+    """Join vLLM records split by NewLineFormatter ('\\r' at the end of all but the last line, same
+    prefix on each) and kernel records whose continuation lines are indented with no timestamp."""
+    if df.is_empty():
+        return df
+    same_record = (pl.col("cr_end").shift(1).over("pid").fill_null(False)
+                   & (pl.col("loc") == pl.col("loc").shift(1).over("pid"))
+                   & (pl.col("lt") == pl.col("lt").shift(1).over("pid")))
+    kernel_cont = ((pl.col("source") == "kernel") & pl.col("lt_kind").is_null()
+                   & pl.col("text").str.contains(r"^\s+\S") & (pl.col("source").shift(1) == "kernel"))
+    # (each kind is looked for only where it can be: most batches have no '\r'-continued or kernel line)
+    kinds = [e.fill_null(False) for e, possible in ((same_record, df["cr_end"].any()),
+                                                    (kernel_cont, (df["source"] == "kernel").any())) if possible]
+    if not kinds:
+        return df
+    cont = df.select(pl.any_horizontal(kinds).alias("c"))["c"]
+    if "exc_types" in df.columns:
+        cont = cont & df["exc_types"].is_null()
+    if not cont.any():
+        return df
+    grp_key = "pid_or_kernel"
+    df = df.with_columns(pl.lit(cont).alias("_c"),
+                         pl.when(pl.col("source") == "kernel").then(pl.lit(-1)).otherwise(pl.col("pid")).alias(grp_key))
+    df = df.with_columns((~pl.col("_c")).cast(pl.Int64).cum_sum().over(grp_key).alias("_g"))
+    end_col = pl.coalesce("_line_end", LINE) if "_line_end" in df.columns else pl.col(LINE)
+    others = [c for c in df.columns if c not in (LINE, "text", "_c", "_g", grp_key, "_line_end")]
+    out = (df.with_columns(end_col.alias("_line_end"))
+           .group_by(grp_key, "_g", maintain_order=True)
+           .agg(pl.col(LINE).first(), pl.col("_line_end").max(), pl.col("text").str.join("\n"),
+                *[pl.col(c).first() for c in others])
+           .drop(grp_key, "_g"))
+    return out.sort([LINE, SUB])

@@ -1,0 +1,99 @@
+"""Which lines analyze keeps (Keep): those that hold a literal of a signature, a landmark or a witness, and a traceback's frames after its header; the rest is counted, not parsed."""
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+TB_HEAD = r"Traceback \(most recent call last\)|Fatal Python error: |^Process [\w.-]+:$|Exception in thread "
+# lines of a traceback (frames, code, markers, chain separators, the exception): kept after a header
+TB_BODY = (r'File "|^\s|\]\s{2,}\S|Traceback|During handling|The above exception|Error|Exception|Exit|Interrupt'
+           r"|Fatal|Thread 0x|Current thread|\^\^|~~|^\S*$")
+EARLY_TIME = r"^.{0,80}?\d\d:\d\d:\d\d"  # a time of day near the start of a line
+TB_WINDOW = 400  # lines kept after a traceback header (its frames and exception)
+
+
+@dataclass(frozen=True)
+class Keep:
+    """Which raw lines to parse: those containing one of `anchors` (plus their context), except the lines
+    `quoted` matches (user data: a logged prompt is nothing the diagnosis reads, and keeping one line a
+    request would make memory grow with the requests); None = all."""
+
+    anchors: tuple[str, ...]
+    quoted: str = ""
+
+    @functools.cached_property  # built once, not once per file (bundles may hold thousands of files)
+    def regex(self) -> str:
+        return "|".join(re.escape(a) for a in sorted(set(self.anchors)))
+
+
+class KeepState:
+    """What the keep filter carries from one batch of a file to the next."""
+
+    def __init__(self) -> None:
+        self.since_tb = TB_WINDOW + 1
+        self.tail: pl.DataFrame | None = None  # the batch before's last two rows (copied out)
+        self.last_kept = 0  # the last line kept so far
+
+
+def anchored(raw: pl.Series, keep: Keep) -> pl.Series:
+    """Indices of the lines of `raw` that hold an anchor and are no user data: the one pass over every line
+    (any thread)."""
+    hits = raw.str.contains(keep.regex).arg_true()
+    if keep.quoted and len(hits):
+        hits = hits.filter(~raw.gather(hits).str.contains(keep.quoted))
+    return hits
+
+
+def keep_rows(batch: pl.DataFrame, keep: Keep, state: KeepState, hit_idx: pl.Series | None = None
+               ) -> tuple[pl.Series, int]:
+    """Indices (sorted) of the rows of `batch` worth parsing: those with an anchor (`hit_idx`, if found
+    already) plus their context; the context works on the few rows with an anchor, in file order. Also how
+    many of the last rows of the batch before are context too (lines before an untimed hit that opens it)."""
+    raw = batch["raw"]
+    n = len(raw)
+    hit_idx = anchored(raw, keep) if hit_idx is None else hit_idx
+    hits = raw.gather(hit_idx)
+    parts = [hit_idx]
+    # rows within TB_WINDOW after a traceback header (also one still open from the previous batch) that
+    # look like part of a traceback; headers are among the hits ("Traceback" is an anchor)
+    starts = hit_idx.filter(hits.str.contains(TB_HEAD)).to_list()
+    spans = [(0, TB_WINDOW - state.since_tb)] if state.since_tb <= TB_WINDOW else []
+    spans += [(st, st + TB_WINDOW) for st in starts]
+    state.since_tb = n - starts[-1] if starts else state.since_tb + n
+    if spans:
+        window = pl.concat([pl.int_range(lo, min(hi, n - 1) + 1, dtype=pl.UInt32, eager=True)
+                            for lo, hi in spans]).unique()
+        parts.append(window.filter(raw.gather(window).str.contains(TB_BODY)))
+    # the two lines before a kept line that carries no time of its own (kernel continuation lines, NCCL
+    # lines): the record it continues, and a time for it
+    untimed = hit_idx.filter(~hits.str.contains(EARLY_TIME)).cast(pl.Int64)
+    back = 0
+    if len(untimed):
+        parts += [(untimed - 1).clip(0).cast(pl.UInt32), (untimed - 2).clip(0).cast(pl.UInt32)]
+        back = max(0, 2 - int(untimed.min()))
+    return pl.concat(parts).unique().sort(), back
+
+
+def kept_rows(raw: pl.Series, hits: np.ndarray, hit_file: np.ndarray, starts: np.ndarray, ends: np.ndarray
+               ) -> np.ndarray:
+    """keep_rows over many files at once, each a whole file read in one batch (so nothing is carried from a
+    batch before): the rows with an anchor, the traceback body within TB_WINDOW after a header (up to the
+    file's end) and the two rows before an untimed hit (from the file's start)."""
+    hit_raw = raw.gather(hits)
+    timed = hit_raw.str.contains(EARLY_TIME).to_numpy()
+    parts = [hits]
+    heads = hits[hit_raw.str.contains(TB_HEAD).to_numpy()]
+    if len(heads):
+        last = np.minimum(heads + TB_WINDOW, ends[np.searchsorted(ends, heads, side="right")] - 1)
+        lens = last - heads + 1
+        window = np.unique(np.repeat(heads - np.cumsum(lens) + lens, lens) + np.arange(lens.sum()))
+        parts.append(window[raw.gather(window).str.contains(TB_BODY).to_numpy()])
+    untimed = hits[~timed]
+    if len(untimed):
+        first = starts[hit_file[~timed]]
+        parts += [np.maximum(untimed - 1, first), np.maximum(untimed - 2, first)]
+    return np.unique(np.concatenate(parts))

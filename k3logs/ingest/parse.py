@@ -1,0 +1,363 @@
+"""Peel a batch of raw lines, layer by layer, into parsed rows. Everything here is vectorised over the
+batch: each format is one regex over the rows that can still match it (formats.toml says which).
+
+Order (log-formats.md 1.3): collector wrapper -> partial records re-joined -> ANSI colour -> tqdm
+carriage-return states (text glued after a bar becomes its own row, `sub` = 1) -> process / Ray / rank
+prefixes (repeatedly) -> the application line format, which sets `source`, level, time and message.
+(Colour codes are taken out of a line before a layer reads it as text; a prefix is read with its codes,
+which most coloured lines only have there, so they are stripped from the few lines that still hold one.)
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from functools import lru_cache
+
+import polars as pl
+
+from k3logs.catalogue.formats import TIME_GROUPS, Format, Formats
+from k3logs.schema import LINE, SUB, TRUNCATED
+
+from .prefixes import SAMPLE_ROWS, peel_prefixes
+from .terminal import MARKED, carriage_returns, coloured_rows, join_partials, on_rows, split_glued, strip_ansi
+
+MONTHS = {"Jan": "01", "Feb": "02", "Mar": "03", "Apr": "04", "May": "05", "Jun": "06", "Jul": "07",
+          "Aug": "08", "Sep": "09", "Oct": "10", "Nov": "11", "Dec": "12"}
+PLACEHOLDER_YEAR = "2000"  # a leap year: year-less times are kept in it until the clock stage fills the year
+
+# columns of a parsed row (besides line, sub, truncated)
+STR_COLS = ("text", "wrapper", "stream", "proc", "ip", "w_host", "ident", "source", "level", "loc", "host",
+            "lt_kind", "wt_kind", "w_pod", "w_container")
+PARSED_SCHEMA: dict[str, pl.DataType] = {
+    LINE: pl.Int64, SUB: pl.Int8, TRUNCATED: pl.Boolean, "cr_end": pl.Boolean,
+    **{c: pl.String for c in STR_COLS},
+    "pid": pl.Int64, "tid": pl.Int64, "dev": pl.Int32, "rank": pl.Int32, "local_rank": pl.Int32,
+    "w_task": pl.Int32,   # a launcher's task label (Slurm `srun -l`): the task that wrote the line
+    "wt": pl.Datetime("us"), "lt": pl.Datetime("us"), "uptime": pl.Float64, "partial": pl.Boolean,
+}
+# what a field can hold: a value outside (year 0001, a pid of 5000 digits, 10**20 s since boot) is damage or
+# a hostile bundle; it is treated as absent, and the row names it in UNREADABLE (the report lists them)
+RANGES: dict[str, tuple] = {
+    "pid": (0, 1 << 31), "tid": (0, 1 << 31), "dev": (0, 1 << 16), "rank": (0, 1 << 24), "local_rank": (0, 1 << 16),
+    "w_task": (0, 1 << 24),
+    "uptime": (0.0, 1e10), "wt": (datetime(1970, 1, 1), datetime(2200, 1, 1)),
+    "lt": (datetime(1970, 1, 1), datetime(2200, 1, 1)),
+}
+UNREADABLE = "_unreadable"   # the fields of a row that held a value out of range (comma-separated), or null
+FIELD_NAMES = {"lt": "time", "wt": "wrapper time", "uptime": "seconds since boot", "dev": "device",
+               "local_rank": "local rank", "w_task": "task"}  # (as a report names them; the others by their own name)
+
+
+@dataclass(frozen=True)
+class FileContext:
+    file: str                      # path inside the bundle
+    kind: str                      # sniffed kind (schema.LOG_KINDS)
+    wrappers: tuple[str, ...] = ()  # wrapper chain, outermost first
+    crlf: bool = False             # lines end in '\r\n': the '\r' is the line end, not vLLM's continuation mark
+
+
+def _groups(fmt: Format) -> set[str]:
+    return set(fmt.groups)
+
+
+def _head_regex(fmt: Format) -> str:
+    return f"(?P<_m>{fmt.regex})"  # (one string per format: polars caches compiled regexes by their text)
+
+
+def _extract(df: pl.DataFrame, fmt: Format) -> pl.DataFrame:
+    """The format's named groups for each row of `df`, plus `_m` (the whole head; null = no match). A wrapper
+    read by JSON key (journald's `-o json`) takes each field from its key, wherever it is in the object."""
+    if fmt.json_fields:
+        hit = pl.col("text").str.contains(fmt.regex).fill_null(False)
+        ext = df.select(pl.when(hit).then(pl.col("text")).alias("_m"), *[
+            pl.when(hit).then(pl.col("text").str.json_path_match(f"$.{key}")).alias(name)
+            for name, key in fmt.json_fields])
+        key = dict(fmt.json_fields).get("text")
+        if key is None:
+            return ext
+        arrays = df.select(pl.col("text").str.contains(f'"{re.escape(key)}"\\s*:\\s*\\[').fill_null(False)).to_series()
+        return ext.with_columns(_byte_array_text(ext["text"], arrays))
+    return df.select(pl.col("text").str.extract_groups(_head_regex(fmt))).unnest("text")
+
+
+_HEX = {str(i): f"{i:02x}" for i in range(256)}
+
+
+def _byte_array_text(values: pl.Series, arrays: pl.Series) -> pl.Series:
+    """The values whose JSON field journald wrote as an array of bytes ('"MESSAGE":[27,91,...]': the message
+    holds control characters, an ANSI colour), where `arrays`, as their text; other values as they are."""
+    if not arrays.any():
+        return values
+    hexed = values.str.strip_chars("[] ").str.split(",").list.eval(
+        pl.element().str.strip_chars().replace_strict(_HEX, default=None)).list.join("").str.decode("hex")
+    try:
+        text = hexed.cast(pl.String)
+    except pl.exceptions.ComputeError:  # (bytes that are not UTF-8: the rare rows one by one)
+        text = pl.Series([None if b is None else b.decode("utf-8", "replace") for b in hexed], dtype=pl.String)
+    return pl.select(pl.when(arrays).then(text).otherwise(values)).to_series().alias(values.name)
+
+
+def _level(expr: pl.Expr, fmt: Format) -> pl.Expr:
+    mapping = dict(fmt.level_map)
+    return expr.replace(mapping) if mapping else expr
+
+
+def _time_exprs(groups: frozenset[str] | set[str]) -> tuple[pl.Expr, pl.Expr, pl.Expr | None]:
+    """(naive datetime, kind, uptime) expressions over an extracted group frame."""
+    c = pl.col
+    if "t_iso" in groups:
+        iso = (c("t_iso").str.replace(",", ".", literal=True).str.replace(r"Z$", "+00:00")
+               .str.replace(r"([+-]\d\d)(\d\d)$", "${1}:${2}").str.replace(" ", "T", literal=True))
+        dt = (iso.str.to_datetime("%Y-%m-%dT%H:%M:%S%.f%:z", time_zone="UTC", time_unit="us", strict=False)
+              .dt.replace_time_zone(None))
+        return dt, pl.when(dt.is_not_null()).then(pl.lit("utc")), None
+    if "t_local" in groups:
+        dt = (c("t_local").str.replace(",", ".", literal=True).str.replace("T", " ", literal=True)
+              .str.replace_all("/", "-", literal=True)  # nvidia-smi's timestamp: '2026/07/09 10:00:00.394'
+              .str.to_datetime("%Y-%m-%d %H:%M:%S%.f", time_unit="us", strict=False))
+        return dt, pl.when(dt.is_not_null()).then(pl.lit("local")), None
+    if "t_md" in groups:
+        dt = pl.concat_str([pl.lit(PLACEHOLDER_YEAR + "-"), c("t_md"), pl.lit(" "), c("t_hms")]).str.to_datetime(
+            "%Y-%m-%d %H:%M:%S", time_unit="us", strict=False)
+        return dt, pl.when(dt.is_not_null()).then(pl.lit("yearless")), None
+    if "t_glog" in groups:
+        md = c("t_glog").str.extract(r"^(\d{3,4}) ", 1).str.zfill(4)
+        hms = c("t_glog").str.extract(r" (\d\d:\d\d:\d\d(?:\.\d{1,6})?)", 1)
+        dt = pl.concat_str([pl.lit(PLACEHOLDER_YEAR + "-"), md.str.slice(0, 2), pl.lit("-"), md.str.slice(2, 2),
+                            pl.lit(" "), hms]).str.to_datetime("%Y-%m-%d %H:%M:%S%.f", time_unit="us", strict=False)
+        return dt, pl.when(dt.is_not_null()).then(pl.lit("yearless")), None
+    for name, kind in (("t_ctime", "local"), ("t_date", "utc")):
+        if name in groups:  # 'Mon Aug 11 07:35:59 2026' (dmesg -T); `date`'s 'Wed Apr  8 09:14:02 UTC 2026'
+            parts = c(name).str.replace_all(r"\s+", " ").str.split(" ")
+            dt = pl.concat_str([parts.list.get(-1, null_on_oob=True), pl.lit("-"),
+                                parts.list.get(1, null_on_oob=True).replace(MONTHS), pl.lit("-"),
+                                parts.list.get(2, null_on_oob=True).str.zfill(2), pl.lit(" "),
+                                parts.list.get(3, null_on_oob=True)]).str.to_datetime(
+                "%Y-%m-%d %H:%M:%S", time_unit="us", strict=False)
+            return dt, pl.when(dt.is_not_null()).then(pl.lit(kind)), None
+    if "t_mdy" in groups:  # 'Sep 12 2024 03:41:17' (Fabric Manager)
+        dt = c("t_mdy").str.to_datetime("%b %d %Y %H:%M:%S", time_unit="us", strict=False)
+        return dt, pl.when(dt.is_not_null()).then(pl.lit("local")), None
+    if "t_syslog" in groups:
+        parts = c("t_syslog").str.replace_all(r"\s+", " ").str.split(" ")
+        dt = pl.concat_str([pl.lit(PLACEHOLDER_YEAR + "-"), parts.list.get(0, null_on_oob=True).replace(MONTHS),
+                            pl.lit("-"), parts.list.get(1, null_on_oob=True).str.zfill(2), pl.lit(" "),
+                            parts.list.get(2, null_on_oob=True)]).str.to_datetime(
+            "%Y-%m-%d %H:%M:%S%.f", time_unit="us", strict=False)
+        return dt, pl.when(dt.is_not_null()).then(pl.lit("yearless")), None
+    if "t_epoch_us" in groups:  # journald's __REALTIME_TIMESTAMP: microseconds since the epoch (UTC)
+        us = c("t_epoch_us").cast(pl.Int64, strict=False)
+        dt = pl.when(us.is_between(0, 7_258_118_400_000_000)).then(us).cast(pl.Datetime("us"))
+        return dt, pl.when(dt.is_not_null()).then(pl.lit("utc")), None
+    if "t_uptime" in groups:
+        up = c("t_uptime").cast(pl.Float64, strict=False)
+        return pl.lit(None, pl.Datetime("us")), pl.when(up.is_not_null()).then(pl.lit("boot")), up
+    return pl.lit(None, pl.Datetime("us")), pl.lit(None, pl.String), None
+
+
+def _json_unescape(e: pl.Expr) -> pl.Expr:
+    """Undo the JSON string escapes Docker writes (\\u sequences other than the usual few are left as is)."""
+    hold = "\ue000"
+    return (e.str.replace_all(r"\\", hold, literal=True)
+            .str.replace_all(r"\n", "\n", literal=True).str.replace_all(r"\r", "\r", literal=True)
+            .str.replace_all(r"\t", "\t", literal=True).str.replace_all(r"\"", '"', literal=True)
+            .str.replace_all(r"\/", "/", literal=True)
+            .str.replace_all(r"\u003c", "<", literal=True).str.replace_all(r"\u003e", ">", literal=True)
+            .str.replace_all(r"\u0026", "&", literal=True).str.replace_all(r"\u001b", "\x1b", literal=True)
+            .str.replace_all(r"\u0000", "", literal=True)
+            .str.replace_all(hold, "\\", literal=True))
+
+
+# ------------------------------------------------------------------------------------------------
+# layers
+# ------------------------------------------------------------------------------------------------
+def _apply_wrapper(df: pl.DataFrame, fmt: Format) -> pl.DataFrame:
+    ext = _extract(df, fmt)
+    m = ext["_m"].is_not_null()
+    if not m.any():
+        return df
+    g = _groups(fmt)
+    text = ext["text"] if "text" in g else df["text"].str.strip_prefix(ext["_m"])
+    if fmt.json_escaped:
+        text = pl.select(_json_unescape(pl.lit(text))).to_series()
+    dt, kind, _ = _time_exprs(g)
+    times = ext.with_columns(dt.alias("wt"), kind.alias("wt_kind")).select("wt", "wt_kind")
+    new = {
+        "text": text.fill_null(""),
+        "wrapper": pl.lit(fmt.name),
+        "wt": times["wt"], "wt_kind": times["wt_kind"],
+    }
+    if "stream" in g:
+        new["stream"] = ext["stream"]
+    if "host" in g:
+        new["w_host"] = ext["host"]
+    for grp, col in (("pod", "w_pod"), ("container", "w_container")):
+        if grp in g:
+            new[col] = ext[grp]
+    if "task" in g:
+        new["w_task"] = ext["task"].cast(pl.Int64, strict=False).cast(pl.Int32, strict=False)
+    if "ident" in g:
+        new["ident"] = ext["ident"]
+    if "pid" in g:
+        new["pid"] = ext["pid"].cast(pl.Int64, strict=False)
+    if "tag" in g:
+        new["partial"] = ext["tag"] == "P"
+    elif fmt.json_escaped:
+        new["partial"] = ~text.str.ends_with("\n")
+    return df.with_columns(
+        pl.when(pl.lit(m)).then(v if isinstance(v, pl.Expr) else pl.lit(v)).otherwise(pl.col(k)).alias(k)
+        for k, v in new.items())
+
+
+FEW_ROWS = 4096  # rows left unmatched: the formats that can match one of them are found in one query
+
+
+def _can_match(text: pl.Series, formats: tuple[Format, ...]) -> set[str]:
+    """Names of the `formats` that match at least one of `text`'s rows (one query, not one per format:
+    a batch's last few unmatched lines would otherwise pay every format's fixed cost)."""
+    found = text.to_frame().select(pl.col("text").str.contains(_head_regex(f)).any().alias(f.name) for f in formats)
+    return {name for name, hit in found.row(0, named=True).items() if hit}
+
+
+def _mostly_unmatched(text: pl.Series, fmt: Format) -> bool:
+    """Whether `fmt` matches fewer than half of the first SAMPLE_ROWS rows (a file's lines are mostly of
+    one format: the one that matches a batch is seldom tried first on it)."""
+    sample = text.head(SAMPLE_ROWS)
+    return sample.str.contains(_head_regex(fmt)).sum() * 2 < len(sample)
+
+
+def _apply_lines(df: pl.DataFrame, formats: tuple[Format, ...], kind: str) -> pl.DataFrame:
+    """First matching line format wins; the rest of the line after its head is the message. Formats are
+    tried on the text of the rows still unmatched; what they read is put back in row order at the end
+    (the frame itself is never filtered: it is wide)."""
+    rest, text = pl.int_range(df.height, dtype=pl.UInt32, eager=True), df["text"]
+    pieces: list[pl.DataFrame] = []
+    can_match: set[str] | None = None
+    for i, fmt in enumerate(formats):
+        if not len(rest):
+            break
+        if can_match is None and len(rest) <= FEW_ROWS:
+            can_match = _can_match(text, formats[i:])
+        if can_match is not None and fmt.name not in can_match:
+            continue
+        if _mostly_unmatched(text, fmt):  # read groups only on the rows it matches: a plain match is cheaper
+            m = text.str.contains(_head_regex(fmt)).fill_null(False)
+            ext = None
+        else:
+            ext = _extract(text.to_frame(), fmt)
+            m = ext["_m"].is_not_null()
+        matched = m.sum()
+        if not matched:
+            continue
+        if matched == len(m):  # (often every row left: no filtering)
+            at, hit, rest, text = rest, text, rest.clear(), text.clear()
+        else:
+            at, hit = rest.filter(m), text.filter(m)
+            if ext is not None:
+                ext = ext.filter(m)
+            m = ~m
+            rest, text = rest.filter(m), text.filter(m)
+        if ext is None:
+            ext = _extract(hit.to_frame(), fmt)
+        pieces.append(_read_line_format(ext, hit, df["pid"].gather(at), fmt).insert_column(0, at.alias("_i")))
+    if len(rest):
+        fallback = kind if kind in ("kernel", "nccl") else "plain"
+        # a journald line says who wrote it: the kernel's lines are kernel events in any file, others are not
+        ident = pl.col("ident")
+        source = (pl.when(ident == "kernel").then(pl.lit("kernel"))
+                  .when(ident.is_not_null() & pl.lit(kind == "kernel")).then(pl.lit("plain"))
+                  .otherwise(pl.lit(fallback)))
+        pieces.append(pl.DataFrame({"_i": rest, "source": df.select(source.alias("source")).to_series().gather(rest)}))
+    # a column a format does not read keeps the row's value from the layers before
+    names = list(dict.fromkeys(k for piece in pieces for k in piece.columns))
+    read = pl.concat([pl.DataFrame({k: piece[k] if k in piece.columns else df[k].gather(piece["_i"]) for k in names})
+                      for piece in pieces])
+    if len(pieces) > 1:
+        read = read.sort("_i")
+    return df.with_columns(read[k] for k in names if k != "_i")
+
+
+def _read_line_format(ext: pl.DataFrame, hit: pl.Series, pid_before: pl.Series, fmt: Format) -> pl.DataFrame:
+    """What a line format reads from the rows it matched (`ext`: its groups; `hit`: their text), in one
+    query: message, source, time, level, location, host, pid (else the one a prefix gave), thread, device."""
+    # a time group no row of the batch has (NCCL lines mostly carry no time) is not parsed
+    read = _line_format_reads(fmt, frozenset(t for t in _groups(fmt) if t not in TIME_GROUPS
+                                             or ext[t].null_count() < ext.height))
+    return ext.with_columns(hit.alias("_text"), pid_before.alias("_pid_before")).select(read)
+
+
+@lru_cache(maxsize=1024)
+def _line_format_reads(fmt: Format, g: frozenset[str]) -> tuple[pl.Expr, ...]:
+    """`_read_line_format`'s expressions for a format whose groups `g` hold something: built once (building
+    them costs as much as running them on a batch)."""
+    dt, kind_e, up = _time_exprs(g)
+    c = pl.col
+    message = c("msg") if "msg" in g else c("_text").str.strip_prefix(c("_m"))
+    read = [message.alias("text"), pl.lit(fmt.source, pl.String).alias("source"), dt.alias("lt"),
+            kind_e.alias("lt_kind"), (up if up is not None else pl.lit(None, pl.Float64)).alias("uptime")]
+    if "level" in g:
+        read.append(_level(c("level"), fmt).alias("level"))
+    read += [c(name) for name in ("loc", "host") if name in g]
+    read += [c(name).cast(dtype, strict=False) for name, dtype in (("tid", pl.Int64), ("dev", pl.Int32)) if name in g]
+    if "pid" in g:
+        read.append(pl.coalesce(c("pid").cast(pl.Int64, strict=False), c("_pid_before")).alias("pid"))
+    return tuple(read)
+
+
+@lru_cache(maxsize=2)
+def _first_columns(crlf: bool) -> tuple[pl.Expr, ...]:
+    """Every parsed column, before any layer reads a line: the line as text, no wrapper, the rest empty."""
+    return (pl.col(LINE), pl.lit(0, pl.Int8).alias(SUB), pl.col(TRUNCATED), pl.lit(False).alias("cr_end"),
+            (pl.col("raw").str.strip_suffix("\r") if crlf else pl.col("raw")).alias("text"),
+            pl.lit("none").alias("wrapper"),
+            *[pl.lit(None, dtype).alias(c) for c, dtype in PARSED_SCHEMA.items()
+              if c not in (LINE, SUB, TRUNCATED, "cr_end", "text", "wrapper")])
+
+
+def parse_batch(batch: pl.DataFrame, ctx: FileContext, formats: Formats) -> pl.DataFrame:
+    """Raw lines (line, raw, truncated) -> parsed rows (PARSED_SCHEMA, text = the message), in line order."""
+    n = len(batch)
+    df = batch.select(_first_columns(ctx.crlf))
+    if n == 0:
+        return df
+    for name in ctx.wrappers:
+        df = _apply_wrapper(df, formats.wrappers[name])
+    if not ctx.wrappers and ctx.kind == "log":
+        # plain text that holds a journal's lines among its own (a section of nvidia-bug-report.log, a paste
+        # of `journalctl -k`): those lines keep their time and host; the rest stays plain
+        for fmt in formats.wrappers.values():
+            if fmt.quoted:
+                df = _apply_wrapper(df, fmt)
+    if ctx.wrappers:  # a wrapped record may end in its own newline (lines are split without theirs)
+        df = df.with_columns(pl.col("text").str.strip_chars_end("\n"))
+    df = join_partials(df)
+    # colour codes go before the layers that read a line as text: on the rows they read (tqdm states), then
+    # after the prefixes are peeled (a head may be coloured: most lines hold no other code), then the
+    # prefixes they hid
+    coloured = coloured_rows(df)
+    marked = df.select(MARKED).to_series()  # (one search for the three layers that need one)
+    if marked.any():
+        if coloured.any():
+            df = on_rows(df, coloured & marked, strip_ansi)
+        df = carriage_returns(df)
+        df = split_glued(df)
+    df = peel_prefixes(df, formats.prefixes)
+    if coloured.any():
+        df = on_rows(df, coloured_rows(df), lambda rows: peel_prefixes(strip_ansi(rows), formats.prefixes))
+    df = _apply_lines(df, formats.line_order(ctx.kind), ctx.kind)
+    df = _in_range(df)
+    cols = [c for c in (*PARSED_SCHEMA, UNREADABLE, "_line_end") if c in df.columns]
+    return df.select(cols)  # every layer keeps the rows in (line, sub) order
+
+
+def _in_range(df: pl.DataFrame) -> pl.DataFrame:
+    """Values out of RANGES made absent, the row's UNREADABLE naming their fields (only when a batch has any)."""
+    checked = [c for c in RANGES if c in df.columns]
+    bad = {c: pl.col(c).is_not_null() & ~pl.col(c).is_between(*RANGES[c], closed="left") for c in checked}
+    flags = df.select(pl.any_horizontal(*bad.values()).alias("any"), *(e.alias(c) for c, e in bad.items()))
+    if not checked or not flags["any"].any():
+        return df
+    names = pl.concat_list([pl.when(flags[c]).then(pl.lit(c)) for c in checked]).list.drop_nulls().list.join(",")
+    return df.with_columns(*(pl.when(flags[c]).then(None).otherwise(pl.col(c)).alias(c) for c in checked),
+                           pl.when(flags["any"]).then(names).alias(UNREADABLE))

@@ -1,0 +1,258 @@
+"""Decide what a bundle file is from its CONTENT (names are arbitrary): binary or text, the wrapper
+chain around its lines (docker json-file, CRI, journald, ...), and its kind (schema.LOG_KINDS /
+DUMP_KINDS). Every decision comes with a one-line reason. Only the file's head is read."""
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+
+from k3logs.catalogue.formats import Formats, builtin_formats
+from .dumps import SMALL_FILE_LINES, sniff_dump
+from .lines import decode_head
+
+HEAD_BYTES = 64 * 1024
+HEAD_LINES = 200
+LOG_SHARE = 0.9  # of a long head's lines in an application's log format: a log, never a dump
+WRAPPER_ORDER = ("docker_json", "journald_json", "cri", "kubectl_prefix", "journald_iso", "rfc3339", "journald",
+                 "compose", "srun_label")
+LABELS = ("srun_label",)  # a bare 'N: ' label: a dump whose lines start so (`ip -o addr`) is that dump, not a log
+NUL_RUN = re.compile(rb"\x00{8,}")
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+VLLM_PROC = re.compile(r"^\((?:APIServer|ApiServer_\d+|EngineCore\w*|Worker\w*|VllmWorker[^)]*|VllmWorkerProcess"
+                       r"|RayWorkerProc|RayWorkerWrapper|RayWorkerVllm) pid=\d+")
+VLLM_TEXT = re.compile(r"Automatically detected platform|vLLM API server version|Initializing a V[01] LLM engine"
+                       r"|Starting to load model|Avg prompt throughput|Application startup complete|EngineCore")
+TORCHELASTIC = re.compile(r"ChildFailedError|^Root Cause \(first observed failure\)|torch\.distributed\.(?:run|elastic)")
+# `kubectl get events`: its header, and its rows (age or time, type, reason, object), as printed or in custom
+# columns (-o custom-columns=FIRST:...,LAST:...,TYPE:...): there the first time is peeled as a wrapper first
+K8S_EVENTS = re.compile(r"^(?:LAST SEEN|FIRST|LAST)\s+(?:LAST\s+)?TYPE\s+REASON\s+OBJECT\b"
+                        r"|^\s*(?:\S+\s+)?(?:Normal|Warning)\s+[A-Z][A-Za-z]+\s+\S+\s")
+CAPTURE_LINE = re.compile(r'^\s*\{.*?"(?:messages|choices)\\?"\s*:')  # also in a body kept as a JSON string
+RAY_MARK = re.compile(r"^\((?:raylet|gcs_server|autoscaler)|\[repeated \d+x across cluster\]| -- ")
+# a plain file is of a log kind when at least 1 line in MIN_SHARE is of that kind; of vLLM's, 1 in VLLM_SHARE
+# (vLLM output carries NCCL, torch and kernel-looking lines too: a few vLLM lines decide it)
+MIN_SHARE, VLLM_SHARE = 5, 10
+# the body of a Python traceback (its header, frames, their source lines, carets, chaining notes): the program's
+# own crash, in whatever log it writes, so it counts neither for nor against the log's kind
+TRACEBACK_BODY = re.compile(r'^(?:Traceback \(most recent call last\):|\s+File "[^"]*", line \d+|\s{4}\S|\s+[\^~]+\s*$|'
+                            r'During handling of the above exception|The above exception was the direct cause)')
+LINE_KIND = {"vllm": "vllm", "uvicorn": "vllm", "nccl": "nccl", "nccl_located": "nccl", "nccl_version": "nccl",
+             "torch_c10": "torch", "glog": "log", "kernel_uptime": "kernel", "kernel_ctime": "kernel",
+             "kernel_iso": "kernel", "kernel_decoded": "kernel", "ray": "ray", "ray_cpp": "ray", "python_dash": "log",
+             "python_bracket": "torch", "python_basic": "log", "iso_stamped": "log", "local_stamped": "log"}
+
+
+@dataclass(frozen=True)
+class Sniffed:
+    kind: str                       # LOG_KINDS, DUMP_KINDS, or text / binary / empty
+    wrappers: tuple[str, ...]       # wrapper chain, outermost first
+    reason: str
+    is_dump: bool = False
+    prose: bool = False             # no log format on most lines: notes, a ticket, a job spec (read as plain text)
+
+    @property
+    def parsed_as_log(self) -> bool:
+        return self.kind not in ("binary", "empty", "captures")
+
+
+@lru_cache(maxsize=1)
+def _compiled(formats_id: int) -> dict[str, list[tuple[str, re.Pattern]]]:
+    f = builtin_formats()
+    return {
+        "wrapper": [(n, re.compile(f.wrappers[n].regex)) for n in WRAPPER_ORDER if n in f.wrappers],
+        "prefix": [(p.name, re.compile(p.regex)) for p in f.prefixes],
+        "line": [(p.name, re.compile(p.regex)) for p in f.lines],
+    }
+
+
+def _binary_reason(head: bytes) -> str | None:
+    if not head:
+        return None
+    sample = head[:8192]
+    if sample.startswith((b"\xff\xfe", b"\xfe\xff")):
+        # UTF-16 with a BOM is text if it decodes as text: random bytes after a BOM give lone surrogates
+        chars = sample.decode("utf-16", "replace")
+        bad = sum(1 for c in chars if c == "\ufffd" or (c < " " and c not in "\t\n\r\x1b"))
+        if bad > len(chars) // 100:
+            return f"binary content ({bad * 100 // len(chars)}% undecodable or control characters after a UTF-16 BOM)"
+        return None
+    # runs of NUL bytes are holes, not content: a log zero-filled by a crash, or truncated under its writer
+    # (logrotate copytruncate) so that its writer goes on at its old offset
+    text = NUL_RUN.sub(b"", sample)
+    if not text:
+        return f"only NUL bytes in the first {len(sample)}"
+    nul = text.count(0)
+    ctrl = sum(1 for b in text if b < 32 and b not in (9, 10, 13, 27))  # NUL included
+    # random bytes hold 11% control bytes (29 of 256 values), text almost none: 5% is far from both
+    if nul > len(text) // 100 or ctrl > len(text) // 20:
+        return f"binary content ({ctrl * 100 // len(text)}% control bytes in the first {len(sample)})"
+    return None
+
+
+def _peel(line: str, pats: list[tuple[str, re.Pattern]]) -> str:
+    for _ in range(6):
+        for _, p in pats:
+            m = p.match(line)
+            if m:
+                line = line[m.end():]
+                break
+        else:
+            return line
+    return line
+
+
+def _line_formats(inner: list[str], clean: list[str], pats) -> tuple[Counter, int]:
+    """How many lines have each application format (a line counts once per kind), and how many have one of an
+    application's own (vllm, nccl, torch, kernel ...: not a bare timestamp, which a monitoring CSV has too)."""
+    counts: Counter = Counter()
+    known = 0
+    for raw, ln in zip(inner, clean):
+        raw = ANSI.sub("", raw)
+        if VLLM_PROC.match(raw) or VLLM_TEXT.search(ln):
+            counts["vllm"] += 1
+            known += 1
+            continue
+        if K8S_EVENTS.match(ln):
+            counts["k8s_events"] += 1
+            known += 1
+            continue
+        kinds = set()
+        if RAY_MARK.search(raw):
+            kinds.add("ray")
+        if TORCHELASTIC.search(ln):
+            kinds.add("torch")
+        for name, p in pats["line"]:
+            if m := p.match(ln):
+                # the glog shape is shared by torch's Python logging (path.py) and Go's klog (main.go)
+                kinds.add("torch" if name == "glog" and ".py:" in m.group("loc") else LINE_KIND.get(name, "log"))
+                break
+        counts.update(kinds)
+        known += bool(kinds - {"log"})
+    return counts, known
+
+
+def sniff(head: bytes, size: int | None = None, formats: Formats | None = None) -> Sniffed:
+    """Classify a file from its first bytes."""
+    if not head.strip():
+        return Sniffed("empty", (), "empty file" if not head else "only whitespace")
+    why = _binary_reason(head)
+    if why:
+        return Sniffed("binary", (), why)
+    pats = _compiled(id(formats or builtin_formats()))
+    text = decode_head(head[:HEAD_BYTES])
+    lines = [ln for ln in text.split("\n")[:-1 if len(head) >= HEAD_BYTES else None] if ln.strip()][:HEAD_LINES]
+    if not lines:
+        lines = [text]
+    n = len(lines)
+
+    # 1. wrapper chain: a wrapper counts when it is on most lines
+    wrappers: list[str] = []
+    inner = lines
+    reasons: list[str] = []
+    for _ in range(2):
+        counts = Counter()
+        for ln in inner:
+            for name, p in pats["wrapper"]:
+                if p.match(ln):
+                    counts[name] += 1
+                    break
+        if not counts:
+            break
+        name, hits = counts.most_common(1)[0]
+        if hits * 2 < len(inner) or name in wrappers:
+            break
+        wrappers.append(name)
+        reasons.append(f"{name} wrapper on {hits}/{len(inner)} lines")
+        rx = dict(pats["wrapper"])[name]
+        inner = [_unwrap(ln, rx, name) for ln in inner]
+    if wrappers and wrappers[0] in LABELS and sniff_dump(text):
+        wrappers, inner, reasons = [], lines, []
+
+    # 3 before 2: the application format of each unwrapped line
+    clean = [_peel(ANSI.sub("", ln), pats["prefix"]) for ln in inner]
+    counts, known = _line_formats(inner, clean, pats)
+
+    # 2. dumps are recognised on the unwrapped text; a long head whose lines nearly all have an application's log
+    # format is a log (the dump detectors cost more than the rest of sniffing, for nothing, on every log file)
+    if not wrappers and not (n > SMALL_FILE_LINES and known >= LOG_SHARE * n):
+        dump = sniff_dump(text)
+        if dump:
+            kind, reason = dump
+            return Sniffed(kind, (), reason, is_dump=True)
+
+    # captured request/response bodies (one JSON object a line; a line may be longer than the head)
+    if not wrappers and CAPTURE_LINE.match(lines[0]):
+        return Sniffed("captures", (), "JSON lines holding chat requests or responses (messages / choices)")
+
+    # 3. logs: the counts of each application format
+    if {"journald", "journald_iso", *_json_wrappers()} & set(wrappers):
+        idents = Counter(i for ln in lines if (i := _journal_ident(ln, pats)))
+        if idents and idents.most_common(1)[0][0] == "kernel":
+            counts["kernel"] = n
+        elif not counts.get("vllm"):
+            counts["journal"] += n // 2 + 1
+    if counts:
+        if counts.get("vllm", 0) * VLLM_SHARE >= n:
+            kind = "vllm"
+        else:
+            kind = counts.most_common(1)[0][0]
+        hits = counts[kind]
+        # (the one line of a known format among other text is a quote of it, unless the file is that line and
+        # its indented continuation lines: a note citing a log)
+        records = n - sum(1 for ln in inner if ln[:1] in (" ", "\t"))
+        quote = sum(counts.values()) == 1 < records
+        own = n - sum(1 for ln in clean if TRACEBACK_BODY.match(ln))
+        if not wrappers and (hits * (VLLM_SHARE if kind == "vllm" else MIN_SHARE) < own or quote):
+            # a line or two of a format among other text (notes, a unit file, a job spec): plain text. (A
+            # container's or a unit's output is that program's, whatever else it prints.)
+            reasons.append(f"no known format on most lines ({kind} {hits}/{n}); read as plain text")
+            return Sniffed("log", tuple(wrappers), "; ".join(reasons), prose=True)
+        also = ", ".join(f"{k} {v}" for k, v in counts.most_common() if k != kind)
+        reasons.append(f"{kind} lines {hits}/{n}" + (f" (also {also})" if also else ""))
+        return Sniffed(kind, tuple(wrappers), "; ".join(reasons))
+    reasons.append(f"no known format in {n} lines; read as plain text")
+    return Sniffed("log", tuple(wrappers), "; ".join(reasons), prose=not wrappers)
+
+
+def _unwrap(line: str, rx: re.Pattern, name: str) -> str:
+    m = rx.match(line)
+    if not m:
+        return line
+    if name in _json_wrappers():
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            return line
+        t = obj.get(_json_wrappers()[name]) if isinstance(obj, dict) else None
+        return t if isinstance(t, str) else ""
+    if "text" in rx.groupindex:
+        t = m.group("text") or ""
+        if name == "docker_json":
+            t = t.replace("\\n", "").replace("\\r", "\r").replace('\\"', '"').replace("\\u001b", "\x1b")
+        return t
+    return line[m.end():]
+
+
+@lru_cache(maxsize=1)
+def _json_wrappers() -> dict[str, str]:
+    """Wrappers read by JSON key: name -> the key of their text."""
+    return {n: dict(f.json_fields)["text"] for n, f in builtin_formats().wrappers.items() if f.json_fields}
+
+
+def _journal_ident(line: str, pats) -> str | None:
+    for name, p in pats["wrapper"]:
+        if name in ("journald", "journald_iso"):
+            m = p.match(line)
+            if m:
+                return m.group("ident")
+        elif name in _json_wrappers() and p.match(line):
+            try:
+                obj = json.loads(line)
+            except ValueError:
+                return None
+            ident = obj.get("SYSLOG_IDENTIFIER") if isinstance(obj, dict) else None
+            return ident if isinstance(ident, str) else None
+    return None
