@@ -25,7 +25,7 @@ from k3logs.diagnose.clock import ClockModel, ClockReport, parse_iso
 from k3logs.diagnose.decide import decide
 from k3logs.diagnose.quiet import quiet_verdict, weigh
 from k3logs.diagnose.phases import assign_phases
-from k3logs.diagnose.detect import anchors, detect
+from k3logs.diagnose.detect import anchors, detect, folded_anchors
 from k3logs.diagnose.missing import missing_parts
 from k3logs.diagnose.outcome import APP_KINDS, HOST_KINDS
 from k3logs.facts.checks import run_checks
@@ -101,7 +101,8 @@ def learn(path: str | Path, settings: Settings, cat: Catalogue, keep_all: bool =
     `name`: what a bundle of one file is called (standard input's)."""
     bundle = Bundle(path, settings.limits, name)
     keep = Keep(anchors(cat, attribute.anchors() + builtin_formats().keep),
-                "|".join(f"(?:{s.regex})" for s in cat.signatures if s.user_data))
+                "|".join(f"(?:{s.regex})" for s in cat.signatures if s.user_data),
+                folded_anchors(cat) + attribute.folded_anchors())
     ing = ingest(bundle, settings, None if keep_all else keep)
     events = (pl.concat(ing.events, how="diagonal_relaxed") if ing.events else
               pl.DataFrame(schema={"file": pl.String, "line": pl.Int64, "sub": pl.Int8, "text": pl.String}))

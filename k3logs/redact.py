@@ -10,6 +10,7 @@ import re
 import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 
 import polars as pl
 import pyarrow as pa
@@ -38,7 +39,11 @@ class Rule:
 
 @lru_cache(maxsize=1)
 def rules() -> tuple[Rule, ...]:
-    path = data_dir("patterns") / "secrets.toml"
+    return load_rules(data_dir("patterns") / "secrets.toml")
+
+
+def load_rules(path: Path) -> tuple[Rule, ...]:
+    """The rules of a secrets file (patterns/secrets.toml), or CatalogueError."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
         out = tuple(Rule(d["id"], d.get("regex", ""), d["replace"], tuple(d.get("match", [])),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -255,8 +256,9 @@ def test_regex_issue_says_why_it_does_not_compile(case, why):
 
 
 def test_every_named_cause_rule_reads_its_samples():
-    from k3logs.diagnose.detect import _landmark_data, named_causes
-    rules = _landmark_data().get("named_cause", [])
+    from k3logs.catalogue.landmarks import landmark_data
+    from k3logs.diagnose.detect import named_causes
+    rules = landmark_data().get("named_cause", [])
     assert rules and len(rules) == len(named_causes())
     for data, rule in zip(rules, named_causes()):
         for sample in data["samples"]:
@@ -300,3 +302,67 @@ def test_near_miss_an_unknown_condition_is_an_issue():
     _, issues = signature_from_dict({**PORT_DOWN, "remediation": [{"step": "map it", "unless": "moon"}]},
                                     SourceLocation("x.toml"))
     assert any("unless one of" in i.message for i in issues)
+
+
+@pytest.mark.parametrize("regex, line, holds", [
+    ("(?i)custom ops?", "Failed to load Custom Ops", True),             # a (?i) regex: its literals in any case
+    (re.compile(r"(?i)collected on (?P<host>\S+)"), "Collected on gpu-7", True),   # compiled with the flag
+    ("custom ops?", "Failed to load Custom Ops", False),               # near miss: no flag, the exact literal
+    (re.compile(r"collected on (?P<host>\S+)"), "Collected on gpu-7", False),
+    ("custom ops?", "failed to load custom ops", True),
+])
+def test_a_prefilter_is_as_case_insensitive_as_its_regex(regex, line, holds):
+    from k3logs.catalogue.read import Prefiltered
+
+    @dataclasses.dataclass(frozen=True)
+    class Pattern(Prefiltered):
+        prefilter: tuple[str, ...]
+        regex: object
+
+    lit = "custom op" if isinstance(regex, str) else "collected on"
+    assert Pattern((lit,), regex).prefilter_in(line) is holds
+
+
+# ------------------------------------------------------------------------------------------
+# every pattern file read by its own loader; landmark samples replayed (k3logs patterns check)
+# ------------------------------------------------------------------------------------------
+@pytest.fixture
+def patterns_copy(tmp_path) -> Path:
+    import shutil
+    return Path(shutil.copytree(Path(load_catalogue().dirs[0]), tmp_path / "patterns"))
+
+
+def test_the_builtin_pattern_files_and_landmarks_have_no_issue():
+    from k3logs.evaluate.patterns import check_files
+    assert check_files(Path(load_catalogue().dirs[0])) == []
+
+
+def test_a_landmark_sample_an_earlier_landmark_takes_is_an_issue_at_its_line(patterns_copy):
+    """The first listed landmark wins a line two match: a later landmark's sample that an earlier one marks
+    does not show its phase (the near miss: the built-in file, above)."""
+    from k3logs.evaluate.patterns import check_files
+    path = patterns_copy / "landmarks.toml"
+    text = path.read_text()
+    both = '"Starting to load model /models/x with non-default args: {}"'  # a startup line too
+    text = text.replace('samples = ["Starting to load model /models/x..."',
+                        f'samples = [{both}, "Starting to load model /models/x..."', 1)
+    path.write_text(text)
+    issues = check_files(patterns_copy)
+    assert [(i.code, i.location.path) for i in issues] == [("sample-match", str(path))]
+    assert "marks startup, not model_load" in issues[0].message
+    assert issues[0].location.line == text.splitlines().index("phase = \"model_load\"")  # its [[landmark]] line
+
+
+def test_a_broken_landmark_and_a_file_its_loader_refuses_are_issues(patterns_copy):
+    from k3logs.evaluate.patterns import check_files
+    marks = patterns_copy / "landmarks.toml"
+    marks.write_text(marks.read_text().replace('phase = "device_init"', 'phase = "warming_up"\nsoon = true', 1))
+    facts = patterns_copy / "facts.toml"
+    facts.write_text(facts.read_text() + "\n[[check]]\nid = 3\n")
+    issues = check_files(patterns_copy)
+    by_file = {}
+    for i in issues:
+        by_file.setdefault(Path(i.location.path).name, []).append(i.message)
+    assert set(by_file) == {"landmarks.toml", "facts.toml"}
+    assert any("unknown key 'soon'" in m for m in by_file["landmarks.toml"])
+    assert any("phase 'warming_up'" in m for m in by_file["landmarks.toml"])

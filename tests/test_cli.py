@@ -321,9 +321,9 @@ def test_signatures_list_lists_every_id():
 
 
 @pytest.mark.slow  # replays every sample of every signature (about 20 s)
-def test_signatures_check_passes_on_the_builtins_with_a_passing_junit_and_no_sarif_finding(tmp_path):
+def test_patterns_check_passes_on_the_builtins_with_a_passing_junit_and_no_sarif_finding(tmp_path):
     """(The near miss of the JUnit/SARIF tests below: a clean catalogue. One run: a check takes 15 s.)"""
-    r = invoke("signatures", "check", "--fail-on-issues", "--junit", tmp_path / "c.xml", "--sarif", tmp_path / "c.sarif")
+    r = invoke("patterns", "check", "--fail-on-issues", "--junit", tmp_path / "c.xml", "--sarif", tmp_path / "c.sarif")
     assert r.exit_code == 0, r.stdout
     assert r.stdout == ""
     assert re.search(r"\d+ signatures, 0 issue\(s\)", r.stderr)
@@ -332,9 +332,10 @@ def test_signatures_check_passes_on_the_builtins_with_a_passing_junit_and_no_sar
     assert _sarif_results(tmp_path / "c.sarif") == []
 
 
-@pytest.mark.parametrize("case", ["bad-regex", "unknown-key", "invalid-toml"])
-def test_signatures_check_fails_on_a_broken_folder(case):
-    r = invoke("signatures", "check", "--fail-on-issues", "--patterns", TESTS_DIR / "bad_patterns" / case)
+@pytest.mark.parametrize("command, case", [("patterns", "bad-regex"), ("patterns", "unknown-key"),
+                                           ("patterns", "invalid-toml"), ("signatures", "bad-regex")])
+def test_patterns_check_and_its_former_name_fail_on_a_broken_folder(command, case):
+    r = invoke(command, "check", "--fail-on-issues", "--patterns", TESTS_DIR / "bad_patterns" / case)
     assert r.exit_code == 1
     assert r.stdout.strip() == (TESTS_DIR / "expected" / f"{case}.txt").read_text().strip().replace(
         "bad_patterns/", str(TESTS_DIR / "bad_patterns") + "/")

@@ -3,6 +3,7 @@ message; landmarks (phase_marks, frame_phase) and the literal anchors the keep-f
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import polars as pl
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from conftest import analyze_files, text_of
 from k3logs.diagnose.detect import anchors, detect, frame_phase, match_table, phase_marks
 from k3logs.evaluate.patterns import parse_text
+from k3logs.ingest.keep import Keep, anchored
 
 W = "(Worker_TP1 pid=213) ERROR 08-11 10:00:05 [multiproc_executor.py:596] "
 CHAIN = [
@@ -160,6 +162,43 @@ def test_anchors_cover_every_prefilter_literal(catalogue):
 
 
 # ------------------------------------------------------------------------------------------
+# a case-insensitive regex: its literals are looked for in any case, by the keep filter and by detect
+# ------------------------------------------------------------------------------------------
+CUSTOM_OPS = "ERROR 08-11 10:00:05 [loader.py:41] Failed to load Custom Ops library: libmoe_ops.so: undefined symbol"
+
+
+def _fired(analysis) -> set[str]:
+    return set(analysis.detections["sig"].to_list())
+
+
+def test_a_case_insensitive_signature_fires_on_its_literal_in_another_case(tmp_path, catalogue):
+    sig = catalogue.by_id("custom-op-library-load-failed")
+    assert sig.case_insensitive and "custom op" in sig.prefilter and "custom op" not in CUSTOM_OPS
+    got = analyze_files(tmp_path, {"vllm.log": text_of("INFO 08-11 10:00:00 [x.py:1] starting", CUSTOM_OPS)},
+                        catalogue=catalogue)
+    assert sig.id in _fired(got)
+
+
+def test_near_miss_a_case_sensitive_signature_keeps_a_case_sensitive_prefilter(tmp_path, catalogue):
+    """The same literal and a regex that would match: without (?i), a line holding the literal in another case
+    is not even tried (the prefilter is what a case-sensitive regex needs, and no more)."""
+    sig = catalogue.by_id("custom-op-library-load-failed")
+    exact = replace(sig, regex="(?:[Cc]ould not|[Ff]ailed to) load (?:the )?[Cc]ustom [Oo]ps?")
+    assert not exact.case_insensitive and exact.prefilter_in(CUSTOM_OPS.lower())
+    assert not exact.prefilter_in(CUSTOM_OPS)
+    cat = replace(catalogue, signatures=tuple(exact if s.id == sig.id else s for s in catalogue.signatures))
+    got = analyze_files(tmp_path, {"vllm.log": text_of("INFO 08-11 10:00:00 [x.py:1] starting", CUSTOM_OPS)},
+                        catalogue=cat)
+    assert sig.id not in _fired(got)
+
+
+def test_the_keep_filter_holds_folded_anchors_in_any_case_and_the_others_exactly():
+    keep = Keep(("Exact Literal",), folded=("custom op",))
+    raw = pl.Series(["a CUSTOM OPS line", "an exact literal line", "an Exact Literal line", "nothing"])
+    assert anchored(raw, keep).to_list() == [0, 2]
+
+
+# ------------------------------------------------------------------------------------------
 # landmarks
 # ------------------------------------------------------------------------------------------
 def test_phase_marks_name_the_phase_a_line_starts():
@@ -181,8 +220,8 @@ def test_phase_marks_name_the_phase_a_line_starts():
 
 @pytest.mark.parametrize("section, column", [("progress", "progress"), ("joined", "joined")])
 def test_progress_and_joined_lines_read_their_samples(section, column):
-    from k3logs.diagnose.detect import _landmark_data
-    data = _landmark_data()[section]
+    from k3logs.catalogue.landmarks import landmark_data
+    data = landmark_data()[section]
     got = phase_marks(pl.DataFrame({"text": data["samples"] + data["no_match"]}))[column].to_list()
     assert got == [True] * len(data["samples"]) + [False] * len(data["no_match"])
 

@@ -29,7 +29,7 @@ NAMES = [name for name, _ in COMMANDS]
 
 def test_the_expected_commands_exist():
     assert set(NAMES) >= {"analyze", "sniff", "events", "eval", "signatures", "signatures list", "signatures test",
-                          "signatures check"}
+                          "signatures check", "patterns", "patterns check"}
 
 
 @pytest.mark.parametrize("name, cmd", COMMANDS, ids=NAMES)

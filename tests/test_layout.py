@@ -15,7 +15,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "k3logs"
 # import the shared modules and any package of a lower rank; packages of one rank do not know each other.
 SHARED = {"errors", "schema", "settings", "window", "resources", "redact", "progress", "contract", "__init__"}
 RANK = {"catalogue": 1, "ingest": 2, "diagnose": 3, "facts": 4, "acceptance": 5, "report": 6, "captures": 7,
-        "pipeline": 8, "scan": 9, "diff": 9, "evaluate": 9, "collect": 9, "api": 10, "cli": 11, "__main__": 12}
+        "pipeline": 8, "scan": 9, "diff": 9, "collect": 9, "evaluate": 10, "api": 11, "cli": 12, "__main__": 13}
 MAX_LINES = 450
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import tomllib
 from functools import lru_cache
+from pathlib import Path
 
 from k3logs.resources import data_dir
 
@@ -158,5 +159,10 @@ def call_key(call) -> str:
 
 @lru_cache(maxsize=1)
 def markup() -> tuple[str, ...]:
-    data = tomllib.loads((data_dir("patterns") / "toolcalls.toml").read_text(encoding="utf-8"))
-    return tuple(lit for entry in data["leaked_markup"] for lit in entry["literals"])
+    return load_toolcall_data(data_dir("patterns") / "toolcalls.toml")
+
+
+def load_toolcall_data(path: Path) -> tuple[str, ...]:
+    """The literals of tool-call markup leaked into content (patterns/toolcalls.toml [[leaked_markup]])."""
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    return tuple(str(lit) for entry in data["leaked_markup"] for lit in entry["literals"])

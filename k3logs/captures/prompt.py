@@ -22,8 +22,10 @@ import re
 import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 
 from k3logs.resources import data_dir
+
 from .read import Capture
 
 HEAD_SAMPLE = 2048  # characters from each end of the normalised system + tools that grouping compares
@@ -37,7 +39,16 @@ TS, ID = "\x01", "\x02"  # placeholders of masked dates/times and ids (never in 
 # ------------------------------------------------------------------------------------------------------
 @lru_cache(maxsize=1)
 def catalogue() -> dict:
-    return tomllib.loads((data_dir("patterns") / "prefix.toml").read_text(encoding="utf-8"))
+    return load_prefix_data(data_dir("patterns") / "prefix.toml")
+
+
+def load_prefix_data(path: Path) -> dict:
+    """A prefix file's tables: the request ids and timestamps masked (each a regex that compiles)."""
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    for table in ("request_id", "timestamp"):
+        for rule in data.get(table, []):
+            re.compile(rule["regex"])
+    return data
 
 
 @lru_cache(maxsize=1)

@@ -79,3 +79,28 @@ def regex_error(pattern: str) -> str | None:
         where = f" at column {len(caret) - len(caret.lstrip()) - 3}" if caret else ""  # the engine indents by 4
         return f"{reason}{where}"[:300]
     return None
+
+
+def holds_literal(literals: tuple[str, ...], text: str, any_case: bool = False) -> bool:
+    if any_case:
+        text = text.lower()
+        return any(lit.lower() in text for lit in literals)
+    return any(lit in text for lit in literals)
+
+
+class Prefiltered:
+    """A regex (its text, or compiled) with the literals a line must hold for it to be tried."""
+
+    prefilter: tuple[str, ...]
+    regex: str | re.Pattern
+
+    @property
+    def case_insensitive(self) -> bool:
+        """A regex marked (?i) matches whatever the case: its prefilter literals must too."""
+        if isinstance(self.regex, re.Pattern):
+            return bool(self.regex.flags & re.IGNORECASE)
+        return self.regex.startswith("(?i)")
+
+    def prefilter_in(self, text: str) -> bool:
+        """Whether `text` holds one of the prefilter literals (in any case, for a case-insensitive regex)."""
+        return holds_literal(self.prefilter, text, self.case_insensitive)

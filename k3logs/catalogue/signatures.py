@@ -12,7 +12,7 @@ from pathlib import Path
 from k3logs.errors import SourceLocation
 from k3logs.schema import PHASES, ROLES
 
-from .read import Issue, key_line, table_starts, read_toml, regex_error
+from .read import Issue, Prefiltered, holds_literal, key_line, read_toml, regex_error, table_starts
 
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9.-]*[a-z0-9]$")
 FORBIDDEN_PREFILTER_CHARS = set('"\\<>&')
@@ -42,7 +42,7 @@ def named_groups(regex: str) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
-class Recovery:
+class Recovery(Prefiltered):
     """The line that says a failed device is back (its fields name the same device)."""
 
     prefilter: tuple[str, ...]
@@ -55,7 +55,7 @@ class Recovery:
 
 
 @dataclass(frozen=True)
-class Signature:
+class Signature(Prefiltered):
     id: str
     category: str
     title: str
@@ -318,7 +318,7 @@ def signature_from_dict(d: dict, location: SourceLocation, text: str = "", end: 
     if not matches:
         problem(f"signature {sid!r}: needs at least one samples.match line", "samples")
     for s in matches:
-        if prefilter and not any(lit in s.line for lit in prefilter):
+        if prefilter and not holds_literal(prefilter, s.line, regex.startswith("(?i)")):
             problem(f"signature {sid!r}: sample {s.line[:80]!r} contains none of the prefilter literals",
                     "samples", "prefilter-coverage")
     try:
@@ -359,7 +359,7 @@ def _recovery(d, regex: str, problem) -> Recovery | None:
     if not rec.samples:
         problem("needs at least one sample")
     for line in rec.samples:
-        if not any(lit in line for lit in rec.prefilter) or not re.search(rec.regex, line):
+        if not rec.prefilter_in(line) or not re.search(rec.regex, line):
             problem(f"sample {line[:80]!r} does not match")
     return rec
 

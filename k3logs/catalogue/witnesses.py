@@ -10,7 +10,7 @@ from pathlib import Path
 
 from k3logs.errors import CatalogueError, SourceLocation
 from k3logs.resources import data_dir
-from .read import table_starts, read_toml_or_raise
+from .read import Prefiltered, holds_literal, read_toml_or_raise, table_starts
 
 LINE_KINDS = {
     "pod_node": {"pod", "node"}, "file_host": {"host"}, "line_host": {"host"}, "subject": set(),
@@ -21,7 +21,7 @@ WORKER_GROUPS = {"dp", "pp", "tp", "local", "engine"}
 
 
 @dataclass(frozen=True)
-class LineWitness:
+class LineWitness(Prefiltered):
     name: str
     kind: str
     prefilter: tuple[str, ...]
@@ -77,6 +77,11 @@ class Witnesses:
     @property
     def prefilters(self) -> tuple[str, ...]:
         return tuple(sorted({p for w in self.lines for p in w.prefilter}))
+
+    @property
+    def folded_prefilters(self) -> tuple[str, ...]:
+        """The prefilters of case-insensitive witnesses, which a line may hold in any case."""
+        return tuple(sorted({p for w in self.lines if w.case_insensitive for p in w.prefilter}))
 
     def of_kind(self, *kinds: str) -> tuple[LineWitness, ...]:
         return tuple(w for w in self.lines if w.kind in kinds)
@@ -184,7 +189,7 @@ def load_witnesses(path: Path | None = None) -> Witnesses:
             problems.append(f"{loc}: {d['name']}: needs prefilter literals")
             continue
         for sample, _ in _samples(d):
-            if not any(p in sample for p in d["prefilter"]):
+            if not holds_literal(tuple(d["prefilter"]), sample, bool(rx.flags & re.IGNORECASE)):
                 problems.append(f"{loc}: {d['name']}: sample {sample[:60]!r} holds none of the prefilter literals")
         lines.append(LineWitness(d["name"], kind, tuple(d["prefilter"]), rx, _samples(d),
                                  tuple(d.get("no_match", [])), loc))

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .main import load_patterns, fail, print_out, settings_of, bundle_options, cli, handle_errors
+from .main import bundle_options, cli, fail, handle_errors, load_patterns, print_out, settings_of, stacked
 
 
 @cli.command()
@@ -140,32 +140,69 @@ def signatures_test(patterns):
     sys.exit(1 if issues else 0)
 
 
+CHECK_OPTIONS = [
+    click.option("--patterns", multiple=True, type=click.Path(exists=True, file_okay=False, path_type=Path)),
+    click.option("--fail-on-issues", is_flag=True, help="Exit 1 when any error (or warning) is found."),
+    click.option("--junit", "junit_out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                 help="Also write JUnit XML: a test case per pattern file, failing with its issues."),
+    click.option("--sarif", "sarif_out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                 help="Also write SARIF 2.1.0: a finding per issue, on its file and line."),
+    click.option("--debug", is_flag=True, hidden=True),
+]
+
+
+def check_options(fn):
+    return stacked(fn, CHECK_OPTIONS)
+
+
+@cli.group()
+def patterns():
+    """Check every file of patterns/ (and extra signature folders).
+
+    \b
+    Example:
+        k3logs patterns check --fail-on-issues
+    """
+
+
+@patterns.command("check")
+@check_options
+@handle_errors
+def patterns_check(patterns, fail_on_issues, junit_out, sarif_out):
+    """Validate every pattern file: schema, regexes, samples replayed (signatures and landmarks), collisions;
+    every problem with file and line.
+
+    \b
+    Example:
+        k3logs patterns check --patterns ./my-patterns --fail-on-issues
+    """
+    _check_patterns(patterns, fail_on_issues, junit_out, sarif_out)
+
+
 @signatures.command("check")
-@click.option("--patterns", multiple=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--fail-on-issues", is_flag=True, help="Exit 1 when any error (or warning) is found.")
-@click.option("--junit", "junit_out", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Also write JUnit XML: a test case per catalogue file, failing with its issues.")
-@click.option("--sarif", "sarif_out", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Also write SARIF 2.1.0: a finding per issue, on its file and line.")
-@click.option("--debug", is_flag=True, hidden=True)
+@check_options
 @handle_errors
 def signatures_check(patterns, fail_on_issues, junit_out, sarif_out):
-    """Validate the catalogue: schema, regexes, samples, collisions; every problem with file and line.
+    """The same as `k3logs patterns check` (its former name).
 
     \b
     Example:
         k3logs signatures check --patterns ./my-patterns --fail-on-issues
     """
-    from k3logs.catalogue.load import load_catalogue
-    from k3logs.evaluate.patterns import check_samples
+    _check_patterns(patterns, fail_on_issues, junit_out, sarif_out)
+
+
+def _check_patterns(patterns, fail_on_issues, junit_out, sarif_out) -> None:
+    from k3logs.catalogue.load import load_catalogue, pattern_dirs
+    from k3logs.evaluate.patterns import check_files, check_samples
     cat, issues = load_catalogue(tuple(patterns), collect_errors=True)
     if not any(i.severity == "error" for i in issues):
         issues += check_samples(cat)
+    issues += check_files(pattern_dirs()[0])
     for i in issues:
         click.echo(str(i))
     click.echo(f"{len(cat.signatures)} signatures, {len(issues)} issue(s)", err=True)
     if junit_out or sarif_out:
-        from k3logs.catalogue.load import pattern_dirs
         from k3logs.evaluate import ci_formats
         files = sorted({str(p) for d in pattern_dirs(tuple(patterns)) for p in Path(d).rglob("*.toml")}
                        | {i.location.path for i in issues})

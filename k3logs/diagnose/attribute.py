@@ -52,8 +52,13 @@ from .ranks import learn_gpus, learn_ranks
 
 
 def anchors() -> tuple[str, ...]:
-    """Literals of the lines attribution reads (analyze keeps the lines that hold one)."""
+    """Literals of the lines attribution reads (analyze keeps the lines that hold one; see folded_anchors)."""
     return builtin_witnesses().prefilters + ("GPU at PCI", "Board Serial Number", "NSpid")
+
+
+def folded_anchors() -> tuple[str, ...]:
+    """The literals of anchors() a line may hold in any case (those of case-insensitive witnesses)."""
+    return builtin_witnesses().folded_prefilters
 
 
 @dataclass
@@ -74,12 +79,16 @@ def _line_witnesses(ev: pl.DataFrame, w: Witnesses) -> dict[str, list[_Read]]:
     out: dict[str, list[_Read]] = defaultdict(list)
     if not ev.height or not w.lines:
         return out
-    cand = ev.filter(pl.col("text").str.contains_any(list(w.prefilters)).fill_null(False))
+    folded = list(w.folded_prefilters)
+    holds = pl.col("text").str.contains_any(list(w.prefilters))
+    if folded:
+        holds = holds | pl.col("text").str.contains_any(folded, ascii_case_insensitive=True)
+    cand = ev.filter(holds.fill_null(False))
     task = cand["w_task"] if "w_task" in cand.columns else pl.repeat(None, cand.height, dtype=pl.Int32, eager=True)
     for file, line, text, t in zip(cand["file"].to_list(), cand["line"].to_list(), cand["text"].to_list(),
                                    task.to_list()):
         for lw in w.lines:
-            if not any(p in text for p in lw.prefilter):
+            if not lw.prefilter_in(text):
                 continue
             m = lw.regex.search(text)
             if m:

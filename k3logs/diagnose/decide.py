@@ -20,7 +20,7 @@ import polars as pl
 
 from k3logs.catalogue.signatures import Catalogue, Signature
 
-from .detect import families, named_causes, outcome_data
+from .detect import families, holds_prefilter, named_causes, outcome_data
 from .findings import (EXPLAIN_WINDOW_S, SAME_FAILURE_S, TIE_SECONDS, Decision, Finding, exceptions, findings_of, as_int,
                        benign_eids, load_before)
 from .outcome import HEALTHY, Lifecycle
@@ -222,7 +222,7 @@ def _recoveries(ev: pl.DataFrame, findings: list[Finding], cat: Catalogue) -> di
         if not mine:
             continue
         rec = sig.recovery
-        rows = ev.filter(pl.col("text").str.contains_any(list(rec.prefilter)) & pl.col("text").str.contains(rec.regex)
+        rows = ev.filter(holds_prefilter(rec) & pl.col("text").str.contains(rec.regex)
                          & pl.col("ts").is_not_null())
         if rows.is_empty():
             continue

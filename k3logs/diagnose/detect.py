@@ -4,14 +4,14 @@ chain), so a chain that starts with a cause and ends with a symptom yields both.
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 
 import polars as pl
 
+from k3logs.catalogue.landmarks import Landmark, builtin_landmarks, landmark_data
+from k3logs.catalogue.read import Prefiltered
 from k3logs.catalogue.signatures import Catalogue
-from k3logs.resources import data_dir
 from k3logs.schema import at_rows
 
 DETECTION_SCHEMA = {"eid": pl.UInt32, "link": pl.Int32, "part": pl.Int32, "sig": pl.String, "fields": pl.String}
@@ -58,27 +58,47 @@ def _without_listings(mt: pl.DataFrame, cat: Catalogue) -> pl.DataFrame:
             .drop("_listing"))
 
 
+def _literals_seen(text: pl.Series, cat: Catalogue):
+    """One pass over the lines for every signature's literals (those of a case-insensitive regex in any case):
+    returns whether a signature's literals occur at all (a signature none of whose literals occur is not
+    tried)."""
+    exact = sorted({lit for s in cat.signatures if not s.case_insensitive for lit in s.prefilter})
+    folded = sorted({lit.lower() for s in cat.signatures if s.case_insensitive for lit in s.prefilter})
+
+    def found(lits: list[str], any_case: bool) -> set[str]:
+        if not lits or not len(text):
+            return set()
+        got = text.str.extract_many(lits, overlapping=True, ascii_case_insensitive=any_case).explode()
+        return set((got.str.to_lowercase() if any_case else got).drop_nulls().unique().to_list())
+
+    found_exact, found_folded = found(exact, False), found(folded, True)
+    return lambda s: (not found_folded.isdisjoint(lit.lower() for lit in s.prefilter) if s.case_insensitive
+                      else not found_exact.isdisjoint(s.prefilter))
+
+
+def holds_prefilter(p: Prefiltered) -> pl.Expr:
+    """Whether a line holds one of `p`'s literals (in any case where its regex is case-insensitive)."""
+    return pl.col("text").str.contains_any(list(p.prefilter), ascii_case_insensitive=p.case_insensitive)
+
+
 def detect(ev: pl.DataFrame, cat: Catalogue) -> pl.DataFrame:
     """Detections (eid, link, sig, fields as JSON) for every signature that matches an event."""
     mt = _without_listings(match_table(ev), cat)
-    # one pass for every signature's literals: a signature none of whose literals occur is not tried at all
-    literals = sorted({lit for sig in cat.signatures for lit in sig.prefilter})
-    found = set(mt["text"].str.extract_many(literals, overlapping=True).explode().drop_nulls().unique()
-                .to_list()) if mt.height else set()
+    seen = _literals_seen(mt["text"], cat)
     # the lines a user_data signature matches (logged prompts) are set aside whole (decide): a cause or
     # symptom is not even tried on them, which on request logs is most of the regex work
-    user = [s for s in cat.signatures if s.user_data and not found.isdisjoint(s.prefilter)]
+    user = [s for s in cat.signatures if s.user_data and seen(s)]
     unquoted = mt
     if user and mt.height:
-        quoted = pl.any_horizontal([pl.col("text").str.contains_any(list(s.prefilter))
-                                    & pl.col("text").str.contains(s.regex) for s in user]).fill_null(False)
+        quoted = pl.any_horizontal([holds_prefilter(s) & pl.col("text").str.contains(s.regex)
+                                    for s in user]).fill_null(False)
         unquoted = mt.filter(~quoted)
     out = []
     for sig in cat.signatures:
-        if found.isdisjoint(sig.prefilter):
+        if not seen(sig):
             continue
         rows = mt if sig.role == "context" or sig.table == "xid" else unquoted
-        cand = rows.filter(pl.col("text").str.contains_any(list(sig.prefilter)))
+        cand = rows.filter(holds_prefilter(sig))
         if sig.sources:
             cand = cand.filter(pl.col("source").is_in(list(sig.sources)))
         if cand.is_empty():
@@ -101,29 +121,13 @@ def detect(ev: pl.DataFrame, cat: Catalogue) -> pl.DataFrame:
 # ------------------------------------------------------------------------------------------------
 # lifecycle landmarks and the lines kept for attribution and facts
 # ------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Landmark:
-    phase: str
-    prefilter: tuple[str, ...]
-    regex: str
-    restart: bool = False
-    progress: bool = True   # the process is doing its work (landmarks.toml [progress]); restarts and shutdown never
-
-
-@lru_cache(maxsize=1)
-def _landmark_data() -> dict:
-    return tomllib.loads((data_dir("patterns") / "landmarks.toml").read_text(encoding="utf-8"))
-
-
 def landmarks() -> tuple[tuple[Landmark, ...], tuple[str, ...]]:
-    data = _landmark_data()
-    marks = tuple(Landmark(d["phase"], tuple(d["prefilter"]), d["regex"], bool(d.get("restart", False)),
-                           bool(d.get("progress", True)) and not d.get("restart") and d["phase"] != "shutdown")
-                  for d in data.get("landmark", []))
+    """The lifecycle landmarks, and the literals of the other lines analyze keeps for attribution and facts."""
+    data = landmark_data()
     progress = data.get("progress", {})
     keep = tuple(data.get("keep", {}).get("anchors", [])) + tuple(progress.get("prefilter", [])) + \
         tuple(data.get("joined", {}).get("prefilter", []))
-    return marks, keep
+    return builtin_landmarks(), keep
 
 
 @dataclass(frozen=True)
@@ -134,7 +138,7 @@ class NamedCause:
 
 @lru_cache(maxsize=1)
 def named_causes() -> tuple[NamedCause, ...]:
-    return tuple(NamedCause(re.compile(d["regex"]), d["field"]) for d in _landmark_data().get("named_cause", []))
+    return tuple(NamedCause(re.compile(d["regex"]), d["field"]) for d in landmark_data().get("named_cause", []))
 
 
 @dataclass(frozen=True)
@@ -146,7 +150,7 @@ class Family:
 
 @lru_cache(maxsize=1)
 def families() -> tuple[Family, ...]:
-    return tuple(Family(d["signature"], d["field"], float(d["seconds"])) for d in _landmark_data().get("family", []))
+    return tuple(Family(d["signature"], d["field"], float(d["seconds"])) for d in landmark_data().get("family", []))
 
 
 @dataclass(frozen=True)
@@ -160,7 +164,7 @@ class OutcomeData:
 
 @lru_cache(maxsize=1)
 def outcome_data() -> OutcomeData:
-    d = _landmark_data().get("outcome", {})
+    d = landmark_data().get("outcome", {})
     return OutcomeData(frozenset(d.get("fatal", [])), frozenset(d.get("vanished", [])), d.get("killed_signature", ""),
                        d.get("processes", ".*"), frozenset(d.get("process_categories", [])))
 
@@ -169,21 +173,21 @@ def outcome_data() -> OutcomeData:
 def joined() -> tuple[frozenset[str], tuple[str, ...], str] | None:
     """(categories, prefilter, regex) of landmarks.toml [joined]: a meeting's failures and the lines that
     show its group formed."""
-    j = _landmark_data().get("joined")
+    j = landmark_data().get("joined")
     return (frozenset(j["categories"]), tuple(j["prefilter"]), j["regex"]) if j else None
 
 
 @lru_cache(maxsize=1)
 def progress_regex() -> tuple[tuple[str, ...], str] | None:
     """(prefilter, regex) of the lines that show a process doing its work besides its landmarks."""
-    p = _landmark_data().get("progress")
+    p = landmark_data().get("progress")
     return (tuple(p["prefilter"]), p["regex"]) if p else None
 
 
 def frame_phase(frames: list[str] | None) -> str | None:
     """The phase named by the innermost stack frame that landmarks.toml [frames] knows; a forward pass
     (a serving frame) that a startup step runs (profile_run's dummy batch) is that step's."""
-    table = {fn: phase for phase, fns in _landmark_data().get("frames", {}).items() for fn in fns}
+    table = {fn: phase for phase, fns in landmark_data().get("frames", {}).items() for fn in fns}
     known = [table[fn] for fn in frames or [] if fn in table]   # outermost first
     startup = [p for p in known if p != "serving"]
     return (startup[-1] if known and known[-1] == "serving" and startup else known[-1]) if known else None
@@ -216,11 +220,19 @@ def phase_marks(ev: pl.DataFrame) -> pl.DataFrame:
                           at_rows(ev.height, idx, some[c]).fill_null(False)).alias(c) for c in some.columns])
 
 
+def folded_anchors(cat: Catalogue) -> tuple[str, ...]:
+    """The literals of anchors() a line may hold in any case: those of case-insensitive regexes."""
+    return tuple(sorted({lit for p in _prefiltered(cat) if p.case_insensitive for lit in p.prefilter}))
+
+
+def _prefiltered(cat: Catalogue) -> list[Prefiltered]:
+    return [*cat.signatures, *(s.recovery for s in cat.signatures if s.recovery)]
+
+
 def anchors(cat: Catalogue, extra: tuple[str, ...] = ()) -> tuple[str, ...]:
-    """Every literal a line must contain to be worth parsing in `analyze`."""
+    """Every literal a line must contain to be worth parsing in `analyze` (see folded_anchors)."""
     marks, keep = landmarks()
-    lits = {lit for s in cat.signatures for lit in s.prefilter}
-    lits |= {lit for s in cat.signatures if s.recovery for lit in s.recovery.prefilter}
+    lits = {lit for p in _prefiltered(cat) for lit in p.prefilter}
     lits |= {lit for m in marks for lit in m.prefilter}
     lits |= set(keep) | set(extra)
     return _minimal(tuple(sorted(lits)))

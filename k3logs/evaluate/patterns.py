@@ -5,16 +5,23 @@ from __future__ import annotations
 
 import io
 import json
+from pathlib import Path
+from typing import Callable
 
 import polars as pl
 
 from k3logs import progress
-from k3logs.catalogue.formats import builtin_formats
-from k3logs.catalogue.signatures import Catalogue, Signature
+from k3logs.catalogue.acceptance import load_acceptance_data
+from k3logs.catalogue.formats import builtin_formats, load_formats
+from k3logs.catalogue.landmarks import Landmark, load_landmarks
 from k3logs.catalogue.read import Issue
-from k3logs.diagnose.detect import detect
+from k3logs.catalogue.signatures import Catalogue, Signature
+from k3logs.catalogue.witnesses import load_witnesses
+from k3logs.diagnose.detect import detect, phase_marks
+from k3logs.errors import CatalogueError, SourceLocation
+from k3logs.facts.data import load_facts_data
 from k3logs.ingest.discover import Member
-from k3logs.ingest.stream import ingest_members, Ingested
+from k3logs.ingest.stream import Ingested, ingest_members
 from k3logs.settings import Settings
 
 
@@ -70,4 +77,52 @@ def check_samples(cat: Catalogue) -> list[Issue]:
             if ok:
                 issues.append(Issue("error", "sample-no-match", f"{sig.id}: fires on its near miss {text[:100]!r}",
                                     sig.location))
+    return issues
+
+
+def check_landmarks(marks: tuple[Landmark, ...]) -> list[Issue]:
+    """Every landmark sample replayed through the parser and the phase marks: it marks its landmark's phase
+    (a sample an earlier landmark takes is an error too: the first listed wins), its near misses do not."""
+    issues: list[Issue] = []
+    for m in marks:
+        for text, want in [(s, True) for s in m.samples] + [(s, False) for s in m.no_match]:
+            ev = parse_text(text + "\n")
+            got = phase_marks(ev)["mark"].to_list() if ev.height else []
+            if (m.phase in got) is not want:
+                what = f"marks {got[0] if got and got[0] else 'no phase'}, not {m.phase}" if want else \
+                    f"marks {m.phase} on its near miss"
+                issues.append(Issue("error", "sample-match" if want else "sample-no-match",
+                                    f"landmark {m.phase}: sample {text[:80]!r} {what}", m.location))
+    return issues
+
+
+# each built-in pattern file besides the signatures, taxonomy and Xid table (load_catalogue checks those), with
+# the loader that reads it for the analysis: a file its loader refuses is an issue at its file and line
+def _file_checks() -> dict[str, Callable[[Path], object]]:
+    from k3logs.captures.calls import load_toolcall_data
+    from k3logs.captures.prompt import load_prefix_data
+    from k3logs.collect.plan import load_plan
+    from k3logs.diff.model import load_data
+    from k3logs.redact import load_rules
+    return {"formats.toml": load_formats, "attribution.toml": load_witnesses, "acceptance.toml": load_acceptance_data,
+            "facts.toml": load_facts_data, "collect.toml": load_plan, "diff.toml": load_data,
+            "prefix.toml": load_prefix_data, "toolcalls.toml": load_toolcall_data, "secrets.toml": load_rules}
+
+
+def check_files(folder: Path) -> list[Issue]:
+    """Every built-in pattern file of `folder` read by its own loader, and the landmarks replayed."""
+    issues: list[Issue] = []
+    for name, load in _file_checks().items():
+        path = folder / name
+        try:
+            load(path)
+        except CatalogueError as e:
+            found = [p for p in e.problems if isinstance(p, Issue)]
+            issues += found or [Issue("error", "invalid", e.message, e.source or SourceLocation(str(path)))]
+        except Exception as e:  # a loader that breaks on a file is a file it cannot read
+            issues.append(Issue("error", "invalid", f"{type(e).__name__}: {e}", SourceLocation(str(path))))
+    before = len(issues)
+    marks = load_landmarks(folder / "landmarks.toml", issues)
+    if len(issues) == before:
+        issues += check_landmarks(marks)
     return issues

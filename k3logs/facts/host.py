@@ -407,10 +407,10 @@ def parse_host_ips(sink: Sink, lines: list[str], base: int) -> None:
                             if w.is_host(alias):
                                 sink.add("host_ip", f"{alias.split('.', 1)[0]} {ip}", no)
         for lw in file_hosts:
-            if any(p in ln for p in lw.prefilter) and (m := lw.regex.search(ln)) and w.is_host(m.group("host")):
+            if lw.prefilter_in(ln) and (m := lw.regex.search(ln)) and w.is_host(m.group("host")):
                 sink.add("uname_host" if lw.name == "uname" else "provenance", m.group("host"), no)
         for lw in nspid:
-            if any(p in ln for p in lw.prefilter) and (m := lw.regex.search(ln)):
+            if lw.prefilter_in(ln) and (m := lw.regex.search(ln)):
                 sink.add("nspid", f"{m.group('host_pid')} {m.group('pid')}", no)
 
 

@@ -18,16 +18,19 @@ TB_WINDOW = 400  # lines kept after a traceback header (its frames and exception
 
 @dataclass(frozen=True)
 class Keep:
-    """Which raw lines to parse: those containing one of `anchors` (plus their context), except the lines
-    `quoted` matches (user data: a logged prompt is nothing the diagnosis reads, and keeping one line a
-    request would make memory grow with the requests); None = all."""
+    """Which raw lines to parse: those containing one of `anchors` (plus their context), or one of `folded` in
+    any case, except the lines `quoted` matches (user data: a logged prompt is nothing the diagnosis reads,
+    and keeping one line a request would make memory grow with the requests); None = all."""
 
     anchors: tuple[str, ...]
     quoted: str = ""
+    folded: tuple[str, ...] = ()
 
     @functools.cached_property  # built once, not once per file (bundles may hold thousands of files)
     def regex(self) -> str:
-        return "|".join(re.escape(a) for a in sorted(set(self.anchors)))
+        exact = "|".join(re.escape(a) for a in sorted(set(self.anchors)))
+        folded = "|".join(re.escape(a) for a in sorted(set(self.folded)))
+        return f"{exact}|(?i:{folded})" if folded else exact
 
 
 class KeepState:

@@ -1,0 +1,99 @@
+"""patterns/landmarks.toml: the lifecycle landmarks (a line that shows a process entered a phase), checked as
+signatures are: a known phase, literals, a regex the Rust engine compiles, samples that hold a literal and that
+the regex matches (evaluate/patterns.py then replays them through the phase marks). The file's other tables
+(keep anchors, progress, frames, the outcome's words) are read as they are by diagnose/detect.py."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from k3logs.errors import CatalogueError, SourceLocation
+from k3logs.resources import data_dir
+from k3logs.schema import PHASES
+
+from .read import Issue, Prefiltered, holds_literal, key_line, read_toml, regex_error, table_starts
+
+KEYS = {"phase", "prefilter", "regex", "samples", "no_match", "restart", "progress"}
+
+
+@dataclass(frozen=True)
+class Landmark(Prefiltered):
+    phase: str
+    prefilter: tuple[str, ...]
+    regex: str
+    restart: bool = False   # begins a new attempt of the server on its node
+    progress: bool = True   # the process is doing its work (landmarks.toml [progress]); restarts and shutdown never
+    samples: tuple[str, ...] = ()
+    no_match: tuple[str, ...] = ()   # near misses: lines that must not mark this phase
+    location: SourceLocation = field(default=SourceLocation("<memory>"), compare=False)
+
+
+def builtin_path() -> Path:
+    return data_dir("patterns") / "landmarks.toml"
+
+
+@lru_cache(maxsize=1)
+def landmark_data() -> dict:
+    """The built-in file's tables, checked once (a broken file is an error, not a silent default)."""
+    issues: list[Issue] = []
+    got = read_toml(builtin_path(), issues)
+    marks = _landmarks(*got, builtin_path(), issues) if got else ()
+    if issues or got is None:
+        raise CatalogueError(f"{builtin_path()} is invalid: {issues[0] if issues else 'unreadable'}", issues,
+                             issues[0].location if issues else SourceLocation(str(builtin_path())))
+    return {**got[0], "_landmarks": marks}
+
+
+def builtin_landmarks() -> tuple[Landmark, ...]:
+    return landmark_data()["_landmarks"]
+
+
+def load_landmarks(path: Path, issues: list[Issue]) -> tuple[Landmark, ...]:
+    """The [[landmark]] tables of `path`; every problem goes to `issues` with its file and line."""
+    got = read_toml(path, issues)
+    return _landmarks(*got, path, issues) if got else ()
+
+
+def _landmarks(data: dict, text: str, path: Path, issues: list[Issue]) -> tuple[Landmark, ...]:
+    entries = data.get("landmark", [])
+    starts = table_starts(text, "landmark")
+    out = []
+    for i, d in enumerate(entries if isinstance(entries, list) else []):
+        start = starts[i] if i < len(starts) else 1
+        end = starts[i + 1] if i + 1 < len(starts) else None
+        where = SourceLocation(str(path), start)
+
+        def problem(message: str, key: str | None = None, code: str = "landmark") -> None:
+            line = key_line(text, start, end, key) if key else start
+            issues.append(Issue("error", code, f"landmark {i + 1}: {message}", SourceLocation(str(path), line)))
+
+        if not isinstance(d, dict):
+            problem("is not a table")
+            continue
+        for key in sorted(set(d) - KEYS):
+            problem(f"unknown key {key!r}", key)
+        phase, regex = d.get("phase"), d.get("regex")
+        prefilter = tuple(str(p) for p in d.get("prefilter", []) if isinstance(p, str) and p)
+        samples = tuple(str(s) for s in d.get("samples", []) if isinstance(s, str))
+        no_match = tuple(str(s) for s in d.get("no_match", []) if isinstance(s, str))
+        if phase not in PHASES:
+            problem(f"phase {phase!r} is none of {', '.join(PHASES)}", "phase")
+        if not prefilter:
+            problem("needs at least one prefilter literal", "prefilter")
+        if not isinstance(regex, str) or not regex:
+            problem("regex must be a non-empty string", "regex")
+            continue
+        if (err := regex_error(regex)) is not None:
+            problem(f"regex does not compile in the Rust engine: {err}", "regex", "regex")
+            continue
+        if not samples:
+            problem("needs at least one sample line", "samples", "samples")
+        mark = Landmark(str(phase), prefilter, regex, bool(d.get("restart", False)),
+                        bool(d.get("progress", True)) and not d.get("restart") and phase != "shutdown", samples, no_match,
+                        where)
+        for s in samples:
+            if prefilter and not holds_literal(prefilter, s, mark.case_insensitive):
+                problem(f"sample {s[:80]!r} contains none of the prefilter literals", "samples", "prefilter-coverage")
+        out.append(mark)
+    return tuple(out)
