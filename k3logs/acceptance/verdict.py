@@ -18,8 +18,8 @@ from k3logs.catalogue.acceptance import AcceptanceData, default_acceptance_data
 from k3logs.contract import Capacity, Criterion, GoLive, PrefixCache, Rung
 from k3logs.diagnose.clock import parse_iso
 from k3logs.facts.checks import Check, is_k3_deployment
-from k3logs.facts.util import RAN_RANK
-from k3logs.facts.util import Fact, version_less
+from k3logs.facts.util import RAN_RANK, Fact, version_less
+
 from .metrics import FIELDS, Metrics
 
 __all__ = ["ToolCallEvidence", "Incident", "prefix_cache_section", "capacity_section", "go_live"]

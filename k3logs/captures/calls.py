@@ -1,4 +1,6 @@
-"""One tool call checked: its function named among the request's tools, its arguments parsed and held against the tool's JSON schema (patterns from a bundle run with a time limit), markup leaked into content, and what a gateway changed of what the model said."""
+"""One tool call checked: its function named among the request's tools, its arguments parsed and held against the
+tool's JSON schema (patterns from a bundle run with a time limit), markup leaked into content, and what a gateway
+changed of what the model said."""
 from __future__ import annotations
 
 import json

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from k3logs import redact
 from k3logs.settings import Settings
+
 from .prompt import ID, TS, Head, Prompt, catalogue, content_text, mask, prompt_of, structure
 from .read import CaptureStats, read_captures
 

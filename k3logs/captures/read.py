@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Collection, Iterator
 
 from k3logs.ingest.discover import Bundle, Skip
-from k3logs.ingest.streams import peek
 from k3logs.ingest.lines import iter_line_batches, open_text
+from k3logs.ingest.streams import peek
 from k3logs.settings import MiB, Settings
 
 ID_KEYS = ("id", "request_id", "exchange_id", "x-request-id", "trace_id")

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from k3logs.errors import CatalogueError, SourceLocation
 from k3logs.resources import data_dir
-from .read import table_starts, read_toml_or_raise, regex_error
+
+from .read import read_toml_or_raise, regex_error, table_starts
 
 LAYERS = ("wrapper", "prefix", "line")
 TIME_GROUPS = ("t_iso", "t_local", "t_md", "t_hms", "t_glog", "t_ctime", "t_date", "t_mdy", "t_syslog",

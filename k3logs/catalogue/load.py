@@ -1,4 +1,5 @@
-"""The catalogue loaded: built-in and extra pattern folders read, checked and kept, in this process and (pickled, by content) under the user's cache folder."""
+"""The catalogue loaded: built-in and extra pattern folders read, checked and kept, in this process and (pickled, by
+content) under the user's cache folder."""
 from __future__ import annotations
 
 import hashlib

@@ -1,4 +1,5 @@
-"""Reading patterns/ files: TOML with the line of every table and key (tomllib gives no positions), one issue model (file:line, message) and one regex check for every loader."""
+"""Reading patterns/ files: TOML with the line of every table and key (tomllib gives no positions), one issue model
+(file:line, message) and one regex check for every loader."""
 from __future__ import annotations
 
 import re

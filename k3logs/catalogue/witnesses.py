@@ -10,6 +10,7 @@ from pathlib import Path
 
 from k3logs.errors import CatalogueError, SourceLocation
 from k3logs.resources import data_dir
+
 from .read import Prefiltered, holds_literal, read_toml_or_raise, table_starts
 
 LINE_KINDS = {

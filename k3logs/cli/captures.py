@@ -1,4 +1,5 @@
-"""The commands over captured requests and responses: prefix (why a prefix does not hit) and toolcalls (tool calls against their schemas)."""
+"""The commands over captured requests and responses: prefix (why a prefix does not hit) and toolcalls (tool calls
+against their schemas)."""
 from __future__ import annotations
 
 import sys
@@ -8,7 +9,7 @@ import click
 
 from k3logs.settings import Settings
 
-from .main import DEBUG_OPTION, print_out, read_limits, stacked, cli, handle_errors
+from .main import DEBUG_OPTION, cli, handle_errors, print_out, read_limits, stacked
 
 
 # ------------------------------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""The commands about one incident: analyze (the report), diff (against the last good run), sniff (what each file is), events (the event table), collect (a node's evidence)."""
+"""The commands about one incident: analyze (the report), diff (against the last good run), sniff (what each file is),
+events (the event table), collect (a node's evidence)."""
 from __future__ import annotations
 
 import sys
@@ -8,7 +9,7 @@ import click
 
 from k3logs.errors import UsageError
 
-from .main import load_patterns, print_out, settings_of, bundle_options, cli, handle_errors, window_options
+from .main import bundle_options, cli, handle_errors, load_patterns, print_out, settings_of, window_options
 
 
 @cli.command()

@@ -1,4 +1,5 @@
-"""One command run: in its own process group, with a time limit, its output capped (the tail kept where the end matters, as a journal's), killed whole when it overruns."""
+"""One command run: in its own process group, with a time limit, its output capped (the tail kept where the end
+matters, as a journal's), killed whole when it overruns."""
 from __future__ import annotations
 
 import os

@@ -1,4 +1,5 @@
-"""What collect runs: the plan (patterns/collect.toml: read-only commands, each for the host, a container, a pod or inside), the target and --since checked, and each command's argument list."""
+"""What collect runs: the plan (patterns/collect.toml: read-only commands, each for the host, a container, a pod or
+inside), the target and --since checked, and each command's argument list."""
 from __future__ import annotations
 
 import re

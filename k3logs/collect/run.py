@@ -22,7 +22,7 @@ from k3logs.errors import UsageError
 
 from .command import run_command
 from .plan import Plan, Run, Target, applies, command_line, load_plan, parse_since, parse_target
-from .write import env_allowed, section_of, limit_inspect_env, limit_pod_env, node_name, scrub, write_bundle
+from .write import env_allowed, limit_inspect_env, limit_pod_env, node_name, scrub, section_of, write_bundle
 
 
 # ------------------------------------------------------------------------------------------

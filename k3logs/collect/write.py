@@ -1,4 +1,5 @@
-"""What collect writes: each command's output redacted, the environment of inspect and pod specs limited to the variables that matter, all in one tar.gz with a manifest."""
+"""What collect writes: each command's output redacted, the environment of inspect and pod specs limited to the
+variables that matter, all in one tar.gz with a manifest."""
 from __future__ import annotations
 
 import gzip

@@ -1,4 +1,6 @@
-"""The second pass: every event gets its node, rank and GPU from the maps the first pass learnt (attribute.learn), each with the code of the witness that gave it (NODE_SRC, RANK_SRC); kernel lines about a task or a PCI device take that process's or that GPU's rank."""
+"""The second pass: every event gets its node, rank and GPU from the maps the first pass learnt (attribute.learn), each
+with the code of the witness that gave it (NODE_SRC, RANK_SRC); kernel lines about a task or a PCI device take that
+process's or that GPU's rank."""
 from __future__ import annotations
 
 import re
@@ -10,7 +12,7 @@ import polars as pl
 from k3logs.schema import MIXED, at_rows, the_one
 
 from .attribution import (AER_SOURCE, AGENT_FAILED, KERNEL_TASK, KERNEL_TASK_WORDS, PCI, PCI_WORDS, Attribution,
-                           elastic_entries, epochs, ensure)
+                           elastic_entries, ensure, epochs)
 
 SHORT_HOST = r"^([A-Za-z][\w-]*)\..*$"
 NODE_SRC = ("span", "subject", "host", "ip", "ip_raw", "task", "pod", "file", "named", "single")  # node_src 1..

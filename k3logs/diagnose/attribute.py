@@ -47,7 +47,7 @@ from .assign import apply_nodes, host_columns
 from .attribution import (CONTAINER_ID_HOST, CONTAINER_LOG, JOB_NNODES, JOB_NTASKS, NCCL_BOOT, POD_LOG_DIR, STEP_NNODES,
                           STEP_NTASKS, STEP_PER_NODE, TASK_IS_RANK, Attribution, DumpHints, elastic_entries, ensure,
                           host_field, is_ip, nth, short_host, step_of)
-from .folders import node_folders, folder_node_of
+from .folders import folder_node_of, node_folders
 from .ranks import learn_gpus, learn_ranks
 
 

@@ -1,4 +1,5 @@
-"""What attribution learns about a bundle: the Attribution record (every map with the witness that gave it), the hints dumps give, and the identities it keys on (PCI bus ids, short host names) and the lines it reads them from."""
+"""What attribution learns about a bundle: the Attribution record (every map with the witness that gave it), the hints
+dumps give, and the identities it keys on (PCI bus ids, short host names) and the lines it reads them from."""
 from __future__ import annotations
 
 import re

@@ -20,6 +20,7 @@ import polars as pl
 
 from k3logs.ingest.parse import PLACEHOLDER_YEAR
 from k3logs.schema import MIXED, at_rows, in_line_order, the_one
+
 from .attribution import ASSIGNED
 
 UTC = "UTC"

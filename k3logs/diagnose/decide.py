@@ -21,8 +21,8 @@ import polars as pl
 from k3logs.catalogue.signatures import Catalogue, Signature
 
 from .detect import families, holds_prefilter, named_causes, outcome_data
-from .findings import (EXPLAIN_WINDOW_S, SAME_FAILURE_S, TIE_SECONDS, Decision, Finding, exceptions, findings_of, as_int,
-                       benign_eids, load_before)
+from .findings import (EXPLAIN_WINDOW_S, SAME_FAILURE_S, TIE_SECONDS, Decision, Finding, as_int, benign_eids,
+                       exceptions, findings_of, load_before)
 from .outcome import HEALTHY, Lifecycle
 from .templates import mask_template, same_template
 

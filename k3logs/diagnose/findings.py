@@ -1,4 +1,5 @@
-"""Findings: every detection and every exception as a candidate cause with its time, node, rank and phase; the Decision record; and the load the server carried before a finding."""
+"""Findings: every detection and every exception as a candidate cause with its time, node, rank and phase; the Decision
+record; and the load the server carried before a finding."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,5 @@
-"""Which folders of a bundle are a node's: a folder per node named like a host (or holding one host's logs), looked for under the folders that only wrap the rest (incident-42/bundle/...)."""
+"""Which folders of a bundle are a node's: a folder per node named like a host (or holding one host's logs), looked for
+under the folders that only wrap the rest (incident-42/bundle/...)."""
 from __future__ import annotations
 
 import os

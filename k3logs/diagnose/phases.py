@@ -1,4 +1,5 @@
-"""The phase of every line (taxonomy.md phases): the lifecycle landmarks of each node's server, starts of the server told apart, host lines left out of the lifecycle they do not belong to."""
+"""The phase of every line (taxonomy.md phases): the lifecycle landmarks of each node's server, starts of the server
+told apart, host lines left out of the lifecycle they do not belong to."""
 from __future__ import annotations
 
 from datetime import timedelta
@@ -7,8 +8,8 @@ import polars as pl
 
 from k3logs.schema import PHASES
 
-from .findings import TIE_SECONDS, WORKERS
 from .detect import phase_marks
+from .findings import TIE_SECONDS, WORKERS
 
 SAME_START_S = 5           # start landmarks this close together on a node are one start of the server
 

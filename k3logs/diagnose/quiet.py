@@ -1,4 +1,5 @@
-"""The verdict where the logs name no cause: a failed environment check that explains the outcome becomes the root; the load the server carried before a failure; and how much what the bundle lacks weighs on the confidence."""
+"""The verdict where the logs name no cause: a failed environment check that explains the outcome becomes the root; the
+load the server carried before a failure; and how much what the bundle lacks weighs on the confidence."""
 from __future__ import annotations
 
 from dataclasses import replace

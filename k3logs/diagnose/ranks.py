@@ -1,4 +1,5 @@
-"""The rank maps of the first pass: (node, pid) -> global rank per process lifetime, from every line that prints a rank, the workers' names, Ray's devices; and every GPU's identity (index, PCI bus id, UUID, serial) and its rank."""
+"""The rank maps of the first pass: (node, pid) -> global rank per process lifetime, from every line that prints a
+rank, the workers' names, Ray's devices; and every GPU's identity (index, PCI bus id, UUID, serial) and its rank."""
 from __future__ import annotations
 
 import re
@@ -10,7 +11,7 @@ from k3logs.catalogue.witnesses import builtin_witnesses
 
 from .attribution import (AGENT_FAILED, ASSIGNED, CONTAINER_WRAPPERS, ELASTIC_RANK, GPU_AT, GPU_SERIAL, HCA_NAMED,
                            NCCL_COMM, NCCL_INIT, NODE_FILE_NAME, PP_SIZE, RANK_AND_LOCAL, RESTART, TP_SIZE, WORLD_LINE,
-                           Attribution, DumpHints, epochs, nth, bus_key, nccl_bus)
+                           Attribution, DumpHints, bus_key, epochs, nccl_bus, nth)
 
 RAY_WORKERS = ("RayWorkerWrapper", "RayWorkerProc", "RayWorkerVllm")
 

@@ -1,4 +1,5 @@
-"""An error message as a template: numbers, addresses and ids masked, so that the same error seen with other values is one (rapidfuzz ratio SAME_TEMPLATE)."""
+"""An error message as a template: numbers, addresses and ids masked, so that the same error seen with other values is
+one (rapidfuzz ratio SAME_TEMPLATE)."""
 from __future__ import annotations
 
 import re

@@ -1,4 +1,5 @@
-"""Which witness named an event's node and rank, and its GPU: the report's origin.node_from, rank_from and gpu, read from the maps attribution kept with their witnesses."""
+"""Which witness named an event's node and rank, and its GPU: the report's origin.node_from, rank_from and gpu, read
+from the maps attribution kept with their witnesses."""
 from __future__ import annotations
 
 import re

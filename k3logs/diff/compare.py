@@ -33,7 +33,7 @@ from k3logs.diagnose.templates import SAME_TEMPLATE, mask_template
 from k3logs.report.analysis import Analysis
 from k3logs.schema import PHASES
 
-from .environment import NodeFacts, top_line, compare_environments, compare_nodes, node_facts
+from .environment import NodeFacts, compare_environments, compare_nodes, node_facts, top_line
 from .model import (ANY_NODE, NOVEL_CAP, TEXT_CHARS, DiffData, DiffReport, Lifecycle, LifecycleRow, NewMessage,
                     RunSummary, load_data)
 

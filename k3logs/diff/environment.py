@@ -1,4 +1,6 @@
-"""The environments compared: every fact of each node (dumps, flags, the command line), then what changed between the failing run and the reference, or which node differs from the others, ranked by how often such a change breaks a deployment."""
+"""The environments compared: every fact of each node (dumps, flags, the command line), then what changed between the
+failing run and the reference, or which node differs from the others, ranked by how often such a change breaks a
+deployment."""
 from __future__ import annotations
 
 import ast

@@ -1,4 +1,5 @@
-"""What a diff knows and says: its data (patterns/diff.toml: the facts compared, their families and weights, the landmarks timed) and the records of the DiffReport (diff.schema.json)."""
+"""What a diff knows and says: its data (patterns/diff.toml: the facts compared, their families and weights, the
+landmarks timed) and the records of the DiffReport (diff.schema.json)."""
 from __future__ import annotations
 
 import fnmatch

@@ -4,8 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from k3logs import redact
-from k3logs.catalogue.signatures import Catalogue
 from k3logs.catalogue.load import load_catalogue
+from k3logs.catalogue.signatures import Catalogue
 from k3logs.contract import Report
 from k3logs.pipeline import check_readable, report_of, run
 from k3logs.settings import Settings

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from k3logs import progress
-from k3logs.catalogue.signatures import Catalogue
 from k3logs.catalogue.load import load_catalogue
+from k3logs.catalogue.signatures import Catalogue
 from k3logs.contract import Report
 from k3logs.pipeline import analyze
 from k3logs.settings import Settings

@@ -1,4 +1,5 @@
-"""The builds nodes run, compared: NCCL, torch and vLLM versions read per node and rank, and which of them differ (the check runtime_versions_across_nodes)."""
+"""The builds nodes run, compared: NCCL, torch and vLLM versions read per node and rank, and which of them differ (the
+check runtime_versions_across_nodes)."""
 from __future__ import annotations
 
 import re

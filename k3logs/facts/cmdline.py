@@ -8,6 +8,7 @@ import shlex
 from dataclasses import dataclass, field, replace
 
 from k3logs.ingest.dumps import LAUNCH_RE, logical_lines
+
 from .util import Sink, digest_of, emit_env, parse_size
 
 # vLLM options that take no value (the rest take one); prefixes enable_/disable_/no_ are boolean too.

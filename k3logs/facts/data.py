@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from k3logs.catalogue.read import Issue, key_line, table_starts, read_toml, regex_error
+from k3logs.catalogue.read import Issue, key_line, read_toml, regex_error, table_starts
 from k3logs.errors import CatalogueError, SourceLocation
 from k3logs.resources import data_dir
+
 from .cmdline import ARG_FACTS
 from .util import Sink, emit_env, torch_build
 

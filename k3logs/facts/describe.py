@@ -1,4 +1,5 @@
-"""Facts from kubectl describe pod / node: the pod's node, image, command, limits and events, and a node's GPU feature discovery labels (driver branch, GPU model and count)."""
+"""Facts from kubectl describe pod / node: the pod's node, image, command, limits and events, and a node's GPU feature
+discovery labels (driver branch, GPU model and count)."""
 from __future__ import annotations
 
 import re

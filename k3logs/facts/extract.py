@@ -23,13 +23,13 @@ from __future__ import annotations
 import polars as pl
 
 from k3logs.ingest.dumps import Segment, command_kind, is_launch_line, sniff_dump, split_transcript
+
 from .cmdline import parse_env, parse_launch, parse_systemd_unit
 from .data import FactsData, apply_log_fact, default_facts_data
-from .host import (parse_ibstat, parse_ip, parse_lsmod, parse_manifest, parse_misc, parse_pod_tables, parse_host_ips, parse_clocks,
-                         parse_prometheus,
-                         parse_ps, parse_systemctl_status, parse_uptime)
-from .k8s import parse_compose, parse_docker_inspect, parse_pod_spec
 from .describe import parse_describe
+from .host import (parse_clocks, parse_host_ips, parse_ibstat, parse_ip, parse_lsmod, parse_manifest, parse_misc,
+                   parse_pod_tables, parse_prometheus, parse_ps, parse_systemctl_status, parse_uptime)
+from .k8s import parse_compose, parse_docker_inspect, parse_pod_spec
 from .nvidia import parse_smi_csv, parse_smi_list, parse_smi_q, parse_smi_table, parse_topo
 from .python import parse_collect_env, parse_model_config, parse_pip
 from .util import Fact, Sink, split_lines

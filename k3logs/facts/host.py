@@ -10,6 +10,7 @@ from datetime import datetime, timedelta
 
 from k3logs.catalogue.witnesses import builtin_witnesses
 from k3logs.ingest.dumps import prompt_of
+
 from .cmdline import facts_from_command_text
 from .util import Sink, parse_date
 

@@ -6,6 +6,7 @@ import re
 from collections import Counter
 
 from k3logs.ingest.dumps import SMI_FAIL, SMI_LIST_LINE
+
 from .util import Sink, norm_bus_id, parse_date
 
 _HEADER = re.compile(r"NVIDIA-SMI\s+(?P<smi>[\d.]+)\s+Driver Version:\s*(?P<driver>[\d.]+)"

@@ -1,4 +1,5 @@
-"""Tar and zip members as streams: a tar member's data and sparse holes, extended headers capped, a zip's local entries read without its central directory (salvage), zip64 sizes."""
+"""Tar and zip members as streams: a tar member's data and sparse holes, extended headers capped, a zip's local entries
+read without its central directory (salvage), zip64 sizes."""
 from __future__ import annotations
 
 import lzma

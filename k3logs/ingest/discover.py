@@ -19,8 +19,7 @@ from typing import BinaryIO, Callable, Iterator
 from k3logs.errors import BundleError
 from k3logs.settings import Limits
 
-from .archives import (TAR_ERRORS, after_descriptor, file_type, Sparse, tar_type, TarData, TarInfo,
-                        zip64_sizes, ZipLocal)
+from .archives import TAR_ERRORS, Sparse, TarData, TarInfo, ZipLocal, after_descriptor, file_type, tar_type, zip64_sizes
 from .names import printable, sanitize
 from .streams import Guarded, Limited, decompressor, error_text, kind_of_head, peek, read_up_to
 

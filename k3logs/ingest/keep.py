@@ -1,4 +1,5 @@
-"""Which lines analyze keeps (Keep): those that hold a literal of a signature, a landmark or a witness, and a traceback's frames after its header; the rest is counted, not parsed."""
+"""Which lines analyze keeps (Keep): those that hold a literal of a signature, a landmark or a witness, and a
+traceback's frames after its header; the rest is counted, not parsed."""
 from __future__ import annotations
 
 import functools

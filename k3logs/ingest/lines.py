@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from k3logs.schema import LINE, TRUNCATED
+
 from .streams import read_up_to
 
 RAW = "raw"

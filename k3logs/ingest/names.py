@@ -1,4 +1,5 @@
-"""Names from a bundle made safe to show and to use as keys: control characters escaped, overlong names shortened with a hash of what was cut."""
+"""Names from a bundle made safe to show and to use as keys: control characters escaped, overlong names shortened with
+a hash of what was cut."""
 from __future__ import annotations
 
 import hashlib

@@ -1,4 +1,5 @@
-"""Tiny files read together: a pack of files under TINY_BYTES goes through parsing as one batch (each polars query has a fixed cost), its line numbers kept apart by file (file * FILE + line)."""
+"""Tiny files read together: a pack of files under TINY_BYTES goes through parsing as one batch (each polars query has
+a fixed cost), its line numbers kept apart by file (file * FILE + line)."""
 from __future__ import annotations
 
 from dataclasses import replace

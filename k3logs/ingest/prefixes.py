@@ -1,4 +1,6 @@
-"""The prefixes launchers and process managers put before a line ('(EngineCore_DP0 pid=12)', '[rank3]:', '[1,3]<stdout>:', 'host: '), peeled off into proc, pid, ip, rank and host, a batch's first rows read first to know which can occur."""
+"""The prefixes launchers and process managers put before a line ('(EngineCore_DP0 pid=12)', '[rank3]:',
+'[1,3]<stdout>:', 'host: '), peeled off into proc, pid, ip, rank and host, a batch's first rows read first to know
+which can occur."""
 from __future__ import annotations
 
 import re
@@ -9,7 +11,6 @@ import polars as pl
 from k3logs.catalogue.formats import Format
 
 from .terminal import ANSI_RE
-
 
 # What a prefix can look like, cheaply: '(...)' with up to two levels of nesting, '[...]:', an Open MPI tag.
 # Which prefix format it is, and what it says, is decided once per distinct head (a few per file).

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from k3logs.catalogue.formats import Formats, builtin_formats
+
 from .dumps import SMALL_FILE_LINES, sniff_dump
 from .lines import decode_head
 

@@ -24,7 +24,7 @@ from k3logs.settings import Settings
 
 from .discover import Bundle, Member
 from .fold import fold_continuations, fold_tracebacks
-from .keep import TB_HEAD, TB_WINDOW, Keep, anchored, keep_rows, KeepState
+from .keep import TB_HEAD, TB_WINDOW, Keep, KeepState, anchored, keep_rows
 from .lines import LineChunk, LineStats, crlf_line_ends, iter_line_batches, iter_line_chunks, open_text
 from .pack import PACK_FILES, TINY_BYTES, Pack
 from .parse import FileContext, parse_batch

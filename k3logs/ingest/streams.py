@@ -1,4 +1,5 @@
-"""Byte streams a bundle's members are read through: a peek at the head that is handed back, the decompressors (gzip, bzip2, xz, zstd) as streams, and the guards that count what is read against the bundle's limits and stop at damage."""
+"""Byte streams a bundle's members are read through: a peek at the head that is handed back, the decompressors (gzip,
+bzip2, xz, zstd) as streams, and the guards that count what is read against the bundle's limits and stop at damage."""
 from __future__ import annotations
 
 import bz2

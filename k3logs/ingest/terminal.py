@@ -1,4 +1,5 @@
-"""What a terminal did to a line, undone: ANSI colours stripped, a progress bar redrawn with carriage returns collapsed to its last state, a tqdm bar glued to the next line split off, a line the container runtime cut in parts joined."""
+"""What a terminal did to a line, undone: ANSI colours stripped, a progress bar redrawn with carriage returns collapsed
+to its last state, a tqdm bar glued to the next line split off, a line the container runtime cut in parts joined."""
 from __future__ import annotations
 
 import re

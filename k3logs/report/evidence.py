@@ -12,8 +12,8 @@ import polars as pl
 
 from k3logs.contract import Excerpt, Report
 from k3logs.ingest.discover import Bundle
-from k3logs.ingest.streams import peek
 from k3logs.ingest.lines import iter_line_batches, open_text
+from k3logs.ingest.streams import peek
 from k3logs.settings import Settings
 
 MAX_SPAN = 40          # a cited multi-line event (a traceback) is shown up to this many lines

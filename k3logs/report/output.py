@@ -15,6 +15,7 @@ from pathlib import Path
 from k3logs.contract import Report
 from k3logs.errors import UsageError
 from k3logs.redact import shown
+
 from .render import render_html, render_json, render_markdown, render_svg
 
 PICTURE = "timeline.svg"

@@ -1,4 +1,5 @@
-"""What the timeline template draws: lanes, phase bands, marks, ticks, axis breaks, the legend and the cause line, with their sizes and colours, and the small helpers that place and cut text."""
+"""What the timeline template draws: lanes, phase bands, marks, ticks, axis breaks, the legend and the cause line, with
+their sizes and colours, and the small helpers that place and cut text."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field

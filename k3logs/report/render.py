@@ -11,6 +11,7 @@ from markupsafe import Markup
 from k3logs.contract import Report
 from k3logs.redact import visible
 from k3logs.resources import data_dir
+
 from .timeline import layout
 
 # characters XML 1.0 forbids even escaped (C0 controls but tab and newlines, lone surrogates, U+FFFE/F):

@@ -13,7 +13,7 @@ from k3logs.schema import PHASES
 
 from .picture import (BOLD_W, CAUSE_COLOUR, CHAR_W, GAP_W, LABEL_W, NODE_H, NOTIME_W, PALETTE, PHASE_COLOURS,
                        PLOT_RIGHT, PLOT_X, RANK_H, REPEAT_MIN_PX, TOP, WIDTH, Band, Break, CauseLine, Lane, LegendItem,
-                       Mark, Picture, Tick, zigzag, clock_note, clock_time, cut, num, seconds)
+                       Mark, Picture, Tick, clock_note, clock_time, cut, num, seconds, zigzag)
 from .timeaxis import Axis, duration
 
 

@@ -1,4 +1,5 @@
-"""The scan's worker processes on this machine: each bundle in a process that dies with the scan and gives up at its time limit."""
+"""The scan's worker processes on this machine: each bundle in a process that dies with the scan and gives up at its
+time limit."""
 from __future__ import annotations
 
 import ctypes
@@ -19,7 +20,7 @@ from k3logs.errors import K3LogsError
 from k3logs.settings import Settings
 
 from .work import (BUNDLE_TIMEOUT_S, MAX_TASKS_PER_WORKER, TICK_S, Entry, Outcome, checked, one_line_error, scan_entry,
-                   timed_out)
+                    timed_out)
 
 # ----------------------------------------------------------------------------------------------
 # worker processes

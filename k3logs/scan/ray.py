@@ -14,8 +14,9 @@ from typing import Iterator
 from k3logs.catalogue.signatures import Catalogue
 from k3logs.errors import UsageError
 from k3logs.settings import Settings
+
 from .work import (BUNDLE_TIMEOUT_S, MAX_TASKS_PER_WORKER, TICK_S, Entry, Outcome, checked, one_line_error, scan_entry,
-                   timed_out)
+                    timed_out)
 
 WARM_UP_S = 0.5
 

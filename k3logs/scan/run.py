@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from k3logs.catalogue.signatures import Catalogue
 from k3logs.catalogue.load import load_catalogue
+from k3logs.catalogue.signatures import Catalogue
 from k3logs.errors import BundleError, ExitStatus, UsageError
 from k3logs.progress import NullDisplay
 from k3logs.settings import Settings
