@@ -14,27 +14,28 @@ from pathlib import Path
 
 import polars as pl
 
+from k3logs.acceptance.judge import Acceptance, judge
 from k3logs.acceptance.verdict import ToolCallEvidence
 from k3logs.captures.toolcalls import check_bundle
 from k3logs.catalogue.formats import builtin_formats
-from k3logs.catalogue.signatures import Catalogue
 from k3logs.catalogue.load import load_catalogue
+from k3logs.catalogue.signatures import Catalogue
 from k3logs.diagnose import assign, attribute, clock
 from k3logs.diagnose.attribution import Attribution, hints_from_facts
 from k3logs.diagnose.clock import ClockModel, ClockReport, parse_iso
 from k3logs.diagnose.decide import decide
-from k3logs.diagnose.quiet import quiet_verdict, weigh
-from k3logs.diagnose.phases import assign_phases
 from k3logs.diagnose.detect import anchors, detect, folded_anchors
 from k3logs.diagnose.missing import missing_parts
 from k3logs.diagnose.outcome import APP_KINDS, HOST_KINDS
+from k3logs.diagnose.phases import assign_phases
+from k3logs.diagnose.quiet import quiet_verdict, weigh
 from k3logs.facts.checks import run_checks
 from k3logs.facts.extract import Fact, facts_from_dump, facts_from_events
 from k3logs.ingest.discover import Bundle, Skip
+from k3logs.ingest.keep import Keep
 from k3logs.ingest.lines import LineStats
 from k3logs.ingest.sniff import Sniffed
 from k3logs.ingest.stream import Ingested, ingest, iter_files_rows, open_member
-from k3logs.ingest.keep import Keep
 from k3logs.report.analysis import Analysis
 from k3logs.report.assemble import make_report
 from k3logs.report.evidence import read_excerpts
@@ -154,8 +155,18 @@ def run(path: str | Path, settings: Settings | None = None, catalogue: Catalogue
     missing = missing_parts(events, lt.ingested.files, lt.bundle.display,
                             [t for _, kind, t in lt.ingested.dumps if kind in ("launch_cmd", "slurm_job", "text")],
                             lt.attribution.world_size, nnodes)
-    return Analysis(lt.bundle, lt.ingested, events, det, lt.attribution, lt.clock, lt.clock_model, facts, checks,
-                    weigh(decision, missing), cat, missing + window_note)
+    a = Analysis(lt.bundle, lt.ingested, events, det, lt.attribution, lt.clock, lt.clock_model, facts, checks,
+                 weigh(decision, missing), cat, missing + window_note)
+    a.acceptance = acceptance_of(a, _tool_call_evidence(lt.bundle, lt.ingested, settings))
+    return a
+
+
+def acceptance_of(a: Analysis, tool_calls: ToolCallEvidence | None) -> Acceptance:
+    """The acceptance stage over a diagnosed bundle: its /metrics scrapes (among the dumps), its events and
+    decision, and the tool calls checked."""
+    display = a.bundle.display
+    scrapes = [(display(f), a.attribution.file_node.get(display(f)), text) for f, _, text in a.ingested.dumps]
+    return judge(a.events, a.attribution.nodes, a.decision, a.catalogue, a.facts, a.checks, scrapes, tool_calls)
 
 
 def ensure_columns(ev: pl.DataFrame) -> pl.DataFrame:
@@ -297,19 +308,19 @@ def report_of(analysis: Analysis, display_path: str, settings: Settings | None =
     """The report of an analysis (secrets redacted unless the settings say not to)."""
     settings = settings or Settings()
     check_readable(display_path, analysis.bundle, analysis.ingested)
-    report = make_report(analysis, display_path, _tool_call_evidence(analysis, settings))
+    report = make_report(analysis, display_path)
     if context_lines > 0:
         report.evidence_context = read_excerpts(analysis.bundle, report, context_lines, settings)
     return redact.obj(report, settings.redact)  # the gate out: redacted whole, then cut
 
 
-def _tool_call_evidence(analysis: Analysis, settings: Settings) -> ToolCallEvidence | None:
+def _tool_call_evidence(bundle: Bundle, ingested: Ingested, settings: Settings) -> ToolCallEvidence | None:
     """The bundle's captured tool calls checked against their schemas, for the go-live verdict (None when
     it holds no captures: no evidence). Only the files sniffed as captures are read again."""
-    captures = {analysis.bundle.display(f.file) for f in analysis.ingested.files if f.kind == "captures"}
+    captures = {bundle.display(f.file) for f in ingested.files if f.kind == "captures"}
     if not captures:
         return None
-    s = check_bundle(analysis.bundle.path, settings, only=captures)
+    s = check_bundle(bundle.path, settings, only=captures)
     if not s.checked:
         return None
     return ToolCallEvidence(s.checked, s.failed, (s.evidence or [s.first_checked])[0], s.detail)

@@ -203,6 +203,27 @@ def test_the_rules_are_data_and_checked_on_load(tmp_path):
     assert any("kv_pinned" in m for m in msgs)
 
 
+def test_the_ladder_rungs_are_data_and_their_samples_are_held_to_their_regex(tmp_path):
+    """The built-in rungs load with their titles and regexes; near misses: a sample the regex misses, a near
+    miss it matches, and a ladder of four rungs are each an issue of acceptance.toml."""
+    from k3logs.catalogue.acceptance import default_acceptance_data
+    from k3logs.resources import data_dir
+    steps = default_acceptance_data().ladder
+    assert len(steps) == 5 and steps[0].up and all(s.regex for s in steps[:4]) and steps[4].regex is None
+    text = (data_dir("patterns") / "acceptance.toml").read_text()
+    for broken, want in [
+        (text.replace('"INFO:     Application startup complete."', '"INFO:     Application started."'), "does not match"),
+        (text.replace('no_match = ["INFO:     Waiting for application startup."]',
+                      'no_match = ["INFO:     Application startup complete."]'), "matches the regex"),
+        (text.rsplit("[[rung]]", 1)[0], "5 [[rung]] tables"),
+    ]:
+        bad = tmp_path / "acceptance.toml"
+        bad.write_text(broken)
+        with pytest.raises(CatalogueError) as e:
+            load_acceptance_data(bad)
+        assert any(want in str(p) and "acceptance.toml:" in str(p) for p in e.value.problems), want
+
+
 # ------------------------------------------------------------------------------------------
 # end to end
 # ------------------------------------------------------------------------------------------

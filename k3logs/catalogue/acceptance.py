@@ -7,17 +7,22 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+import polars as pl
+
 from k3logs.errors import CatalogueError, SourceLocation
 from k3logs.resources import data_dir
-from .read import Issue, key_line, table_starts, read_toml
+
+from .read import Issue, key_line, read_toml, regex_error, table_starts
 
 CRITERIA = ("chain", "capacity", "load", "long_input", "concurrency", "sustained", "prefix_cache", "tool_calls",
             "faults")
 VERDICTS = ("GO", "THROTTLE AND OBSERVE", "REWORK ENVIRONMENT", "SCALE OR RETOPOLOGISE")
-TOP_KEYS = {"metric", "thresholds", "prefix_caching_default", "verdict", "fault", "rule"}
+TOP_KEYS = {"metric", "thresholds", "prefix_caching_default", "verdict", "fault", "rule", "rung"}
 METRIC_KEYS = {"id", "names", "kind", "engines"}
 FAULT_KEYS = {"groups", "phases", "criterion"}
 RULE_KEYS = {"verdict", "any_failed", "all_passed", "advice"}
+RUNG_KEYS = {"title", "regex", "up", "samples", "no_match"}
+RUNGS = 5  # the recovery ladder of k3-deployment-facts.md
 THRESHOLD_TYPES = {
     "engine_labels": list, "hot_hit_ratio": float, "kv_pinned": float, "kv_pinned_windows": int,
     "waiting_growth_windows": int, "preemption_windows": int, "creep_windows": int, "creep_kv_rise": float,
@@ -78,6 +83,13 @@ class VerdictRule:
 
 
 @dataclass(frozen=True)
+class LadderRung:
+    title: str
+    regex: str | None = None   # a line that shows the rung passed (its first is the evidence)
+    up: str | None = None      # rung 1: a line that shows a node's engine is up
+
+
+@dataclass(frozen=True)
 class AcceptanceData:
     metrics: tuple[MetricDef, ...]
     thresholds: Thresholds
@@ -87,6 +99,7 @@ class AcceptanceData:
     capacity_checks: tuple[str, ...]
     faults: tuple[FaultRule, ...]
     rules: tuple[VerdictRule, ...]
+    ladder: tuple[LadderRung, ...]
 
     def metric_of(self) -> dict[str, MetricDef]:
         """Every published name (counters also with `_total`) -> its definition."""
@@ -135,6 +148,10 @@ def _load(path: Path, issues: list[Issue]) -> AcceptanceData | None:
               for d in _tables(raw, text, "fault", FAULT_KEYS, err, _fault_ok)]
     rules = [VerdictRule(d["verdict"], tuple(d.get("any_failed", ())), bool(d.get("all_passed", False)),
                          d.get("advice", "")) for d in _tables(raw, text, "rule", RULE_KEYS, err, _rule_ok)]
+    ladder = [LadderRung(d["title"], d.get("regex"), d.get("up"))
+              for d in _tables(raw, text, "rung", RUNG_KEYS, err, _rung_ok)]
+    if len(raw.get("rung", [])) != RUNGS:
+        err(f"the recovery ladder has {RUNGS} [[rung]] tables, in order", "rung")
     ids = [m.id for m in metrics]
     for need in ("prefix_cache_queries", "prefix_cache_hits", "kv_cache_usage", "running", "waiting", "preemptions"):
         if need not in ids:
@@ -148,7 +165,7 @@ def _load(path: Path, issues: list[Issue]) -> AcceptanceData | None:
     return AcceptanceData(tuple(metrics), Thresholds(**{k: tuple(v) if isinstance(v, list) else v
                                                         for k, v in thresholds.items()}),
                           PrefixDefault(**default), tuple(verdict["chain_checks"]), tuple(verdict["chain_required"]),
-                          tuple(verdict["capacity_checks"]), tuple(faults), tuple(rules))
+                          tuple(verdict["capacity_checks"]), tuple(faults), tuple(rules), tuple(ladder))
 
 
 def _typed(table: object, types: dict[str, type], name: str, err) -> dict:
@@ -207,6 +224,25 @@ def _fault_ok(d: dict) -> str | None:
         return "groups (and phases) must be lists of strings"
     if d.get("criterion") not in CRITERIA:
         return f"criterion must be one of {', '.join(CRITERIA)}"
+    return None
+
+
+def _rung_ok(d: dict) -> str | None:
+    if not isinstance(d.get("title"), str) or not d["title"]:
+        return "title is required"
+    for key in ("regex", "up"):
+        if key in d and (not isinstance(d[key], str) or regex_error(d[key]) is not None):
+            return f"{key} must be a regex the Rust engine compiles"
+    if "regex" not in d:
+        return "samples need a regex" if d.get("samples") or d.get("no_match") else None
+    samples, near = d.get("samples", []), d.get("no_match", [])
+    if not _strs(samples) or (near and not _strs(near)):
+        return "samples (and no_match) must be lists of strings"
+    hits = pl.Series(samples + near, dtype=pl.String).str.contains(d["regex"]).to_list()
+    if not all(hits[:len(samples)]):
+        return f"samples: {samples[hits.index(False)]!r} does not match the regex"
+    if any(hits[len(samples):]):
+        return f"no_match: {near[hits[len(samples):].index(True)]!r} matches the regex"
     return None
 
 

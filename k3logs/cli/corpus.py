@@ -1,4 +1,5 @@
-"""The commands over many bundles and the catalogue: scan an archive and summarise it, the JSON Schemas, the signatures (list, test, check), eval on a corpus."""
+"""The commands over many bundles and the catalogue: scan an archive and summarise it, the JSON Schemas, the signatures
+(list, test, check), eval on a corpus."""
 from __future__ import annotations
 
 import sys
@@ -6,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from .main import bundle_options, cli, fail, handle_errors, load_patterns, print_out, settings_of, stacked
+from .main import bundle_options, cli, fail, handle_errors, load_patterns, print_out, settings_of
 
 
 @cli.command()
@@ -140,21 +141,6 @@ def signatures_test(patterns):
     sys.exit(1 if issues else 0)
 
 
-CHECK_OPTIONS = [
-    click.option("--patterns", multiple=True, type=click.Path(exists=True, file_okay=False, path_type=Path)),
-    click.option("--fail-on-issues", is_flag=True, help="Exit 1 when any error (or warning) is found."),
-    click.option("--junit", "junit_out", type=click.Path(dir_okay=False, path_type=Path), default=None,
-                 help="Also write JUnit XML: a test case per pattern file, failing with its issues."),
-    click.option("--sarif", "sarif_out", type=click.Path(dir_okay=False, path_type=Path), default=None,
-                 help="Also write SARIF 2.1.0: a finding per issue, on its file and line."),
-    click.option("--debug", is_flag=True, hidden=True),
-]
-
-
-def check_options(fn):
-    return stacked(fn, CHECK_OPTIONS)
-
-
 @cli.group()
 def patterns():
     """Check every file of patterns/ (and extra signature folders).
@@ -166,7 +152,13 @@ def patterns():
 
 
 @patterns.command("check")
-@check_options
+@click.option("--patterns", multiple=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--fail-on-issues", is_flag=True, help="Exit 1 when any error (or warning) is found.")
+@click.option("--junit", "junit_out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write JUnit XML: a test case per pattern file, failing with its issues.")
+@click.option("--sarif", "sarif_out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write SARIF 2.1.0: a finding per issue, on its file and line.")
+@click.option("--debug", is_flag=True, hidden=True)
 @handle_errors
 def patterns_check(patterns, fail_on_issues, junit_out, sarif_out):
     """Validate every pattern file: schema, regexes, samples replayed (signatures and landmarks), collisions;
@@ -175,24 +167,9 @@ def patterns_check(patterns, fail_on_issues, junit_out, sarif_out):
     \b
     Example:
         k3logs patterns check --patterns ./my-patterns --fail-on-issues
+        k3logs signatures check                      # its former name, the same check
     """
-    _check_patterns(patterns, fail_on_issues, junit_out, sarif_out)
 
-
-@signatures.command("check")
-@check_options
-@handle_errors
-def signatures_check(patterns, fail_on_issues, junit_out, sarif_out):
-    """The same as `k3logs patterns check` (its former name).
-
-    \b
-    Example:
-        k3logs signatures check --patterns ./my-patterns --fail-on-issues
-    """
-    _check_patterns(patterns, fail_on_issues, junit_out, sarif_out)
-
-
-def _check_patterns(patterns, fail_on_issues, junit_out, sarif_out) -> None:
     from k3logs.catalogue.load import load_catalogue, pattern_dirs
     from k3logs.evaluate.patterns import check_files, check_samples
     cat, issues = load_catalogue(tuple(patterns), collect_errors=True)
@@ -214,6 +191,9 @@ def _check_patterns(patterns, fail_on_issues, junit_out, sarif_out) -> None:
         sys.exit(1)
     if any(i.severity == "error" for i in issues):
         sys.exit(1)
+
+
+signatures.add_command(patterns_check, "check")  # its former name, kept
 
 
 @cli.command("eval")

@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from k3logs.acceptance.judge import Acceptance
 from k3logs.catalogue.signatures import Catalogue
 from k3logs.diagnose.attribution import Attribution
 from k3logs.diagnose.clock import ClockModel, ClockReport
@@ -31,3 +32,4 @@ class Analysis:
     decision: Decision
     catalogue: Catalogue
     missing: list[str] = field(default_factory=list)   # nodes and ranks of the deployment the bundle lacks
+    acceptance: Acceptance | None = None   # the acceptance stage's sections (pipeline.run sets it)

@@ -8,14 +8,11 @@ from collections import defaultdict
 
 import polars as pl
 
-from k3logs.acceptance.metrics import Metrics, read_metrics
-from k3logs.acceptance.verdict import Incident, ToolCallEvidence, capacity_section, go_live, prefix_cache_section
-from k3logs.catalogue.acceptance import default_acceptance_data
+from k3logs.acceptance.judge import root_phase
 from k3logs.contract import (BundleSummary, CheckOut, Environment, FileEntry, FirstCausal, KernelEvent, NodeSummary,
-                             Origin, Outcome, PhaseSpan, PrefixCache, Report, RootCause, Rung, Skipped, Symptom,
-                             TimelineEntry, iso)
-from k3logs.diagnose.witness import event_gpu, witness
+                             Origin, Outcome, PhaseSpan, Report, RootCause, Skipped, Symptom, TimelineEntry, iso)
 from k3logs.diagnose.findings import Finding
+from k3logs.diagnose.witness import event_gpu, witness
 from k3logs.facts.evidence import evidence_missing
 from k3logs.ingest.parse import FIELD_NAMES, UNREADABLE
 from k3logs.schema import PHASES
@@ -24,13 +21,6 @@ from .analysis import Analysis
 
 TIMELINE_BEFORE = 8
 TIMELINE_AFTER = 24
-LADDER = (
-    "every node's service starts",
-    "one basic request completes",
-    "a repeated long prefix shows cache reuse",
-    "concurrent requests show no new OOM",
-    "sustained multi-node requests show no NCCL / RDMA / all-to-all errors",
-)
 FACT_KEYS = ("driver_version", "driver_branch", "driver_cuda", "cuda_runtime", "torch_version", "torch_cuda_build",
              "vllm_version", "nccl_version", "image", "image_digest", "gpu_model", "gpu_count", "interconnect", "model",
              "tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size", "max_model_len",
@@ -189,61 +179,6 @@ def _kernel_events(findings: list[Finding], root: Finding | None) -> list[Kernel
                                       k.category, k.title, k.file, k.line))
 
 
-def _ladder(a: Analysis, root: Finding | None, prefix: PrefixCache | None = None,
-            metrics: Metrics | None = None) -> list[Rung]:
-    """The recovery ladder from the logs; where they give no evidence for rungs 3 and 4, from the metrics
-    (a window that reuses cached tokens; concurrent requests running)."""
-    ev = a.events
-    t = pl.col("text")
-
-    def first(expr) -> str | None:
-        hit = ev.filter(expr).select("file", "line").head(1)
-        return f"{hit['file'][0]}:{hit['line'][0]}" if hit.height else None
-
-    nodes = [n for n in a.attribution.nodes]
-    started = ev.filter(t.str.contains("Application startup complete|Graph capturing finished|init engine \\(profile"))
-    started_nodes = set(started["node"].drop_nulls().to_list())
-    cats = {f.category for f in a.decision.findings if f.role == "cause"}
-    failed_start = root is not None and root.phase not in (None, "serving", "shutdown")
-    rungs = []
-    if failed_start:
-        s1 = ("failed", f"{root.file}:{root.line}")
-    elif started.height and (not nodes or len(started_nodes) >= 1):
-        s1 = ("passed", first(t.str.contains("Application startup complete|Graph capturing finished")))
-    else:
-        s1 = ("no evidence", None)
-    rungs.append(s1)
-    ok_req = first(t.str.contains(r'"POST /v1/\S+ HTTP/[\d.]+" 200'))
-    rungs.append(("passed", ok_req) if ok_req else ("failed", None) if failed_start else ("no evidence", None))
-    hit = ev.filter(t.str.contains(r"Prefix cache hit rate: (?:[1-9]\d*\.?\d*|0\.\d*[1-9])"))
-    if hit.height:
-        rungs.append(("passed", f"{hit['file'][0]}:{hit['line'][0]}"))
-    elif prefix is not None and prefix.hot_windows:
-        rungs.append(("passed", prefix.evidence))
-    elif prefix is not None and metrics is not None and metrics.windows and prefix.queried_tokens:
-        looked = next(w.where.get("prefix_cache_queries") for w in metrics.windows if w.row.queried_tokens)
-        rungs.append(("failed", looked))  # tokens were looked up, no window reused them
-    else:
-        rungs.append(("no evidence", None))
-    busy = first(t.str.contains(r"Running: (?:[2-9]|\d{2,}) reqs"))
-    if not busy and metrics is not None:
-        running, where = metrics.peak("running")
-        if running is not None and running >= default_acceptance_data().thresholds.concurrency_running:
-            busy = where
-    if "oom.inference" in cats:
-        rungs.append(("failed", f"{root.file}:{root.line}" if root else None))
-    else:
-        rungs.append(("passed", busy) if busy else ("no evidence", None))
-    comm_fail = [f for f in a.decision.findings if f.role == "cause" and f.category.startswith("nccl.")]
-    if comm_fail and (root is None or root.phase == "serving"):
-        rungs.append(("failed", f"{comm_fail[0].file}:{comm_fail[0].line}"))
-    elif len(nodes) >= 2 and busy and not failed_start:
-        rungs.append(("passed", busy))
-    else:
-        rungs.append(("no evidence", None))
-    return [Rung(i + 1, LADDER[i], s, e) for i, (s, e) in enumerate(rungs)]
-
-
 def _remediation(a: Analysis, root: Finding | None, checks) -> list[str]:
     cat = a.catalogue
     steps: list[tuple[int, int, str]] = []
@@ -309,17 +244,8 @@ def _unreadable(events: pl.DataFrame) -> list[Skipped]:
             for r in bad.sort("file", UNREADABLE).iter_rows(named=True)]
 
 
-def _incident(a: Analysis, root: Finding | None, phase: str | None) -> Incident | None:
-    if root is None:
-        return None
-    cat = a.catalogue.categories.get(root.category)
-    return Incident(root.category, cat.group if cat else None, phase, f"{root.file}:{root.line}",
-                    root.title or root.category)
-
-
-def make_report(a: Analysis, display_path: str, tool_calls: ToolCallEvidence | None = None) -> Report:
-    """The report of an analysis. `tool_calls`: what validating the bundle's captured tool calls found, for
-    the go-live verdict (None: no tool-call evidence)."""
+def make_report(a: Analysis, display_path: str) -> Report:
+    """The report of an analysis: every decision made already by the stages, mapped onto the report's shape."""
     d = a.decision
     root = d.root
     ing = a.ingested
@@ -349,16 +275,12 @@ def make_report(a: Analysis, display_path: str, tool_calls: ToolCallEvidence | N
         title = root.title or root.category
         rc = RootCause(root.category, root.sig, title, d.confidence, explanation, _remediation(a, root, checks))
         first = FirstCausal(root.file, root.line, [root.span[0], max(root.span[1], root.line)], iso(root.ts), root.text)
-        origin, phase = _origin(a, root), root.phase or _sig_phase(a, root)
+        origin, phase = _origin(a, root), root_phase(root, a.catalogue)
     other = {"template": d.template, "repeats": d.repeats} if d.template else None
     files = [FileEntry(b.display(f.file), f.kind, f.reason, f.lines, f.bytes,
                        a.attribution.file_node.get(b.display(f.file))) for f in ing.files]
     clock = {"reference_node": a.clock.reference_node, "year_source": a.clock.year_source}
-    metrics = read_metrics([(b.display(f), a.attribution.file_node.get(b.display(f)), text)
-                            for f, _, text in ing.dumps])
-    prefix = prefix_cache_section(a.facts, metrics)
-    ladder = _ladder(a, root, prefix, metrics)
-    verdict = go_live(checks, _incident(a, root, phase), prefix, metrics, ladder, tool_calls)
+    acc = a.acceptance
     o = d.outcome
     return Report(
         bundle=summary, healthy=d.healthy, outcome=Outcome(o.state, o.file, o.line, o.detail), root_cause=rc, first_causal=first, origin=origin, phase=phase,
@@ -367,10 +289,10 @@ def make_report(a: Analysis, display_path: str, tool_calls: ToolCallEvidence | N
                                 [CheckOut(c.id, c.status, c.evidence, c.detail) for c in checks],
                                 _fact_values(a.facts)),
         evidence_missing=missing, why_not_symptom=why, timeline=_timeline(a, root), nodes=_nodes(a),
-        recovery_ladder=ladder, load_at_failure=d.load, other=other,
+        recovery_ladder=acc.ladder, load_at_failure=d.load, other=other,
         sniffed=sorted(files, key=lambda f: f.file), clock=clock, phases=_phase_spans(a),
-        kernel_events=_kernel_events(d.findings, root), prefix_cache=prefix, capacity=capacity_section(metrics),
-        verdict=verdict)
+        kernel_events=_kernel_events(d.findings, root), prefix_cache=acc.prefix_cache, capacity=acc.capacity,
+        verdict=acc.verdict)
 
 
 def _origin(a: Analysis, root: Finding) -> Origin:
@@ -416,10 +338,3 @@ def _hardware_gpu(a: Analysis, root: Finding, row: dict | None) -> dict | None:
 def _last_phase(a: Analysis) -> str | None:
     ph = a.events["phase"].drop_nulls() if "phase" in a.events.columns else None
     return ph[-1] if ph is not None and len(ph) else None
-
-
-def _sig_phase(a: Analysis, root: Finding) -> str | None:
-    if root.sig:
-        sig = a.catalogue.by_id(root.sig)
-        return sig.phase[0] if sig.phase else None
-    return None
