@@ -11,6 +11,7 @@ import pytest
 
 from conftest import analyze_files, event_at, text_of
 from k3logs.diagnose.attribution import bus_key, nccl_bus, short_host
+from k3logs.errors import CatalogueError
 from k3logs.pipeline import run
 
 
@@ -938,3 +939,35 @@ def test_a_rank_by_pid_on_a_machine_with_no_name_says_no_node(tmp_path):
     node_from, rank_from = witness_of(a, "vllm.log", 2)
     assert event_at(a.events, "vllm.log", 2)["rank"] == 1
     assert rank_from.startswith("pid 301: ") and "None" not in rank_from
+
+
+# ------------------------------------------------------------------------------------------
+# the lines whose fields attribution reads are data ([[rank_line]]), checked on load with the Rust engine
+# ------------------------------------------------------------------------------------------
+def test_every_rank_line_the_code_reads_loads_with_its_samples():
+    from k3logs.catalogue.witnesses import RANK_LINES, builtin_witnesses
+    w = builtin_witnesses()
+    assert set(w.rank_lines) == set(RANK_LINES)
+    got = pl.Series(["rank 3 in world size 8 is assigned as DP rank 0, PP rank 0, TP rank 3, EP rank 3"]) \
+        .str.extract_groups(w.rank_line("assigned"))[0]
+    assert (got["r"], got["w"], got["tp"]) == ("3", "8", "3")
+
+
+@pytest.mark.parametrize("change, want", [
+    (('fields = { r = "3", w = "8", dp', 'fields = { r = "4", w = "8", dp'), "gives"),
+    (('no_match = ["rank 3 in world size 8 is ready"]',
+      'no_match = ["rank 3 in world size 8 is assigned as DP rank 0, PP rank 0, TP rank 3"]'), "matches"),
+    (('name = "gpu_serial"', 'name = "gpu_board_serial"'), "'gpu_serial' is missing"),
+    (("regex = 'GPU Board Serial Number: (?P<serial>\\w+)'",
+      "regex = 'GPU Board Serial Number: (?<=x)(?P<serial>\\w+)'"), "Rust engine"),
+])
+def test_a_rank_line_whose_sample_fields_near_miss_name_or_regex_is_wrong_is_an_issue(tmp_path, change, want):
+    from k3logs.catalogue.witnesses import load_witnesses
+    from k3logs.resources import data_dir
+    text = (data_dir("patterns") / "attribution.toml").read_text()
+    assert change[0] in text
+    bad = tmp_path / "attribution.toml"
+    bad.write_text(text.replace(change[0], change[1], 1))
+    with pytest.raises(CatalogueError) as e:
+        load_witnesses(bad)
+    assert any(want in str(p) for p in e.value.problems), e.value.problems

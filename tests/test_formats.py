@@ -217,3 +217,33 @@ def test_a_formats_file_that_is_not_toml_is_a_catalogue_error_with_its_line(tmp_
     with pytest.raises(CatalogueError) as e:
         load_formats(bad)
     assert "formats: not valid TOML" in str(e.value) and e.value.source.line == 3
+
+
+# ------------------------------------------------------------------------------------------
+# what tells a file's kind ([[sniff]]) is data too, checked on load
+# ------------------------------------------------------------------------------------------
+def test_every_sniff_regex_the_code_reads_loads_with_its_samples():
+    from k3logs.catalogue.formats import SNIFF_LINES, builtin_formats
+    sniff = builtin_formats().sniff
+    assert set(sniff) == set(SNIFF_LINES)
+    assert sniff["vllm_proc"].match("(EngineCore_DP0 pid=412) INFO 08-11 10:00:07 [core.py:77] started")
+    assert not sniff["vllm_proc"].match("(pid=412) INFO started")
+
+
+@pytest.mark.parametrize("change, want", [
+    (('samples = ["Traceback (most recent call last):",', 'samples = ["Traceback, most recent last:",'),
+     "does not match"),
+    (('no_match = ["INFO:     Started server process [1]"]', 'no_match = ["vLLM API server version 0.11.0"]'),
+     "matches"),
+    (('name = "ray_mark"', 'name = "ray_marks"'), "'ray_mark' is missing"),
+])
+def test_a_sniff_regex_whose_sample_near_miss_or_name_is_wrong_is_an_issue(tmp_path, change, want):
+    from k3logs.catalogue.formats import load_formats
+    from k3logs.resources import data_dir
+    text = (data_dir("patterns") / "formats.toml").read_text()
+    assert change[0] in text
+    bad = tmp_path / "formats.toml"
+    bad.write_text(text.replace(change[0], change[1], 1))
+    with pytest.raises(CatalogueError) as e:
+        load_formats(bad)
+    assert any(want in str(p) for p in e.value.problems), e.value.problems

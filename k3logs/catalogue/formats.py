@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -12,6 +12,8 @@ from k3logs.resources import data_dir
 from .read import read_toml_or_raise, regex_error, table_starts
 
 LAYERS = ("wrapper", "prefix", "line")
+# the [[sniff]] names k3logs/ingest/sniff.py reads
+SNIFF_LINES = ("vllm_proc", "vllm_text", "torchelastic", "k8s_events", "capture_line", "ray_mark", "traceback_body")
 TIME_GROUPS = ("t_iso", "t_local", "t_md", "t_hms", "t_glog", "t_ctime", "t_date", "t_mdy", "t_syslog",
                "t_uptime", "t_epoch_us")
 KEYS = {"name", "regex", "source", "level_map", "first_for", "samples", "json_escaped", "json", "quoted", "keep"}
@@ -44,6 +46,7 @@ class Formats:
     wrappers: dict[str, Format]
     prefixes: tuple[Format, ...]
     lines: tuple[Format, ...]
+    sniff: dict[str, re.Pattern] = field(default_factory=dict)   # [[sniff]]: what tells a file's kind
 
     @property
     def keep(self) -> tuple[str, ...]:
@@ -98,10 +101,39 @@ def load_formats(path: Path | None = None) -> Formats:
                 json_fields=tuple(sorted((str(k), str(v)) for k, v in json_fields.items())), samples=tuple(samples), location=loc,
                 quoted=bool(d.get("quoted", False)) and layer == "wrapper",
                 keep=tuple(map(str, d.get("keep", [])))))
+    sniff = _sniff_lines(data, text, path, problems)
     if problems:
         raise CatalogueError(f"{len(problems)} problem(s) in {path}: {problems[0]}", problems)
     return Formats(wrappers={f.name: f for f in out["wrapper"]}, prefixes=tuple(out["prefix"]),
-                   lines=tuple(out["line"]))
+                   lines=tuple(out["line"]), sniff=sniff)
+
+
+def _sniff_lines(data: dict, text: str, path: Path, problems: list[str]) -> dict[str, re.Pattern]:
+    """The [[sniff]] regexes (Python `re`), each checked against its samples and near misses."""
+    out = {}
+    starts = table_starts(text, "sniff")
+    for i, d in enumerate(data.get("sniff", [])):
+        loc = SourceLocation(str(path), starts[i] if i < len(starts) else None)
+        if set(d) - {"name", "regex", "samples", "no_match"} or "name" not in d or "regex" not in d:
+            problems.append(f"{loc}: a [[sniff]] table has name, regex, samples and no_match")
+            continue
+        try:
+            rx = re.compile(d["regex"])
+        except re.error as e:
+            problems.append(f"{loc}: {d['name']}: regex does not compile: {e}")
+            continue
+        missed = [s for s in d.get("samples", []) if not rx.search(s)]
+        caught = [s for s in d.get("no_match", []) if rx.search(s)]
+        if not d.get("samples") or missed:
+            problems.append(f"{loc}: {d['name']}: " + (f"sample {missed[0][:60]!r} does not match" if missed
+                                                         else "needs samples"))
+        elif caught:
+            problems.append(f"{loc}: {d['name']}: near miss {caught[0][:60]!r} matches")
+        else:
+            out[d["name"]] = rx
+    problems += [f"{path}: [[sniff]] {name!r} is missing (k3logs/ingest/sniff.py reads it)"
+                 for name in SNIFF_LINES if name not in out and not any(name in p for p in problems)]
+    return out
 
 
 @lru_cache(maxsize=1)

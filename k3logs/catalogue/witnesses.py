@@ -4,14 +4,16 @@ worker names), validated on load with file:line for every problem."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+
+import polars as pl
 
 from k3logs.errors import CatalogueError, SourceLocation
 from k3logs.resources import data_dir
 
-from .read import Prefiltered, holds_literal, read_toml_or_raise, table_starts
+from .read import Prefiltered, holds_literal, read_toml_or_raise, regex_error, table_starts
 
 LINE_KINDS = {
     "pod_node": {"pod", "node"}, "file_host": {"host"}, "line_host": {"host"}, "subject": set(),
@@ -19,6 +21,11 @@ LINE_KINDS = {
     "task_host": {"host"}, "pid_ns": {"host_pid", "pid"}, "ray_head": {"ip"}, "about_pod": {"pod"},
 }
 WORKER_GROUPS = {"dp", "pp", "tp", "local", "engine"}
+
+# the [[rank_line]] names k3logs/diagnose/attribution.py reads
+RANK_LINES = ("assigned", "world_line", "agent_failed", "elastic_rank", "rank_and_local", "nccl_init", "nccl_comm",
+              "nccl_boot", "tp_size", "pp_size", "pci", "aer_source", "hca_named", "gpu_at", "gpu_serial",
+              "kernel_task_crash", "kernel_task_killed", "kernel_task_oom")
 
 
 @dataclass(frozen=True)
@@ -62,6 +69,10 @@ class Witnesses:
     host_ips: tuple[HostIp, ...]
     lines: tuple[LineWitness, ...]
     workers: tuple[WorkerName, ...]
+    rank_lines: dict[str, str] = field(default_factory=dict)   # [[rank_line]]: name -> regex (Rust syntax)
+
+    def rank_line(self, name: str) -> str:
+        return self.rank_lines[name]
 
     def is_node_folder_name(self, name: str) -> bool:
         """Whether a folder named `name` may stand for a node by its name alone (it looks like a host)."""
@@ -201,13 +212,36 @@ def load_witnesses(path: Path | None = None) -> Witnesses:
             continue
         workers.append(WorkerName(d["name"], rx, bool(d.get("single", False)), _samples(d, "name"),
                                   tuple(d.get("no_match", [])), loc))
+    rank_lines = {}
+    for d, rx, loc in table("rank_line", {"name", "regex", "samples", "no_match"}):
+        if (problem := _rank_line_problem(d)) is not None:
+            problems.append(f"{loc}: {d['name']}: {problem}")
+        else:
+            rank_lines[d["name"]] = d["regex"]
+    for name in sorted(set(RANK_LINES) - set(rank_lines)):
+        problems.append(f"{path}: [[rank_line]] {name!r} is missing (k3logs/diagnose/attribution.py reads it)")
     if problems:
         raise CatalogueError(f"{len(problems)} problem(s) in {path}: {problems[0]}", problems)
     return Witnesses(
         not_node_dirs=frozenset(n.lower() for n in folders.get("not_nodes", [])), generic_dir=generic,
         host_dir=host_dir, folder_samples=(tuple(fs.get("node", [])), tuple(fs.get("not_node", []))),
         not_host=not_host, host_samples=(tuple(hs.get("host", [])), tuple(hs.get("not_host", []))),
-        host_ips=host_ips, lines=tuple(lines), workers=tuple(workers))
+        host_ips=host_ips, lines=tuple(lines), workers=tuple(workers), rank_lines=rank_lines)
+
+
+def _rank_line_problem(d: dict) -> str | None:
+    """A rank line is read with the Rust engine: it must compile there, and there give every sample's fields
+    and match no near miss."""
+    if (err := regex_error(d["regex"])) is not None:
+        return f"regex does not compile in the Rust engine: {err}"
+    for line, fields in _samples(d):
+        got = pl.Series([line]).str.extract_groups(d["regex"])[0] if fields else {}
+        if not pl.Series([line]).str.contains(d["regex"])[0]:
+            return f"sample {line[:60]!r} does not match"
+        if any(got.get(k) != v for k, v in fields):
+            return f"sample {line[:60]!r} gives {got}, not {dict(fields)}"
+    near = [n for n in d.get("no_match", []) if pl.Series([n]).str.contains(d["regex"])[0]]
+    return f"near miss {near[0][:60]!r} matches" if near else None
 
 
 def _missing(rx: re.Pattern, need: set[str], loc, name: str, problems: list[str]) -> bool:

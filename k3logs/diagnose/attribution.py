@@ -10,38 +10,26 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
+from k3logs.catalogue.witnesses import builtin_witnesses
 from k3logs.schema import MIXED, the_one
 
 ELASTIC_FIELD = r"^\s+(?:time|host|rank|exitcode|error_file|traceback)\s*:"
 ELASTIC_ENTRY = r"^\[\d+\]:\s*$"
 ELASTIC_TIME = r"^\s+time\s*:"
 
-ASSIGNED = r"rank (?P<r>\d+) in world size (?P<w>\d+) is assigned as DP rank (?P<dp>\d+), PP rank (?P<pp>\d+), (?:PCP rank \d+, )?TP rank (?P<tp>\d+)"
-WORLD_LINE = r"world_size=(?P<w>\d+) rank=(?P<r>\d+) local_rank=(?P<l>\d+) distributed_init_method="
-# torchelastic: an agent's 'failed (exitcode: N) local_rank: L (pid: P)' and a summary entry's fields
-AGENT_FAILED = r"local_rank: (?P<l>\d+) \(pid: (?P<p>\d+)\)"
-ELASTIC_RANK = r"^\s+rank\s*: (?P<r>\d+) \(local_rank: (?P<l>\d+)\)"
-# any line that prints a process's global and local rank together ('rank=13/16 local_rank=5')
-RANK_AND_LOCAL = r"\brank[=:]\s?(?P<r>\d+)(?:/\d+)?[,;]?\s+local_rank[=:]\s?(?P<l>\d+)\b"
-NCCL_INIT = r"comm 0x[0-9a-f]+ rank (?P<r>\d+) nranks (?P<w>\d+) cudaDev (?P<dev>\d+)(?: nvmlDev \d+)? busId (?P<bus>[0-9a-f]+)"
-NCCL_COMM = r"comm 0x[0-9a-f]+ rank (?P<r>\d+) nRanks (?P<w>\d+) nNodes"
-NCCL_BOOT = r"Bootstrap ?: Using (?:\[\d+\])?[\w.-]+:(?P<ip>\d+\.\d+\.\d+\.\d+)<"
-TP_SIZE = r"tensor_parallel_size['\"]?[=:] ?(?P<tp>\d+)"
-PP_SIZE = r"pipeline_parallel_size['\"]?[=:] ?(?P<pp>\d+)"
-PCI = r"(?:PCI:)?(?P<dom>[0-9a-fA-F]{4,8}):(?P<bus>[0-9a-fA-F]{2}):(?P<dev>[0-9a-fA-F]{2})"
+# the lines whose fields attribution reads (ranks, worlds, devices, PCI addresses, GPU identities, the tasks the
+# kernel names) are data, each with its samples: patterns/attribution.toml [[rank_line]]
+_LINE = builtin_witnesses().rank_line
+ASSIGNED, WORLD_LINE, AGENT_FAILED = _LINE("assigned"), _LINE("world_line"), _LINE("agent_failed")
+ELASTIC_RANK, RANK_AND_LOCAL = _LINE("elastic_rank"), _LINE("rank_and_local")
+NCCL_INIT, NCCL_COMM, NCCL_BOOT = _LINE("nccl_init"), _LINE("nccl_comm"), _LINE("nccl_boot")
+TP_SIZE, PP_SIZE = _LINE("tp_size"), _LINE("pp_size")
+PCI, AER_SOURCE, HCA_NAMED = _LINE("pci"), _LINE("aer_source"), _LINE("hca_named")
+GPU_AT, GPU_SERIAL = _LINE("gpu_at"), _LINE("gpu_serial")
+KERNEL_TASK = (_LINE("kernel_task_crash"), _LINE("kernel_task_killed"), _LINE("kernel_task_oom"))
 # kept for decide.py, which reads a worker's index with it; the names are data: patterns/attribution.toml [[worker]]
 WORKER_NAME = re.compile(r"^(?:Worker|VllmWorker)(?:_DP(?P<dp>\d+))?(?:_PP(?P<pp>\d+))?(?:_TP(?P<tp>\d+))?(?:_EP\d+)?"
                          r"(?: rank=(?P<rank>\d+)| TP(?P<tp2>\d+))?$")
-# the PCI device a kernel line is about: AER names it after 'error received:' (the first address is the port)
-AER_SOURCE = r"error (?:message )?received: (?:from )?" + PCI
-HCA_NAMED = r"mlx5_core " + PCI + r"\.\d+ (?P<hca>mlx5_\d+):"
-# the kernel's own GPU identity lines: 'NVRM: GPU at PCI:0000:18:00: GPU-<uuid>', then 'GPU Board Serial Number'
-GPU_AT = r"GPU at PCI:(?P<dom>[0-9a-fA-F]{4,8}):(?P<bus>[0-9a-fA-F]{2}):(?P<dev>[0-9a-fA-F]{2}): (?P<uuid>GPU-[0-9a-fA-F-]{8,})"
-GPU_SERIAL = r"GPU Board Serial Number: (?P<serial>\w+)"
-# a task the kernel names: by thread id in a crash ('NCCL Progress 5[2391]: segfault at 28 ...'), by pid
-# when the OOM killer kills or reaps it ('Killed process 2123 (python3)', 'oom-kill:...,pid=2123,')
-KERNEL_TASK = (r"\[(\d+)\]: (?:segfault|trap|general protection)",
-               r"(?:Kill(?:ed)?|reaped) process (\d+) \(", r"oom-kill:constraint=[^\n]*?,pid=(\d+),")
 KERNEL_TASK_WORDS = r"segfault|trap|general protection|process|oom-kill"  # in every line KERNEL_TASK reads
 PCI_WORDS = r"NVRM|nvidia|NVIDIA|AER|mlx5_core"  # a kernel line about a GPU's or its rail's PCI device
 NODE_FILE_NAME = re.compile(r"rank[-_]?(\d+)", re.I)

@@ -22,24 +22,14 @@ WRAPPER_ORDER = ("docker_json", "journald_json", "cri", "kubectl_prefix", "journ
 LABELS = ("srun_label",)  # a bare 'N: ' label: a dump whose lines start so (`ip -o addr`) is that dump, not a log
 NUL_RUN = re.compile(rb"\x00{8,}")
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-VLLM_PROC = re.compile(r"^\((?:APIServer|ApiServer_\d+|EngineCore\w*|Worker\w*|VllmWorker[^)]*|VllmWorkerProcess"
-                       r"|RayWorkerProc|RayWorkerWrapper|RayWorkerVllm) pid=\d+")
-VLLM_TEXT = re.compile(r"Automatically detected platform|vLLM API server version|Initializing a V[01] LLM engine"
-                       r"|Starting to load model|Avg prompt throughput|Application startup complete|EngineCore")
-TORCHELASTIC = re.compile(r"ChildFailedError|^Root Cause \(first observed failure\)|torch\.distributed\.(?:run|elastic)")
-# `kubectl get events`: its header, and its rows (age or time, type, reason, object), as printed or in custom
-# columns (-o custom-columns=FIRST:...,LAST:...,TYPE:...): there the first time is peeled as a wrapper first
-K8S_EVENTS = re.compile(r"^(?:LAST SEEN|FIRST|LAST)\s+(?:LAST\s+)?TYPE\s+REASON\s+OBJECT\b"
-                        r"|^\s*(?:\S+\s+)?(?:Normal|Warning)\s+[A-Z][A-Za-z]+\s+\S+\s")
-CAPTURE_LINE = re.compile(r'^\s*\{.*?"(?:messages|choices)\\?"\s*:')  # also in a body kept as a JSON string
-RAY_MARK = re.compile(r"^\((?:raylet|gcs_server|autoscaler)|\[repeated \d+x across cluster\]| -- ")
+# what tells a file's kind by its content is data, each regex with its samples: patterns/formats.toml [[sniff]]
+_SNIFF = builtin_formats().sniff
+VLLM_PROC, VLLM_TEXT, TORCHELASTIC = _SNIFF["vllm_proc"], _SNIFF["vllm_text"], _SNIFF["torchelastic"]
+K8S_EVENTS, CAPTURE_LINE, RAY_MARK = _SNIFF["k8s_events"], _SNIFF["capture_line"], _SNIFF["ray_mark"]
+TRACEBACK_BODY = _SNIFF["traceback_body"]
 # a plain file is of a log kind when at least 1 line in MIN_SHARE is of that kind; of vLLM's, 1 in VLLM_SHARE
 # (vLLM output carries NCCL, torch and kernel-looking lines too: a few vLLM lines decide it)
 MIN_SHARE, VLLM_SHARE = 5, 10
-# the body of a Python traceback (its header, frames, their source lines, carets, chaining notes): the program's
-# own crash, in whatever log it writes, so it counts neither for nor against the log's kind
-TRACEBACK_BODY = re.compile(r'^(?:Traceback \(most recent call last\):|\s+File "[^"]*", line \d+|\s{4}\S|\s+[\^~]+\s*$|'
-                            r'During handling of the above exception|The above exception was the direct cause)')
 LINE_KIND = {"vllm": "vllm", "uvicorn": "vllm", "nccl": "nccl", "nccl_located": "nccl", "nccl_version": "nccl",
              "torch_c10": "torch", "glog": "log", "kernel_uptime": "kernel", "kernel_ctime": "kernel",
              "kernel_iso": "kernel", "kernel_decoded": "kernel", "ray": "ray", "ray_cpp": "ray", "python_dash": "log",
