@@ -366,3 +366,20 @@ def test_a_broken_landmark_and_a_file_its_loader_refuses_are_issues(patterns_cop
     assert set(by_file) == {"landmarks.toml", "facts.toml"}
     assert any("unknown key 'soon'" in m for m in by_file["landmarks.toml"])
     assert any("phase 'warming_up'" in m for m in by_file["landmarks.toml"])
+
+
+def test_the_lines_the_decision_reads_are_data_checked_with_their_samples(patterns_copy):
+    """[[line]] of landmarks.toml: the built-in ones load (the names the decision reads); a sample whose fields
+    differ, a near miss that matches and a missing name are each an issue of the file."""
+    from k3logs.catalogue.landmarks import LINES, decision_line, load_landmarks
+    assert all(decision_line(name) for name in LINES)
+    path = patterns_copy / "landmarks.toml"
+    text = path.read_text()
+    for old, new, want in [('running = "4", waiting = "0"', 'running = "5", waiting = "0"', "gives"),
+                           ('no_match = ["APIServer", "EngineCore_DP0"]', 'no_match = ["VllmWorker TP3"]', "matches"),
+                           ('name = "engine_stats"', 'name = "engine_statistics"', "'engine_stats' is missing")]:
+        assert old in text
+        path.write_text(text.replace(old, new, 1))
+        issues: list = []
+        load_landmarks(path, issues)
+        assert any(want in i.message and i.location.path == str(path) for i in issues), (want, issues)

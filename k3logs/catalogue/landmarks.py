@@ -12,9 +12,12 @@ from k3logs.errors import CatalogueError, SourceLocation
 from k3logs.resources import data_dir
 from k3logs.schema import PHASES
 
-from .read import Issue, Prefiltered, holds_literal, key_line, read_toml, regex_error, table_starts
+from .read import (Issue, Prefiltered, holds_literal, key_line, read_toml, regex_error, rust_line_problem,
+                   table_starts)
 
 KEYS = {"phase", "prefilter", "regex", "samples", "no_match", "restart", "progress"}
+# the [[line]] names k3logs/diagnose/findings.py and phases.py read
+LINES = ("exception_line", "engine_stats", "worker_process")
 
 
 @dataclass(frozen=True)
@@ -39,20 +42,46 @@ def landmark_data() -> dict:
     issues: list[Issue] = []
     got = read_toml(builtin_path(), issues)
     marks = _landmarks(*got, builtin_path(), issues) if got else ()
+    lines = _lines(*got, builtin_path(), issues) if got else {}
     if issues or got is None:
         raise CatalogueError(f"{builtin_path()} is invalid: {issues[0] if issues else 'unreadable'}", issues,
                              issues[0].location if issues else SourceLocation(str(builtin_path())))
-    return {**got[0], "_landmarks": marks}
+    return {**got[0], "_landmarks": marks, "_lines": lines}
 
 
 def builtin_landmarks() -> tuple[Landmark, ...]:
     return landmark_data()["_landmarks"]
 
 
+def decision_line(name: str) -> str:
+    """The regex of a [[line]] the decision reads (Rust syntax)."""
+    return landmark_data()["_lines"][name]
+
+
 def load_landmarks(path: Path, issues: list[Issue]) -> tuple[Landmark, ...]:
-    """The [[landmark]] tables of `path`; every problem goes to `issues` with its file and line."""
+    """The [[landmark]] tables of `path` (its [[line]] tables checked too); every problem goes to `issues` with
+    its file and line."""
     got = read_toml(path, issues)
-    return _landmarks(*got, path, issues) if got else ()
+    if got is None:
+        return ()
+    _lines(*got, path, issues)
+    return _landmarks(*got, path, issues)
+
+
+def _lines(data: dict, text: str, path: Path, issues: list[Issue]) -> dict[str, str]:
+    out = {}
+    starts = table_starts(text, "line")
+    for i, d in enumerate(data.get("line", [])):
+        where = SourceLocation(str(path), starts[i] if i < len(starts) else None)
+        if not isinstance(d, dict) or set(d) - {"name", "regex", "samples", "no_match"} or "regex" not in d:
+            issues.append(Issue("error", "line", "a [[line]] table has name, regex, samples and no_match", where))
+        elif (problem := rust_line_problem(d)) is not None:
+            issues.append(Issue("error", "line", f"{d.get('name')}: {problem}", where))
+        else:
+            out[str(d.get("name"))] = d["regex"]
+    issues += [Issue("error", "line", f"[[line]] {name!r} is missing (k3logs/diagnose reads it)",
+                     SourceLocation(str(path))) for name in LINES if name not in out]
+    return out
 
 
 def _landmarks(data: dict, text: str, path: Path, issues: list[Issue]) -> tuple[Landmark, ...]:

@@ -105,3 +105,28 @@ class Prefiltered:
     def prefilter_in(self, text: str) -> bool:
         """Whether `text` holds one of the prefilter literals (in any case, for a case-insensitive regex)."""
         return holds_literal(self.prefilter, text, self.case_insensitive)
+
+
+def rust_line_problem(d: dict) -> str | None:
+    """A regex read with the Rust engine (polars) must compile there, and there give every sample's fields
+    and match no near miss."""
+    if (err := regex_error(d["regex"])) is not None:
+        return f"regex does not compile in the Rust engine: {err}"
+    for line, fields in samples_of(d):
+        got = pl.Series([line]).str.extract_groups(d["regex"])[0] if fields else {}
+        if not pl.Series([line]).str.contains(d["regex"])[0]:
+            return f"sample {line[:60]!r} does not match"
+        if any(got.get(k) != v for k, v in fields):
+            return f"sample {line[:60]!r} gives {got}, not {dict(fields)}"
+    near = [n for n in d.get("no_match", []) if pl.Series([n]).str.contains(d["regex"])[0]]
+    return f"near miss {near[0][:60]!r} matches" if near else None
+
+
+def samples_of(d: dict, key: str = "line") -> tuple[tuple[str, tuple[tuple[str, str], ...]], ...]:
+    out = []
+    for s in d.get("samples", []):
+        if isinstance(s, str):
+            out.append((s, ()))
+        else:
+            out.append((str(s.get(key, "")), tuple(sorted((str(k), str(v)) for k, v in (s.get("fields") or {}).items()))))
+    return tuple(out)

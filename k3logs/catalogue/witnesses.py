@@ -8,12 +8,10 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-import polars as pl
-
 from k3logs.errors import CatalogueError, SourceLocation
 from k3logs.resources import data_dir
 
-from .read import Prefiltered, holds_literal, read_toml_or_raise, regex_error, table_starts
+from .read import Prefiltered, holds_literal, read_toml_or_raise, rust_line_problem, samples_of, table_starts
 
 LINE_KINDS = {
     "pod_node": {"pod", "node"}, "file_host": {"host"}, "line_host": {"host"}, "subject": set(),
@@ -142,16 +140,6 @@ def expand_tasks(text: str) -> list[int]:
     return out[:65536]
 
 
-def _samples(d: dict, key: str = "line") -> tuple[tuple[str, tuple[tuple[str, str], ...]], ...]:
-    out = []
-    for s in d.get("samples", []):
-        if isinstance(s, str):
-            out.append((s, ()))
-        else:
-            out.append((str(s.get(key, "")), tuple(sorted((str(k), str(v)) for k, v in (s.get("fields") or {}).items()))))
-    return tuple(out)
-
-
 def _compile(rx: str, where: str, problems: list[str]) -> re.Pattern | None:
     try:
         return re.compile(rx)
@@ -186,7 +174,7 @@ def load_witnesses(path: Path | None = None) -> Witnesses:
                 problems.append(f"{loc}: {d['name']}: needs samples")
             yield d, rx, loc
 
-    host_ips = tuple(HostIp(d["name"], rx, _samples(d), tuple(d.get("no_match", [])), loc)
+    host_ips = tuple(HostIp(d["name"], rx, samples_of(d), tuple(d.get("no_match", [])), loc)
                      for d, rx, loc in table("host_ip", {"name", "regex", "samples", "no_match"})
                      if not _missing(rx, {"host", "ip"}, loc, d["name"], problems))
     lines = []
@@ -200,21 +188,21 @@ def load_witnesses(path: Path | None = None) -> Witnesses:
         if not d.get("prefilter"):
             problems.append(f"{loc}: {d['name']}: needs prefilter literals")
             continue
-        for sample, _ in _samples(d):
+        for sample, _ in samples_of(d):
             if not holds_literal(tuple(d["prefilter"]), sample, bool(rx.flags & re.IGNORECASE)):
                 problems.append(f"{loc}: {d['name']}: sample {sample[:60]!r} holds none of the prefilter literals")
-        lines.append(LineWitness(d["name"], kind, tuple(d["prefilter"]), rx, _samples(d),
+        lines.append(LineWitness(d["name"], kind, tuple(d["prefilter"]), rx, samples_of(d),
                                  tuple(d.get("no_match", [])), loc))
     workers = []
     for d, rx, loc in table("worker", {"name", "regex", "samples", "no_match", "single"}):
         if set(rx.groupindex) - WORKER_GROUPS:
             problems.append(f"{loc}: {d['name']}: groups must be among {sorted(WORKER_GROUPS)}")
             continue
-        workers.append(WorkerName(d["name"], rx, bool(d.get("single", False)), _samples(d, "name"),
+        workers.append(WorkerName(d["name"], rx, bool(d.get("single", False)), samples_of(d, "name"),
                                   tuple(d.get("no_match", [])), loc))
     rank_lines = {}
     for d, rx, loc in table("rank_line", {"name", "regex", "samples", "no_match"}):
-        if (problem := _rank_line_problem(d)) is not None:
+        if (problem := rust_line_problem(d)) is not None:
             problems.append(f"{loc}: {d['name']}: {problem}")
         else:
             rank_lines[d["name"]] = d["regex"]
@@ -227,21 +215,6 @@ def load_witnesses(path: Path | None = None) -> Witnesses:
         host_dir=host_dir, folder_samples=(tuple(fs.get("node", [])), tuple(fs.get("not_node", []))),
         not_host=not_host, host_samples=(tuple(hs.get("host", [])), tuple(hs.get("not_host", []))),
         host_ips=host_ips, lines=tuple(lines), workers=tuple(workers), rank_lines=rank_lines)
-
-
-def _rank_line_problem(d: dict) -> str | None:
-    """A rank line is read with the Rust engine: it must compile there, and there give every sample's fields
-    and match no near miss."""
-    if (err := regex_error(d["regex"])) is not None:
-        return f"regex does not compile in the Rust engine: {err}"
-    for line, fields in _samples(d):
-        got = pl.Series([line]).str.extract_groups(d["regex"])[0] if fields else {}
-        if not pl.Series([line]).str.contains(d["regex"])[0]:
-            return f"sample {line[:60]!r} does not match"
-        if any(got.get(k) != v for k, v in fields):
-            return f"sample {line[:60]!r} gives {got}, not {dict(fields)}"
-    near = [n for n in d.get("no_match", []) if pl.Series([n]).str.contains(d["regex"])[0]]
-    return f"near miss {near[0][:60]!r} matches" if near else None
 
 
 def _missing(rx: re.Pattern, need: set[str], loc, name: str, problems: list[str]) -> bool:

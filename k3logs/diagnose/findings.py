@@ -3,12 +3,12 @@ record; and the load the server carried before a finding."""
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
 import polars as pl
 
+from k3logs.catalogue.landmarks import decision_line
 from k3logs.catalogue.signatures import Catalogue, Signature
 from k3logs.schema import PHASES
 
@@ -17,16 +17,13 @@ from .detect import frame_phase
 from .outcome import Outcome
 from .templates import mask_template
 
-STATS = (r"Running: (?P<running>\d+) reqs, (?:Swapped: \d+ reqs, )?(?:Waiting|Pending): (?P<waiting>\d+) reqs,"
-         r"(?: Preemptions: (?P<preemptions>\d+),)? GPU KV cache usage: (?P<kv>[\d.]+)%")
 
 SAME_FAILURE_S = 60.0     # the same fault seen again this soon is the same failure (not a retry)
 TIE_SECONDS = 1.0          # log times have one-second resolution: causes this close are simultaneous
 EXPLAIN_WINDOW_S = 3600.0  # an explanation reaches this far forward in time
-WORKERS = re.compile(r"^(?:Worker|VllmWorker|RayWorker|RayWorkerWrapper|RayWorkerProc)\b")
-# an exception's type line, or a Python program's argparse usage error ('api_server.py: error: unrecognized
-# arguments: ...', 'vllm serve: error: ...'; not another program's 'slurmstepd: error:')
-EXCEPTION_LINE = r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Fault)\b:?|^(?:[\w.-]+\.py|vllm(?: [\w-]+)?): error: "
+# the lines the decision reads, each with samples: patterns/landmarks.toml [[line]]
+WORKERS, EXCEPTION_LINE = decision_line("worker_process"), decision_line("exception_line")
+STATS = decision_line("engine_stats")
 
 
 @dataclass(eq=False)  # findings are compared by identity

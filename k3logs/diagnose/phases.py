@@ -37,7 +37,7 @@ def assign_phases(ev: pl.DataFrame, outside: frozenset[str] | set[str] = frozens
     ev = ev.with_columns((pl.col("_restart") & (last_start.is_null() | pl.col("ts").is_null()
                                                 | (pl.col("ts") - last_start > pl.duration(seconds=SAME_START_S))))
                          .alias("_restart"))
-    is_worker = pl.col("proc").str.contains(WORKERS.pattern).fill_null(False) | pl.col("rank").is_not_null()
+    is_worker = pl.col("proc").str.contains(WORKERS).fill_null(False) | pl.col("rank").is_not_null()
     attempt = pl.col("_restart").cast(pl.Int32).cum_sum().over("node").alias("_attempt")
     ev = ev.with_columns(attempt)
     proc_i = pl.col("_mi").fill_null(-1).cum_max().over(["node", "pid"])
