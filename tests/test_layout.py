@@ -168,3 +168,28 @@ def test_the_readme_shows_the_layout_as_it_is():
     assert shared == SHARED - {"__init__"}
     assert set(shown[1:]) | shared == rooms
     assert shown[1:] == sorted(shown[1:], key=RANK.__getitem__)
+
+
+def test_importing_any_module_runs_no_polars_query_so_a_process_may_fork_after_it():
+    """Patterns are loaded (and checked with polars) when first used, never at import: polars' threads started
+    by an import deadlock a child forked after it (a process pool, a sweep). Near miss: a query run before the
+    fork does hang the child, so the check below can fail."""
+    import subprocess
+    import sys
+    script = ("import importlib, os, polars as pl\n{warm}"
+              "for m in {mods!r}:\n    importlib.import_module(m)\n"
+              "pid = os.fork()\n"
+              "if pid == 0:\n    pl.Series(['a']).str.contains('a').sum(); os._exit(0)\n"
+              "os.waitpid(pid, 0)\n")
+    mods = sorted(m for m in GRAPH if not m.endswith("__main__"))
+
+    def forks(warm: str, seconds: float) -> bool:
+        try:
+            subprocess.run([sys.executable, "-c", script.format(warm=warm, mods=mods)], timeout=seconds, check=True,
+                           capture_output=True)
+            return True
+        except subprocess.TimeoutExpired:
+            return False
+
+    assert forks("", 60)
+    assert not forks("pl.Series(['x'] * 100_000).str.contains('x+').sum()\n", 8)

@@ -11,8 +11,8 @@ import polars as pl
 
 from k3logs.schema import MIXED, at_rows, the_one
 
-from .attribution import (AER_SOURCE, AGENT_FAILED, KERNEL_TASK, KERNEL_TASK_WORDS, PCI, PCI_WORDS, Attribution,
-                           elastic_entries, ensure, epochs)
+from .attribution import (KERNEL_TASK_LINES, KERNEL_TASK_WORDS, PCI_WORDS, Attribution, elastic_entries, ensure, epochs,
+                          line_rx)
 
 SHORT_HOST = r"^([A-Za-z][\w-]*)\..*$"
 NODE_SRC = ("span", "subject", "host", "ip", "ip_raw", "task", "pod", "file", "named", "single")  # node_src 1..
@@ -195,7 +195,7 @@ def apply(events: pl.DataFrame, a: Attribution) -> pl.DataFrame:
                          pl.coalesce("dev", pl.lit(_by_node_pid(ev, a.pid_gpu))).cast(pl.Int32).alias("gpu"))
     if a.local_rank and "local_rank" in ev.columns:
         # torchelastic's agent reports a child's failure: 'failed (exitcode: -6) local_rank: 1 (pid: 4326)'
-        ev = ev.with_columns(pl.coalesce("local_rank", pl.col("text").str.extract(AGENT_FAILED, 1)
+        ev = ev.with_columns(pl.coalesce("local_rank", pl.col("text").str.extract(line_rx("agent_failed"), 1)
                                          .cast(pl.Int32)).alias("local_rank"))
         lm = pl.DataFrame([(n, l, r) for (n, l), r in a.local_rank.items()],
                           schema={"node": pl.String, "local_rank": pl.Int32, "_lr": pl.Int32}, orient="row")
@@ -249,7 +249,8 @@ def _kernel_task(kern: pl.DataFrame, a: Attribution) -> pl.DataFrame:
                       schema={"node": pl.String, "_task": pl.Int64, "_trank": pl.Int32}, orient="row")
     text = kern["text"]
     named = text.str.contains(KERNEL_TASK_WORDS).fill_null(False).arg_true()  # (the few lines worth reading)
-    read = text.gather(named).to_frame().select(pl.coalesce(pl.col("text").str.extract(p, 1) for p in KERNEL_TASK))
+    read = text.gather(named).to_frame().select(
+        pl.coalesce(pl.col("text").str.extract(line_rx(n), 1) for n in KERNEL_TASK_LINES))
     task = at_rows(kern.height, named, read.to_series().cast(pl.Int64, strict=False))
     return kern.with_columns(task.alias("_task")) \
         .join(tr, on=["node", "_task"], how="left", maintain_order="left") \
@@ -261,7 +262,8 @@ def _kernel_task(kern: pl.DataFrame, a: Attribution) -> pl.DataFrame:
 
 def kernel_bus(text: pl.Series) -> pl.Series:
     """The PCI device each kernel line is about (dddd:bb:dd), null where none."""
-    first, aer = text.str.extract_groups(PCI).struct.unnest(), text.str.extract_groups(AER_SOURCE).struct.unnest()
+    first = text.str.extract_groups(line_rx("pci")).struct.unnest()
+    aer = text.str.extract_groups(line_rx("aer_source")).struct.unnest()
     pci = aer.select(pl.when(aer["bus"].is_not_null()).then(aer[c]).otherwise(first[c]) for c in ("dom", "bus", "dev"))
     return pci.select(pl.when(pl.col("bus").is_not_null()).then(pl.concat_str([
         pl.col("dom").fill_null("0000").str.slice(-4).str.to_lowercase(), pl.lit(":"),

@@ -44,9 +44,9 @@ import polars as pl
 from k3logs.catalogue.witnesses import Witnesses, builtin_witnesses, expand_nodelist, expand_tasks
 
 from .assign import apply_nodes, host_columns
-from .attribution import (CONTAINER_ID_HOST, CONTAINER_LOG, JOB_NNODES, JOB_NTASKS, NCCL_BOOT, POD_LOG_DIR, STEP_NNODES,
+from .attribution import (CONTAINER_ID_HOST, CONTAINER_LOG, JOB_NNODES, JOB_NTASKS, POD_LOG_DIR, STEP_NNODES,
                           STEP_NTASKS, STEP_PER_NODE, TASK_IS_RANK, Attribution, DumpHints, elastic_entries, ensure,
-                          host_field, is_ip, nth, short_host, step_of)
+                          host_field, is_ip, line_rx, nth, short_host, step_of)
 from .folders import folder_node_of, node_folders
 from .ranks import learn_gpus, learn_ranks
 
@@ -149,7 +149,8 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
 
     # 2. ip -> host: NCCL bootstrap lines, notes and /etc/hosts, node and pod IPs, Ray's registrations
     boot = ev.filter(pl.col("_h").is_not_null() & (pl.col("source") == "nccl")).select(
-        "_h", pl.coalesce(pl.col("text").str.extract(NCCL_BOOT, 1), pl.col("ip")).alias("_ip"), "file", "line") \
+        "_h", pl.coalesce(pl.col("text").str.extract(line_rx("nccl_boot"), 1), pl.col("ip")).alias("_ip"),
+        "file", "line") \
         .drop_nulls(["_h", "_ip"]).unique(["_h", "_ip"], keep="first").sort("_ip", "_h")
     for h, ip, f, ln in boot.iter_rows():
         if (node := names.host(h)) and a.ip_node.setdefault(ip, node) == node:

@@ -18,15 +18,16 @@ ELASTIC_ENTRY = r"^\[\d+\]:\s*$"
 ELASTIC_TIME = r"^\s+time\s*:"
 
 # the lines whose fields attribution reads (ranks, worlds, devices, PCI addresses, GPU identities, the tasks the
-# kernel names) are data, each with its samples: patterns/attribution.toml [[rank_line]]
-_LINE = builtin_witnesses().rank_line
-ASSIGNED, WORLD_LINE, AGENT_FAILED = _LINE("assigned"), _LINE("world_line"), _LINE("agent_failed")
-ELASTIC_RANK, RANK_AND_LOCAL = _LINE("elastic_rank"), _LINE("rank_and_local")
-NCCL_INIT, NCCL_COMM, NCCL_BOOT = _LINE("nccl_init"), _LINE("nccl_comm"), _LINE("nccl_boot")
-TP_SIZE, PP_SIZE = _LINE("tp_size"), _LINE("pp_size")
-PCI, AER_SOURCE, HCA_NAMED = _LINE("pci"), _LINE("aer_source"), _LINE("hca_named")
-GPU_AT, GPU_SERIAL = _LINE("gpu_at"), _LINE("gpu_serial")
-KERNEL_TASK = (_LINE("kernel_task_crash"), _LINE("kernel_task_killed"), _LINE("kernel_task_oom"))
+# kernel names) are data, each with its samples: patterns/attribution.toml [[rank_line]] (looked up when used,
+# never at import: loading checks them with polars, whose threads must not start before a process forks)
+KERNEL_TASK_LINES = ("kernel_task_crash", "kernel_task_killed", "kernel_task_oom")
+
+
+def line_rx(name: str) -> str:
+    """The regex (Rust syntax) of the [[rank_line]] `name`."""
+    return builtin_witnesses().rank_line(name)
+
+
 # kept for decide.py, which reads a worker's index with it; the names are data: patterns/attribution.toml [[worker]]
 WORKER_NAME = re.compile(r"^(?:Worker|VllmWorker)(?:_DP(?P<dp>\d+))?(?:_PP(?P<pp>\d+))?(?:_TP(?P<tp>\d+))?(?:_EP\d+)?"
                          r"(?: rank=(?P<rank>\d+)| TP(?P<tp2>\d+))?$")

@@ -21,8 +21,7 @@ import polars as pl
 from k3logs.ingest.parse import PLACEHOLDER_YEAR
 from k3logs.schema import MIXED, at_rows, in_line_order, the_one
 
-from .attribution import ASSIGNED
-
+from .attribution import line_rx
 UTC = "UTC"
 INNER_UPTIME = r"^\[\s*(\d+\.\d+)\]"
 DATED = r"\b(20\d\d-[01]\d-[0-3]\d[ T][0-2]\d:[0-5]\d:[0-5]\d)"  # a full date written inside a line
@@ -179,7 +178,7 @@ def learn(ev: pl.DataFrame, tz: str = UTC, skew_tolerance: float = 2.0,
                 if nc.applied:
                     m.offsets[node] = rel
             return m, rep
-    timed = _times(ev.filter(c("text").str.contains(ASSIGNED) & c("node").is_not_null()), m)
+    timed = _times(ev.filter(c("text").str.contains(line_rx("assigned")) & c("node").is_not_null()), m)
     anchors = timed.filter(c("ts").is_not_null()).group_by("node").agg(
         c("ts").median().alias("_a"), pl.len().alias("_n")).sort("node")
     if anchors.height >= 2:

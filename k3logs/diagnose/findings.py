@@ -21,9 +21,8 @@ from .templates import mask_template
 SAME_FAILURE_S = 60.0     # the same fault seen again this soon is the same failure (not a retry)
 TIE_SECONDS = 1.0          # log times have one-second resolution: causes this close are simultaneous
 EXPLAIN_WINDOW_S = 3600.0  # an explanation reaches this far forward in time
-# the lines the decision reads, each with samples: patterns/landmarks.toml [[line]]
-WORKERS, EXCEPTION_LINE = decision_line("worker_process"), decision_line("exception_line")
-STATS = decision_line("engine_stats")
+# the lines the decision reads are data, each with samples: patterns/landmarks.toml [[line]] (looked up when used,
+# never at import: loading checks them with polars, whose threads must not start before a process forks)
 
 
 @dataclass(eq=False)  # findings are compared by identity
@@ -188,7 +187,8 @@ def exceptions(ev: pl.DataFrame, benign: pl.Series) -> list[Finding]:
     time order; the first that the service did not survive names an incident that no signature fits."""
     cand = ev.filter(
         (pl.col("exc_types").is_not_null() & (pl.col("text").str.starts_with("Fatal Python error").not_()))
-        | (pl.col("text").str.contains(EXCEPTION_LINE) & pl.col("level").is_in(["ERROR", "CRITICAL"]).fill_null(True)))
+        | (pl.col("text").str.contains(decision_line("exception_line"))
+           & pl.col("level").is_in(["ERROR", "CRITICAL"]).fill_null(True)))
     cand = cand.filter(~pl.col("eid").is_in(benign.implode()))
     out = []
     for r in cand.sort(["ts", "file", "line"], nulls_last=True).iter_rows(named=True):
@@ -207,7 +207,8 @@ def load_before(ev: pl.DataFrame, f: Finding) -> dict | None:
     if f.ts is None:
         return None
     st = ev.filter(pl.col("text").str.contains("GPU KV cache usage") & (pl.col("ts") <= f.ts)) \
-        .sort("ts").select("file", "line", "ts", pl.col("text").str.extract_groups(STATS).alias("g")).unnest("g") \
+        .sort("ts").select("file", "line", "ts", pl.col("text").str.extract_groups(decision_line("engine_stats"))
+                           .alias("g")).unnest("g") \
         .drop_nulls("running")
     if st.is_empty():
         return None

@@ -6,10 +6,11 @@ from datetime import timedelta
 
 import polars as pl
 
+from k3logs.catalogue.landmarks import decision_line
 from k3logs.schema import PHASES
 
 from .detect import phase_marks
-from .findings import TIE_SECONDS, WORKERS
+from .findings import TIE_SECONDS
 
 SAME_START_S = 5           # start landmarks this close together on a node are one start of the server
 
@@ -37,7 +38,8 @@ def assign_phases(ev: pl.DataFrame, outside: frozenset[str] | set[str] = frozens
     ev = ev.with_columns((pl.col("_restart") & (last_start.is_null() | pl.col("ts").is_null()
                                                 | (pl.col("ts") - last_start > pl.duration(seconds=SAME_START_S))))
                          .alias("_restart"))
-    is_worker = pl.col("proc").str.contains(WORKERS).fill_null(False) | pl.col("rank").is_not_null()
+    is_worker = pl.col("proc").str.contains(decision_line("worker_process")).fill_null(False) \
+        | pl.col("rank").is_not_null()
     attempt = pl.col("_restart").cast(pl.Int32).cum_sum().over("node").alias("_attempt")
     ev = ev.with_columns(attempt)
     proc_i = pl.col("_mi").fill_null(-1).cum_max().over(["node", "pid"])

@@ -9,11 +9,15 @@ import polars as pl
 
 from k3logs.catalogue.witnesses import builtin_witnesses
 
-from .attribution import (AGENT_FAILED, ASSIGNED, CONTAINER_WRAPPERS, ELASTIC_RANK, GPU_AT, GPU_SERIAL, HCA_NAMED,
-                           NCCL_COMM, NCCL_INIT, NODE_FILE_NAME, PP_SIZE, RANK_AND_LOCAL, RESTART, TP_SIZE, WORLD_LINE,
-                           Attribution, DumpHints, bus_key, epochs, nccl_bus, nth)
+from .attribution import (CONTAINER_WRAPPERS, NODE_FILE_NAME, RESTART, Attribution, DumpHints, bus_key, epochs, line_rx,
+                          nccl_bus, nth)
 
 RAY_WORKERS = ("RayWorkerWrapper", "RayWorkerProc", "RayWorkerVllm")
+
+
+def fields(frame: pl.DataFrame, line: str, *keep: str) -> pl.DataFrame:
+    """`keep` and the named fields of the [[rank_line]] `line` on every row (null where it does not match)."""
+    return frame.select(*keep, pl.col("text").str.extract_groups(line_rx(line)).alias("g")).unnest("g")
 
 
 def learn_ranks(ev: pl.DataFrame, a: Attribution, hints: DumpHints) -> None:
@@ -34,24 +38,19 @@ def learn_ranks(ev: pl.DataFrame, a: Attribution, hints: DumpHints) -> None:
     in_ns = in_ns & ~pl.col("file").is_in(list(hints.host_pid_mode))
     ranks = ev.filter(pl.col("pid").is_not_null())
     cols = ["node", "pid", "file", "line", "_epoch"]
-    assigned = ranks.select(*cols, pl.col("text").str.extract_groups(ASSIGNED).alias("g")).unnest("g") \
-        .drop_nulls(["r"])
-    world_lines = ranks.select(*cols, pl.col("text").str.extract_groups(WORLD_LINE).alias("g")).unnest("g") \
-        .drop_nulls(["r"])
+    assigned = fields(ranks, "assigned", *cols).drop_nulls(["r"])
+    world_lines = fields(ranks, "world_line", *cols).drop_nulls(["r"])
     worlds = [int(w) for w in assigned["w"].to_list() + world_lines["w"].to_list()]
-    init = ranks.select(*cols, pl.col("text").str.extract_groups(NCCL_INIT).alias("g")).unnest("g").drop_nulls(["r"])
-    comm = ranks.select(*cols, pl.col("text").str.extract_groups(NCCL_COMM).alias("g")).unnest("g").drop_nulls(["r"])
+    init = fields(ranks, "nccl_init", *cols).drop_nulls(["r"])
+    comm = fields(ranks, "nccl_comm", *cols).drop_nulls(["r"])
     nccl_worlds = [int(w) for w in init["w"].to_list() + comm["w"].to_list()]
     # torchelastic entries: (host, rank, local rank); agents' 'local_rank: L (pid: P)'
-    elastic = ev.select("node", "file", "line", pl.col("text").str.extract_groups(ELASTIC_RANK).alias("g")) \
-        .unnest("g").drop_nulls("r")
-    printed = ev.select("node", "file", "line", pl.col("text").str.extract_groups(RANK_AND_LOCAL).alias("g")) \
-        .unnest("g").drop_nulls("r")
+    elastic = fields(ev, "elastic_rank", "node", "file", "line").drop_nulls("r")
+    printed = fields(ev, "rank_and_local", "node", "file", "line").drop_nulls("r")
     for node, f, ln, r, loc in pl.concat([elastic, printed]).iter_rows():
         if a.local_rank.setdefault((node, int(loc)), int(r)) == int(r):
             a.said("local", (node, int(loc)), f"local rank {loc} on {node} is rank {r} ({f}:{ln})")
-    agents = ev.select("node", "file", "line", pl.col("text").str.extract_groups(AGENT_FAILED).alias("g")) \
-        .unnest("g").drop_nulls("l")
+    agents = fields(ev, "agent_failed", "node", "file", "line").drop_nulls("l")
     for node, f, ln, loc, pid in agents.iter_rows():
         a.pid_local.setdefault((node, int(pid)), int(loc))
         a.said("pid_local", (node, int(pid)), f"torchelastic 'local_rank: {loc} (pid: {pid})' on {f}:{ln}")
@@ -112,7 +111,8 @@ def learn_ranks(ev: pl.DataFrame, a: Attribution, hints: DumpHints) -> None:
     # the one process of a file that prints its lines with no prefix (V0's driver worker in the engine, a single
     # process run): its 'rank R in world size W' line gives its other unprefixed lines that rank
     bare = ev.filter(pl.col("pid").is_null() & pl.col("proc").is_null()) \
-        .select("file", "line", "_epoch", pl.col("text").str.extract(ASSIGNED, 1).cast(pl.Int32).alias("r")) \
+        .select("file", "line", "_epoch", pl.col("text").str.extract(line_rx("assigned"), 1).cast(pl.Int32)
+                .alias("r")) \
         .drop_nulls("r").group_by("file", "_epoch").agg(pl.col("r").unique(), pl.col("line").min())
     for f, ep, rs, ln in bare.iter_rows():
         if len(rs) == 1:
@@ -136,7 +136,7 @@ def learn_ranks(ev: pl.DataFrame, a: Attribution, hints: DumpHints) -> None:
         for node in {n for n, p in a.container_pids if p == inner} or {a.single_node}:
             a.host_pid.setdefault((node, host), inner)
     # parallel sizes, for worker names and device ranks when no map exists
-    for pat, attr in ((TP_SIZE, "tp_size"), (PP_SIZE, "pp_size")):
+    for pat, attr in ((line_rx("tp_size"), "tp_size"), (line_rx("pp_size"), "pp_size")):
         found = ev["text"].str.extract(pat, 1).drop_nulls()
         if len(found):
             setattr(a, attr, int(found.mode().sort()[0]))
@@ -186,8 +186,7 @@ def learn_ranks(ev: pl.DataFrame, a: Attribution, hints: DumpHints) -> None:
     hca_gpu = {(a.file_node.get(f) or a.single_node, hca): (g, f) for f, by in hints.nic_gpu.items()
                for hca, g in by.items()}
     if hca_gpu:
-        named = ev.filter(pl.col("source") == "kernel").select(
-            "node", pl.col("text").str.extract_groups(HCA_NAMED).alias("g")).unnest("g").drop_nulls("hca").unique()
+        named = fields(ev.filter(pl.col("source") == "kernel"), "hca_named", "node").drop_nulls("hca").unique()
         for node, dom, bus, dev, hca in named.iter_rows():
             if (node, hca) in hca_gpu:
                 g, f = hca_gpu[(node, hca)]
@@ -243,11 +242,11 @@ def learn_gpus(ev: pl.DataFrame, a: Attribution, hints: DumpHints) -> None:
     kern = ev.filter((pl.col("source") == "kernel") & pl.col("text").str.contains("GPU at PCI|Board Serial Number"))
     last_bus: dict[tuple, str] = {}
     for f, ln, node, text in kern.sort("file", "line").select("file", "line", "node", "text").iter_rows():
-        if m := re.search(GPU_AT, text):
+        if m := re.search(line_rx("gpu_at"), text):
             bus = bus_key(m.group("dom"), m.group("bus"), m.group("dev"))
             last_bus[(f, node)] = bus
             _gpu_entry(a, node, bus, {"uuid": m.group("uuid")}, f"{f}:{ln}")
-        elif (m := re.search(GPU_SERIAL, text)) and (f, node) in last_bus:
+        elif (m := re.search(line_rx("gpu_serial"), text)) and (f, node) in last_bus:
             _gpu_entry(a, node, last_bus[(f, node)], {"serial": m.group("serial")}, f"{f}:{ln}")
     for (node, bus), i in a.bus_gpu.items():
         if (node, bus) in a.gpus:

@@ -7,8 +7,8 @@ import re
 import polars as pl
 
 from .assign import NODE_SRC, RANK_SRC, kernel_bus
-from .attribution import (ELASTIC_FIELD, KERNEL_TASK, PCI_WORDS, Attribution, epochs, host_field, is_ip, short_host,
-                          step_of)
+from .attribution import (ELASTIC_FIELD, KERNEL_TASK_LINES, PCI_WORDS, Attribution, epochs, host_field, is_ip, line_rx,
+                          short_host, step_of)
 from .ranks import gpu_identity
 
 
@@ -100,7 +100,7 @@ def _rank_from(a: Attribution, row: dict) -> str | None:
         return "a deployment of one GPU whose processes print no name: rank 0"
     text = _get(row, "text") or ""
     if kind == "kernel_task":
-        task = next((int(m.group(1)) for p in KERNEL_TASK if (m := re.search(p, text))), None)
+        task = next((int(m.group(1)) for n in KERNEL_TASK_LINES if (m := re.search(line_rx(n), text))), None)
         inner = a.host_pid.get((node, task))
         proc = a.tid_pid.get((node, task), task) if inner is None else inner
         how = f"host pid {task} is pid {inner} in its container (NSpid); " if inner is not None else \

@@ -23,10 +23,8 @@ LABELS = ("srun_label",)  # a bare 'N: ' label: a dump whose lines start so (`ip
 NUL_RUN = re.compile(rb"\x00{8,}")
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 # what tells a file's kind by its content is data, each regex with its samples: patterns/formats.toml [[sniff]]
-_SNIFF = builtin_formats().sniff
-VLLM_PROC, VLLM_TEXT, TORCHELASTIC = _SNIFF["vllm_proc"], _SNIFF["vllm_text"], _SNIFF["torchelastic"]
-K8S_EVENTS, CAPTURE_LINE, RAY_MARK = _SNIFF["k8s_events"], _SNIFF["capture_line"], _SNIFF["ray_mark"]
-TRACEBACK_BODY = _SNIFF["traceback_body"]
+# (looked up when used, never at import: loading checks regexes with polars, whose threads must not start
+# before a process forks)
 # a plain file is of a log kind when at least 1 line in MIN_SHARE is of that kind; of vLLM's, 1 in VLLM_SHARE
 # (vLLM output carries NCCL, torch and kernel-looking lines too: a few vLLM lines decide it)
 MIN_SHARE, VLLM_SHARE = 5, 10
@@ -95,25 +93,25 @@ def _peel(line: str, pats: list[tuple[str, re.Pattern]]) -> str:
     return line
 
 
-def _line_formats(inner: list[str], clean: list[str], pats) -> tuple[Counter, int]:
+def _line_formats(inner: list[str], clean: list[str], pats, sniffing: dict) -> tuple[Counter, int]:
     """How many lines have each application format (a line counts once per kind), and how many have one of an
     application's own (vllm, nccl, torch, kernel ...: not a bare timestamp, which a monitoring CSV has too)."""
     counts: Counter = Counter()
     known = 0
     for raw, ln in zip(inner, clean):
         raw = ANSI.sub("", raw)
-        if VLLM_PROC.match(raw) or VLLM_TEXT.search(ln):
+        if sniffing["vllm_proc"].match(raw) or sniffing["vllm_text"].search(ln):
             counts["vllm"] += 1
             known += 1
             continue
-        if K8S_EVENTS.match(ln):
+        if sniffing["k8s_events"].match(ln):
             counts["k8s_events"] += 1
             known += 1
             continue
         kinds = set()
-        if RAY_MARK.search(raw):
+        if sniffing["ray_mark"].search(raw):
             kinds.add("ray")
-        if TORCHELASTIC.search(ln):
+        if sniffing["torchelastic"].search(ln):
             kinds.add("torch")
         for name, p in pats["line"]:
             if m := p.match(ln):
@@ -133,6 +131,7 @@ def sniff(head: bytes, size: int | None = None, formats: Formats | None = None) 
     if why:
         return Sniffed("binary", (), why)
     pats = _compiled(id(formats or builtin_formats()))
+    sniffing = (formats or builtin_formats()).sniff
     text = decode_head(head[:HEAD_BYTES])
     lines = [ln for ln in text.split("\n")[:-1 if len(head) >= HEAD_BYTES else None] if ln.strip()][:HEAD_LINES]
     if not lines:
@@ -164,7 +163,7 @@ def sniff(head: bytes, size: int | None = None, formats: Formats | None = None) 
 
     # 3 before 2: the application format of each unwrapped line
     clean = [_peel(ANSI.sub("", ln), pats["prefix"]) for ln in inner]
-    counts, known = _line_formats(inner, clean, pats)
+    counts, known = _line_formats(inner, clean, pats, sniffing)
 
     # 2. dumps are recognised on the unwrapped text; a long head whose lines nearly all have an application's log
     # format is a log (the dump detectors cost more than the rest of sniffing, for nothing, on every log file)
@@ -175,7 +174,7 @@ def sniff(head: bytes, size: int | None = None, formats: Formats | None = None) 
             return Sniffed(kind, (), reason, is_dump=True)
 
     # captured request/response bodies (one JSON object a line; a line may be longer than the head)
-    if not wrappers and CAPTURE_LINE.match(lines[0]):
+    if not wrappers and sniffing["capture_line"].match(lines[0]):
         return Sniffed("captures", (), "JSON lines holding chat requests or responses (messages / choices)")
 
     # 3. logs: the counts of each application format
@@ -195,7 +194,7 @@ def sniff(head: bytes, size: int | None = None, formats: Formats | None = None) 
         # its indented continuation lines: a note citing a log)
         records = n - sum(1 for ln in inner if ln[:1] in (" ", "\t"))
         quote = sum(counts.values()) == 1 < records
-        own = n - sum(1 for ln in clean if TRACEBACK_BODY.match(ln))
+        own = n - sum(1 for ln in clean if sniffing["traceback_body"].match(ln))
         if not wrappers and (hits * (VLLM_SHARE if kind == "vllm" else MIN_SHARE) < own or quote):
             # a line or two of a format among other text (notes, a unit file, a job spec): plain text. (A
             # container's or a unit's output is that program's, whatever else it prints.)
