@@ -31,6 +31,16 @@ def as_bytes(data: Content) -> bytes:
 # ------------------------------------------------------------------------------------------------------
 # bundles
 # ------------------------------------------------------------------------------------------------------
+def broken_pattern_file(tmp_path: Path, name: str, old: str, new: str) -> Path:
+    """A copy of the built-in pattern file `name` with its first `old` replaced by `new` (which must be there)."""
+    from k3logs.resources import data_dir
+    text = (data_dir("patterns") / name).read_text()
+    assert old in text, old
+    bad = tmp_path / name
+    bad.write_text(text.replace(old, new, 1))
+    return bad
+
+
 def make_bundle(tmp_path: Path, files: Mapping[str, Content], name: str = "bundle") -> Path:
     """A folder bundle at tmp_path/name holding `files` ({"node-a/vllm.log": "...", ...})."""
     root = tmp_path / name

@@ -9,7 +9,7 @@ import tarfile
 import polars as pl
 import pytest
 
-from conftest import analyze_files, event_at, text_of
+from conftest import analyze_files, broken_pattern_file, event_at, text_of
 from k3logs.diagnose.attribution import bus_key, nccl_bus, short_host
 from k3logs.errors import CatalogueError
 from k3logs.pipeline import run
@@ -963,11 +963,6 @@ def test_every_rank_line_the_code_reads_loads_with_its_samples():
 ])
 def test_a_rank_line_whose_sample_fields_near_miss_name_or_regex_is_wrong_is_an_issue(tmp_path, change, want):
     from k3logs.catalogue.witnesses import load_witnesses
-    from k3logs.resources import data_dir
-    text = (data_dir("patterns") / "attribution.toml").read_text()
-    assert change[0] in text
-    bad = tmp_path / "attribution.toml"
-    bad.write_text(text.replace(change[0], change[1], 1))
     with pytest.raises(CatalogueError) as e:
-        load_witnesses(bad)
+        load_witnesses(broken_pattern_file(tmp_path, "attribution.toml", *change))
     assert any(want in str(p) for p in e.value.problems), e.value.problems

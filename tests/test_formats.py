@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 import polars as pl
 import pytest
 
-from conftest import parse_lines
+from conftest import broken_pattern_file, parse_lines
 from k3logs.errors import CatalogueError
 from k3logs.catalogue.formats import Format, builtin_formats, load_formats
 from k3logs.schema import LOG_KINDS
@@ -239,11 +239,6 @@ def test_every_sniff_regex_the_code_reads_loads_with_its_samples():
 ])
 def test_a_sniff_regex_whose_sample_near_miss_or_name_is_wrong_is_an_issue(tmp_path, change, want):
     from k3logs.catalogue.formats import load_formats
-    from k3logs.resources import data_dir
-    text = (data_dir("patterns") / "formats.toml").read_text()
-    assert change[0] in text
-    bad = tmp_path / "formats.toml"
-    bad.write_text(text.replace(change[0], change[1], 1))
     with pytest.raises(CatalogueError) as e:
-        load_formats(bad)
+        load_formats(broken_pattern_file(tmp_path, "formats.toml", *change))
     assert any(want in str(p) for p in e.value.problems), e.value.problems

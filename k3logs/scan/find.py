@@ -20,9 +20,8 @@ REPORTS = "reports"
 SNIFF_BYTES = 64 << 10  # of a loose file under ARCHIVE, to tell whether it is a log
 ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.zst", ".tar.zstd", ".tar.bz2", ".tar.xz", ".zip")
 HASH_CHUNK = 1 << 20
-# ----------------------------------------------------------------------------------------------
-# what is a bundle, its hash, where its report goes
-# ----------------------------------------------------------------------------------------------
+
+
 def _walk(root: Path) -> list[tuple[str, Path, os.stat_result]]:
     """(relative POSIX path, path, lstat) of everything below a folder that is not a folder, sorted by path.
     Links are not followed (a link is hashed as its target's text, never opened)."""

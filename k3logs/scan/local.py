@@ -22,9 +22,6 @@ from k3logs.settings import Settings
 from .work import (BUNDLE_TIMEOUT_S, MAX_TASKS_PER_WORKER, TICK_S, Entry, Outcome, checked, one_line_error, scan_entry,
                     timed_out)
 
-# ----------------------------------------------------------------------------------------------
-# worker processes
-# ----------------------------------------------------------------------------------------------
 PR_SET_PDEATHSIG = 1
 
 

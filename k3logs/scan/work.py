@@ -53,9 +53,6 @@ class Outcome:
     unchanged: bool = False        # the hash matched `known_hash`: nothing was analysed
 
 
-# ----------------------------------------------------------------------------------------------
-# one bundle (runs in a worker process or a Ray task)
-# ----------------------------------------------------------------------------------------------
 def one_line_error(message: str, settings: Settings) -> str:
     text = " ".join(message.split())
     return redact.clip(text, ERROR_CHARS) if settings.redact else redact.cut(text, ERROR_CHARS)
