@@ -359,11 +359,16 @@ def test_a_broken_landmark_and_a_file_its_loader_refuses_are_issues(patterns_cop
     marks.write_text(marks.read_text().replace('phase = "device_init"', 'phase = "warming_up"\nsoon = true', 1))
     facts = patterns_copy / "facts.toml"
     facts.write_text(facts.read_text() + "\n[[check]]\nid = 3\n")
+    formats = patterns_copy / "formats.toml"   # (its loader reports 'FILE:LINE: message' strings)
+    formats.write_text(formats.read_text().replace('no_match = ["INFO:     Started server process [1]"]',
+                                                   'no_match = ["vLLM API server version 0.11.0"]'))
     issues = check_files(patterns_copy)
     by_file = {}
     for i in issues:
         by_file.setdefault(Path(i.location.path).name, []).append(i.message)
-    assert set(by_file) == {"landmarks.toml", "facts.toml"}
+    assert set(by_file) == {"landmarks.toml", "facts.toml", "formats.toml"}
+    sniff = next(i for i in issues if i.location.path == str(formats))
+    assert sniff.location.line and "vllm_text: near miss" in sniff.message
     assert any("unknown key 'soon'" in m for m in by_file["landmarks.toml"])
     assert any("phase 'warming_up'" in m for m in by_file["landmarks.toml"])
 

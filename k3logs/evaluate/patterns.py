@@ -5,23 +5,29 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 from typing import Callable
 
 import polars as pl
 
 from k3logs import progress
+from k3logs.captures.calls import load_toolcall_data
+from k3logs.captures.prompt import load_prefix_data
 from k3logs.catalogue.acceptance import load_acceptance_data
 from k3logs.catalogue.formats import builtin_formats, load_formats
 from k3logs.catalogue.landmarks import Landmark, load_landmarks
 from k3logs.catalogue.read import Issue
 from k3logs.catalogue.signatures import Catalogue, Signature
 from k3logs.catalogue.witnesses import load_witnesses
+from k3logs.collect.plan import load_plan
 from k3logs.diagnose.detect import detect, phase_marks
+from k3logs.diff.model import load_data
 from k3logs.errors import CatalogueError, SourceLocation
 from k3logs.facts.data import load_facts_data
 from k3logs.ingest.discover import Member
 from k3logs.ingest.stream import Ingested, ingest_members
+from k3logs.redact import load_rules
 from k3logs.settings import Settings
 
 
@@ -98,27 +104,33 @@ def check_landmarks(marks: tuple[Landmark, ...]) -> list[Issue]:
 
 # each built-in pattern file besides the signatures, taxonomy and Xid table (load_catalogue checks those), with
 # the loader that reads it for the analysis: a file its loader refuses is an issue at its file and line
-def _file_checks() -> dict[str, Callable[[Path], object]]:
-    from k3logs.captures.calls import load_toolcall_data
-    from k3logs.captures.prompt import load_prefix_data
-    from k3logs.collect.plan import load_plan
-    from k3logs.diff.model import load_data
-    from k3logs.redact import load_rules
-    return {"formats.toml": load_formats, "attribution.toml": load_witnesses, "acceptance.toml": load_acceptance_data,
-            "facts.toml": load_facts_data, "collect.toml": load_plan, "diff.toml": load_data,
-            "prefix.toml": load_prefix_data, "toolcalls.toml": load_toolcall_data, "secrets.toml": load_rules}
+FILE_LOADERS: dict[str, Callable[[Path], object]] = {
+    "formats.toml": load_formats, "attribution.toml": load_witnesses, "acceptance.toml": load_acceptance_data,
+    "facts.toml": load_facts_data, "collect.toml": load_plan, "diff.toml": load_data,
+    "prefix.toml": load_prefix_data, "toolcalls.toml": load_toolcall_data, "secrets.toml": load_rules}
+
+
+def _issue(problem: object, path: Path) -> Issue:
+    """A loader's problem as an Issue: those that report 'FILE:LINE: message' strings keep their line."""
+    if isinstance(problem, Issue):
+        return problem
+    text = str(problem)
+    m = re.match(r"^(.+?):(\d+): (.*)$", text, re.S)
+    if m and m.group(1) == str(path):
+        return Issue("error", "invalid", m.group(3), SourceLocation(str(path), int(m.group(2))))
+    return Issue("error", "invalid", text.removeprefix(f"{path}: "), SourceLocation(str(path)))
 
 
 def check_files(folder: Path) -> list[Issue]:
     """Every built-in pattern file of `folder` read by its own loader, and the landmarks replayed."""
     issues: list[Issue] = []
-    for name, load in _file_checks().items():
+    for name, load in FILE_LOADERS.items():
         path = folder / name
         try:
             load(path)
         except CatalogueError as e:
-            found = [p for p in e.problems if isinstance(p, Issue)]
-            issues += found or [Issue("error", "invalid", e.message, e.source or SourceLocation(str(path)))]
+            issues += [_issue(p, path) for p in e.problems] or [
+                Issue("error", "invalid", e.message, e.source or SourceLocation(str(path)))]
         except Exception as e:  # a loader that breaks on a file is a file it cannot read
             issues.append(Issue("error", "invalid", f"{type(e).__name__}: {e}", SourceLocation(str(path))))
     before = len(issues)
