@@ -359,7 +359,7 @@ def test_a_broken_landmark_and_a_file_its_loader_refuses_are_issues(patterns_cop
     marks.write_text(marks.read_text().replace('phase = "device_init"', 'phase = "warming_up"\nsoon = true', 1))
     facts = patterns_copy / "facts.toml"
     facts.write_text(facts.read_text() + "\n[[check]]\nid = 3\n")
-    formats = patterns_copy / "formats.toml"   # (its loader reports 'FILE:LINE: message' strings)
+    formats = patterns_copy / "formats.toml"
     formats.write_text(formats.read_text().replace('no_match = ["INFO:     Started server process [1]"]',
                                                    'no_match = ["vLLM API server version 0.11.0"]'))
     issues = check_files(patterns_copy)

@@ -139,13 +139,14 @@ def _load(tmp_path, body: str):
 def test_loader_reports_a_regex_the_engine_cannot_compile(tmp_path):
     with pytest.raises(CatalogueError) as e:
         _load(tmp_path, '\n[[line]]\nname = "bad"\nsource = "x"\nregex = \'^(?<=a)b\'\nsamples = [{ line = "b" }]\n')
-    assert "bad" in e.value.problems[0] and "formats.toml:2" in e.value.problems[0]
+    first = str(e.value.problems[0])
+    assert "bad" in first and "formats.toml:2" in first
 
 
 def test_loader_reports_missing_samples_unknown_keys_and_unanchored_regexes(tmp_path):
     with pytest.raises(CatalogueError) as e:
         _load(tmp_path, '[[line]]\nname = "a"\nsource = "x"\nregex = "b"\ncolour = "red"\n')
-    problems = " | ".join(e.value.problems)
+    problems = " | ".join(map(str, e.value.problems))
     assert "unknown keys ['colour']" in problems and "starts with ^" in problems and "needs samples" in problems
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from k3logs.errors import CatalogueError, SourceLocation
 from k3logs.resources import data_dir
 
-from .read import read_toml_or_raise, regex_error, table_starts
+from .read import Problems, read_toml_or_raise, regex_error, table_starts
 
 LAYERS = ("wrapper", "prefix", "line")
 # the [[sniff]] names k3logs/ingest/sniff.py reads
@@ -62,7 +62,7 @@ class Formats:
 def load_formats(path: Path | None = None) -> Formats:
     path = path or data_dir("patterns") / "formats.toml"
     data, text = read_toml_or_raise(path, "formats")
-    problems: list[str] = []
+    problems = Problems("formats")
     out: dict[str, list[Format]] = {layer: [] for layer in LAYERS}
     for layer in LAYERS:
         starts = table_starts(text, layer)
@@ -70,22 +70,22 @@ def load_formats(path: Path | None = None) -> Formats:
             loc = SourceLocation(str(path), starts[i] if i < len(starts) else None)
             unknown = set(d) - KEYS
             if unknown:
-                problems.append(f"{loc}: unknown keys {sorted(unknown)}")
+                problems.add(loc, f"unknown keys {sorted(unknown)}")
             if "name" not in d or "regex" not in d:
-                problems.append(f"{loc}: a format needs name and regex")
+                problems.add(loc, "a format needs name and regex")
                 continue
             err = regex_error(d["regex"])
             if err:
-                problems.append(f"{loc}: {d['name']}: regex does not compile: {err}")
+                problems.add(loc, f"{d['name']}: regex does not compile: {err}")
                 continue
             if not d["regex"].startswith("^"):
-                problems.append(f"{loc}: {d['name']}: a format regex matches the head of a line and starts with ^")
+                problems.add(loc, f"{d['name']}: a format regex matches the head of a line and starts with ^")
             if layer == "line" and not d.get("source"):
-                problems.append(f"{loc}: {d['name']}: a line format needs a source")
+                problems.add(loc, f"{d['name']}: a line format needs a source")
             json_fields = d.get("json") or {}
             if json_fields and (layer != "wrapper" or not isinstance(json_fields, dict)
                                 or set(json_fields) - JSON_FIELDS or "text" not in json_fields):
-                problems.append(f"{loc}: {d['name']}: `json` is a wrapper's table of fields ({sorted(JSON_FIELDS)},"
+                problems.add(loc, f"{d['name']}: `json` is a wrapper's table of fields ({sorted(JSON_FIELDS)},"
                                 f" text included) to JSON keys")
                 json_fields = {}
             samples = []
@@ -93,7 +93,7 @@ def load_formats(path: Path | None = None) -> Formats:
                 fields = tuple(sorted((str(k), str(v)) for k, v in (s.get("fields") or {}).items()))
                 samples.append((s["line"], fields))
             if not samples:
-                problems.append(f"{loc}: {d['name']}: needs samples")
+                problems.add(loc, f"{d['name']}: needs samples")
             out[layer].append(Format(
                 layer=layer, name=d["name"], regex=d["regex"], source=d.get("source"),
                 level_map=tuple(sorted((d.get("level_map") or {}).items())),
@@ -108,31 +108,32 @@ def load_formats(path: Path | None = None) -> Formats:
                    lines=tuple(out["line"]), sniff=sniff)
 
 
-def _sniff_lines(data: dict, text: str, path: Path, problems: list[str]) -> dict[str, re.Pattern]:
+def _sniff_lines(data: dict, text: str, path: Path, problems: Problems) -> dict[str, re.Pattern]:
     """The [[sniff]] regexes (Python `re`), each checked against its samples and near misses."""
     out = {}
     starts = table_starts(text, "sniff")
     for i, d in enumerate(data.get("sniff", [])):
         loc = SourceLocation(str(path), starts[i] if i < len(starts) else None)
         if set(d) - {"name", "regex", "samples", "no_match"} or "name" not in d or "regex" not in d:
-            problems.append(f"{loc}: a [[sniff]] table has name, regex, samples and no_match")
+            problems.add(loc, "a [[sniff]] table has name, regex, samples and no_match")
             continue
         try:
             rx = re.compile(d["regex"])
         except re.error as e:
-            problems.append(f"{loc}: {d['name']}: regex does not compile: {e}")
+            problems.add(loc, f"{d['name']}: regex does not compile: {e}")
             continue
         missed = [s for s in d.get("samples", []) if not rx.search(s)]
         caught = [s for s in d.get("no_match", []) if rx.search(s)]
         if not d.get("samples") or missed:
-            problems.append(f"{loc}: {d['name']}: " + (f"sample {missed[0][:60]!r} does not match" if missed
+            problems.add(loc, f"{d['name']}: " + (f"sample {missed[0][:60]!r} does not match" if missed
                                                          else "needs samples"))
         elif caught:
-            problems.append(f"{loc}: {d['name']}: near miss {caught[0][:60]!r} matches")
+            problems.add(loc, f"{d['name']}: near miss {caught[0][:60]!r} matches")
         else:
             out[d["name"]] = rx
-    problems += [f"{path}: [[sniff]] {name!r} is missing (k3logs/ingest/sniff.py reads it)"
-                 for name in SNIFF_LINES if name not in out and not any(name in p for p in problems)]
+    for name in SNIFF_LINES:
+        if name not in out and not any(name in p.message for p in problems):
+            problems.add(SourceLocation(str(path)), f"[[sniff]] {name!r} is missing (k3logs/ingest/sniff.py reads it)")
     return out
 
 

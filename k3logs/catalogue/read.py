@@ -25,6 +25,17 @@ class Issue:
         return f"{self.location}: {self.severity}: {self.message} [{self.code}]"
 
 
+class Problems(list):
+    """The issues a loader finds in one pattern file, each an error at its file and line."""
+
+    def __init__(self, code: str) -> None:
+        super().__init__()
+        self.code = code
+
+    def add(self, where: SourceLocation, message: str) -> None:
+        self.append(Issue("error", self.code, message, where))
+
+
 # --------------------------------------------------------------------------------------------
 # locating things in TOML text (tomllib gives no positions)
 # --------------------------------------------------------------------------------------------

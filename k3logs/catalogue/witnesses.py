@@ -11,7 +11,8 @@ from pathlib import Path
 from k3logs.errors import CatalogueError, SourceLocation
 from k3logs.resources import data_dir
 
-from .read import Prefiltered, holds_literal, read_toml_or_raise, rust_line_problem, samples_of, table_starts
+from .read import (Prefiltered, Problems, holds_literal, read_toml_or_raise, rust_line_problem, samples_of,
+                   table_starts)
 
 LINE_KINDS = {
     "pod_node": {"pod", "node"}, "file_host": {"host"}, "line_host": {"host"}, "subject": set(),
@@ -140,22 +141,23 @@ def expand_tasks(text: str) -> list[int]:
     return out[:65536]
 
 
-def _compile(rx: str, where: str, problems: list[str]) -> re.Pattern | None:
+def _compile(rx: str, where: SourceLocation, what: str, problems: Problems) -> re.Pattern | None:
     try:
         return re.compile(rx)
     except re.error as e:
-        problems.append(f"{where}: regex does not compile: {e}")
+        problems.add(where, f"{what}: regex does not compile: {e}")
         return None
 
 
 def load_witnesses(path: Path | None = None) -> Witnesses:
     path = path or data_dir("patterns") / "attribution.toml"
     data, text = read_toml_or_raise(path, "attribution patterns")
-    problems: list[str] = []
+    problems = Problems("attribution")
     folders, hosts = data.get("folders", {}), data.get("hosts", {})
-    generic = _compile(folders.get("generic", "(?!)"), f"{path}: [folders] generic", problems)
-    host_dir = _compile(folders.get("host", "(?!)"), f"{path}: [folders] host", problems)
-    not_host = _compile(hosts.get("not_host", "(?!)"), f"{path}: [hosts] not_host", problems)
+    here = SourceLocation(str(path))
+    generic = _compile(folders.get("generic", "(?!)"), here, "[folders] generic", problems)
+    host_dir = _compile(folders.get("host", "(?!)"), here, "[folders] host", problems)
+    not_host = _compile(hosts.get("not_host", "(?!)"), here, "[hosts] not_host", problems)
     fs, hs = folders.get("samples", {}), hosts.get("samples", {})
 
     def table(name: str, keys: set[str]):
@@ -163,15 +165,15 @@ def load_witnesses(path: Path | None = None) -> Witnesses:
         for i, d in enumerate(data.get(name, [])):
             loc = SourceLocation(str(path), starts[i] if i < len(starts) else None)
             if set(d) - keys:
-                problems.append(f"{loc}: unknown keys {sorted(set(d) - keys)}")
+                problems.add(loc, f"unknown keys {sorted(set(d) - keys)}")
             if "name" not in d or "regex" not in d:
-                problems.append(f"{loc}: needs name and regex")
+                problems.add(loc, "needs name and regex")
                 continue
-            rx = _compile(d["regex"], f"{loc}: {d['name']}", problems)
+            rx = _compile(d["regex"], loc, d["name"], problems)
             if rx is None:
                 continue
             if not d.get("samples"):
-                problems.append(f"{loc}: {d['name']}: needs samples")
+                problems.add(loc, f"{d['name']}: needs samples")
             yield d, rx, loc
 
     host_ips = tuple(HostIp(d["name"], rx, samples_of(d), tuple(d.get("no_match", [])), loc)
@@ -181,33 +183,34 @@ def load_witnesses(path: Path | None = None) -> Witnesses:
     for d, rx, loc in table("line_witness", {"name", "kind", "prefilter", "regex", "samples", "no_match"}):
         kind = d.get("kind")
         if kind not in LINE_KINDS:
-            problems.append(f"{loc}: {d['name']}: kind must be one of {sorted(LINE_KINDS)}")
+            problems.add(loc, f"{d['name']}: kind must be one of {sorted(LINE_KINDS)}")
             continue
         if _missing(rx, LINE_KINDS[kind], loc, d["name"], problems):
             continue
         if not d.get("prefilter"):
-            problems.append(f"{loc}: {d['name']}: needs prefilter literals")
+            problems.add(loc, f"{d['name']}: needs prefilter literals")
             continue
         for sample, _ in samples_of(d):
             if not holds_literal(tuple(d["prefilter"]), sample, bool(rx.flags & re.IGNORECASE)):
-                problems.append(f"{loc}: {d['name']}: sample {sample[:60]!r} holds none of the prefilter literals")
+                problems.add(loc, f"{d['name']}: sample {sample[:60]!r} holds none of the prefilter literals")
         lines.append(LineWitness(d["name"], kind, tuple(d["prefilter"]), rx, samples_of(d),
                                  tuple(d.get("no_match", [])), loc))
     workers = []
     for d, rx, loc in table("worker", {"name", "regex", "samples", "no_match", "single"}):
         if set(rx.groupindex) - WORKER_GROUPS:
-            problems.append(f"{loc}: {d['name']}: groups must be among {sorted(WORKER_GROUPS)}")
+            problems.add(loc, f"{d['name']}: groups must be among {sorted(WORKER_GROUPS)}")
             continue
         workers.append(WorkerName(d["name"], rx, bool(d.get("single", False)), samples_of(d, "name"),
                                   tuple(d.get("no_match", [])), loc))
     rank_lines = {}
     for d, rx, loc in table("rank_line", {"name", "regex", "samples", "no_match"}):
         if (problem := rust_line_problem(d)) is not None:
-            problems.append(f"{loc}: {d['name']}: {problem}")
+            problems.add(loc, f"{d['name']}: {problem}")
         else:
             rank_lines[d["name"]] = d["regex"]
     for name in sorted(set(RANK_LINES) - set(rank_lines)):
-        problems.append(f"{path}: [[rank_line]] {name!r} is missing (k3logs/diagnose/attribution.py reads it)")
+        problems.add(SourceLocation(str(path)),
+                     f"[[rank_line]] {name!r} is missing (k3logs/diagnose/attribution.py reads it)")
     if problems:
         raise CatalogueError(f"{len(problems)} problem(s) in {path}: {problems[0]}", problems)
     return Witnesses(
@@ -217,9 +220,9 @@ def load_witnesses(path: Path | None = None) -> Witnesses:
         host_ips=host_ips, lines=tuple(lines), workers=tuple(workers), rank_lines=rank_lines)
 
 
-def _missing(rx: re.Pattern, need: set[str], loc, name: str, problems: list[str]) -> bool:
+def _missing(rx: re.Pattern, need: set[str], loc, name: str, problems: Problems) -> bool:
     if need - set(rx.groupindex):
-        problems.append(f"{loc}: {name}: regex needs the groups {sorted(need - set(rx.groupindex))}")
+        problems.add(loc, f"{name}: regex needs the groups {sorted(need - set(rx.groupindex))}")
         return True
     return False
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import json
-import re
 from pathlib import Path
 from typing import Callable
 
@@ -110,17 +109,6 @@ FILE_LOADERS: dict[str, Callable[[Path], object]] = {
     "prefix.toml": load_prefix_data, "toolcalls.toml": load_toolcall_data, "secrets.toml": load_rules}
 
 
-def _issue(problem: object, path: Path) -> Issue:
-    """A loader's problem as an Issue: those that report 'FILE:LINE: message' strings keep their line."""
-    if isinstance(problem, Issue):
-        return problem
-    text = str(problem)
-    m = re.match(r"^(.+?):(\d+): (.*)$", text, re.S)
-    if m and m.group(1) == str(path):
-        return Issue("error", "invalid", m.group(3), SourceLocation(str(path), int(m.group(2))))
-    return Issue("error", "invalid", text.removeprefix(f"{path}: "), SourceLocation(str(path)))
-
-
 def check_files(folder: Path) -> list[Issue]:
     """Every built-in pattern file of `folder` read by its own loader, and the landmarks replayed."""
     issues: list[Issue] = []
@@ -129,8 +117,7 @@ def check_files(folder: Path) -> list[Issue]:
         try:
             load(path)
         except CatalogueError as e:
-            issues += [_issue(p, path) for p in e.problems] or [
-                Issue("error", "invalid", e.message, e.source or SourceLocation(str(path)))]
+            issues += e.problems or [Issue("error", "invalid", e.message, e.source or SourceLocation(str(path)))]
         except Exception as e:  # a loader that breaks on a file is a file it cannot read
             issues.append(Issue("error", "invalid", f"{type(e).__name__}: {e}", SourceLocation(str(path))))
     before = len(issues)
