@@ -388,3 +388,15 @@ def test_the_lines_the_decision_reads_are_data_checked_with_their_samples(patter
         issues: list = []
         load_landmarks(path, issues)
         assert any(want in i.message and i.location.path == str(path) for i in issues), (want, issues)
+
+
+@pytest.mark.parametrize("name", ["collect.toml", "diff.toml", "prefix.toml", "toolcalls.toml", "formats.toml",
+                                  "attribution.toml", "acceptance.toml", "facts.toml", "landmarks.toml"])
+def test_a_pattern_file_that_is_not_toml_is_an_issue_at_its_line(patterns_copy, name):
+    """Every pattern file is read by the one TOML reader (catalogue/read.py): a syntax error is an issue at
+    its line, whichever loader reads the file."""
+    from k3logs.evaluate.patterns import check_files
+    path = patterns_copy / name
+    path.write_text("# a comment\n\nkey = [unclosed\n" + path.read_text())
+    issues = [i for i in check_files(patterns_copy) if i.location.path == str(path)]
+    assert issues and issues[0].location.line == 3, issues

@@ -4,10 +4,10 @@ changed of what the model said."""
 from __future__ import annotations
 
 import json
-import tomllib
 from functools import lru_cache
 from pathlib import Path
 
+from k3logs.catalogue.read import read_toml_or_raise
 from k3logs.resources import data_dir
 
 
@@ -166,5 +166,5 @@ def markup() -> tuple[str, ...]:
 
 def load_toolcall_data(path: Path) -> tuple[str, ...]:
     """The literals of tool-call markup leaked into content (patterns/toolcalls.toml [[leaked_markup]])."""
-    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    data, _ = read_toml_or_raise(path, "tool-call rules")
     return tuple(str(lit) for entry in data["leaked_markup"] for lit in entry["literals"])

@@ -19,11 +19,11 @@ import bisect
 import hashlib
 import json
 import re
-import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from k3logs.catalogue.read import read_toml_or_raise
 from k3logs.resources import data_dir
 
 from .read import Capture
@@ -44,7 +44,7 @@ def catalogue() -> dict:
 
 def load_prefix_data(path: Path) -> dict:
     """A prefix file's tables: the request ids and timestamps masked (each a regex that compiles)."""
-    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    data, _ = read_toml_or_raise(path, "prefix rules")
     for table in ("request_id", "timestamp"):
         for rule in data.get(table, []):
             re.compile(rule["regex"])

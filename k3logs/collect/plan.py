@@ -3,11 +3,11 @@ inside), the target and --since checked, and each command's argument list."""
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 from k3logs import redact
+from k3logs.catalogue.read import read_toml_or_raise
 from k3logs.errors import CatalogueError, SourceLocation, UsageError
 from k3logs.resources import data_dir
 
@@ -115,14 +115,14 @@ def parse_since(since: str | None) -> int | None:
 def load_plan(path: Path | None = None) -> Plan:
     path = path or data_dir("patterns") / "collect.toml"
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data, _ = read_toml_or_raise(path, "collect commands")
         commands = tuple(Command(
             id=c["id"], argv=tuple(c["argv"]), file=c["file"], runtime=c["runtime"], timeout=float(c["timeout"]),
             why=c["why"], since=tuple(c.get("since", ())), prompt=bool(c.get("prompt", False)),
             merge_stderr=c.get("stderr", "keep") == "merge", fallback=c.get("fallback"),
             nul_args=bool(c.get("nul_args", False)), keep=c.get("keep", "head")) for c in data["command"])
         plan = Plan(commands, data["python"]["versions"], tuple(data["env"]["prefixes"]))
-    except (tomllib.TOMLDecodeError, KeyError, TypeError, ValueError) as e:
+    except (KeyError, TypeError, ValueError) as e:
         raise CatalogueError(f"collect commands are invalid: {e}", source=SourceLocation(str(path))) from e
     bad = [c.id for c in commands if c.runtime not in RUNTIMES or not c.argv or c.keep not in ("head", "tail")
            or not re.fullmatch(r"[\w-][\w.-]*", c.file)]  # a plain name: the node folder holds every file

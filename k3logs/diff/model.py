@@ -5,11 +5,11 @@ from __future__ import annotations
 import fnmatch
 import json
 import re
-import tomllib
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from k3logs.catalogue.read import read_toml_or_raise
 from k3logs.redact import json_safe
 from k3logs.resources import data_dir
 from k3logs.schema import PHASES
@@ -90,7 +90,7 @@ def _check(table: dict, keys: set[str], where: str) -> None:
 def load_data(path: str | None = None) -> DiffData:
     """patterns/diff.toml (or `path`), checked: every table has its keys, every regex compiles."""
     file = Path(path) if path else data_dir("patterns") / "diff.toml"
-    doc = tomllib.loads(file.read_text(encoding="utf-8"))
+    doc, _ = read_toml_or_raise(file, "diff data")
     kinds = []
     for i, r in enumerate(doc["rank"]):
         _check(r, {"id", "title", "weight", "facts", "why"}, f"[[rank]] #{i + 1}")
