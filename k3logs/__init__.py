@@ -7,7 +7,7 @@ __version__ = "0.1.0"
 
 # imported when first used, so that importing the CLI does not import polars: the CLI sizes polars'
 # thread pool first (cli._size_pools)
-_EXPORTS = {"analyze": "api", "sniff_bundle": "api", "write_events": "api", "load_catalogue": "catalogue.signatures",
+_EXPORTS = {"analyze": "api", "sniff_bundle": "api", "write_events": "api", "load_catalogue": "catalogue.load",
             "K3LogsError": "errors", "Report": "contract"}
 
 __all__ = [*_EXPORTS, "__version__"]

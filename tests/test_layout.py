@@ -193,3 +193,10 @@ def test_importing_any_module_runs_no_polars_query_so_a_process_may_fork_after_i
 
     assert forks("", 60)
     assert not forks("pl.Series(['x'] * 100_000).str.contains('x+').sum()\n", 8)
+
+
+def test_every_name_the_package_exports_resolves():
+    """`k3logs.analyze` and the other names of k3logs.__all__ (loaded when first used) are where it says."""
+    import k3logs
+    for name in k3logs.__all__:
+        assert getattr(k3logs, name) is not None, name
