@@ -11,8 +11,7 @@ import polars as pl
 
 from k3logs.schema import MIXED, at_rows, the_one
 
-from .attribution import (KERNEL_TASK_LINES, KERNEL_TASK_WORDS, PCI_WORDS, Attribution, elastic_entries, ensure, epochs,
-                          line_rx)
+from .attribution import KERNEL_TASK_LINES, RX, Attribution, elastic_entries, ensure, epochs, line_rx
 
 SHORT_HOST = r"^([A-Za-z][\w-]*)\..*$"
 NODE_SRC = ("span", "subject", "host", "ip", "ip_raw", "task", "pod", "file", "named", "single")  # node_src 1..
@@ -248,7 +247,7 @@ def _kernel_task(kern: pl.DataFrame, a: Attribution) -> pl.DataFrame:
     tr = pl.DataFrame([(n, t, r) for (n, t), r in table.items()],
                       schema={"node": pl.String, "_task": pl.Int64, "_trank": pl.Int32}, orient="row")
     text = kern["text"]
-    named = text.str.contains(KERNEL_TASK_WORDS).fill_null(False).arg_true()  # (the few lines worth reading)
+    named = text.str.contains(RX["kernel_task_words"].pattern).fill_null(False).arg_true()  # (the few lines worth reading)
     read = text.gather(named).to_frame().select(
         pl.coalesce(pl.col("text").str.extract(line_rx(n), 1) for n in KERNEL_TASK_LINES))
     task = at_rows(kern.height, named, read.to_series().cast(pl.Int64, strict=False))
@@ -272,7 +271,7 @@ def kernel_bus(text: pl.Series) -> pl.Series:
 
 def _kernel_gpu(kern: pl.DataFrame, a: Attribution) -> pl.DataFrame:
     """A kernel line about a PCI device (Xid, AER, an HCA on a GPU's rail) takes that GPU and its rank."""
-    about = kern["text"].str.contains(PCI_WORDS).fill_null(False).arg_true()
+    about = kern["text"].str.contains(RX["pci_words"].pattern).fill_null(False).arg_true()
     if not len(about):
         return kern
     bus = kernel_bus(kern["text"].gather(about))  # (an address is searched for only in the lines about a device)

@@ -44,9 +44,8 @@ import polars as pl
 from k3logs.catalogue.witnesses import Witnesses, builtin_witnesses, expand_nodelist, expand_tasks
 
 from .assign import apply_nodes, host_columns
-from .attribution import (CONTAINER_ID_HOST, CONTAINER_LOG, JOB_NNODES, JOB_NTASKS, POD_LOG_DIR, STEP_NNODES,
-                          STEP_NTASKS, STEP_PER_NODE, TASK_IS_RANK, Attribution, DumpHints, elastic_entries, ensure,
-                          host_field, is_ip, line_rx, nth, short_host, step_of)
+from .attribution import (RX, Attribution, DumpHints, elastic_entries, ensure, host_field, is_ip, line_rx, nth,
+                          short_host, step_of)
 from .folders import folder_node_of, node_folders
 from .ranks import learn_gpus, learn_ranks
 
@@ -135,14 +134,14 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
             a.said("pod", r.g["pod"], f"the Scheduled event on {r.file}:{r.line}")
     pods = set(a.pod_node) | hints.pods | set(ev["w_pod"].drop_nulls().unique().to_list())
     for f in [*files, *ev["file"].unique().to_list()]:
-        if m := POD_LOG_DIR.search(f) or CONTAINER_LOG.search(f):
+        if m := RX["pod_log_dir"].search(f) or RX["container_log"].search(f):
             pods.add(m.group("pod"))
     for pod in sorted(pods):
         a.alias_node[pod] = a.pod_node.get(pod)
         a.said("alias", pod, f"{pod} is a pod" + (f" on {a.pod_node[pod]} ({a.why[('pod', pod)]})"
                                                   if pod in a.pod_node else ""))
     line_hosts = set(ev["_h"].drop_nulls().unique().to_list())
-    for h in sorted(hints.container_hosts | {h for h in line_hosts if CONTAINER_ID_HOST.match(h)}):
+    for h in sorted(hints.container_hosts | {h for h in line_hosts if RX["container_id_host"].match(h)}):
         if h not in a.alias_node:
             a.alias_node[h] = None  # the container's: its file's node
             a.said("alias", h, f"{h} is a container's hostname")
@@ -219,7 +218,7 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
             a.file_node[f], why = a.top_node, f"the archive's one top folder {a.top_node}/ (named like a host)"
         elif f in file_hosts:
             a.file_node[f], why = file_hosts[f], file_why[f]
-        elif (m := POD_LOG_DIR.search(f) or CONTAINER_LOG.search(f)) and a.pod_node.get(m.group("pod")):
+        elif (m := RX["pod_log_dir"].search(f) or RX["container_log"].search(f)) and a.pod_node.get(m.group("pod")):
             pod = m.group("pod")
             a.file_node[f], why = a.pod_node[pod], f"the log of pod {pod} (its path), on {a.pod_node[pod]} " \
                                                    f"({a.why[('pod', pod)]})"
@@ -350,7 +349,7 @@ def _slurm(ev: pl.DataFrame, reads: dict[str, list[_Read]], a: Attribution, name
             per_node = _per_node(args, env, len(nodelist), max(ids) + 1 if ids else 0)
             # every task of the step, also those whose lines analyze did not keep
             n_tasks = max(ids) + 1 if ids else 0
-            if m := STEP_NTASKS.search(args):
+            if m := RX["step_ntasks"].search(args):
                 n_tasks = max(n_tasks, int(m.group(1)))
             elif nodelist and per_node:
                 n_tasks = max(n_tasks, per_node * len(nodelist))
@@ -377,7 +376,7 @@ def _slurm(ev: pl.DataFrame, reads: dict[str, list[_Read]], a: Attribution, name
                         a.said("task", (f, step, t), f"srun -l task {t} of {header}: {per_node} task(s) per node "
                                                      f"over the job's nodes (line {nl_line}), the "
                                                      f"{nth(t // per_node + 1)} is {nodelist[t // per_node]}")
-            if args and TASK_IS_RANK.search(args):
+            if args and RX["task_is_rank"].search(args):
                 for t in ids:
                     a.task_rank[(f, step, t)] = t
                     a.said("task_rank", (f, step, t), f"srun -l task {t}: {header} gives each task its id as RANK "
@@ -386,10 +385,10 @@ def _slurm(ev: pl.DataFrame, reads: dict[str, list[_Read]], a: Attribution, name
 
 def _per_node(args: str, env: str, nnodes_listed: int, ntasks_seen: int) -> int | None:
     """Tasks per node of a step: --ntasks-per-node, else its tasks over its nodes (or the job's)."""
-    if m := STEP_PER_NODE.search(args):
+    if m := RX["step_per_node"].search(args):
         return int(m.group(1)) or None
-    ntasks = STEP_NTASKS.search(args) or JOB_NTASKS.search(env)
-    nnodes = STEP_NNODES.search(args) or JOB_NNODES.search(env)
+    ntasks = RX["step_ntasks"].search(args) or RX["job_ntasks"].search(env)
+    nnodes = RX["step_nnodes"].search(args) or RX["job_nnodes"].search(env)
     n_t = int(ntasks.group(1)) if ntasks else ntasks_seen
     n_n = int(nnodes.group(1)) if nnodes else nnodes_listed
     return -(-n_t // n_n) if n_t and n_n else None

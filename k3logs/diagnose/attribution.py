@@ -10,12 +10,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
+from k3logs.catalogue.regexes import Regexes
 from k3logs.catalogue.witnesses import builtin_witnesses
 from k3logs.schema import MIXED, the_one
 
-ELASTIC_FIELD = r"^\s+(?:time|host|rank|exitcode|error_file|traceback)\s*:"
-ELASTIC_ENTRY = r"^\[\d+\]:\s*$"
-ELASTIC_TIME = r"^\s+time\s*:"
+# what the lines and paths attribution reads look like: patterns/diagnose.toml [[regex]]
+RX = Regexes("diagnose.toml")
 
 # the lines whose fields attribution reads (ranks, worlds, devices, PCI addresses, GPU identities, the tasks the
 # kernel names) are data, each with its samples: patterns/attribution.toml [[rank_line]] (looked up when used,
@@ -28,27 +28,8 @@ def line_rx(name: str) -> str:
     return builtin_witnesses().rank_line(name)
 
 
-# kept for decide.py, which reads a worker's index with it; the names are data: patterns/attribution.toml [[worker]]
-WORKER_NAME = re.compile(r"^(?:Worker|VllmWorker)(?:_DP(?P<dp>\d+))?(?:_PP(?P<pp>\d+))?(?:_TP(?P<tp>\d+))?(?:_EP\d+)?"
-                         r"(?: rank=(?P<rank>\d+)| TP(?P<tp2>\d+))?$")
-KERNEL_TASK_WORDS = r"segfault|trap|general protection|process|oom-kill"  # in every line KERNEL_TASK reads
-PCI_WORDS = r"NVRM|nvidia|NVIDIA|AER|mlx5_core"  # a kernel line about a GPU's or its rail's PCI device
-NODE_FILE_NAME = re.compile(r"rank[-_]?(\d+)", re.I)
-ARCHIVE_SUFFIX = re.compile(r"\.(?:tar\.(?:gz|zst|bz2|xz)|tgz|tzst|tar|zip)$", re.I)  # a node's archive, as a folder
 MAX_WRAPPING_FOLDERS = 3  # folders that only wrap the rest (incident-42/bundle/...) looked into for node folders
 CONTAINER_WRAPPERS = {"docker_json", "cri", "kubectl_prefix", "compose"}  # a container's output: its pids are its own
-# Kubernetes log paths: /var/log/pods/NS_POD_UID/CONTAINER/N.log and /var/log/containers/POD_NS_CONTAINER-ID.log
-POD_LOG_DIR = re.compile(r"(?:^|/)(?P<ns>[a-z0-9][a-z0-9-]*)_(?P<pod>[a-z0-9][a-z0-9.-]*)_[0-9a-f]{8}-[0-9a-f-]{20,}(?:/|$)")
-CONTAINER_LOG = re.compile(r"(?:^|/)(?P<pod>[a-z0-9][a-z0-9.-]*)_(?P<ns>[a-z0-9][a-z0-9-]*)_[a-z0-9-]+-[0-9a-f]{64}\.log$")
-CONTAINER_ID_HOST = re.compile(r"^[0-9a-f]{12}$")  # docker's default hostname: the container id
-# Slurm step options: tasks per node, tasks, nodes; the task's id given to the program as its rank
-STEP_PER_NODE = re.compile(r"--ntasks-per-node[= ](\d+)")
-STEP_NTASKS = re.compile(r"(?:^|\s)(?:-n\s*|--ntasks[= ])(\d+)")
-STEP_NNODES = re.compile(r"(?:^|\s)(?:-N\s*|--nodes[= ])(\d+)")
-TASK_IS_RANK = re.compile(r"\b(?:RANK|--rank)[= ]\$\{?SLURM_PROCID\b")
-JOB_NTASKS = re.compile(r"\bSLURM_NTASKS=(\d+)")
-JOB_NNODES = re.compile(r"\bSLURM_(?:JOB_)?NNODES=(\d+)")
-RESTART = r"vLLM API server version|^args: Namespace\("   # the server starting (again): a new process lifetime
 FACT_WITNESS = {  # how a report names the dump fact that gave a host: by fact, and by the dump it came from
     "hostname": "the hostname in {where}", "node_name": "the node name in {where}",
     "provenance": "the provenance note in {where}", "uname_host": "`uname -a` in {where}",
@@ -82,7 +63,7 @@ def short_host(h: str | None) -> str | None:
 
 
 def is_ip(v: str | None) -> bool:
-    return bool(v) and bool(re.fullmatch(r"\d{1,3}(?:\.\d{1,3}){3}|[0-9a-fA-F:]*:[0-9a-fA-F:]+", v))
+    return bool(v) and bool(RX["ip"].fullmatch(v))
 
 
 @dataclass
@@ -272,15 +253,15 @@ def step_of(a: Attribution, file: str, line: int) -> int:
 def elastic_entries(ev: pl.DataFrame) -> pl.DataFrame:
     """torchelastic failure summaries: every field line of an entry ('[1]:' then time/host/rank/exitcode)
     gets the entry's rank and host (log-formats.md 5.5)."""
-    t = pl.col("text")
-    if not ev["text"].str.contains(ELASTIC_FIELD).any():
+    t, field_line = pl.col("text"), RX["elastic_field"].pattern
+    if not ev["text"].str.contains(field_line).any():
         return ev
     # an entry starts at its '[N]:' line, or at its first field (time) where that line was not kept (analyze)
-    opens = t.str.contains(ELASTIC_ENTRY)
-    first_field = t.str.contains(ELASTIC_TIME) & ~opens.shift(1).over("file", order_by=["line", "sub"]).fill_null(False)
-    entry = (opens | first_field | ~t.str.contains(ELASTIC_FIELD)).cast(pl.Int32).cum_sum() \
+    opens = t.str.contains(RX["elastic_entry"].pattern)
+    first_field = t.str.contains(RX["elastic_time"].pattern) & ~opens.shift(1).over("file", order_by=["line", "sub"]).fill_null(False)
+    entry = (opens | first_field | ~t.str.contains(field_line)).cast(pl.Int32).cum_sum() \
         .over("file", order_by=["line", "sub"])
-    in_entry = t.str.contains(ELASTIC_FIELD)
+    in_entry = t.str.contains(field_line)
     ev = ev.with_columns(entry.alias("_entry"))
     ev = ev.with_columns(
         pl.when(in_entry).then(t.str.extract(r"^\s+rank\s*: (\d+)", 1).cast(pl.Int32).drop_nulls().first()

@@ -12,7 +12,7 @@ from k3logs.catalogue.landmarks import decision_line
 from k3logs.catalogue.signatures import Catalogue, Signature
 from k3logs.schema import PHASES
 
-from .attribution import WORKER_NAME
+from .attribution import RX
 from .detect import frame_phase
 from .outcome import Outcome
 from .templates import mask_template
@@ -156,7 +156,7 @@ def _dead_worker_ranks(ev: pl.DataFrame):
     worker's own lines carry its attributed rank; a name or pid that gives one rank on its node is used,
     else the index itself when the node has no attributed workers (one replica: index = rank)."""
     own = ev.filter(pl.col("rank").is_not_null() & pl.col("node").is_not_null()) \
-        .select("node", "pid", "rank", pl.col("proc").str.extract_groups(WORKER_NAME.pattern).alias("name"))
+        .select("node", "pid", "rank", pl.col("proc").str.extract_groups(RX["worker_name"].pattern).alias("name"))
     own = own.select("node", "pid", "rank", pl.coalesce(pl.col("name").struct.field(g) for g in ("tp", "tp2", "rank"))
                      .cast(pl.Int64, strict=False).alias("index"))
     by_index = own.drop_nulls("index").group_by("node", "index").agg(pl.col("rank").unique())

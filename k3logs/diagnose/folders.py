@@ -7,7 +7,7 @@ from collections import Counter
 
 from k3logs.catalogue.witnesses import Witnesses
 
-from .attribution import ARCHIVE_SUFFIX, MAX_WRAPPING_FOLDERS, POD_LOG_DIR
+from .attribution import MAX_WRAPPING_FOLDERS, RX
 
 
 def _folder_in(path: str, base: str) -> str | None:
@@ -37,14 +37,14 @@ def node_folders(files: list[str], file_hosts: dict[str, str], known_hosts: set[
     generic folder (`logs`, `incident-42`: patterns/attribution.toml [folders]), a pod's folder (named after a
     pod, or /var/log/pods' NS_POD_UID) is never a node's."""
     dirs = sorted({d for f in files if (d := _folder_in(f, base))})
-    name = {d: ARCHIVE_SUFFIX.sub("", d.rsplit("/", 1)[-1]) for d in dirs}  # node-a.tar.gz/...: node-a
+    name = {d: RX["archive_suffix"].sub("", d.rsplit("/", 1)[-1]) for d in dirs}  # node-a.tar.gz/...: node-a
     if len(dirs) == 1 and depth < MAX_WRAPPING_FOLDERS and not _hosts_named(name[dirs[0]], known_hosts):
         inner_why: dict[str, str] = {}
         if inner := node_folders(files, file_hosts, known_hosts, w, inner_why, pods, dirs[0], depth + 1):
             why.update(inner_why)
             return inner
     dirs = [d for d in dirs if not w.is_generic_folder(name[d]) and name[d] not in pods
-            and not POD_LOG_DIR.search(name[d] + "/")]
+            and not RX["pod_log_dir"].search(name[d] + "/")]
     out: dict[str, str] = {}
     for d in dirs:
         hosts = Counter(h for f, h in file_hosts.items() if _folder_in(f, base) == d)

@@ -17,12 +17,12 @@ import re
 
 import polars as pl
 
+from k3logs.catalogue.regexes import Regexes
+
 from .outcome import HOST_KINDS
 
-LISTS_HOSTS = re.compile(r"\bssh\s|\b(?:NODES|HOSTS|nodelist|NodeList|hostfile|--hosts?|nodes)\b\s*[=:(]", re.I)
 OWN_SHARE = 0.25   # of a log file's attributed lines
-IP = re.compile(r"[\d.]+|[0-9a-fA-F:]+:[0-9a-fA-F:]*")
-HOST_NAME = re.compile(r"(?<![\w.-])([a-z][a-z0-9]*(?:-[a-z0-9]+)*-?\d+)(?![\w-])")
+RX = Regexes("diagnose.toml")  # lists_hosts, host_name, ip_like
 
 
 def _family(name: str) -> str:
@@ -43,9 +43,9 @@ def nodes_without_logs(ev: pl.DataFrame, files, display, texts: list[str]) -> li
     families = {_family(n) for n in have if _family(n) != n}
     for text in texts:  # hosts of the nodes' own naming, where launch files and notes list the hosts to run on
         for line in text.split("\n"):
-            if LISTS_HOSTS.search(line):
-                named |= {h for h in HOST_NAME.findall(line) if _family(h) in families}
-    return sorted(n for n in named - have if not IP.fullmatch(n))
+            if RX["lists_hosts"].search(line):
+                named |= {h for h in RX["host_name"].findall(line) if _family(h) in families}
+    return sorted(n for n in named - have if not RX["ip_like"].fullmatch(n))
 
 
 def ranks_without_lines(ev: pl.DataFrame, world_size: int | None) -> list[int]:
@@ -72,7 +72,7 @@ def missing_parts(ev: pl.DataFrame, files, display, texts: list[str], world_size
     """The report's lines for what is missing of the deployment."""
     nodes = nodes_without_logs(ev, files, display, texts)
     out = [f"logs of node {n} (it took part: the bundle names it, but holds no log of its own)" for n in nodes]
-    with_logs = {n for n in ev["node"].drop_nulls().unique().to_list() if not IP.fullmatch(n)} - set(nodes)
+    with_logs = {n for n in ev["node"].drop_nulls().unique().to_list() if not RX["ip_like"].fullmatch(n)} - set(nodes)
     total = max(len(with_logs) + len(nodes), nnodes or 0)
     ranks = ranks_without_lines(ev, world_size)
     per_node = world_size // total if world_size and total and world_size % total == 0 else 0

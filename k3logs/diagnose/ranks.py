@@ -9,8 +9,7 @@ import polars as pl
 
 from k3logs.catalogue.witnesses import builtin_witnesses
 
-from .attribution import (CONTAINER_WRAPPERS, NODE_FILE_NAME, RESTART, Attribution, DumpHints, bus_key, epochs, line_rx,
-                          nccl_bus, nth)
+from .attribution import CONTAINER_WRAPPERS, RX, Attribution, DumpHints, bus_key, epochs, line_rx, nccl_bus, nth
 
 RAY_WORKERS = ("RayWorkerWrapper", "RayWorkerProc", "RayWorkerVllm")
 
@@ -24,7 +23,7 @@ def learn_ranks(ev: pl.DataFrame, a: Attribution, hints: DumpHints) -> None:
     """The rank maps, each entry with its witness: (node, pid) -> rank per process lifetime, local ranks, NCCL
     devices and bus ids, NCCL_DEBUG_FILE names, worker names, parallel sizes."""
     # lifetimes: the lines where the server started again, per file (the first start opens lifetime 1)
-    starts = ev.filter(pl.col("text").str.contains(RESTART).fill_null(False)).group_by("file") \
+    starts = ev.filter(pl.col("text").str.contains(RX["restart"].pattern).fill_null(False)).group_by("file") \
         .agg(pl.col("line").unique().sort())
     a.restarts = {f: lines for f, lines in starts.iter_rows() if len(lines) > 1}
     ev = ev.with_columns(epochs(ev, a).alias("_epoch"))
@@ -101,7 +100,7 @@ def learn_ranks(ev: pl.DataFrame, a: Attribution, hints: DumpHints) -> None:
             observe(node, pid, f, ep, r, f"NCCL 'rank {r} nRanks {w_}' (world) on {f}:{ln}", weak=True)
     # NCCL_DEBUG_FILE-style names that carry the rank (nccl-rank6.log)
     for f in sorted(ev.filter(pl.col("source") == "nccl")["file"].unique().to_list()):
-        m = NODE_FILE_NAME.search(f.rsplit("/", 1)[-1])
+        m = RX["node_file_name"].search(f.rsplit("/", 1)[-1])
         if m:
             a.file_rank[f] = int(m.group(1))
             a.said("file_rank", f, f"its NCCL_DEBUG_FILE name {f.rsplit('/', 1)[-1]}")

@@ -7,8 +7,7 @@ import re
 import polars as pl
 
 from .assign import NODE_SRC, RANK_SRC, kernel_bus
-from .attribution import (ELASTIC_FIELD, KERNEL_TASK_LINES, PCI_WORDS, Attribution, epochs, host_field, is_ip, line_rx,
-                          short_host, step_of)
+from .attribution import KERNEL_TASK_LINES, RX, Attribution, epochs, host_field, is_ip, line_rx, short_host, step_of
 from .ranks import gpu_identity
 
 
@@ -72,7 +71,7 @@ def _rank_from(a: Attribution, row: dict) -> str | None:
     if rank is None or kind is None:
         return None
     if kind == "line":
-        if re.search(ELASTIC_FIELD, _get(row, "text") or ""):
+        if RX["elastic_field"].search(_get(row, "text") or ""):
             return f"its torchelastic failure entry ('rank : {rank}', line {ln})"
         return f"the line's own rank label ([rank{rank}]: or [job,{rank}]<stdout>:, line {ln})"
     if kind == "subject":
@@ -118,7 +117,7 @@ def event_gpu(a: Attribution, row: dict) -> dict | None:
     """The identity of the GPU an event is about (its PCI address in a kernel line, a UUID or board serial it
     prints, else its process's device): {index, bus_id, uuid, serial}."""
     node, text = _get(row, "node"), _get(row, "text") or ""
-    if _get(row, "source") == "kernel" and re.search(PCI_WORDS, text):
+    if _get(row, "source") == "kernel" and RX["pci_words"].search(text):
         bus = kernel_bus(pl.Series([text]))[0]
         if bus:
             return gpu_identity(a, node, bus=bus)

@@ -17,6 +17,7 @@ from k3logs.catalogue.acceptance import load_acceptance_data
 from k3logs.catalogue.formats import builtin_formats, load_formats
 from k3logs.catalogue.landmarks import Landmark, load_landmarks
 from k3logs.catalogue.read import Issue
+from k3logs.catalogue.regexes import load_regexes
 from k3logs.catalogue.signatures import Catalogue, Signature
 from k3logs.catalogue.witnesses import load_witnesses
 from k3logs.collect.plan import load_plan
@@ -110,18 +111,34 @@ FILE_LOADERS: dict[str, Callable[[Path], object]] = {
 
 
 def check_files(folder: Path) -> list[Issue]:
-    """Every built-in pattern file of `folder` read by its own loader, and the landmarks replayed."""
+    """Every built-in pattern file of `folder` read by its own loader, the named regexes of every file that
+    has them (`[[regex]]`, catalogue/regexes.py) with their samples, and the landmarks replayed."""
     issues: list[Issue] = []
     for name, load in FILE_LOADERS.items():
-        path = folder / name
-        try:
-            load(path)
-        except CatalogueError as e:
-            issues += e.problems or [Issue("error", "invalid", e.message, e.source or SourceLocation(str(path)))]
-        except Exception as e:  # a loader that breaks on a file is a file it cannot read
-            issues.append(Issue("error", "invalid", f"{type(e).__name__}: {e}", SourceLocation(str(path))))
+        issues += _loaded(folder / name, load)
+    for path in sorted(folder.glob("*.toml")):
+        if _has_regex_tables(path):
+            issues += _loaded(path, load_regexes)
     before = len(issues)
     marks = load_landmarks(folder / "landmarks.toml", issues)
     if len(issues) == before:
         issues += check_landmarks(marks)
     return issues
+
+
+def _loaded(path: Path, load: Callable[[Path], object]) -> list[Issue]:
+    """What `load` finds wrong in `path` (nothing: it loads)."""
+    try:
+        load(path)
+    except CatalogueError as e:
+        return e.problems or [Issue("error", "invalid", e.message, e.source or SourceLocation(str(path)))]
+    except Exception as e:  # a loader that breaks on a file is a file it cannot read
+        return [Issue("error", "invalid", f"{type(e).__name__}: {e}", SourceLocation(str(path)))]
+    return []
+
+
+def _has_regex_tables(path: Path) -> bool:
+    try:
+        return any(line.strip() == "[[regex]]" for line in path.read_text(encoding="utf-8").splitlines())
+    except (OSError, UnicodeDecodeError):
+        return False
