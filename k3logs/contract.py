@@ -7,10 +7,10 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from .redact import json_safe
+from .gate import json_safe
 
 SCHEMA_VERSION = 2
-# how long a text may be in the report: the output gate (redact.obj) cuts it there, after redacting it whole
+# how long a text may be in the report: the gate out (gate.release) cuts it there, after redacting it whole
 TITLE_CHARS = 140
 LINE_CHARS = 240
 EXCERPT_LINE_CHARS = 400

@@ -41,10 +41,10 @@ from k3logs.report.assemble import make_report
 from k3logs.report.evidence import read_excerpts
 from k3logs.report.export import STDOUT, EventWriter
 
-from . import redact
+from .gate import EventGate, release
 from .contract import Report
 from .errors import BundleError
-from .schema import EVENT_SCHEMA, in_line_order, the_one
+from .schema import EVENT_SCHEMA, in_line_order
 from .settings import Settings
 
 QUEUED = 1  # attributed batches waiting for the event table and the writer
@@ -185,16 +185,8 @@ def _missing_columns(have: tuple[str, ...]) -> tuple[pl.Expr, ...]:
     return (*[pl.lit(None, dtype).alias(c) for c, dtype in need.items() if c not in have], line_end.alias("line_end"))
 
 
-def to_event_table(ev: pl.DataFrame, secrets: redact.LineStream | None) -> pl.DataFrame:
-    """The public event schema (schema.EVENT_SCHEMA) from the internal columns of one file's batch; secrets
-    redacted by `secrets` (which has seen the file's batches before: None keeps them), file and node names
-    too (they come from the bundle)."""
-    if secrets is not None:
-        file = the_one(ev["file"])
-        ev = ev.with_columns(secrets.series(ev["text"], file if isinstance(file, str) else None),
-                             redact.distinct(ev["file"]), redact.distinct(ev["node"]))
-        if ev["exc_messages"].null_count() < ev.height:  # (only folded tracebacks have them)
-            ev = ev.with_columns(pl.col("exc_messages").list.eval(redact.expr(pl.element())))
+def to_event_table(ev: pl.DataFrame) -> pl.DataFrame:
+    """The public event schema (schema.EVENT_SCHEMA) from the internal columns of one file's batch."""
     return ev.select(_event_columns())
 
 
@@ -277,12 +269,12 @@ def stream_events(path: str | Path, settings: Settings | None = None, catalogue:
     not_lines: list[Skip] = []
     producer = threading.Thread(target=produce, name="k3logs-events", daemon=True)
     producer.start()
-    secrets = redact.LineStream() if settings.redact else None
+    door = EventGate(settings)
     try:
         while (item := out.get()) is not None:
             if isinstance(item, BaseException):
                 raise item
-            table = to_event_table(item, secrets)  # (redacted first: a secret's context may lie outside)
+            table = door.release(to_event_table(item))  # (whole batches: a secret's context may lie outside)
             yield table if inside is None else table.filter(inside)
         if skipped is not None:
             skipped += [Skip(bundle.display(s.file), s.reason) for s in bundle.skipped] + not_lines
@@ -311,7 +303,7 @@ def report_of(analysis: Analysis, display_path: str, settings: Settings | None =
     report = make_report(analysis, display_path)
     if context_lines > 0:
         report.evidence_context = read_excerpts(analysis.bundle, report, context_lines, settings)
-    return redact.obj(report, settings.redact)  # the gate out: redacted whole, then cut
+    return release(report, settings)
 
 
 def _tool_call_evidence(bundle: Bundle, ingested: Ingested, settings: Settings) -> ToolCallEvidence | None:
@@ -358,9 +350,7 @@ def sniff_bundle(path: str | Path, settings: Settings | None = None) -> list[Sni
     ing = ingest(bundle, settings, keep=None, parse=False)
     rows = [SniffRow(bundle.display(f.file), f.kind, f.reason, f.lines, f.bytes) for f in ing.files]
     rows += [SniffRow(bundle.display(s.file), "skipped", s.reason, 0, 0) for s in bundle.skipped]
-    if settings.redact:  # names come from the bundle, and may hold secrets too
-        rows = [redact.obj(r) for r in rows]
-    return sorted(rows, key=lambda r: r.file)
+    return sorted(release(rows, settings), key=lambda r: r.file)  # (names come from the bundle)
 
 
 def write_events(path: str | Path, out: Path, fmt: str = "parquet", settings: Settings | None = None,

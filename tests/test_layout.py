@@ -13,7 +13,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "k3logs"
 
 # The shared modules every stage may use, then the stages in the order data flows through them. A package may
 # import the shared modules and any package of a lower rank; packages of one rank do not know each other.
-SHARED = {"errors", "schema", "settings", "window", "resources", "redact", "progress", "contract", "__init__"}
+SHARED = {"errors", "schema", "settings", "window", "resources", "redact", "gate", "progress", "contract", "__init__"}
 RANK = {"catalogue": 1, "ingest": 2, "diagnose": 3, "facts": 4, "acceptance": 5, "report": 6, "captures": 7,
         "pipeline": 8, "scan": 9, "diff": 9, "collect": 9, "evaluate": 10, "api": 11, "cli": 12, "__main__": 13}
 MAX_LINES = 450
@@ -122,6 +122,41 @@ def test_no_private_name_crosses_a_package():
              for m, deps in GRAPH.items() for target, names, line in deps
              for n in names if n.startswith("_") and n != "__version__" and room(target) != room(m)]
     assert not wrong, "\n".join(wrong)
+
+
+# Redaction of what leaves the process is the gate's (k3logs/gate.py): elsewhere, only a piece of bundle text a
+# stage cuts into a description of its own is redacted, whole and before the cut (and the rules' loader, to check it)
+DERIVING = {"clip", "text", "cut", "load_rules"}
+
+
+def redaction_used(source: str) -> set[str]:
+    """The names of k3logs.redact a module's source uses (imported by name, or as `redact.NAME`)."""
+    tree, used, aliases = ast.parse(source), set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[-1] == "redact":
+            used |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and any(a.name == "redact" for a in node.names):
+            aliases |= {a.asname or a.name for a in node.names if a.name == "redact"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases:
+            used.add(node.attr)
+    return used
+
+
+@pytest.mark.parametrize("source, outside_the_gate", [
+    ("from k3logs import redact\nx = redact.obj(report)", {"obj"}),
+    ("from k3logs.redact import LineStream", {"LineStream"}),
+    ("from k3logs import redact\nx = redact.clip(reason, 60)", set()),   # a description cut from bundle text
+    ("from k3logs.gate import release\nx = release(report)", set()),
+])
+def test_the_gate_rule_itself(source, outside_the_gate):
+    assert redaction_used(source) - DERIVING == outside_the_gate
+
+
+def test_only_the_gate_redacts_what_leaves_the_process():
+    wrong = {where(m): sorted(used) for m, p in MODULES.items() if m not in ("k3logs.redact", "k3logs.gate")
+             if (used := redaction_used(p.read_text()) - DERIVING)}
+    assert not wrong, wrong
 
 
 def test_no_module_outgrows_one_reading():

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from k3logs import redact
+from k3logs.gate import release
 from k3logs.settings import Settings
 
 from .prompt import ID, TS, Head, Prompt, catalogue, content_text, mask, prompt_of, structure
@@ -280,7 +281,7 @@ def check_requests(path: str | Path, settings: Settings | None = None) -> Prefix
         notes.append(f"{found.let_go} earlier request(s) were let go before the end to keep memory bounded "
                      f"({MAX_HELD_CHARS} characters of prompts held); later ones were not compared with them")
     report = PrefixReport(n, found.groups, divergences, stats, notes)
-    return redact.obj(report) if settings.redact else report
+    return release(report, settings)
 
 
 def _divergence(b: Prompt, earlier: list[Prompt], redacting: bool) -> Divergence | None:

@@ -43,7 +43,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from k3logs import redact
+from k3logs.gate import release
 from k3logs.settings import Settings
 
 from .calls import call_key, call_problem, calls_of, function_of, gateway_problem, leaks_of, tools_of
@@ -67,7 +67,7 @@ class ToolCallFailure:
     evidence: str         # file:line of the capture record
     request: str          # the exchange's id, or its file:line
     tool: str | None
-    detail: str           # one line, redacted
+    detail: str = field(metadata={"clip": 240})  # one line, cut at the gate out (after it is redacted)
 
 
 @dataclass
@@ -121,7 +121,7 @@ class ToolCallSummary:
         if sum(e.cls == cls and e.kind == kind for e in self.examples) < EXAMPLES_PER_KIND:
             self.examples.append(ToolCallFailure(cls, kind, cap.where, cap.id or cap.where,
                                                  tool if isinstance(tool, str) else None,
-                                                 " ".join(detail.split())[:240]))
+                                                 " ".join(detail.split())))
         if len(self.evidence) < MAX_EVIDENCE:
             self.evidence.append(cap.where)
 
@@ -258,7 +258,7 @@ def check_bundle(path: str | Path, settings: Settings | None = None,
     s.notes += [f"tool {name}: {why}; its arguments were only checked to be a JSON object"
                 for name, why in sorted(checker.schema_notes.items())]
     s.notes += stats.notes()
-    return redact.obj(s) if settings.redact else s
+    return release(s, settings)
 
 
 def _evidence_order(where: str) -> tuple[str, int]:

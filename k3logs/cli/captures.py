@@ -34,10 +34,10 @@ def _emit(data, fmt: str, markdown) -> None:
     """A capture check's result on stdout; with JSON (which has no room for them) its notes go to stderr."""
     import json
 
-    from k3logs import redact
+    from k3logs.gate import message
     if fmt == "json":
         for note in data.notes:
-            click.echo(f"k3logs: note: {redact.visible(note)}", err=True)
+            click.echo(f"k3logs: note: {message(note)}", err=True)
     print_out(json.dumps(data.to_json(), indent=2, ensure_ascii=False) if fmt == "json" else markdown(data), fmt,
            nl=fmt == "json")
 

@@ -49,8 +49,8 @@ def scan(archive, out, jobs, ray_address, summary, bundle_timeout, patterns, tz,
     except Terminated:
         fail("terminated; the rows finished so far are kept", 128 + signal.SIGTERM)
     if result.warning:
-        from k3logs import redact
-        click.echo(f"k3logs: warning: {redact.visible(result.warning)}", err=True)
+        from k3logs.gate import message
+        click.echo(f"k3logs: warning: {message(result.warning)}", err=True)
     others = f"; {len(result.others)} other file(s) under ARCHIVE ignored" if result.others else ""
     click.echo(f"{len(result.rows)} bundles ({len(result.analysed)} analysed, {len(result.unchanged)} unchanged): "
                f"{result.incidents} incidents, {result.failed} failed{others} -> {out}", err=True)

@@ -65,15 +65,11 @@ def analyze(bundles, fmt, out, context_lines, reference, patterns, tz, skew_tole
         else:
             from k3logs.diff.run import analyze_with_reference
             report, section = analyze_with_reference(bundle, reference, settings, cat, context_lines)
+    then = None if section is None else (lambda text, f: _with_section(text, f, section))
     if where.path is None:
-        text = output.render(report, fmt)
-        print_out(text if section is None else _with_section(text, fmt, section), fmt, nl=False)
+        print_out(output.render(report, fmt, then=then), fmt, nl=False)
     else:
-        written = output.write(report, fmt, where)
-        if section is not None:   # the report as written, with the reference section added
-            for p in written:
-                if p.suffix in (".md", ".json", ".html"):
-                    output._write(p, _with_section(p.read_text(encoding="utf-8"), p.suffix[1:], section))
+        written = output.write(report, fmt, where, then)
         if where.folder:
             click.echo(f"wrote {', '.join(str(p) for p in written)}", err=True)
     sys.exit(report.exit_status)
@@ -87,7 +83,7 @@ def _with_section(text: str, fmt: str, section: dict) -> str:
 
     from k3logs.diff.render import reference_markdown
     if fmt == "json":
-        from k3logs.redact import json_safe
+        from k3logs.gate import json_safe
         doc = json.loads(text)
         doc["reference_diff"] = section
         return json_safe(json.dumps(doc, indent=2, ensure_ascii=False)) + "\n"
@@ -168,7 +164,7 @@ def events(bundle, out, fmt, patterns, tz, skew_tolerance, **limits):
         k3logs events ./bundle -o events.parquet
         python -c "import polars as pl; print(pl.read_parquet('events.parquet').head())"
     """
-    from k3logs import redact
+    from k3logs.gate import release
     from k3logs.pipeline import write_events
     from k3logs.report.export import skipped_summary
     to_stdout = str(out) == "-"
@@ -179,7 +175,7 @@ def events(bundle, out, fmt, patterns, tz, skew_tolerance, **limits):
     with showing("events"):
         n = write_events(bundle, out, fmt, settings, load_patterns(patterns), skipped)
     said = skipped_summary(skipped)
-    said = redact.text(said) if settings.redact else said
+    said = release(said, settings)
     click.echo(f"wrote {n} events to {'standard output' if to_stdout else out}" + (f"; {said}" if said else ""),
                err=True)
 

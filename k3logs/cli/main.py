@@ -15,15 +15,15 @@ CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 
 
 
 def fail(message: str, status: int = ExitStatus.ERROR) -> None:
-    from k3logs import redact
-    click.echo(f"k3logs: error: {' '.join(redact.visible(redact.text(message)).split())}", err=True)  # one line
+    from k3logs.gate import message as one_line
+    click.echo(f"k3logs: error: {one_line(message)}", err=True)
     sys.exit(int(status))
 
 
 def print_out(text: str, fmt: str = "text", nl: bool = True) -> None:
     """Everything a command prints on stdout passes here: no character from a bundle reaches the terminal
     as a control sequence (JSON escapes them, other text shows them as \\xNN)."""
-    from k3logs.redact import shown
+    from k3logs.gate import shown
     click.echo(shown(text, fmt), nl=nl)
 
 

@@ -6,7 +6,6 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from k3logs import redact
 from k3logs.catalogue.read import read_toml_or_raise
 from k3logs.errors import CatalogueError, SourceLocation, UsageError
 from k3logs.resources import data_dir
@@ -78,10 +77,10 @@ class Run:
     bytes_written: int = 0
 
     def manifest(self) -> dict:
-        return {"id": self.command.id, "argv": [redact.text(a) for a in self.argv], "runtime": self.command.runtime,
+        return {"id": self.command.id, "argv": self.argv, "runtime": self.command.runtime,
                 "file": self.command.file, "status": self.status, "exit_status": self.exit_status,
                 "duration_s": round(self.duration_s, 3), "bytes": self.bytes_written, "truncated": self.truncated,
-                "reason": redact.text(self.reason), "why": self.command.why}
+                "reason": self.reason, "why": self.command.why}
 
 
 # ------------------------------------------------------------------------------------------

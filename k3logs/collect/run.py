@@ -17,12 +17,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from k3logs import __version__, redact
+from k3logs import __version__
+from k3logs.gate import collected, message
 from k3logs.errors import UsageError
 
 from .command import run_command
 from .plan import Plan, Run, Target, applies, command_line, load_plan, parse_since, parse_target
-from .write import env_allowed, limit_inspect_env, limit_pod_env, node_name, scrub, section_of, write_bundle
+from .write import env_allowed, limit_inspect_env, limit_pod_env, node_name, section_of, write_bundle
 
 
 # ------------------------------------------------------------------------------------------
@@ -137,7 +138,7 @@ def _contents(result: Collection, plan: Plan, target: Target, redact_secrets: bo
                     # the host outputs (nvidia-smi, kernel log) then describe this machine, not the pod's node
                     result.missing.append(f"host outputs: the pod runs on {pod_node}, but they were taken on "
                                           f"{result.node}; run collect on {pod_node}")
-        text = scrub(section_of(run), redact_secrets)  # sections are separate outputs: redacted one by one
+        text = collected(section_of(run), redact_secrets)  # sections are separate outputs: redacted one by one
         run.bytes_written = len(text.encode())
         texts.setdefault(run.command.file, []).append(text)
     files = {name: "".join(parts).encode() for name, parts in texts.items()}
@@ -145,7 +146,7 @@ def _contents(result: Collection, plan: Plan, target: Target, redact_secrets: bo
         env_items = [f"{k}={v}" for k, v in os.environ.items() if env_allowed(k, plan.env_prefixes)]
     prefixes = ", ".join(p + "*" for p in plan.env_prefixes)
     if env_items:
-        files["env.txt"] = scrub("\n".join(sorted(env_items)) + "\n", redact_secrets).encode()
+        files["env.txt"] = collected("\n".join(sorted(env_items)) + "\n", redact_secrets).encode()
     elif env_items is None:
         result.missing.append(f"env.txt: not written; the {target.describe()} could not be inspected")
     else:
@@ -169,14 +170,14 @@ def _manifest(result: Collection, target: Target, since: str | None, redact_secr
         "commands": [r.manifest() for r in result.runs],
         "not_available": result.missing,
     }}
-    return scrub(json.dumps(doc, indent=2) + "\n", redact_secrets).encode()
+    return collected(json.dumps(doc, indent=2) + "\n", redact_secrets).encode()
 
 
 def run_line(run: Run) -> str:
     """One command's manifest entry for people."""
     size = len(run.output)  # as printed; the manifest has the bytes written, after redaction
     size = f"{size / 1024:.1f} KiB" if size else "-"
-    note = f"  ({redact.text(run.reason)})" if run.reason else ""
+    note = f"  ({message(run.reason)})" if run.reason else ""
     return f"  {run.status:<17} {run.command.id:<16} {run.duration_s:6.2f}s {size:>11}  {run.command.file}{note}"
 
 

@@ -10,7 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from k3logs.catalogue.read import read_toml_or_raise
-from k3logs.redact import json_safe
+from k3logs.gate import json_safe
 from k3logs.resources import data_dir
 from k3logs.schema import PHASES
 

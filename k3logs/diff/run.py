@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from k3logs import redact
 from k3logs.catalogue.load import load_catalogue
 from k3logs.catalogue.signatures import Catalogue
 from k3logs.contract import Report
+from k3logs.gate import release
 from k3logs.pipeline import check_readable, report_of, run
 from k3logs.settings import Settings
 
@@ -25,10 +25,10 @@ def diff(failing: str | Path, reference: str | Path | None = None, settings: Set
     fail = run(failing, settings, cat, keep_all=True)
     check_readable(str(failing), fail.bundle, fail.ingested)
     if reference is None:
-        return redact.obj(diff_one(fail, str(failing)), settings.redact)
+        return release(diff_one(fail, str(failing)), settings)
     ref = run(reference, settings, cat, keep_all=True)
     check_readable(str(reference), ref.bundle, ref.ingested)
-    return redact.obj(diff_analyses(fail, ref, str(failing), str(reference)), settings.redact)
+    return release(diff_analyses(fail, ref, str(failing), str(reference)), settings)
 
 
 def analyze_with_reference(path: str | Path, reference: str | Path, settings: Settings | None = None,
@@ -42,4 +42,4 @@ def analyze_with_reference(path: str | Path, reference: str | Path, settings: Se
     ref = run(reference, settings, cat)
     check_readable(str(reference), ref.bundle, ref.ingested)
     section = reference_section(diff_analyses(analysis, ref, str(path), str(reference), messages=False))
-    return report, redact.obj(section, settings.redact)
+    return report, release(section, settings)

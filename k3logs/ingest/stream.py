@@ -17,7 +17,7 @@ from typing import Iterable, Iterator
 
 import polars as pl
 
-from k3logs import progress, redact
+from k3logs import progress
 from k3logs.catalogue.formats import Formats, builtin_formats
 from k3logs.schema import LINE, TRUNCATED
 from k3logs.settings import Settings
@@ -120,8 +120,6 @@ def open_member(member: Member, settings: Settings, formats: Formats, out: Inges
         if crlf:  # (as many lines: only the '\r' goes)
             text = text.replace("\r\n", "\n")
         info.cut_at = settings.limits.max_dump_bytes if cut else 0
-        if settings.redact:  # a secret whose value is on the next line is only seen here, in the whole text
-            text = redact.block(text)
         out.dumps.append((member.path, sn.kind if sn.is_dump else "text", text))
         whole = io.BytesIO(text.encode("utf-8"))
         whole.cut = cut or bool(getattr(stream, "cut", False))  # type: ignore[attr-defined]  (lines.iter_line_chunks)

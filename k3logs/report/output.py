@@ -11,14 +11,16 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from k3logs.contract import Report
 from k3logs.errors import UsageError
-from k3logs.redact import shown
+from k3logs.gate import shown
 
 from .render import render_html, render_json, render_markdown, render_svg
 
 PICTURE = "timeline.svg"
+Then = Callable[[str, str], str]
 EXTENSIONS = {"md": "md", "json": "json", "html": "html"}
 
 
@@ -68,19 +70,22 @@ def _write(path: Path, text: str) -> None:
         fh.write(text)
 
 
-def render(report: Report, fmt: str, picture: str | None = None) -> str:
+def render(report: Report, fmt: str, picture: str | None = None, then: Then | None = None) -> str:
+    """The report as text; `then(text, fmt)` adds to it (a section made by a later stage: the reference diff)."""
     if fmt == "json":
-        return render_json(report)
-    if fmt == "html":
-        return render_html(report)
-    return render_markdown(report, picture=picture)
+        text = render_json(report)
+    elif fmt == "html":
+        text = render_html(report)
+    else:
+        text = render_markdown(report, picture=picture)
+    return text if then is None else then(text, fmt)
 
 
-def write(report: Report, fmt: str, where: Target) -> list[Path]:
+def write(report: Report, fmt: str, where: Target, then: Then | None = None) -> list[Path]:
     """Write the report (and for markdown in a folder, its picture); returns the files written."""
     assert where.path is not None
     if not where.folder:
-        _write(where.path, shown(render(report, fmt), fmt))
+        _write(where.path, shown(render(report, fmt, then=then), fmt))
         return [where.path]
     where.path.mkdir(exist_ok=True)
     report_file = where.path / f"report.{EXTENSIONS[fmt]}"
@@ -89,5 +94,5 @@ def write(report: Report, fmt: str, where: Target) -> list[Path]:
         picture = where.path / PICTURE
         _write(picture, shown(render_svg(report)))
         written.append(picture)
-    _write(report_file, shown(render(report, fmt, PICTURE if fmt == "md" else None), fmt))
+    _write(report_file, shown(render(report, fmt, PICTURE if fmt == "md" else None, then), fmt))
     return [report_file, *written]

@@ -9,7 +9,7 @@ import jinja2
 from markupsafe import Markup
 
 from k3logs.contract import Report
-from k3logs.redact import visible
+from k3logs.gate import visible
 from k3logs.resources import data_dir
 
 from .timeline import layout

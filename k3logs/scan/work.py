@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from k3logs import redact
+from k3logs.gate import release
 from k3logs.catalogue.signatures import Catalogue
 from k3logs.contract import Report
 from k3logs.errors import K3LogsError
@@ -54,8 +54,7 @@ class Outcome:
 
 
 def one_line_error(message: str, settings: Settings) -> str:
-    text = " ".join(message.split())
-    return redact.clip(text, ERROR_CHARS) if settings.redact else redact.cut(text, ERROR_CHARS)
+    return release(" ".join(message.split()), settings, ERROR_CHARS)
 
 
 def _damage(report: Report, name: str) -> str | None:
