@@ -6,12 +6,12 @@ from __future__ import annotations
 import ast
 import fnmatch
 import json
-import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 import polars as pl
 
+from k3logs.catalogue.regexes import Regexes
 from k3logs.facts.cmdline import invocations
 from k3logs.facts.python import packages
 from k3logs.facts.util import Fact, split_lines
@@ -20,7 +20,7 @@ from k3logs.report.analysis import Analysis
 
 from .model import ABSENT, ANY_NODE, Change, DiffData, NotCompared, OddNode
 
-_NON_DEFAULT = re.compile(r"non-default args: (\{.*\})\s*$")
+DIFF = Regexes("diff.toml")  # how diff reads a line: non_default_args, lsmod_module
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -76,7 +76,7 @@ def _dump_lists(a: Analysis) -> list[Fact]:
                         for name, ver, no in packages(body, seg.start)]
             elif seg_kind == "lsmod":
                 for i, ln in enumerate(body):
-                    m = re.match(r"^(\w+)\s+\d+\s+\d+", ln)
+                    m = DIFF["lsmod_module"].match(ln)
                     if m:
                         out.append(Fact(f"module:{m.group(1)}", "loaded", shown, seg.start + i + 1, node, "lsmod"))
     return out
@@ -100,7 +100,7 @@ def _flags(a: Analysis, facts: list[Fact]) -> list[Fact]:
         for file, line, node, text in rows:
             if node in have:
                 continue
-            m = _NON_DEFAULT.search(text or "")
+            m = DIFF["non_default_args"].search(text or "")
             try:
                 args = ast.literal_eval(m.group(1)) if m else None
             except (ValueError, SyntaxError, MemoryError, RecursionError):
