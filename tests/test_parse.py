@@ -250,9 +250,9 @@ def test_heads_most_rows_share_are_read_as_the_regex_reads_them(common, rows, co
     # the heads of the first rows are compared as text on every row, not read by the regex: whatever
     # follows a row's head, and whatever heads the other rows have, each row gets the head the regex gives
     from k3logs.ingest.prefixes import _simple_heads
-    from k3logs.ingest.prefixes import SIMPLE_HEAD
+    from k3logs.ingest.prefixes import INGEST
     text = pl.Series("text", [common + "INFO 08-11 07:36:02 [a.py:1] m"] * copies + [h + t for h, t in rows], pl.String)
-    assert _simple_heads(text).to_list() == text.str.extract(SIMPLE_HEAD, 1).to_list()
+    assert _simple_heads(text).to_list() == text.str.extract(INGEST["simple_head"].pattern, 1).to_list()
 
 
 def test_a_batch_one_process_wrote_reads_as_it_does_among_other_processes():

@@ -23,21 +23,14 @@ from datetime import datetime, timezone
 import polars as pl
 
 from k3logs.catalogue.acceptance import AcceptanceData, default_acceptance_data
+from k3logs.catalogue.regexes import Regexes
 from k3logs.contract import CapacityWindow, Flag, MetricSeries, iso
-from k3logs.ingest.dumps import PROMPT_RES
+from k3logs.ingest.dumps import PROMPTS
 
-_NAME = r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{|[ \t])"
-_SAMPLE = (r"^(?P<name>[a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(?P<labels>[^}]*)\})?[ \t]+(?P<value>[^ \t]+)"
-           r"(?:[ \t]+(?P<ts>[0-9]{1,13}))?[ \t]*$")  # ts: milliseconds since 1970
-_META = r"^#\s*(?:HELP|TYPE|UNIT)\s"
-_EOF = r"^#\s*EOF\s*$"
-_ISO = re.compile(r"(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d:\d\d)(?:[.,]\d+)?\s*(Z|UTC|GMT|[+-]\d\d:?\d\d)?")
-_DATE = re.compile(r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,?\s+(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
-                   r"[a-z]*\s+(\d{1,2}),?\s+(\d\d:\d\d:\d\d)(?:\s+(?:[A-Z]{2,5}|[+-]\d{4}))?\s+(\d{4})\b")
-_TIME_HINT = r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d|\b\d\d:\d\d:\d\d\b.*\b\d{4}\b"
-_FILE_TIME = re.compile(r"(\d{4})-?(\d\d)-?(\d\d)T(\d\d)[:-]?(\d\d)[:-]?(\d\d)")
+INGEST = Regexes("ingest.toml")  # the shell prompts a transcript's commands follow
+ACCEPTANCE = Regexes("acceptance.toml")  # a scrape's lines, the markers between scrapes, a file name's time
+
 MAX_SCRAPES = 20_000       # per bundle: a day of scrapes every 5 s; bounds memory whatever the bundle holds
-_HAS_METRICS = re.compile(r"^(?:# (?:HELP|TYPE) vllm:|vllm:[a-z_]+[{ \t])", re.M)
 # `window` field -> metric id (patterns/acceptance.toml)
 FIELDS = {"queried_tokens": "prefix_cache_queries", "hit_tokens": "prefix_cache_hits",
           "cached_prompt_tokens": "prompt_tokens_cached", "prompt_tokens": "prompt_tokens",
@@ -79,7 +72,7 @@ class Metrics:
 
 def holds_metrics(text: str) -> bool:
     """True when `text` holds vLLM /metrics samples (a dump of its own, or a transcript that scraped it)."""
-    return bool(_HAS_METRICS.search(text or ""))
+    return bool(ACCEPTANCE["vllm_metrics_present"].search(text or ""))
 
 
 def read_metrics(dumps: list[tuple[str, str | None, str]], data: AcceptanceData | None = None) -> Metrics:
@@ -121,16 +114,18 @@ def _scrapes(text: str, file: str, node: str | None, data: AcceptanceData) -> pl
     labels = list(data.thresholds.engine_labels)
     df = pl.DataFrame({"raw": text.split("\n")}, schema={"raw": pl.String}).with_row_index("line", offset=1)
     raw = pl.col("raw").str.strip_suffix("\r")
-    name = raw.str.extract(_NAME, 1)
-    is_sample = raw.str.contains(_SAMPLE)   # not just a name: `Mon Nov 30 05:00:00 UTC 2026` starts like one
-    prompt = pl.any_horizontal(*[raw.str.contains(rx.pattern) for rx in PROMPT_RES])
-    marker = (raw.str.contains(_EOF) | prompt
-              | (raw.str.contains(_TIME_HINT) & ~raw.str.contains(_META) & ~is_sample)).fill_null(False)
+    sample = ACCEPTANCE["metric_sample"].pattern  # polars applies these: `rust = true`, checked in both engines
+    name = raw.str.extract(ACCEPTANCE["metric_name"].pattern, 1)
+    is_sample = raw.str.contains(sample)   # not just a name: `Mon Nov 30 05:00:00 UTC 2026` starts like one
+    prompt = pl.any_horizontal(*[raw.str.contains(INGEST[name].pattern) for name in PROMPTS])
+    time_hint, meta = ACCEPTANCE["time_hint"].pattern, ACCEPTANCE["metric_meta"].pattern
+    marker = (raw.str.contains(ACCEPTANCE["metric_eof"].pattern) | prompt
+              | (raw.str.contains(time_hint) & ~raw.str.contains(meta) & ~is_sample)).fill_null(False)
     df = df.with_columns(raw.alias("raw"), name.alias("name"), marker.alias("marker"), is_sample.alias("sample"))
     df = df.with_columns(pl.col("marker").cum_sum().alias("segment"))
     df = df.filter(pl.col("marker") | (pl.col("sample") & pl.col("name").is_in(list(by_name))))
     markers = df.filter(pl.col("marker")).select("segment", "raw")
-    s = df.filter(~pl.col("marker")).with_columns(pl.col("raw").str.extract_groups(_SAMPLE).alias("m")) \
+    s = df.filter(~pl.col("marker")).with_columns(pl.col("raw").str.extract_groups(sample).alias("m")) \
         .select("line", "segment", pl.col("m").struct.field("name"), pl.col("m").struct.field("labels").fill_null(""),
                 pl.col("m").struct.field("value").cast(pl.Float64, strict=False).alias("value"),
                 pl.col("m").struct.field("ts").cast(pl.Int64, strict=False).alias("ts"))
@@ -180,12 +175,12 @@ def _segment_times(markers: pl.DataFrame, with_samples: set[int]) -> dict[int, d
 def _time_of(text: str) -> datetime | None:
     """A time written on a marker line (ISO 8601 or date(1)); zones other than UTC offsets are read as UTC."""
     try:
-        m = _ISO.search(text)
+        m = ACCEPTANCE["iso_time"].search(text)
         if m:
             zone = m.group(3) or "Z"
             zone = "+00:00" if zone in ("Z", "UTC", "GMT") else (zone if ":" in zone else zone[:3] + ":" + zone[3:])
             return datetime.fromisoformat(f"{m.group(1)}T{m.group(2)}{zone}").astimezone(timezone.utc)
-        m = _DATE.search(text)
+        m = ACCEPTANCE["date_time"].search(text)
         if m:
             return datetime.strptime(f"{m.group(1)} {m.group(2)} {m.group(3)} {m.group(4)}",
                                      "%b %d %H:%M:%S %Y").replace(tzinfo=timezone.utc)
@@ -195,7 +190,7 @@ def _time_of(text: str) -> datetime | None:
 
 
 def _file_time(file: str) -> datetime | None:
-    m = _FILE_TIME.search(file.rsplit("/", 1)[-1])
+    m = ACCEPTANCE["file_name_time"].search(file.rsplit("/", 1)[-1])
     try:
         return datetime(*map(int, m.groups()), tzinfo=timezone.utc) if m else None
     except ValueError:

@@ -7,9 +7,12 @@ import re
 import shlex
 from dataclasses import dataclass, field, replace
 
-from k3logs.ingest.dumps import LAUNCH_RE, logical_lines
+from k3logs.catalogue.regexes import Regexes
+from k3logs.ingest.dumps import logical_lines
 
-from .util import Sink, digest_of, emit_env, parse_size
+from .util import FACTS, Sink, digest_of, emit_env, parse_size
+
+INGEST = Regexes("ingest.toml")  # launch_command: how ingest tells a launch line
 
 # vLLM options that take no value (the rest take one); prefixes enable_/disable_/no_ are boolean too.
 VLLM_BOOL = {
@@ -35,7 +38,6 @@ WRAPPERS = {"sudo", "nohup", "exec", "time", "stdbuf", "setsid", "nice", "ionice
             "srun", "mpirun", "chrt"}
 SEPARATORS = {"|", "||", "&&", ";", "&"}
 TORCHRUN_FLAGS = {"--standalone", "--no-python", "--no_python", "--run-path", "--run_path", "-m", "--module"}
-_ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
 
 
 @dataclass
@@ -108,6 +110,7 @@ def parse_vllm_tokens(tokens: list[str]) -> tuple[dict[str, object], list[str]]:
 
 def _docker_run(tokens: list[str], inv_env: list[tuple[str, str]]) -> Invocation | None:
     i, docker = 0, {}
+    assignment = FACTS["env_assignment_token"]
     while i < len(tokens):
         t = tokens[i]
         if not t.startswith("-"):
@@ -122,7 +125,7 @@ def _docker_run(tokens: list[str], inv_env: list[tuple[str, str]]) -> Invocation
             val = tokens[i + 1] if i + 1 < len(tokens) else ""
             i += 1
         if name in ("-e", "--env"):
-            m = _ASSIGN.match(val)
+            m = assignment.match(val)
             if m:
                 inv_env.append((m.group(1), m.group(2)))
         else:
@@ -145,10 +148,10 @@ def _docker_run(tokens: list[str], inv_env: list[tuple[str, str]]) -> Invocation
 
 
 def _invocation(tokens: list[str], env: list[tuple[str, str]]) -> Invocation | None:
-    i = 0
+    i, assignment = 0, FACTS["env_assignment_token"]
     while i < len(tokens):
         t = tokens[i]
-        m = _ASSIGN.match(t)
+        m = assignment.match(t)
         base = t.rsplit("/", 1)[-1]
         if m:
             env.append((m.group(1), m.group(2)))
@@ -282,14 +285,9 @@ def vllm_arg_facts(sink: Sink, opts: dict[str, object], pos: list[str], at) -> N
             sink.add("kv_transfer", "configured", at("--kv-transfer-config"))
 
 
-# a script's own plain assignment (IMG=vllm/vllm-openai:kimi-k3): a value with no expansion or command in it
-_PLAIN_ASSIGN = re.compile(r"""^(?P<name>[A-Za-z_]\w*)=(?:"(?P<dq>[^"$`\\]*)"|'(?P<sq>[^']*)'|(?P<bare>[^\s"'$`;&|()<>]*))\s*$""")
-_VAR = re.compile(r"\$(?:\{(?P<braced>[A-Za-z_]\w*)\}|(?P<name>[A-Za-z_]\w*))")
-
-
 def _expanded(text: str, assigned: dict[str, str]) -> str:
     """`$NAME` / `${NAME}` replaced by what the script assigned them (others left as written)."""
-    return _VAR.sub(lambda m: assigned.get(m["braced"] or m["name"], m[0]), text)
+    return FACTS["shell_variable"].sub(lambda m: assigned.get(m["braced"] or m["name"], m[0]), text)
 
 
 def parse_launch(sink: Sink, lines: list[str], base: int) -> None:
@@ -298,18 +296,20 @@ def parse_launch(sink: Sink, lines: list[str], base: int) -> None:
     launched process's environment."""
     found: list[tuple[Invocation, str, int, int]] = []
     assigned: dict[str, str] = {}
+    launch = INGEST["launch_command"]
+    assignment, plain_assignment = FACTS["env_assignment_token"], FACTS["plain_assignment"]
     for a, b, text in logical_lines(lines):
         exports = tokenize(text)[1:] if text and text.startswith("export ") else []
-        if exports and all(_ASSIGN.match(t) for t in exports):  # export NCCL_DEBUG=WARN NCCL_SOCKET_IFNAME=ibp
-            for name, value in (_ASSIGN.match(t).groups() for t in exports):
+        if exports and all(assignment.match(t) for t in exports):  # export NCCL_DEBUG=WARN NCCL_SOCKET_IFNAME=ibp
+            for name, value in (assignment.match(t).groups() for t in exports):
                 if not any(c in value for c in "$`"):
                     assigned[name] = value
                     emit_env(sink, name, value, base + a + 1)
             continue
-        if m := _PLAIN_ASSIGN.match(text or ""):
+        if m := plain_assignment.match(text or ""):
             assigned[m["name"]] = next(v for v in (m["dq"], m["sq"], m["bare"]) if v is not None)
             continue
-        if not text or text.startswith("#") or not LAUNCH_RE.search(" " + text):
+        if not text or text.startswith("#") or not launch.search(" " + text):
             continue
         text = _expanded(text, assigned)
         for inv in invocations(text):
@@ -352,32 +352,27 @@ def facts_from_command_text(sink: Sink, text: str, line: int | None, at=None) ->
     return True
 
 
-_ENV_RE = re.compile(r"^\s*(?:export\s+|declare\s+-x\s+|set\s+)?(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<val>.*)$")
-_SECTION_RE = re.compile(
-    r"^\s*(?:#{2,}|={2,}|-{3,})\s*(?:node\s+|host\s+)?(?P<host>[A-Za-z](?=[\w.-]*[\d-])[\w.-]*)"
-    r"\s*(?:#{2,}|={2,}|-{3,})?\s*$")
-_HOSTNAME_NOTE = re.compile(r"^\s*(?:hostname|host|node)\s*:\s*(?P<host>[A-Za-z][\w.-]*)\s*$", re.I)
-
-
 def parse_env(sink: Sink, lines: list[str], base: int) -> None:
     """env / printenv / export output, also hand-written notes with KEY=VALUE lines and `### host` sections."""
     node: str | None | bool = False
+    launch = INGEST["launch_command"]
+    section, env_line, hostname_note = FACTS["host_section_heading"], FACTS["env_line"], FACTS["hostname_note"]
     for i, ln in enumerate(lines):
         no = base + i + 1
-        m = _SECTION_RE.match(ln)
-        if m and not _ENV_RE.match(ln):
+        m = section.match(ln)
+        if m and not env_line.match(ln):
             node = m.group("host")
             sink.add("hostname", node, no, node=node)
             continue
-        m = _HOSTNAME_NOTE.match(ln)
+        m = hostname_note.match(ln)
         if m:
             sink.add("hostname", m.group("host"), no, node=node)
             continue
-        m = _ENV_RE.match(ln)
+        m = env_line.match(ln)
         if not m:
             continue
         name, val = m.group("name"), m.group("val").strip()
-        if LAUNCH_RE.search(" " + val) and not name.startswith(("NCCL_", "UCX_", "CUDA_", "VLLM_", "NVIDIA_")):
+        if launch.search(" " + val) and not name.startswith(("NCCL_", "UCX_", "CUDA_", "VLLM_", "NVIDIA_")):
             before = len(sink.facts)
             facts_from_command_text(sink, val, no)
             if node is not False:  # keep the section's node on facts made from the command

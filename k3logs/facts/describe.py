@@ -6,22 +6,20 @@ import re
 import shlex
 
 from .k8s import command_facts
-from .util import Sink, digest_of, emit_env, parse_size
+from .util import FACTS, Sink, digest_of, emit_env, parse_size
 
 # ------------------------------------------------------------------------------------------
 # kubectl describe pod / node
 # ------------------------------------------------------------------------------------------
-_DKV = re.compile(r"^(?P<indent> *)(?P<key>[A-Za-z][\w ./-]*?):(?:\s+(?P<val>\S.*?))?\s*$")
-_EVENT = re.compile(r"^\s+(?P<type>Normal|Warning)\s+(?P<reason>\S+)\s+(?P<age>\S+(?:\s+\(x\d+ over \S+\))?)"
-                    r"\s+(?P<src>\S+)\s+(?P<msg>.*?)\s*$")
 _GFD = {"nvidia.com/cuda.driver.major": "driver_branch", "nvidia.com/gpu.product": "gpu_model",
         "nvidia.com/gpu.count": "gpu_count", "nvidia.com/cuda.runtime.major": None}
 
 
 def parse_describe(sink: Sink, lines: list[str], base: int) -> None:
     top = {}
+    key_value, event = FACTS["describe_key_value"], FACTS["describe_event"]
     for i, ln in enumerate(lines):
-        m = _DKV.match(ln)
+        m = key_value.match(ln)
         if m and not m.group("indent"):
             top.setdefault(m.group("key"), (m.group("val") or "", base + i + 1))
     is_node = "Capacity" in top or "Roles" in top or "Taints" in top
@@ -55,7 +53,7 @@ def parse_describe(sink: Sink, lines: list[str], base: int) -> None:
         if not ln.strip():
             continue
         indent = len(ln) - len(ln.lstrip(" "))
-        m = _DKV.match(ln)
+        m = key_value.match(ln)
         if indent == 0:
             section = m.group("key") if m else section
             field = sub = ""
@@ -109,7 +107,7 @@ def parse_describe(sink: Sink, lines: list[str], base: int) -> None:
         elif section == "System Info" and m and m.group("key") == "Kernel Version":
             sink.add("kernel_version", m.group("val"), no)
         elif section == "Events":
-            e = _EVENT.match(ln)
+            e = event.match(ln)
             if e:
                 count = re.search(r"\((x\d+ over \S+)\)", e.group("age"))
                 sink.add("pod_events", f"{e.group('type')} {e.group('reason')}"

@@ -12,7 +12,7 @@ from k3logs.catalogue.witnesses import builtin_witnesses
 from k3logs.ingest.dumps import prompt_of
 
 from .cmdline import facts_from_command_text
-from .util import Sink, parse_date
+from .util import FACTS, Sink, parse_date
 
 
 def parse_lsmod(sink: Sink, lines: list[str], base: int) -> None:
@@ -69,10 +69,6 @@ def parse_ibstat(sink: Sink, lines: list[str], base: int) -> None:
 # ------------------------------------------------------------------------------------------
 # date / uptime
 # ------------------------------------------------------------------------------------------
-_UPTIME = re.compile(r"^\s*\d\d:\d\d:\d\d\s+up\s+(?P<up>.*?),\s+(?:\d+\s+users?,\s+)?load averages?:")
-_PROC_UPTIME = re.compile(r"^\s*(?P<s>\d+(?:\.\d+)?)\s+\d+(?:\.\d+)?\s*$")
-
-
 def _uptime_seconds(text: str) -> int | None:
     days = re.search(r"(\d+)\s+days?", text)
     hm = re.search(r"(\d+):(\d\d)", text)
@@ -98,6 +94,7 @@ def _minus(iso: str, seconds: float) -> str | None:
 def parse_uptime(sink: Sink, lines: list[str], base: int, command: str | None = None) -> None:
     now = boot = None
     up, up_exact = None, False
+    proc_uptime, uptime_line = FACTS["proc_uptime"], FACTS["uptime_line"]
     for i, ln in enumerate(lines):
         no, s = base + i + 1, ln.strip()
         if not s:
@@ -106,11 +103,11 @@ def parse_uptime(sink: Sink, lines: list[str], base: int, command: str | None = 
         if p:  # several commands in one transcript: each output is read under its own command
             command = p.group("cmd")
             continue
-        m = _PROC_UPTIME.match(s)
+        m = proc_uptime.match(s)
         if m:
             up, up_exact = (float(m.group("s")), no), True
             continue
-        m = _UPTIME.match(s)
+        m = uptime_line.match(s)
         if m:
             secs = _uptime_seconds(m.group("up"))
             if secs is not None and not up_exact:
@@ -151,12 +148,9 @@ def _prefix_len(mask: str) -> int | None:
         return None
 
 
-_INET = re.compile(r"^\s+inet\s+(?:addr:)?(\d+\.\d+\.\d+\.\d+)(?:/(\d+))?"
-                   r"(?:.*?(?:netmask|Mask:?)\s*(\d+\.\d+\.\d+\.\d+))?")
-
-
 def parse_ip(sink: Sink, lines: list[str], base: int) -> None:
     iface = None
+    inet = FACTS["inet_address"]
     for i, ln in enumerate(lines):
         no = base + i + 1
         m = re.match(r"^\d+:\s+([\w.:-]+)(?:@\S+)?:\s+<", ln) or re.match(r"^([\w.:-]+):\s+flags=", ln) \
@@ -164,7 +158,7 @@ def parse_ip(sink: Sink, lines: list[str], base: int) -> None:
         if m:
             iface = m.group(1)
             continue
-        m = _INET.match(ln)
+        m = inet.match(ln)
         if m and iface:
             plen = m.group(2) or (_prefix_len(m.group(3)) if m.group(3) else None)
             _ip(sink, iface, m.group(1), plen, no)
@@ -184,14 +178,12 @@ def _ip(sink: Sink, iface: str, addr: str, plen, no: int) -> None:
 # ------------------------------------------------------------------------------------------
 # systemctl status
 # ------------------------------------------------------------------------------------------
-_MAIN_PID = re.compile(r"^\s*Main PID: \d+ \(code=(?P<code>\w+), (?P<what>status|signal)=(?P<val>[^)]+)\)")
-
-
 def parse_systemctl_status(sink: Sink, lines: list[str], base: int) -> None:
     """How the unit's main process ended: 'Main PID: 1876511 (code=exited, status=1/FAILURE)' (its exit
     code), or 'code=killed, signal=KILL'."""
+    main_pid = FACTS["systemd_main_pid"]
     for i, ln in enumerate(lines):
-        if m := _MAIN_PID.match(ln):
+        if m := main_pid.match(ln):
             sink.add("last_state_reason", f"{m['code']}, {m['what']}={m['val']}", base + i + 1)
             if m["what"] == "status" and (code := m["val"].split("/", 1)[0]).isdigit():
                 sink.add("exit_code", code, base + i + 1)
@@ -222,7 +214,6 @@ def parse_ps(sink: Sink, lines: list[str], base: int) -> None:
 # ------------------------------------------------------------------------------------------
 # Prometheus /metrics
 # ------------------------------------------------------------------------------------------
-_SAMPLE = re.compile(r"^(?P<name>[a-zA-Z_:][\w:]*)(?:\{(?P<labels>[^}]*)\})?\s+(?P<value>[-+0-9.eEInfNa]+)(?:\s+-?\d+)?\s*$")
 _KEEP = ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "vllm:num_requests_running",
          "vllm:num_requests_waiting", "vllm:num_preemptions", "vllm:prefix_cache_queries", "vllm:prefix_cache_hits",
          "vllm:prompt_tokens_cached", "vllm:gpu_prefix_cache_queries", "vllm:gpu_prefix_cache_hits")
@@ -230,8 +221,9 @@ _KEEP = ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "vllm:num_requ
 
 def parse_prometheus(sink: Sink, lines: list[str], base: int) -> None:
     totals: dict[str, float] = {}
+    sample = FACTS["prometheus_sample"]
     for i, ln in enumerate(lines):
-        m = _SAMPLE.match(ln)
+        m = sample.match(ln)
         if not m:
             continue
         no, name = base + i + 1, m.group("name")
@@ -296,7 +288,7 @@ def parse_misc(sink: Sink, lines: list[str], base: int, command: str | None) -> 
     elif re.search(r"\bofed_info\b", cmd):
         sink.add("ofed_version", first.rstrip(":"), no)
     elif re.search(r"\bhostname\s+(?:-I|--all-ip-addresses|-i|--ip-address)\b", cmd):
-        for ip in re.findall(IPV4, " ".join(t for _, t in body)):   # the host's own addresses
+        for ip in FACTS["ipv4"].findall(" ".join(t for _, t in body)):   # the host's own addresses
             if not ip.startswith("127."):
                 sink.add("ip", f"hostname={ip}", no)
     elif re.search(r"\bhostname\b", cmd) and re.fullmatch(r"[\w.-]+", first):
@@ -316,10 +308,8 @@ def parse_misc(sink: Sink, lines: list[str], base: int, command: str | None) -> 
             sink.add("driver_branch", m.group(1).split(".", 1)[0], no)
 
 
-TABLE_COLUMN = re.compile(r"\S+(?: \S+)*")   # a table header's columns: words one space apart
 POD_NAME_COLS, NODE_COLS, IP_COLS = ("NAME", "POD", "POD_NAME", "POD-NAME"), ("NODE", "NODENAME", "NODE_NAME"), \
     ("IP", "POD-IP", "POD_IP", "PODIP")
-IPV4 = r"\d{1,3}(?:\.\d{1,3}){3}"
 
 
 def parse_pod_tables(sink: Sink, lines: list[str], base: int) -> None:
@@ -327,7 +317,7 @@ def parse_pod_tables(sink: Sink, lines: list[str], base: int) -> None:
     without NAMESPACE, NOMINATED NODE, READINESS GATES; custom columns naming a pod and a NODE): each pod's node
     (`node_name`, `pod_node` 'POD NODE') and IP (`pod_ip` 'POD IP'); `kubectl get nodes -o wide`: each node's
     INTERNAL-IP (`node_ip` 'NODE IP'). Cells are read at their column's place (kubectl aligns them)."""
-    i = 0
+    i, ipv4 = 0, FACTS["ipv4"]
     while i < len(lines):
         table = _table_header(lines[i])
         if table is None:
@@ -355,11 +345,11 @@ def parse_pod_tables(sink: Sink, lines: list[str], base: int) -> None:
                     if pod:
                         sink.add("pod_node", f"{pod} {node}", no)
                 ip = cell(ip_col) if ip_col else None
-                if pod and ip and re.fullmatch(IPV4, ip):
+                if pod and ip and ipv4.fullmatch(ip):
                     sink.add("pod_ip", f"{pod} {ip}", no)
             elif node_ip_col and pod_col == "NAME":
                 node, ip = cell("NAME"), cell(node_ip_col)
-                if node and ip and re.fullmatch(IPV4, ip):
+                if node and ip and ipv4.fullmatch(ip):
                     sink.add("node_ip", f"{node} {ip}", no)
 
 
@@ -367,7 +357,7 @@ def _table_header(line: str) -> tuple[str, list[tuple[str, int]]] | None:
     """(comment lead, [(column, start)]) of a kubectl table header that names pods and nodes, else None."""
     lead = re.match(r"^#\s*", line)
     lead = lead.group(0) if lead else ""
-    cols = [(m.group(0), m.start()) for m in TABLE_COLUMN.finditer(line[len(lead):])]
+    cols = [(m.group(0), m.start()) for m in FACTS["table_column"].finditer(line[len(lead):])]
     names = [c for c, _ in cols]
     if len(cols) < 2 or not any(c in names for c in POD_NAME_COLS):
         return None
@@ -415,19 +405,16 @@ def parse_host_ips(sink: Sink, lines: list[str], base: int) -> None:
                 sink.add("nspid", f"{m.group('host_pid')} {m.group('pid')}", no)
 
 
-CHRONY = re.compile(r"^(?:(?P<host>[A-Za-z][\w.-]*): )?System time\s*:\s*(?P<sec>[\d.]+) seconds (?P<dir>fast|slow) of NTP time")
-DATE_READING = re.compile(r"^(?P<host>[A-Za-z][\w.-]*): (?P<ts>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)\s*$")
-
-
 def parse_clocks(sink: Sink, lines: list[str], base: int) -> None:
     """Clock evidence: chrony's 'System time : X seconds fast|slow of NTP time' (a host's error) and the
     same `date` taken on several hosts at once (pdsh / clush 'host: <time>' lines)."""
+    chrony, date_reading = FACTS["chrony_offset"], FACTS["host_date_reading"]
     for i, ln in enumerate(lines):
-        m = CHRONY.match(ln.strip())
+        m = chrony.match(ln.strip())
         if m:
             sec = float(m.group("sec")) * (1 if m.group("dir") == "fast" else -1)
             sink.add("clock_offset", f"{m.group('host') or ''} {sec}".strip(), base + i + 1)
             continue
-        m = DATE_READING.match(ln.strip())
+        m = date_reading.match(ln.strip())
         if m:
             sink.add("clock_reading", f"{m.group('host')} {m.group('ts')}", base + i + 1)

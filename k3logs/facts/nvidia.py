@@ -5,18 +5,11 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from k3logs.ingest.dumps import SMI_FAIL, SMI_LIST_LINE
+from k3logs.catalogue.regexes import Regexes
 
-from .util import Sink, norm_bus_id, parse_date
+from .util import FACTS, Sink, norm_bus_id, parse_date
 
-_HEADER = re.compile(r"NVIDIA-SMI\s+(?P<smi>[\d.]+)\s+Driver Version:\s*(?P<driver>[\d.]+)"
-                     r"(?:\s+CUDA Version:\s*(?P<cuda>[\d.]+|N/A))?")
-_GPU_ROW = re.compile(
-    r"^\|\s*(?P<idx>\d+)\s+(?P<name>.+?)\s+(?P<persist>On|Off|N/A)\s*\|\s*"
-    r"(?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)\s+(?P<disp>On|Off|N/A)\s*\|")
-_PROC_ROW = re.compile(
-    r"^\|\s+(?P<gpu>\d+)\s+(?P<gi>\S+)\s+(?P<ci>\S+)\s+(?P<pid>\d+)\s+(?P<type>C\+G|C|G|M\+C|M)\s+"
-    r"(?P<name>.+?)\s+(?P<mem>\d+MiB|N/A)\s*\|")
+INGEST = Regexes("ingest.toml")  # smi_fail, smi_list_line: how ingest tells nvidia-smi output
 
 
 def _driver(sink: Sink, version: str, line: int) -> None:
@@ -59,23 +52,25 @@ def _identity(sink: Sink, index: int | None, bus: str | None, uuid: str | None, 
 
 def parse_smi_table(sink: Sink, lines: list[str], base: int) -> None:
     gpus = []
+    header, gpu_row, proc_row = FACTS["smi_driver_header"], FACTS["smi_gpu_row"], FACTS["smi_process_row"]
     for i, ln in enumerate(lines[:5]):
         iso = parse_date(ln)
         if iso:
             sink.add("collected_at", iso, base + i + 1)
             break
+    smi_fail = INGEST["smi_fail"]
     for i, ln in enumerate(lines):
         no = base + i + 1
-        if SMI_FAIL.match(ln):
+        if smi_fail.match(ln):
             sink.add("gpu_error", ln.strip(), no)
             continue
-        m = _HEADER.search(ln)
+        m = header.search(ln)
         if m:
             _driver(sink, m.group("driver"), no)
             if m.group("cuda") and m.group("cuda") != "N/A":
                 sink.add("driver_cuda", m.group("cuda"), no)
             continue
-        m = _GPU_ROW.match(ln)
+        m = gpu_row.match(ln)
         if m:
             idx = int(m.group("idx"))
             gpus.append((idx, m.group("name").strip(), m.group("bus"), None, no))
@@ -83,7 +78,7 @@ def parse_smi_table(sink: Sink, lines: list[str], base: int) -> None:
             if "ERR!" in ln or "ERR!" in nxt:
                 sink.add("gpu_error", f"GPU {idx} ({norm_bus_id(m.group('bus'))}): ERR! in nvidia-smi", no)
             continue
-        m = _PROC_ROW.match(ln)
+        m = proc_row.match(ln)
         if m:
             sink.add("gpu_process", f"gpu={m.group('gpu')} pid={m.group('pid')} name={m.group('name').strip()} "
                                     f"mem={m.group('mem')}", no)
@@ -93,21 +88,18 @@ def parse_smi_table(sink: Sink, lines: list[str], base: int) -> None:
 # ------------------------------------------------------------------------------------------
 # nvidia-smi -q
 # ------------------------------------------------------------------------------------------
-_Q_LEAF = re.compile(r"^(?P<indent> *)(?P<key>\S.*?)\s*:\s(?P<val>.*)$")
-_Q_GPU = re.compile(r"^GPU (?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)\s*$")
-
-
 def parse_smi_q(sink: Sink, lines: list[str], base: int) -> None:
     if any("<nvidia_smi_log>" in ln for ln in lines[:20]):
         return _parse_smi_xml(sink, lines, base)
     attached = None
     gpus: list[dict] = []
     stack: list[tuple[int, str]] = []
+    q_gpu, q_leaf = FACTS["smi_q_gpu"], FACTS["smi_q_leaf"]
     for i, ln in enumerate(lines):
         no = base + i + 1
         if not ln.strip() or ln.startswith("="):
             continue
-        m = _Q_GPU.match(ln)
+        m = q_gpu.match(ln)
         if m:
             gpus.append({"bus": m.group("bus"), "line": no, "ecc": 0, "ecc_line": None})
             stack = []
@@ -115,7 +107,7 @@ def parse_smi_q(sink: Sink, lines: list[str], base: int) -> None:
         indent = len(ln) - len(ln.lstrip(" "))
         while stack and stack[-1][0] >= indent:
             stack.pop()
-        leaf = _Q_LEAF.match(ln)
+        leaf = q_leaf.match(ln)
         if not leaf:
             stack.append((indent, ln.strip()))
             continue
@@ -194,17 +186,14 @@ def _parse_smi_xml(sink: Sink, lines: list[str], base: int) -> None:
 # ------------------------------------------------------------------------------------------
 # nvidia-smi topo -m
 # ------------------------------------------------------------------------------------------
-_DEV = re.compile(r"^(?:GPU\d+|NIC\d+|mlx\d_\d+|[a-z]+_?\d+)$")
-_RDMA_NIC = re.compile(r"^(?:mlx\d_|ib|bnxt_re|irdma|efa|ionic|erdma|hfi)", re.I)
-
-
 def parse_topo(sink: Sink, lines: list[str], base: int) -> None:
+    device, rdma_nic = FACTS["topo_device"], FACTS["rdma_nic"]
     h = next((i for i, ln in enumerate(lines) if re.match(r"^[ \t]*GPU0\b", ln) and "CPU Affinity" in ln
               or re.match(r"^\t+GPU0\t", ln)), None)
     if h is None:
         return
     cols = [c for c in (lines[h].split("\t") if "\t" in lines[h] else lines[h].split()) if c.strip()]
-    devs = [c.strip() for c in cols if _DEV.match(c.strip())]
+    devs = [c.strip() for c in cols if device.match(c.strip())]
     gpu_rows, nvlink_line, nics = 0, None, {}
     pcie_only = True
     nic_gpus: dict[str, list[tuple[int, int]]] = {}   # NICk -> [(GPU index, line)] on the same PCIe switch
@@ -218,7 +207,7 @@ def parse_topo(sink: Sink, lines: list[str], base: int) -> None:
             continue
         if cells[0].startswith("Legend"):
             break
-        if not _DEV.match(cells[0]):
+        if not device.match(cells[0]):
             continue
         links = cells[1:1 + len(devs)]
         if cells[0].startswith("GPU"):
@@ -229,7 +218,7 @@ def parse_topo(sink: Sink, lines: list[str], base: int) -> None:
                     nvlink_line = nvlink_line or no
                 elif dev.startswith("NIC") and cell == "PIX":
                     nic_gpus.setdefault(dev, []).append((int(cells[0][3:]), no))
-        elif _RDMA_NIC.match(cells[0]):
+        elif rdma_nic.match(cells[0]):
             nics[cells[0]] = no
     for i, ln in enumerate(lines):
         m = re.match(r"^\s*NIC(\d+)\s*:\s*(\S+)\s*$", ln)
@@ -251,7 +240,7 @@ def parse_topo(sink: Sink, lines: list[str], base: int) -> None:
             sink.add("interconnect", "nvlink", nvlink_line)
         elif gpu_rows > 1 and pcie_only:
             sink.add("interconnect", "pcie", hline)
-    rdma = {n: l for n, l in nics.items() if _RDMA_NIC.match(n)}
+    rdma = {n: l for n, l in nics.items() if rdma_nic.match(n)}
     if nics:
         sink.add("nics", ",".join(sorted(nics)), min(nics.values()))
     if rdma:
@@ -261,10 +250,6 @@ def parse_topo(sink: Sink, lines: list[str], base: int) -> None:
 # ------------------------------------------------------------------------------------------
 # nvidia-smi --query-gpu=... --format=csv
 # ------------------------------------------------------------------------------------------
-_FIELD = re.compile(r"^[a-z][a-z_]*(?:\.[a-z_0-9]+)*(?: \[[^\]]+\])?$")
-_BAD_CELL = re.compile(r"^\[(?:Unknown Error|GPU requires reset|GPU is lost)\]$|^ERR!$")
-
-
 def _guess_field(cells: list[str]) -> str:
     if all(re.fullmatch(r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d", c) for c in cells):
         return "pci.bus_id"
@@ -285,7 +270,7 @@ def parse_smi_csv(sink: Sink, lines: list[str], base: int, command: str | None =
     if not rows:
         return
     fields: list[str] = []
-    if all(_FIELD.match(c) for c in rows[0][1]):
+    if all(FACTS["smi_query_field"].match(c) for c in rows[0][1]):
         fields = [re.sub(r"\s*\[.*\]$", "", c) for c in rows[0][1]]
         rows = rows[1:]
     else:
@@ -300,10 +285,11 @@ def parse_smi_csv(sink: Sink, lines: list[str], base: int, command: str | None =
         fields = [_guess_field([r[1][k] for r in rows]) for k in range(width)]
     col = {f: k for k, f in enumerate(fields)}
     gpus = []
+    bad_cell = FACTS["smi_bad_cell"]
     for no, cells in rows:
         get = lambda *names: next((cells[col[n]] for n in names if n in col), None)  # noqa: E731
         for c in cells:
-            if _BAD_CELL.match(c):
+            if bad_cell.match(c):
                 sink.add("gpu_error", f"{c} in nvidia-smi query row", no)
         if get("timestamp"):
             sink.add("collected_at", parse_date(get("timestamp").replace("/", "-")), no)
@@ -327,5 +313,6 @@ def parse_smi_csv(sink: Sink, lines: list[str], base: int, command: str | None =
 
 def parse_smi_list(sink: Sink, lines: list[str], base: int) -> None:
     """`nvidia-smi -L`: one line per GPU, its name and UUID (MIG devices under it are not GPUs)."""
+    smi_list = INGEST["smi_list_line"]
     _gpu_list(sink, [(int(m.group("idx")), m.group("name"), None, m.group("uuid"), base + i + 1)
-                     for i, ln in enumerate(lines) if (m := SMI_LIST_LINE.match(ln))])
+                     for i, ln in enumerate(lines) if (m := smi_list.match(ln))])

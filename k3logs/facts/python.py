@@ -4,11 +4,8 @@ from __future__ import annotations
 import json
 import re
 
-from .util import Sink, cuda_major, emit_env, torch_build
+from .util import FACTS, Sink, cuda_major, emit_env, torch_build
 
-_PIP_EQ = re.compile(r"^\s*(?:\[pip\d?\]\s+)?(?P<name>[A-Za-z0-9][\w.-]*)(?:\[[^\]]*\])?\s*===?\s*(?P<ver>\S+)\s*$")
-_PIP_LIST = re.compile(r"^(?P<name>[A-Za-z0-9][\w.-]*)\s+(?P<ver>\d\S*)(?:\s+\S.*)?$")
-_PIP_EDITABLE = re.compile(r"^-e\s+\S*?(?:#egg=|/)(?P<name>[\w.-]+)\s*$")
 # packages whose own version is the CUDA version (nvidia-cublas 12.x for CUDA 12, 13.x for CUDA 13)
 _CUDA_VERSIONED = ("nvidia-cuda-runtime", "nvidia-cuda-nvrtc", "nvidia-cuda-cupti", "nvidia-nvjitlink",
                    "nvidia-cublas", "nvidia-cuda-nvcc")
@@ -35,13 +32,14 @@ def _cuda_major_of_package(name: str, ver: str) -> int | None:
 def packages(lines: list[str], base: int) -> list[tuple[str, str, int]]:
     """(normalised name, version, line number) for each package line."""
     out = []
+    pin, row, editable = FACTS["pip_freeze_pin"], FACTS["pip_list_row"], FACTS["pip_editable"]
     for i, ln in enumerate(lines):
         s = ln.strip()
-        m = _PIP_EQ.match(s) or (_PIP_LIST.match(s) if not s.startswith(("-", "Package ")) else None)
+        m = pin.match(s) or (row.match(s) if not s.startswith(("-", "Package ")) else None)
         if m:
             out.append((_norm(m.group("name")), m.group("ver"), base + i + 1))
             continue
-        m = _PIP_EDITABLE.match(s)
+        m = editable.match(s)
         if m:
             out.append((_norm(m.group("name")), "editable", base + i + 1))
     return out
@@ -86,7 +84,6 @@ def parse_pip(sink: Sink, lines: list[str], base: int) -> None:
 # ------------------------------------------------------------------------------------------
 # collect_env
 # ------------------------------------------------------------------------------------------
-_KV = re.compile(r"^(?P<key>[A-Za-z][^:]*?)\s*:\s(?P<val>.*)$|^(?P<key2>[A-Za-z][^:]*?):\s*$")
 _UNKNOWN = {"", "could not collect", "n/a", "none", "not set"}
 
 
@@ -98,6 +95,7 @@ def parse_collect_env(sink: Sink, lines: list[str], base: int) -> None:
     pip_lines: list[tuple[str, int]] = []
     topo_start = None
     gpu_names: list[tuple[str, int]] = []
+    key_value = FACTS["collect_env_key_value"]
     for i, ln in enumerate(lines):
         no, s = base + i + 1, ln.strip()
         if re.fullmatch(r"=+", s) and i + 2 < len(lines) and re.fullmatch(r"=+", lines[i + 2].strip()):
@@ -115,7 +113,7 @@ def parse_collect_env(sink: Sink, lines: list[str], base: int) -> None:
             if em:
                 emit_env(sink, em.group(1), em.group(2), no)
                 continue
-        m = _KV.match(ln)
+        m = key_value.match(ln)
         if not m:
             continue
         key = (m.group("key") or m.group("key2")).strip()
@@ -149,8 +147,9 @@ def parse_collect_env(sink: Sink, lines: list[str], base: int) -> None:
         sink.add("gpu_model", ", ".join(names), gpu_names[0][1])
         sink.add("gpu_count", len(gpu_names), gpu_names[0][1])
     pkgs = []
+    pin = FACTS["pip_freeze_pin"]
     for s, no in pip_lines:
-        m = _PIP_EQ.match(s)
+        m = pin.match(s)
         if m:
             pkgs.append((_norm(m.group("name")), m.group("ver"), no))
     package_facts(sink, pkgs, skip=found)

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from k3logs.catalogue.regexes import Regexes
+
 # which source shows what really ran: lower is better
 RAN_RANK = {"log": 0, "prometheus": 1, "ps": 1, "docker_inspect": 2, "k8s_describe": 3, "pod_spec": 4, "compose": 4,
             "collect_env": 5, "pip_freeze": 6, "launch_cmd": 7, "systemd_unit": 7, "env": 8}
@@ -16,6 +18,7 @@ RAN_RANK = {"log": 0, "prometheus": 1, "ps": 1, "docker_inspect": 2, "k8s_descri
 ENV_PREFIXES = ("NCCL_", "UCX_", "CUDA_", "VLLM_", "NVIDIA_")
 SENSITIVE_WORDS = ("TOKEN", "SECRET", "PASSWORD", "KEY")
 REDACTED = "[redacted]"
+FACTS = Regexes("facts.toml")  # the [[regex]] tables of patterns/facts.toml
 
 
 @dataclass(frozen=True)
@@ -56,14 +59,6 @@ def is_sensitive(name: str) -> bool:
     return any(w in up for w in SENSITIVE_WORDS)
 
 
-_ASSIGN_RE = re.compile(r"(?P<pre>(?:^|[\s'\"=])(?:-e\s+|--env[= ])?)(?P<name>[A-Za-z_][A-Za-z0-9_]*)="
-                        r"(?P<val>'[^']*'|\"[^\"]*\"|\S+)")
-_SECRET_OPT_RE = re.compile(
-    r"(?P<opt>--(?:api-key|hf-token|token|password|secret|auth-token)(?:=|\s+))(?P<val>'[^']*'|\"[^\"]*\"|\S+)",
-    re.IGNORECASE)
-_BEARER_RE = re.compile(r"(?P<opt>Bearer\s+)(?P<val>\S+)", re.IGNORECASE)
-
-
 def redact_value(name: str, value: str) -> str:
     return REDACTED if is_sensitive(name) and value else value
 
@@ -75,9 +70,9 @@ def redact_command(cmd: str) -> str:
             return f"{m.group('pre')}{m.group('name')}={REDACTED}"
         return m.group(0)
 
-    cmd = _ASSIGN_RE.sub(assign, cmd)
-    cmd = _SECRET_OPT_RE.sub(lambda m: m.group("opt") + REDACTED, cmd)
-    return _BEARER_RE.sub(lambda m: m.group("opt") + REDACTED, cmd)
+    cmd = FACTS["command_assignment"].sub(assign, cmd)
+    cmd = FACTS["secret_option"].sub(lambda m: m.group("opt") + REDACTED, cmd)
+    return FACTS["bearer_token"].sub(lambda m: m.group("opt") + REDACTED, cmd)
 
 
 # ------------------------------------------------------------------------------------------
@@ -137,20 +132,7 @@ def emit_env(sink: Sink, name: str, value: str, line: int | None, node: str | No
 # ------------------------------------------------------------------------------------------
 _MONTHS = {m: i + 1 for i, m in enumerate(
     ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"))}
-_DAY = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*\.?,?"
-_MON = r"(?P<mon>Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?"
-_HMS = r"(?P<H>\d{1,2}):(?P<M>\d\d):(?P<S>\d\d)(?:\.\d+)?"
-_TZ = r"(?P<tz>[A-Z]{1,5}|[+-]\d\d:?\d\d)"
-_DATE_FORMS = (
-    # `date` (C locale) and the nvidia-smi first line: Sat Oct 03 15:02:57 UTC 2026 / Wed Sep  2 08:01:02 2026
-    re.compile(rf"^(?:{_DAY}\s+)?{_MON}\s+(?P<d>\d{{1,2}}),?\s+{_HMS}(?:\s+{_TZ})?\s+(?P<y>\d{{4}})$"),
-    # RFC 2822 and en_GB-style `date`: Mon, 17 Nov 2025 09:21:40 +0000 / Tue 18 Aug 2026 07:10:51 AM UTC
-    re.compile(rf"^(?:{_DAY}\s+)?(?P<d>\d{{1,2}})\s+{_MON}\s+(?P<y>\d{{4}}),?\s+{_HMS}"
-               rf"(?:\s*(?P<ampm>AM|PM))?(?:\s+{_TZ})?$"),
-    # ISO 8601 / `date -Is` / `uptime -s`
-    re.compile(r"^(?P<y>\d{4})-(?P<mo>\d\d)-(?P<d>\d\d)[T ](?P<H>\d\d):(?P<M>\d\d):(?P<S>\d\d)(?:[.,]\d+)?"
-               r"\s*(?P<tz>Z|[+-]\d\d:?\d\d|UTC)?$"),
-)
+DATE_FORMS = ("date_c_locale", "date_rfc2822", "date_iso")  # [[regex]] names, tried in this order
 _ZERO_TZ = ("UTC", "GMT", "Z", "UT")
 
 
@@ -169,8 +151,8 @@ def parse_date(text: str) -> str | None:
     A zone is kept when the text states UTC/GMT or a numeric offset; otherwise the result is naive.
     """
     s = text.strip()
-    for rx in _DATE_FORMS:
-        m = rx.match(s)
+    for form in DATE_FORMS:
+        m = FACTS[form].match(s)
         if not m:
             continue
         g = m.groupdict()
@@ -190,18 +172,16 @@ def parse_date(text: str) -> str | None:
     return None
 
 
-_BUS_RE = re.compile(r"(?:(?P<dom>[0-9a-fA-F]{4,8}):)?(?P<bus>[0-9a-fA-F]{2}):(?P<dev>[0-9a-fA-F]{2})(?:\.[0-7])?")
-
-
 def norm_bus_id(text: str) -> str | None:
     """'00000000:18:00.0' / '0000:18:00' / '18:00.0' -> '0000:18:00' (lower-case hex)."""
-    m = _BUS_RE.search(text or "")
+    m = FACTS["pci_bus_id"].search(text or "")
     if not m:
         return None
     dom = int(m.group("dom"), 16) if m.group("dom") else 0
     return f"{dom:04x}:{m.group('bus').lower()}:{m.group('dev').lower()}"
 
 
+# mechanics, not a format: splits a size already read from a dump into its number and unit
 _SIZE_RE = re.compile(r"^\s*(?P<n>\d+(?:\.\d+)?)\s*(?P<u>[A-Za-z]*)\s*$")
 _K8S_UNITS = {"": 1, "k": 10**3, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15,
               "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50}
@@ -221,6 +201,7 @@ def parse_size(text: str, docker: bool = False) -> int | None:
     return int(float(m.group("n")) * mult)
 
 
+# mechanics, not a format: splits a version already read from a dump into its release numbers
 _REL_RE = re.compile(r"^\s*v?(?P<rel>\d+(?:\.\d+)*)(?P<rest>.*)$")
 
 

@@ -13,7 +13,9 @@ import json
 import re
 import tomllib
 from dataclasses import dataclass
+from functools import lru_cache
 
+from k3logs.catalogue.regexes import Regexes
 from k3logs.redact import clip
 
 MAX_LINES = 400          # lines looked at for line-shaped detectors
@@ -22,39 +24,23 @@ SMALL_FILE_LINES = 40    # launch commands, uptime and failed nvidia-smi outputs
 # ------------------------------------------------------------------------------------------
 # shell transcripts
 # ------------------------------------------------------------------------------------------
-PROMPT_RES = (
-    re.compile(r"^\$ (?P<cmd>\S.*)$"),
-    re.compile(r"^(?P<user>[\w.-]+)@(?P<host>[\w.-]+):[^\s$#]*[$#] ?(?P<cmd>\S.*)$"),
-    re.compile(r"^\[(?P<user>[\w.-]+)@(?P<host>[\w.-]+)[^\]]*\][$#] ?(?P<cmd>\S.*)$"),
-)
+INGEST = Regexes("ingest.toml")  # what a dump's text looks like: a prompt, a command, a tool's header
+PROMPTS = ("prompt_dollar", "prompt_user_at_host", "prompt_bracketed")
+# command -> dump kind, first match wins: the regex of a kind is named command_<kind>
+COMMAND_KINDS = ("nvidia_topo", "nvidia_smi_csv", "nvidia_smi_q", "nvidia_smi_list", "nvidia_smi", "collect_env",
+                 "pip_freeze", "docker_inspect", "k8s_describe", "pod_spec", "compose", "docker_ps", "slurm_job",
+                 "systemctl_status", "lsmod", "ibstat", "ip_addr", "uptime", "env", "ps", "free", "launch_cmd",
+                 "model_config", "prometheus")
 
-# command -> dump kind, first match wins
-COMMAND_KINDS: tuple[tuple[re.Pattern, str], ...] = tuple((re.compile(p), k) for p, k in (
-    (r"\bnvidia-smi\b.*\btopo\b", "nvidia_topo"),
-    (r"\bnvidia-smi\b.*--query-(?:gpu|compute-apps)\b", "nvidia_smi_csv"),
-    (r"\bnvidia-smi\b.*(?:\s-q\b|\s--query\b|\s-x\b)", "nvidia_smi_q"),
-    (r"\bnvidia-smi\b.*\s(?:-L|--list-gpus)\b", "nvidia_smi_list"),
-    (r"\bnvidia-smi\b(?!.*\s(?:nvlink|dmon|pmon|-L|--list-gpus|mig|-r)\b)", "nvidia_smi"),
-    (r"\bcollect[_-]env\b", "collect_env"),
-    (r"\b(?:pip3?|uv pip|-m pip)\s+(?:freeze|list)\b", "pip_freeze"),
-    (r"\b(?:docker|podman|nerdctl)\s+(?:container\s+|image\s+)?inspect\b", "docker_inspect"),
-    (r"\bkubectl\b.*\bdescribe\b", "k8s_describe"),
-    (r"\bkubectl\b.*\bget\b.*(?:-o|--output)[\s=]*(?:yaml|json)\b", "pod_spec"),
-    (r"\bdocker[ -]compose\b.*\bconfig\b", "compose"),
-    (r"\b(?:docker|podman|nerdctl)\s+(?:container\s+)?(?:ps|ls)\b", "docker_ps"),
-    (r"\b(?:scontrol\s+show\s+job|sacct|squeue)\b", "slurm_job"),
-    (r"\bsystemctl\s+(?:\S+\s+)*status\b", "systemctl_status"),
-    (r"\blsmod\b", "lsmod"),
-    (r"\b(?:ibstat|ibv_devinfo|ibdev2netdev)\b", "ibstat"),
-    (r"(?:^|\s)ip(?:\s+-\S+)*\s+(?:a|ad|addr|address)\b|\bifconfig\b", "ip_addr"),
-    (r"^(?:sudo\s+)?(?:date|uptime)\b|/proc/uptime\b", "uptime"),
-    (r"(?:^|\s)(?:env|printenv)\s*(?:$|\|)|\bexport\s+-p\b|/environ\b", "env"),
-    (r"^(?:sudo\s+)?ps\b", "ps"),
-    (r"(?:^|[;&|]\s*)(?:sudo\s+)?free\b", "free"),
-    (r"/proc/(?:\d+|self)/cmdline", "launch_cmd"),
-    (r"config\.json\b", "model_config"),
-    (r"/metrics\b", "prometheus"),
-))
+
+@lru_cache(maxsize=1)
+def _prompts() -> tuple[re.Pattern, ...]:
+    return tuple(INGEST[name] for name in PROMPTS)
+
+
+@lru_cache(maxsize=1)
+def _command_kinds() -> tuple[tuple[re.Pattern, str], ...]:
+    return tuple((INGEST[f"command_{kind}"], kind) for kind in COMMAND_KINDS)
 
 
 @dataclass(frozen=True)
@@ -69,7 +55,7 @@ class Segment:
 
 
 def prompt_of(line: str) -> re.Match | None:
-    for rx in PROMPT_RES:
+    for rx in _prompts():
         m = rx.match(line)
         if m:
             return m
@@ -79,7 +65,7 @@ def prompt_of(line: str) -> re.Match | None:
 def command_kind(cmd: str | None) -> str | None:
     if not cmd:
         return None
-    for rx, kind in COMMAND_KINDS:
+    for rx, kind in _command_kinds():
         if rx.search(cmd):
             return kind
     return None
@@ -112,69 +98,7 @@ def split_transcript(lines: list[str]) -> list[Segment]:
 # ------------------------------------------------------------------------------------------
 def _is_comment(ln: str) -> bool:
     s = ln.lstrip()
-    return s.startswith("#") and not re.match(r"#\s*(?:HELP|TYPE)\s", s)
-
-
-_SMI_HEADER = re.compile(r"^\|?\s*NVIDIA-SMI\s+[\d.]+\s+Driver Version:\s*[\d.]+", re.M)
-SMI_FAIL = re.compile(
-    r"^\s*(?:NVIDIA-SMI has failed|No devices were found|Unable to determine the device handle"
-    r"|Failed to initialize NVML|NVIDIA-SMI couldn't find libnvidia-ml|Driver/library version mismatch)")
-_SMI_Q = re.compile(r"^=+\s*NVSMI LOG\s*=+\s*$|<nvidia_smi_log>", re.M)
-_COLLECT_ENV = re.compile(
-    r"^(?:Collecting environment information|\s+vLLM Info\s*$|vLLM Version\s*:|PyTorch version\s*:"
-    r"|CUDA used to build PyTorch\s*:)", re.M)
-_TOPO_HEADER = re.compile(r"^[ \t]*GPU0(?:[ \t]+(?:GPU\d+|NIC\d+|mlx\d_\d+|\w+_\d+))*[ \t]+CPU Affinity", re.M)
-_CSV_FIELD = re.compile(r"^[a-z][a-z_]*(?:\.[a-z_0-9]+)*(?: \[[^\]]+\])?$")
-_CSV_KNOWN = {"index", "name", "uuid", "pci.bus_id", "driver_version", "pid", "process_name", "used_gpu_memory",
-              "used_memory", "serial", "memory.total", "memory.used", "vbios_version", "gpu_name", "gpu_uuid"}
-_BUS_CELL = re.compile(r"^[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d$|^GPU-[0-9a-f-]{8,}$")
-_DESCRIBE_MARKS = re.compile(
-    r"^(?:Namespace|Containers|Events|Conditions|Labels|Node|Volumes|QoS Class|Roles|Taints|Capacity"
-    r"|Allocatable|System Info|Annotations|Start Time|Status|Controlled By|Init Containers):", re.M)
-_PROM_HELP = re.compile(r"^# (?:HELP|TYPE) vllm:|^vllm:\w+(?:\{|\s)"
-                        r"|^# TYPE [a-zA-Z_:][\w:]* (?:counter|gauge|histogram|summary|untyped|info)\s*$", re.M)
-_LSMOD = re.compile(r"^Module\s+Size\s+Used by\s*$")
-_IBSTAT = re.compile(r"^CA '[^']+'\s*$|^hca_id:\s+\S+|^\S+ port \d+ ==> \S+ \((?:Up|Down)\)", re.M)
-_IB_PORT = re.compile(r"^\s+(?:Port \d+:|State:|Physical state:|port:\s+\d+|state:\s+PORT_)", re.M)
-_PS_HEADER = re.compile(r"^\s*(?:(?:UID|USER)\s+PID\b|PID\b).*\b(?:CMD|COMMAND|ARGS)\s*$")
-_IP_LINK = re.compile(r"^\d+:\s+[\w@.:-]+:\s+<[A-Z_,-]*>.*\bmtu\b|^[\w.:-]+:\s+flags=\d+<|^[\w.:-]+\s+Link encap:")
-_IP_BRIEF = re.compile(r"^[\w@.:-]+\s+(?:UP|DOWN|UNKNOWN|DORMANT|LOWERLAYERDOWN|NOTPRESENT)\b")
-_UPTIME_LINE = re.compile(
-    r"^\s*(?:\d\d:\d\d:\d\d\s+up\s.*load averages?:.*"
-    r"|up\s+\d+\s+(?:year|week|day|hour|minute)s?.*"
-    r"|\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?\s*(?:Z|[+-]\d\d:?\d\d|UTC)?"
-    r"|\d+\.\d+\s+\d+\.\d+"
-    r"|(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)\w*,?\s+)?(?:\d{1,2}\s+)?(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\w*"
-    r"\s+(?:\d{1,2},?\s+)?(?:\d{4},?\s+)?\d{1,2}:\d\d:\d\d(?:\s*[AP]M)?(?:\s+[A-Z]{2,5}|\s+[+-]\d{4})?(?:\s+\d{4})?)\s*$")
-_PIP_LINE = re.compile(r"^(?:[A-Za-z0-9][\w.-]*(?:\[[\w,.-]+\])?\s*(?:===?|@)\s*\S+|-e\s+\S+)\s*$")
-_PIP_LIST_HEADER = re.compile(r"^Package\s+Version(?:\s+.*)?$")
-_ENV_LINE = re.compile(r"^\s*(?:export\s+|declare\s+-x\s+|set\s+)?[A-Za-z_][A-Za-z0-9_]*=")
-_NOTE_LINE = re.compile(r"^[A-Za-z][\w .()/-]{0,60}:\s+\S")
-_ENV_NAME_LINE = re.compile(r"^\s*(?:export\s+|declare\s+-x\s+)?[A-Z][A-Z0-9]*_[A-Z0-9_]*=")
-_SCRIPT = re.compile(r"^#!\s*/\S*(?:bin/(?:env\s+)?(?:ba|z|da|k)?sh)\b")  # a shell script (sbatch scripts too)
-LAUNCH_RE = re.compile(
-    r"(?:^|[\s/;&|(\"'=])(?:vllm\s+serve\b|python[\d.]*\s+(?:-\S+\s+)*-m\s+vllm\.entrypoints|"
-    r"(?:docker|podman|nerdctl)\s+(?:container\s+)?run\b|torchrun\b|ray\s+start\b|"
-    r"python[\d.]*\s+(?:-\S+\s+)*-m\s+torch\.distributed\.run\b)")
-_YAML_API = re.compile(r"^apiVersion:\s*\S", re.M)
-_YAML_KIND = re.compile(r"^kind:\s*(?:Pod|Deployment|StatefulSet|DaemonSet|Job|CronJob|ReplicaSet|List|PodTemplate"
-                        r"|LeaderWorkerSet)\b", re.M)
-_YAML_CONTAINERS = re.compile(r"^\s*(?:-\s+)?containers:\s*$", re.M)
-_YAML_IMAGE = re.compile(r"^\s*(?:-\s+)?image:\s*\S", re.M)
-_YAML_SPEC = re.compile(r"^spec:\s*$", re.M)
-# tables and files a person tells at a glance (kept as text: their generic facts, pod -> node, hosts, are read)
-_DOCKER_PS_HEADER = re.compile(r"^CONTAINER ID\s+IMAGE\s+")
-_K8S_GET_HEADER = re.compile(r"^(?:NAMESPACE\s+)?NAME\s+(?:READY\s+STATUS\s+RESTARTS\s+AGE|STATUS\s+ROLES\s+AGE\s+VERSION)\b")
-_FREE_HEADER = re.compile(r"^\s+total\s+used\s+free\s+shared\s+buff/cache\s+available\s*$")
-_SLURM_JOB = re.compile(r"^JobId=\d+ JobName=|^\s*JobID\s+JobName\s")
-_DOCKERFILE_LINE = re.compile(r"^(?:FROM|RUN|COPY|ADD|ENV|ARG|ENTRYPOINT|CMD|WORKDIR|USER|EXPOSE|LABEL|SHELL|VOLUME"
-                              r"|HEALTHCHECK|ONBUILD|STOPSIGNAL)\s")  # (upper case, as written: 'From #channel' is prose)
-SMI_LIST_LINE = re.compile(r"^GPU (?P<idx>\d+): (?P<name>.+?) \(UUID: (?P<uuid>GPU-[0-9a-fA-F-]+)\)\s*$")
-SYSTEMCTL_STATUS = re.compile(r"^[●*○×]? ?\S+\.(?:service|scope|socket|timer) - ")  # its first line
-_UNIT_SECTION = re.compile(r"^\[(?:Unit|Service|Install)\]\s*$", re.M)
-_UNIT_EXEC = re.compile(r"^ExecStart=", re.M)
-_COMPOSE_SERVICES = re.compile(r"^services:\s*$", re.M)  # a Compose file: top-level services, each with an image or a build
-_COMPOSE_IMAGE = re.compile(r"^\s+(?:image|build):", re.M)
+    return s.startswith("#") and not INGEST["prometheus_comment"].match(s)
 
 
 _WRAPPERS = {"sudo", "nohup", "exec", "env", "time", "numactl", "taskset", "stdbuf", "setsid", "nice", "srun", "mpirun"}
@@ -186,17 +110,18 @@ def is_launch_line(text: str) -> bool:
     A launcher merely mentioned inside a line (a docker ps COMMAND column, a log message) does not count.
     """
     toks = text.split()
+    assignment, cpu_list, launch = INGEST["shell_assignment_token"], INGEST["cpu_list_token"], INGEST["launch_command"]
     i = 0
-    while i < len(toks) and (re.match(r"^[A-Za-z_]\w*=", toks[i]) or toks[i].rsplit("/", 1)[-1] in _WRAPPERS
-                             or (i and toks[i].startswith("-")) or re.fullmatch(r"[\d,x-]+|0x[0-9a-fA-F]+", toks[i])):
+    while i < len(toks) and (assignment.match(toks[i]) or toks[i].rsplit("/", 1)[-1] in _WRAPPERS
+                             or (i and toks[i].startswith("-")) or cpu_list.fullmatch(toks[i])):
         i += 1
     if i >= len(toks):
         return False
     head = toks[i].rsplit("/", 1)[-1]
     rest = " ".join([head, *toks[i + 1:]])
-    if re.fullmatch(r"(?:ba|z)?sh|python[\d.]*|kubectl", head):
-        return bool(LAUNCH_RE.search(rest))
-    return bool(LAUNCH_RE.match(rest))
+    if INGEST["launcher_host_command"].fullmatch(head):
+        return bool(launch.search(rest))
+    return bool(launch.match(rest))
 
 
 def logical_lines(lines: list[str]) -> list[tuple[int, int, str]]:
@@ -221,12 +146,9 @@ def logical_lines(lines: list[str]) -> list[tuple[int, int, str]]:
     return out
 
 
-_JSON_START = re.compile(r'^\s*(?:\{\s*(?:"|\}|$)|\[\s*(?:[\{\["\]]|$))')
-
-
 def _json_kind(text: str) -> tuple[str, str] | None:
     s = text.strip()
-    if not s or not _JSON_START.match(s):
+    if not s or not INGEST["json_start"].match(s):
         return None
     first = s.split("\n", 1)[0].strip()
     try:
@@ -249,7 +171,7 @@ def _json_doc_kind(doc: object, head: str) -> tuple[str, str] | None:
     dicts = [d for d in items if isinstance(d, dict)]
     keys = set().union(*(d.keys() for d in dicts)) if dicts else set()
     if doc is None:  # truncated or broken JSON: decide on keys seen in the head
-        keys = set(re.findall(r'"([A-Za-z_][\w.]*)"\s*:', head))
+        keys = set(INGEST["json_key"].findall(head))
     if "k3logs_manifest" in keys:
         return "manifest", 'JSON with a top-level "k3logs_manifest" key'
     if keys & {"HostConfig", "RepoTags", "RepoDigests"} or {"Config", "State"} <= keys or {"Path", "Args", "State"} <= keys:
@@ -267,7 +189,7 @@ def _json_doc_kind(doc: object, head: str) -> tuple[str, str] | None:
 
 
 def _toml_manifest(text: str) -> tuple[str, str] | None:
-    if not re.search(r"^\s*(?:\[k3logs_manifest\]|k3logs_manifest\s*=)", text, re.M):
+    if not INGEST["toml_manifest"].search(text):
         return None
     try:
         tomllib.loads(text)
@@ -276,17 +198,22 @@ def _toml_manifest(text: str) -> tuple[str, str] | None:
     return "manifest", 'TOML with a top-level "k3logs_manifest" key'
 
 
+_CSV_KNOWN = {"index", "name", "uuid", "pci.bus_id", "driver_version", "pid", "process_name", "used_gpu_memory",
+              "used_memory", "serial", "memory.total", "memory.used", "vbios_version", "gpu_name", "gpu_uuid"}
+
+
 def _smi_csv(nc: list[str]) -> str | None:
     if not nc:
         return None
     cells = [c.strip() for c in nc[0].split(",")]
-    if len(cells) >= 2 and all(_CSV_FIELD.match(c) for c in cells):
-        names = {re.sub(r"\s*\[.*\]$", "", c) for c in cells}
+    if len(cells) >= 2 and all(INGEST["smi_csv_field"].match(c) for c in cells):
+        names = {INGEST["smi_csv_unit"].sub("", c) for c in cells}
         if names & _CSV_KNOWN and (any("." in n for n in names) or names & {"driver_version", "uuid", "process_name"}):
             return f"nvidia-smi --query csv header ({clip(nc[0].strip(), 60)})"
     rows = [[c.strip() for c in ln.split(",")] for ln in nc[:50]]
+    bus_cell = INGEST["smi_bus_cell"]
     if rows and all(len(r) == len(rows[0]) and len(r) >= 2 for r in rows) and \
-            all(any(_BUS_CELL.match(c) for c in r) for r in rows):
+            all(any(bus_cell.match(c) for c in r) for r in rows):
         return "nvidia-smi --query csv rows (bus id / GPU UUID cells) without header"
     return None
 
@@ -298,78 +225,91 @@ def _detect(lines: list[str], text: str) -> tuple[str, str] | None:
         return None
     first = nc[0]
     top = "\n".join(nc[:12])
-    if _SMI_Q.search(top):
+    if INGEST["smi_q_banner"].search(top):
         return "nvidia_smi_q", "NVSMI LOG banner (nvidia-smi -q)"
-    if _SMI_HEADER.search(top):
+    if INGEST["smi_header"].search(top):
         return "nvidia_smi", "nvidia-smi table header (NVIDIA-SMI / Driver Version)"
-    marks = _COLLECT_ENV.findall("\n".join(nc[:60]))
+    marks = INGEST["collect_env_mark"].findall("\n".join(nc[:60]))
     if any(m.startswith(("Collecting", "PyTorch")) or m.strip() == "vLLM Info" for m in marks) or len(marks) >= 2:
         return "collect_env", "collect_env sections / keys (PyTorch version, vLLM Version)"
-    if _TOPO_HEADER.search("\n".join(nc[:5])):
+    if INGEST["topo_header"].search("\n".join(nc[:5])):
         return "nvidia_topo", "nvidia-smi topo -m matrix header (GPU0 ... CPU Affinity)"
     reason = _smi_csv(nc)
     if reason:
         return "nvidia_smi_csv", reason
-    listed = sum(bool(SMI_LIST_LINE.match(ln)) for ln in nc)
+    smi_list, smi_fail = INGEST["smi_list_line"], INGEST["smi_fail"]
+    listed = sum(bool(smi_list.match(ln)) for ln in nc)
     if listed and listed * 2 >= len(nc):
         return "nvidia_smi_list", "nvidia-smi -L lines (GPU n: name (UUID: GPU-...))"
-    if len(nc) <= SMALL_FILE_LINES and any(SMI_FAIL.match(ln) for ln in nc[:6]):
-        return "nvidia_smi", "failed nvidia-smi output (" + clip(next(ln for ln in nc if SMI_FAIL.match(ln)).strip(), 50) + ")"
-    if re.match(r"^Name:\s+\S", first) and len(set(_DESCRIBE_MARKS.findall(text))) >= 2:
+    if len(nc) <= SMALL_FILE_LINES and any(smi_fail.match(ln) for ln in nc[:6]):
+        return "nvidia_smi", "failed nvidia-smi output (" + clip(next(ln for ln in nc if smi_fail.match(ln)).strip(), 50) + ")"
+    if INGEST["describe_first_line"].match(first) and len(set(INGEST["describe_mark"].findall(text))) >= 2:
         return "k8s_describe", "kubectl describe layout (Name:, Namespace:/Containers:/Events: ...)"
-    if _YAML_CONTAINERS.search(text) and (
-            (_YAML_API.search(text) and _YAML_KIND.search(text)) or (_YAML_SPEC.search(text) and _YAML_IMAGE.search(text))):
+    if INGEST["yaml_containers"].search(text) and (
+            (INGEST["yaml_api_version"].search(text) and INGEST["yaml_workload_kind"].search(text))
+            or (INGEST["yaml_spec"].search(text) and INGEST["yaml_image"].search(text))):
         return "pod_spec", "Kubernetes YAML (apiVersion/kind/spec.containers)"
-    if _COMPOSE_SERVICES.search(text) and _COMPOSE_IMAGE.search(text):
+    if INGEST["compose_services"].search(text) and INGEST["compose_image"].search(text):
         return "compose", "Docker Compose file (services: with image/build)"
-    if _DOCKER_PS_HEADER.match(first):
+    if INGEST["docker_ps_header"].match(first):
         return "docker_ps", "docker ps table header (CONTAINER ID IMAGE ...)"
-    if _K8S_GET_HEADER.match(first):
+    if INGEST["k8s_get_header"].match(first):
         return "k8s_get", "kubectl get table header (NAME READY STATUS RESTARTS AGE, or nodes)"
-    head = next((i for i, ln in enumerate(nc[:3]) if _FREE_HEADER.match(ln)), None)  # (after `hostname`, say)
+    head = next((i for i, ln in enumerate(nc[:3]) if INGEST["free_header"].match(ln)), None)  # (after `hostname`, say)
     if head is not None and nc[head + 1:head + 2] and nc[head + 1].startswith("Mem:"):
         return "free", "free table (total used free shared buff/cache available; Mem:)"
-    if _SLURM_JOB.match(first):
+    if INGEST["slurm_job_record"].match(first):
         return "slurm_job", "Slurm job record (scontrol show job / sacct)"
     instructions = [ln for ln in nc if ln[:1].isalpha()]  # (continued lines are indented)
-    known = sum(bool(_DOCKERFILE_LINE.match(ln)) for ln in instructions)
-    if re.match(r"(?:FROM|ARG)\s", first) and known >= 2 and known * 10 >= len(instructions) * 8 \
+    dockerfile = INGEST["dockerfile_instruction"]
+    known = sum(bool(dockerfile.match(ln)) for ln in instructions)
+    if INGEST["dockerfile_first"].match(first) and known >= 2 and known * 10 >= len(instructions) * 8 \
             and any(ln.startswith("FROM ") for ln in instructions):
         return "dockerfile", "Dockerfile (FROM, RUN, COPY ... instructions)"
-    if SYSTEMCTL_STATUS.match(first) and any(ln.lstrip().startswith("Active:") for ln in nc[1:6]):
+    if INGEST["systemctl_status_first"].match(first) and any(ln.lstrip().startswith("Active:") for ln in nc[1:6]):
         return "systemctl_status", "systemctl status (unit, Loaded:, Active:)"
-    if _UNIT_SECTION.search(text) and _UNIT_EXEC.search(text):
+    if INGEST["unit_section"].search(text) and INGEST["unit_exec_start"].search(text):
         return "systemd_unit", "systemd unit ([Service] with ExecStart=)"
-    if _PROM_HELP.search("\n".join(body[:20])):
+    if INGEST["prometheus_exposition"].search("\n".join(body[:20])):
         return "prometheus", "Prometheus exposition (# HELP/# TYPE, vllm: samples)"
-    if _LSMOD.match(first):
+    if INGEST["lsmod_header"].match(first):
         return "lsmod", "lsmod header (Module Size Used by)"
-    if _IBSTAT.search(top) and _IB_PORT.search("\n".join(nc[:40])):
+    if INGEST["ibstat_device"].search(top) and INGEST["ibstat_port"].search("\n".join(nc[:40])):
         return "ibstat", "ibstat / ibv_devinfo CA and port state lines"
-    if _PS_HEADER.match(first):
+    if INGEST["ps_header"].match(first):
         return "ps", "ps table header (PID ... CMD/COMMAND)"
-    if any(_IP_LINK.match(ln) for ln in nc[:10]) or \
-            (sum(bool(_IP_BRIEF.match(ln)) for ln in nc) >= max(2, (len(nc) + 1) // 2)):
+    ip_link, ip_brief = INGEST["ip_link"], INGEST["ip_brief"]
+    if any(ip_link.match(ln) for ln in nc[:10]) or \
+            (sum(bool(ip_brief.match(ln)) for ln in nc) >= max(2, (len(nc) + 1) // 2)):
         return "ip_addr", "ip addr / ip -br addr / ifconfig output"
-    if len(nc) <= SMALL_FILE_LINES and all(_UPTIME_LINE.match(ln) for ln in nc):
+    uptime = INGEST["uptime_line"]
+    if len(nc) <= SMALL_FILE_LINES and all(uptime.match(ln) for ln in nc):
         return "uptime", "date / uptime / /proc/uptime output"
-    pip = sum(bool(_PIP_LINE.match(ln.strip())) for ln in nc)
-    if _PIP_LIST_HEADER.match(first.strip()) or (pip >= 2 and pip >= 0.6 * len(nc)):
+    pip_line = INGEST["pip_line"]
+    pip = sum(bool(pip_line.match(ln.strip())) for ln in nc)
+    if INGEST["pip_list_header"].match(first.strip()) or (pip >= 2 and pip >= 0.6 * len(nc)):
         return "pip_freeze", "pip freeze / pip list lines (name==version)"
     logical = [t for _, _, t in logical_lines(lines[:MAX_LINES]) if t and not _is_comment(t)]
     launches = [t for t in logical if is_launch_line(t)]
     if launches and len(logical) <= SMALL_FILE_LINES and len(launches) * 2 >= len(logical):
-        return "launch_cmd", "command line (" + clip(LAUNCH_RE.search(launches[0]).group(0).strip(), 30) + ")"
-    if launches and _SCRIPT.match(body[0]):  # its setup lines (source, module load, export, cd) around the launch
-        return "launch_cmd", "shell script running " + clip(LAUNCH_RE.search(launches[0]).group(0).strip(), 30)
-    kv = sum(bool(_ENV_LINE.match(ln)) for ln in nc)
-    named = sum(bool(_ENV_NAME_LINE.match(ln)) for ln in nc)
+        return "launch_cmd", "command line (" + clip(_launcher_of(launches[0]), 30) + ")"
+    # a shell script: its setup lines (source, module load, export, cd) around the launch
+    if launches and INGEST["shell_shebang"].match(body[0]):
+        return "launch_cmd", "shell script running " + clip(_launcher_of(launches[0]), 30)
+    env_line, env_name_line, note_line = INGEST["env_assignment"], INGEST["env_name_assignment"], INGEST["note_line"]
+    kv = sum(bool(env_line.match(ln)) for ln in nc)
+    named = sum(bool(env_name_line.match(ln)) for ln in nc)
     # "gpu: 4 x L40S" lines of a hand-written note neither count for nor against an environment listing
-    notes = sum(bool(_NOTE_LINE.match(ln)) and not _ENV_LINE.match(ln) for ln in nc)
+    notes = sum(bool(note_line.match(ln)) and not env_line.match(ln) for ln in nc)
     counted = max(1, len(nc) - notes)
     if kv >= 2 and (kv >= 0.6 * counted or (named >= 2 and kv >= 0.4 * counted)):
         return "env", f"{kv} KEY=VALUE lines (environment)"
     return None
+
+
+def _launcher_of(line: str) -> str:
+    """The launcher a launch line runs ('vllm serve', 'docker run', ...)."""
+    return INGEST["launch_command"].search(line).group(0).strip()
 
 
 def sniff_dump(head: str) -> tuple[str, str] | None:
@@ -387,7 +327,7 @@ def _sniff(head: str) -> tuple[str, str] | None:
     if not text.strip():
         return None
     got = _json_kind(text)
-    if got or (_JSON_START.match(text) and _looks_jsonl(text)):
+    if got or (INGEST["json_start"].match(text) and _looks_jsonl(text)):
         return got
     got = _toml_manifest(text)
     if got:

@@ -8,38 +8,40 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from k3logs.catalogue.regexes import Regexes
 from k3logs.schema import LINE, SUB
 
-START = r"^(?:Traceback \(most recent call last\):|Fatal Python error: |\s*\+ Exception Group Traceback|Exception in thread .*:$|Process [\w.-]+:$)"
-FRAME = (r"^(?:\s+File \"|\s{2,}\S|\s*[~^]+\s*$|Thread 0x[0-9a-fA-F]+|Current thread 0x|\s*\[Previous line repeated"
-         r"|\s*\|\s|\s*\+[-+]|Extension modules: |Stack \(most recent call first\)|Python runtime state: )")
-SEP = r"^(?:During handling of the above exception, another exception occurred:|The above exception was the direct cause of the following exception:)\s*$"
-EXC = r"^[A-Za-z_][\w.]*(?::|\s*$)"  # 'ValueError: ...', 'KeyboardInterrupt'
+INGEST = Regexes("ingest.toml")  # what a traceback's lines look like
 MAX_EXC_CONTINUATION = 30
 WINDOW = 2000  # rows of its stream after a header that a traceback may span
-FRAME_FUNC = re.compile(r'^\s*File "[^"]*", line \d+,? in (\S+)')
 # inside an exception group (3.11+) every line carries a '|' margin and sub-exceptions are framed by '+---'
 GROUP_START = "Exception Group Traceback"
-GROUP_MARGIN = re.compile(r"^\s*\| ?")
-GROUP_EDGE = re.compile(r"^\s*\+[-+]+")
-START_RE, SEP_RE, FRAME_RE, EXC_RE = (re.compile(x) for x in (START, SEP, FRAME, EXC))
 
 ROLE_START, ROLE_FRAME, ROLE_SEP, ROLE_BLANK, ROLE_OTHER = 1, 2, 3, 4, 0
+
+
+@lru_cache(maxsize=1)
+def _traceback_lines() -> tuple[re.Pattern, re.Pattern, re.Pattern, re.Pattern]:
+    """How a traceback's start, chain separator, frame and exception lines look (read per row: bound once)."""
+    return (INGEST["traceback_start"], INGEST["traceback_chain_separator"], INGEST["traceback_frame"],
+            INGEST["exception_line"])
 
 
 def _role(text: str, is_start: bool) -> int:
     if is_start:
         return ROLE_START
-    if SEP_RE.match(text):
+    _, sep, frame, _ = _traceback_lines()
+    if sep.match(text):
         return ROLE_SEP
     if not text.strip():
         return ROLE_BLANK
-    return ROLE_FRAME if FRAME_RE.match(text) else ROLE_OTHER
+    return ROLE_FRAME if frame.match(text) else ROLE_OTHER
 
 
 class _Block:
@@ -63,23 +65,24 @@ class _Block:
 
 def _group_role(text: str) -> tuple[int, str, bool] | None:
     """Role, bare text and 'looks like an exception' of a line inside an exception group (None: not framed)."""
-    if GROUP_EDGE.match(text):
+    if INGEST["exception_group_edge"].match(text):
         return ROLE_SEP, text, False
-    m = GROUP_MARGIN.match(text)
+    m = INGEST["exception_group_margin"].match(text)
     if not m:
         return None
     bare = text[m.end():]
-    if START_RE.match(bare) or bare.startswith(GROUP_START):
+    start, sep, frame, exc = _traceback_lines()
+    if start.match(bare) or bare.startswith(GROUP_START):
         role = ROLE_START
-    elif SEP_RE.match(bare):
+    elif sep.match(bare):
         role = ROLE_SEP
     elif not bare.strip():
         role = ROLE_BLANK
-    elif FRAME_RE.match(bare):
+    elif frame.match(bare):
         role = ROLE_FRAME
     else:
         role = ROLE_OTHER
-    return role, bare, bool(EXC_RE.match(bare))
+    return role, bare, bool(exc.match(bare))
 
 
 def _blocks_in_stream(idx: Sequence[int], starts: list[int], row) -> list[_Block]:
@@ -91,6 +94,7 @@ def _blocks_in_stream(idx: Sequence[int], starts: list[int], row) -> list[_Block
     cur: _Block | None = None
     prev: tuple = ("", "", None, None)
     heads, latest = set(starts), starts[0]
+    exc = INGEST["exception_line"]
 
     def close() -> None:
         nonlocal cur
@@ -110,7 +114,7 @@ def _blocks_in_stream(idx: Sequence[int], starts: list[int], row) -> list[_Block
             latest = k
         k += 1
         text, source, loc, lt = row(i)
-        role, exc_like = _role(text, is_start), bool(EXC_RE.match(text))
+        role, exc_like = _role(text, is_start), bool(exc.match(text))
         (_, psource, ploc, plt), prev = prev, (text, source, loc, lt)
         if cur is not None and cur.group and (g := _group_role(text)) is not None:
             role, text, exc_like = g
@@ -201,7 +205,7 @@ def fold_tracebacks(df: pl.DataFrame) -> pl.DataFrame:
     text = the first exception of the chain, `exc_*` one entry per link."""
     if df.is_empty():
         return df
-    is_start = df["text"].str.contains(START)
+    is_start = df["text"].str.contains(INGEST["traceback_start"].pattern)
     if not is_start.any():
         return df
     # one stream per process, and per rank: torchrun interleaves the '[rankN]: ' tracebacks of its ranks.
@@ -229,16 +233,17 @@ def fold_tracebacks(df: pl.DataFrame) -> pl.DataFrame:
     lines, line_end = table.column(4), table.column(5)
     absorbed: list[int] = []
     heads, types, msgs, exc_lines, ends, first_text, frames = [], [], [], [], [], [], []
+    frame_func = INGEST["traceback_frame_function"]
     for b in blocks:
         # the stack of the first exception of the chain (the innermost cause), outermost frame first
         if b.fatal:  # faulthandler: the crashed thread's stack, innermost first as printed
             cur_at = next((j for j in b.rows if texts[j].startswith("Current thread")), None)
             stack = [m.group(1) for j in b.rows if cur_at is not None and j > cur_at
-                     and (m := FRAME_FUNC.match(texts[j]))]
+                     and (m := frame_func.match(texts[j]))]
             frames.append(stack[::-1])
         else:
             upto = b.exc[0][0]
-            frames.append([m.group(1) for j in b.rows if j < upto and (m := FRAME_FUNC.match(b.text(j, texts)))])
+            frames.append([m.group(1) for j in b.rows if j < upto and (m := frame_func.match(b.text(j, texts)))])
         absorbed += b.rows[1:]
         heads.append(b.rows[0])
         t, m, ln = [], [], []
@@ -295,8 +300,9 @@ def fold_continuations(df: pl.DataFrame) -> pl.DataFrame:
     same_record = (pl.col("cr_end").shift(1).over("pid").fill_null(False)
                    & (pl.col("loc") == pl.col("loc").shift(1).over("pid"))
                    & (pl.col("lt") == pl.col("lt").shift(1).over("pid")))
+    indented = pl.col("text").str.contains(INGEST["kernel_continuation"].pattern)
     kernel_cont = ((pl.col("source") == "kernel") & pl.col("lt_kind").is_null()
-                   & pl.col("text").str.contains(r"^\s+\S") & (pl.col("source").shift(1) == "kernel"))
+                   & indented & (pl.col("source").shift(1) == "kernel"))
     # (each kind is looked for only where it can be: most batches have no '\r'-continued or kernel line)
     kinds = [e.fill_null(False) for e, possible in ((same_record, df["cr_end"].any()),
                                                     (kernel_cont, (df["source"] == "kernel").any())) if possible]

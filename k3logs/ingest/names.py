@@ -6,7 +6,7 @@ import hashlib
 import posixpath
 import re
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")  # (kept here: what we escape to show a name)
 MAX_NAME = 1024   # characters of a name shown whole
 MAX_PART = 128    # a longer folder or file name in a name longer than MAX_NAME is shortened with its hash
 

@@ -9,16 +9,12 @@ from functools import lru_cache
 import polars as pl
 
 from k3logs.catalogue.formats import Format
+from k3logs.catalogue.regexes import Regexes
 
-from .terminal import ANSI_RE
-
-# What a prefix can look like, cheaply: '(...)' with up to two levels of nesting, '[...]:', an Open MPI tag.
+# What a prefix can look like, cheaply (run by polars): prefix_start, how every head starts; simple_head,
+# '(Name pid=N) ', '[rank3]: '; prefix_head, any of them ('(...)' nested twice, '[...]:', an Open MPI tag).
 # Which prefix format it is, and what it says, is decided once per distinct head (a few per file).
-PREFIX_HEAD = (r"^((?:\x1b\[[\d;]*m)?\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)(?:\x1b\[[\d;]*m)? ?"
-               r"|(?:[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d [\d:]{8} \d{4})?\[\d+,\d+\]<std(?:out|err)>: ?"
-               r"|\[[A-Za-z][^\]\s]{0,39}\]:? ?)")
-PREFIX_START = r"^(?:[(\[]|\x1b\[|[A-Z][a-z]{2} [A-Z][a-z]{2} )"  # how every head below starts
-SIMPLE_HEAD = r"^((?:\x1b\[[\d;]*m)?\([^()]*\)(?:\x1b\[[\d;]*m)? ?|\[[A-Za-z][^\],\s]{0,39}\]:? ?)"  # [rank3]:, [default0]: (not [1,3]<stdout>: nor kernel times)
+INGEST = Regexes("ingest.toml")
 SAMPLE_ROWS = 256  # a batch's first rows, read first to see how to read the rest (its lines are mostly alike)
 PREFIX_FIELDS = {"_cut": pl.String, "_proc": pl.String, "_pid": pl.Int64, "_ip": pl.String, "_rank": pl.Int32,
                  "_local_rank": pl.Int32, "_stream": pl.String}
@@ -33,8 +29,9 @@ def _read_heads(heads: list[str], prefixes: tuple[Format, ...]) -> pl.DataFrame:
     """What each distinct prefix head says (first matching prefix format), or nothing. A head may be wrapped in
     colour codes: the formats read it without them, and `_cut` (what the format read) keeps them."""
     rows = []
+    ansi = INGEST["ansi_escape"]
     for h in heads:
-        clean = ANSI_RE.sub("", h) if "\x1b" in h else h
+        clean = ansi.sub("", h) if "\x1b" in h else h
         for fmt, rx in _compiled_prefixes(prefixes):
             m = rx.match(clean)
             if not m:
@@ -53,7 +50,7 @@ def _raw_end(raw: str, clean_end: int) -> int:
     if "\x1b" not in raw:
         return clean_end
     pos = seen = 0
-    for m in ANSI_RE.finditer(raw):
+    for m in INGEST["ansi_escape"].finditer(raw):
         if seen + m.start() - pos >= clean_end:
             break
         seen += m.start() - pos
@@ -62,28 +59,30 @@ def _raw_end(raw: str, clean_end: int) -> int:
 
 
 def _simple_heads(text: pl.Series) -> pl.Series:
-    """SIMPLE_HEAD of each row (most heads: '(Name pid=N) ', '[rank3]: '), or null. The heads most rows
+    """The simple_head of each row (most heads: '(Name pid=N) ', '[rank3]: '), or null. The heads most rows
     share (those of the first SAMPLE_ROWS rows) are found by a plain comparison, the regex reads the other
     rows: a head that ends in a space is what the regex reads from any row that starts with it (nothing
     after it can lengthen it)."""
-    sample = text.head(SAMPLE_ROWS).str.extract(SIMPLE_HEAD, 1).drop_nulls()
+    simple_head = INGEST["simple_head"].pattern
+    sample = text.head(SAMPLE_ROWS).str.extract(simple_head, 1).drop_nulls()
     common = [h for h, n in sample.value_counts(sort=True).iter_rows() if h.endswith(" ") and n * 4 >= SAMPLE_ROWS]
     if not common:
-        return text.str.extract(SIMPLE_HEAD, 1)
+        return text.str.extract(simple_head, 1)
     known = pl.when(pl.col("text").str.starts_with(common[0])).then(pl.lit(common[0]))
     for h in common[1:]:
         known = known.when(pl.col("text").str.starts_with(h)).then(pl.lit(h))
     heads = text.to_frame().select(known.otherwise(None)).to_series()
     rest = heads.is_null().arg_true()
-    return heads.scatter(rest, text.gather(rest).str.extract(SIMPLE_HEAD, 1)) if len(rest) else heads
+    return heads.scatter(rest, text.gather(rest).str.extract(simple_head, 1)) if len(rest) else heads
 
 
 def peel_prefixes(df: pl.DataFrame, prefixes: tuple[Format, ...]) -> pl.DataFrame:
     """Strip process/Ray/rank prefixes repeatedly; the innermost process wins, the outer Ray ip is kept."""
     c = pl.col
+    prefix_start, prefix_head = INGEST["prefix_start"].pattern, INGEST["prefix_head"].pattern
     for _ in range(8):
         text = df["text"]
-        if not text.str.contains(PREFIX_START).any():  # (one cheap test: most lines have no prefix left)
+        if not text.str.contains(prefix_start).any():  # (one cheap test: most lines have no prefix left)
             break
         heads = _simple_heads(text)
         # nested parentheses (Ray Data / Serve actor names), Open MPI tags
@@ -92,7 +91,7 @@ def peel_prefixes(df: pl.DataFrame, prefixes: tuple[Format, ...]) -> pl.DataFram
             odd = text.gather(rest)
             odd = rest.filter(odd.str.starts_with("(") | odd.str.contains("]<std", literal=True))
             if len(odd):
-                heads = heads.scatter(odd, text.gather(odd).str.extract(PREFIX_HEAD, 1))
+                heads = heads.scatter(odd, text.gather(odd).str.extract(prefix_head, 1))
         if heads.null_count() == len(heads):
             break
         one = heads[0] if not heads.null_count() and (heads == heads[0]).all() else None

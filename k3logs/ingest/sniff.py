@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from k3logs.catalogue.formats import Formats, builtin_formats
+from k3logs.catalogue.regexes import Regexes
 
 from .dumps import SMALL_FILE_LINES, sniff_dump
 from .lines import decode_head
@@ -20,8 +21,8 @@ LOG_SHARE = 0.9  # of a long head's lines in an application's log format: a log,
 WRAPPER_ORDER = ("docker_json", "journald_json", "cri", "kubectl_prefix", "journald_iso", "rfc3339", "journald",
                  "compose", "srun_label")
 LABELS = ("srun_label",)  # a bare 'N: ' label: a dump whose lines start so (`ip -o addr`) is that dump, not a log
-NUL_RUN = re.compile(rb"\x00{8,}")
-ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+NUL_RUN = re.compile(rb"\x00{8,}")  # (kept here: a hole in raw bytes; patterns/*.toml regexes are of text)
+INGEST = Regexes("ingest.toml")  # ansi_escape
 # what tells a file's kind by its content is data, each regex with its samples: patterns/formats.toml [[sniff]]
 # (looked up when used, never at import: loading checks regexes with polars, whose threads must not start
 # before a process forks)
@@ -98,8 +99,9 @@ def _line_formats(inner: list[str], clean: list[str], pats, sniffing: dict) -> t
     application's own (vllm, nccl, torch, kernel ...: not a bare timestamp, which a monitoring CSV has too)."""
     counts: Counter = Counter()
     known = 0
+    ansi = INGEST["ansi_escape"]
     for raw, ln in zip(inner, clean):
-        raw = ANSI.sub("", raw)
+        raw = ansi.sub("", raw)
         if sniffing["vllm_proc"].match(raw) or sniffing["vllm_text"].search(ln):
             counts["vllm"] += 1
             known += 1
@@ -162,7 +164,8 @@ def sniff(head: bytes, size: int | None = None, formats: Formats | None = None) 
         wrappers, inner, reasons = [], lines, []
 
     # 3 before 2: the application format of each unwrapped line
-    clean = [_peel(ANSI.sub("", ln), pats["prefix"]) for ln in inner]
+    ansi = INGEST["ansi_escape"]
+    clean = [_peel(ansi.sub("", ln), pats["prefix"]) for ln in inner]
     counts, known = _line_formats(inner, clean, pats, sniffing)
 
     # 2. dumps are recognised on the unwrapped text; a long head whose lines nearly all have an application's log

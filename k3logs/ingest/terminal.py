@@ -2,18 +2,12 @@
 to its last state, a tqdm bar glued to the next line split off, a line the container runtime cut in parts joined."""
 from __future__ import annotations
 
-import re
-
 import polars as pl
 
+from k3logs.catalogue.regexes import Regexes
 from k3logs.schema import LINE, SUB, TRUNCATED
 
-ANSI = r"\x1b\[[0-9;?]*[A-Za-z]"
-ANSI_RE = re.compile(ANSI)
-
-
-TQDM_GLUE = r"^(?P<head>.*?\d+/\d+ \[[\d:]+<[\d:?]+,[^\]]*\])(?P<tail>\S.*)$"
-PREFIX_ONLY = r"^(?:\([^()]*pid=\d+[^()]*\)\s*)*$"
+INGEST = Regexes("ingest.toml")  # ansi_escape, tqdm_state, tqdm_glued, progress_prefix_only (run by polars)
 TQDM_MARKS = ["\r", "/s]", "/it]"]  # a line with none has no tqdm state to collapse or split
 COLOURED = pl.col("text").str.contains("\x1b", literal=True).fill_null(False)
 MARKED = pl.col("text").str.contains_any(TQDM_MARKS)
@@ -38,7 +32,7 @@ def coloured_rows(df: pl.DataFrame) -> pl.Series:
 
 
 def strip_ansi(df: pl.DataFrame) -> pl.DataFrame:
-    return df.with_columns(pl.col("text").str.replace_all(ANSI, ""))
+    return df.with_columns(pl.col("text").str.replace_all(INGEST["ansi_escape"].pattern, ""))
 
 
 def on_rows(df: pl.DataFrame, mask: pl.Series, fn) -> pl.DataFrame:
@@ -61,9 +55,9 @@ def _collapse_states(df: pl.DataFrame) -> pl.DataFrame:
     t = pl.col("text").str.strip_chars_end("\n")
     cr_end = t.str.ends_with("\r")
     t = t.str.strip_chars_end("\r")
-    first = t.str.extract(r"^([^\r]*)\r", 1)
+    first = t.str.extract(r"^([^\r]*)\r", 1)  # (kept here: cuts at '\r's, not what a line looks like)
     last = t.str.extract(r"([^\r]*)$", 1)
-    keep_first = first.str.contains(PREFIX_ONLY)
+    keep_first = first.str.contains(INGEST["progress_prefix_only"].pattern)
     collapsed = pl.when(first.is_null()).then(t).when(keep_first).then(first + last).otherwise(last)
     return df.with_columns(collapsed.alias("text"), cr_end.alias("cr_end"))
 
@@ -75,10 +69,10 @@ def split_glued(df: pl.DataFrame) -> pl.DataFrame:
 
 
 def _split_glued_rows(df: pl.DataFrame) -> pl.DataFrame:
-    cand = df["text"].str.contains(r"\d+/\d+ \[[\d:]+<")
+    cand = df["text"].str.contains(INGEST["tqdm_state"].pattern)
     if not cand.any():
         return df
-    ext = df.select(pl.col("text").str.extract_groups(TQDM_GLUE)).unnest("text")
+    ext = df.select(pl.col("text").str.extract_groups(INGEST["tqdm_glued"].pattern)).unnest("text")
     glued = ext["tail"].is_not_null() & cand
     if not glued.any():
         return df
