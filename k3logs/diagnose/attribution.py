@@ -2,7 +2,6 @@
 dumps give, and the identities it keys on (PCI bus ids, short host names) and the lines it reads them from."""
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -57,7 +56,7 @@ def short_host(h: str | None) -> str | None:
     if not h:
         return None
     h = h.strip()
-    if re.fullmatch(r"[\d.]+|[0-9a-fA-F:]+", h):
+    if RX["host_is_address"].fullmatch(h):
         return h
     return h.split(".", 1)[0] or None
 
@@ -264,9 +263,9 @@ def elastic_entries(ev: pl.DataFrame) -> pl.DataFrame:
     in_entry = t.str.contains(field_line)
     ev = ev.with_columns(entry.alias("_entry"))
     ev = ev.with_columns(
-        pl.when(in_entry).then(t.str.extract(r"^\s+rank\s*: (\d+)", 1).cast(pl.Int32).drop_nulls().first()
+        pl.when(in_entry).then(t.str.extract(RX["elastic_rank"].pattern, 1).cast(pl.Int32).drop_nulls().first()
                               .over(["file", "_entry"])).alias("_erank"),
-        pl.when(in_entry).then(t.str.extract(r"^\s+host\s*: (\S+)", 1).drop_nulls().first()
+        pl.when(in_entry).then(t.str.extract(RX["elastic_host"].pattern, 1).drop_nulls().first()
                               .over(["file", "_entry"])).alias("_ehost"))
     return ev.with_columns(pl.coalesce("rank", "_erank").alias("rank"),
                            pl.coalesce("host", "_ehost").alias("host")).drop("_entry", "_erank", "_ehost")

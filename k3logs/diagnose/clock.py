@@ -12,7 +12,6 @@ Nodes' clocks disagree: an offset per node is estimated from events every rank l
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
@@ -21,7 +20,7 @@ import polars as pl
 from k3logs.ingest.parse import PLACEHOLDER_YEAR
 from k3logs.schema import MIXED, at_rows, in_line_order, the_one
 
-from .attribution import line_rx
+from .attribution import RX, line_rx
 UTC = "UTC"
 INNER_UPTIME = r"^\[\s*(\d+\.\d+)\]"
 DATED = r"\b(20\d\d-[01]\d-[0-3]\d[ T][0-2]\d:[0-5]\d:[0-5]\d)"  # a full date written inside a line
@@ -312,7 +311,7 @@ def _one_file_in_order(ev: pl.DataFrame) -> bool:
 def parse_iso(value: str) -> datetime | None:
     """A fact's ISO time as an aware datetime (naive ones are UTC)."""
     try:
-        dt = datetime.fromisoformat(re.sub(r"Z$", "+00:00", value.strip()))
+        dt = datetime.fromisoformat(RX["iso_zulu"].sub("+00:00", value.strip()))
     except ValueError:
         return None
     return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)

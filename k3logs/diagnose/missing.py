@@ -27,7 +27,7 @@ RX = Regexes("diagnose.toml")  # lists_hosts, host_name, ip_like
 
 def _family(name: str) -> str:
     """A host name without its trailing number: the naming its siblings share."""
-    return re.sub(r"\d+$", "", name)
+    return re.sub(r"\d+$", "", name)  # (kept here: trims a name we already read, not bundle text)
 
 
 def nodes_without_logs(ev: pl.DataFrame, files, display, texts: list[str]) -> list[str]:

@@ -121,10 +121,10 @@ def event_gpu(a: Attribution, row: dict) -> dict | None:
         bus = kernel_bus(pl.Series([text]))[0]
         if bus:
             return gpu_identity(a, node, bus=bus)
-    if m := re.search(r"GPU-[0-9a-fA-F]{8}-[0-9a-fA-F-]{27,}", text):
+    if m := RX["gpu_uuid"].search(text):
         if got := gpu_identity(a, node, uuid=m.group(0)):
             return got
-    if m := re.search(r"[Ss]erial[ :]+(\d{10,})", text):
+    if m := RX["gpu_serial"].search(text):
         if got := gpu_identity(a, node, serial=m.group(1)):
             return got
     gpu = _get(row, "gpu")

@@ -18,7 +18,7 @@ def build_of(name: str, value: str) -> str | None:
     """The part of a version that must be equal on every rank: NCCL's x.y.z, torch's version with its CUDA
     build (+cu128), vLLM's release without a local suffix."""
     if name == "nccl_version":
-        m = re.match(r"(\d+\.\d+\.\d+)", value)
+        m = re.match(r"(\d+\.\d+\.\d+)", value)  # x.y.z of a version already read
         return m.group(1) if m else None
     if name == "vllm_version":
         return value.split("+", 1)[0] or None

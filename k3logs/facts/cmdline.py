@@ -3,7 +3,6 @@ from environment listings (env, printenv, export, KEY=VALUE notes)."""
 from __future__ import annotations
 
 import json
-import re
 import shlex
 from dataclasses import dataclass, field, replace
 
@@ -61,6 +60,7 @@ def tokenize(text: str) -> list[str]:
 def simple_commands(tokens: list[str]) -> list[list[str]]:
     out, cur = [], []
     skip = False
+    redirection, bare = FACTS["shell_redirection"], FACTS["shell_redirection_bare"]
     for t in tokens:
         if skip:
             skip = False
@@ -68,8 +68,8 @@ def simple_commands(tokens: list[str]) -> list[list[str]]:
             if cur:
                 out.append(cur)
             cur = []
-        elif re.fullmatch(r"\d*(?:>>?|<)&?\S*", t):
-            skip = re.fullmatch(r"\d*(?:>>?|<)", t) is not None  # `> file`: the file name is the next token
+        elif redirection.fullmatch(t):
+            skip = bare.fullmatch(t) is not None  # `> file`: the file name is the next token
         else:
             cur.append(t)
     if cur:
@@ -81,11 +81,11 @@ def parse_vllm_tokens(tokens: list[str]) -> tuple[dict[str, object], list[str]]:
     """Options (underscored names) and positional arguments of a vLLM command line."""
     opts: dict[str, object] = {}
     pos: list[str] = []
-    i = 0
+    i, negative = 0, FACTS["negative_number"]
     while i < len(tokens):
         t = tokens[i]
         nxt = tokens[i + 1] if i + 1 < len(tokens) else None
-        takes = nxt is not None and (not nxt.startswith("-") or re.fullmatch(r"-\d[\d.]*", nxt) is not None)
+        takes = nxt is not None and (not nxt.startswith("-") or negative.fullmatch(nxt) is not None)
         if t.startswith("--") and len(t) > 2:
             name, eq, val = t[2:].partition("=")
             key = name.replace("-", "_")
@@ -118,7 +118,7 @@ def _docker_run(tokens: list[str], inv_env: list[tuple[str, str]]) -> Invocation
         name, eq, val = t.partition("=")
         if eq:
             pass
-        elif t in DOCKER_NOVAL or re.fullmatch(r"-[dit]{2,3}", t):
+        elif t in DOCKER_NOVAL or FACTS["docker_short_flags"].fullmatch(t):
             i += 1
             continue
         else:
@@ -177,7 +177,7 @@ def _invocation(tokens: list[str], env: list[tuple[str, str]]) -> Invocation | N
                 opts, pos = parse_vllm_tokens(rest[1:])
                 return Invocation("vllm", opts, pos, env)
             return None
-        elif re.fullmatch(r"python[\d.]*", base):
+        elif FACTS["python_binary"].fullmatch(base):
             j = i + 1
             while j < len(tokens) and tokens[j].startswith("-") and tokens[j] != "-m":
                 j += 1
@@ -200,7 +200,7 @@ def _invocation(tokens: list[str], env: list[tuple[str, str]]) -> Invocation | N
             return Invocation("torchrun", env=env, nnodes=_torchrun_nnodes(tokens[i + 1:]))
         elif base == "ray":
             return Invocation("ray", env=env) if tokens[i + 1:i + 2] == ["start"] else None
-        elif t.startswith("-") or base.isdigit() or re.fullmatch(r"0x[0-9a-f]+|[\d,-]+", base):
+        elif t.startswith("-") or base.isdigit() or FACTS["wrapper_numeric_argument"].fullmatch(base):
             pass  # options and arguments of a wrapper (numactl --membind=0, taskset 0xff, srun --output=logs/%j.out)
         else:
             return None
@@ -214,7 +214,7 @@ def _torchrun_nnodes(args: list[str]) -> str | None:
         value = a.split("=", 1)[1] if a.startswith("--nnodes=") else (
             args[i + 1] if a == "--nnodes" and i + 1 < len(args) else None)
         if value is not None:
-            return value.rsplit(":", 1)[-1] if re.fullmatch(r"\d+(?::\d+)?", value) else None
+            return value.rsplit(":", 1)[-1] if FACTS["torchrun_nnodes_value"].fullmatch(value) else None
         if not a.startswith("-") and not (i and args[i - 1].startswith("-") and "=" not in args[i - 1]
                                           and args[i - 1] not in TORCHRUN_FLAGS):
             break  # the script: what follows are its own arguments

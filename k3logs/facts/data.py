@@ -17,7 +17,7 @@ from k3logs.errors import CatalogueError, SourceLocation
 from k3logs.resources import data_dir
 
 from .cmdline import ARG_FACTS
-from .util import Sink, emit_env, torch_build
+from .util import FACTS, Sink, emit_env, torch_build
 
 TRANSFORMS = ("text", "driver", "torch", "cuda_int", "const", "env", "vllm_args", "engine_config")
 # "regex": the named regexes of the extractors, read (and checked) by catalogue/regexes.py, not here
@@ -148,7 +148,7 @@ def _literal(text: str) -> object:
 def _vllm_args(sink: Sink, text: str, line: int | None) -> None:
     args = _literal(text) if len(text) < 20000 else None
     if not isinstance(args, dict):  # truncated line: read the pairs that are whole
-        args = {k: _literal(v) for k, v in re.findall(r"'(\w+)':\s*('(?:[^'\\]|\\.)*'|\[[^\]]*\]|[^,}]+)", text)}
+        args = {k: _literal(v) for k, v in FACTS["vllm_args_pair"].findall(text)}
     model = args.get("model") or args.get("model_tag")
     if isinstance(model, str):
         sink.add("model", model, line)
@@ -174,7 +174,7 @@ _ENGINE_KEYS = (("model", "model"), ("tensor_parallel_size", "tensor_parallel_si
 
 
 def _engine_config(sink: Sink, text: str, line: int | None) -> None:
-    for key, fact in _ENGINE_KEYS:
+    for key, fact in _ENGINE_KEYS:  # the regex is built from each key
         m = re.search(rf"(?:^|[\s,]){key}=('(?:[^'\\]|\\.)*'|[^,\s]+)", text)
         if not m or m.group(1) == "None":
             continue

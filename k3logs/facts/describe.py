@@ -2,7 +2,6 @@
 discovery labels (driver branch, GPU model and count)."""
 from __future__ import annotations
 
-import re
 import shlex
 
 from .k8s import command_facts
@@ -29,17 +28,18 @@ def parse_describe(sink: Sink, lines: list[str], base: int) -> None:
         name, _, node_ip = top["Node"][0].partition("/")
         sink.add("node_name", name, top["Node"][1])
         sink.add("hostname", name, top["Node"][1])
-        if re.fullmatch(r"\d{1,3}(?:\.\d{1,3}){3}", node_ip):
+        if FACTS["ipv4"].fullmatch(node_ip):
             sink.add("node_ip", f"{name} {node_ip}", top["Node"][1])
         if "Name" in top and not is_node:
             sink.add("pod_node", f"{top['Name'][0]} {name}", top["Node"][1])
     if "Name" in top and not is_node and ("Containers" in top or "Node" in top):
         sink.add("pod_name", top["Name"][0], top["Name"][1])
-        if "IP" in top and re.fullmatch(r"\d{1,3}(?:\.\d{1,3}){3}", top["IP"][0]):
+        if "IP" in top and FACTS["ipv4"].fullmatch(top["IP"][0]):
             sink.add("pod_ip", f"{top['Name'][0]} {top['IP'][0]}", top["IP"][1])
     if is_node and "Name" in top:
+        internal_ip = FACTS["describe_internal_ip"]
         for i, ln in enumerate(lines):
-            m = re.match(r"^\s+InternalIP:\s+(\d{1,3}(?:\.\d{1,3}){3})\s*$", ln)
+            m = internal_ip.match(ln)
             if m:
                 sink.add("node_ip", f"{top['Name'][0]} {m.group(1)}", base + i + 1)
     section, field, sub, image = "", "", "", None
@@ -48,6 +48,8 @@ def parse_describe(sink: Sink, lines: list[str], base: int) -> None:
     cmd: list[str] = []
     cmd_line = None
     gfd: dict[str, tuple[str, int]] = {}
+    optional, shm_mount = FACTS["describe_env_optional"], FACTS["describe_shm_mount"]
+    repeats = FACTS["describe_event_count"]
     for i, ln in enumerate(lines):
         no = base + i + 1
         if not ln.strip():
@@ -91,9 +93,9 @@ def parse_describe(sink: Sink, lines: list[str], base: int) -> None:
             elif field == "Limits" and m and m.group("key") == "nvidia.com/gpu":
                 sink.add("gpu_request", m.group("val"), no)
             elif field == "Environment" and m and m.group("val"):
-                emit_env(sink, m.group("key").strip(), re.sub(r"\s+Optional:.*$", "", m.group("val")), no)
+                emit_env(sink, m.group("key").strip(), optional.sub("", m.group("val")), no)
             elif field == "Mounts":
-                mm = re.match(r"^\s*/dev/shm from (\S+)", ln)
+                mm = shm_mount.match(ln)
                 if mm:
                     shm_vol = mm.group(1)
         elif section == "Volumes":
@@ -109,7 +111,7 @@ def parse_describe(sink: Sink, lines: list[str], base: int) -> None:
         elif section == "Events":
             e = event.match(ln)
             if e:
-                count = re.search(r"\((x\d+ over \S+)\)", e.group("age"))
+                count = repeats.search(e.group("age"))
                 sink.add("pod_events", f"{e.group('type')} {e.group('reason')}"
                                        f"{' (' + count.group(1) + ')' if count else ''}: {e.group('msg')}", no)
     if cmd:

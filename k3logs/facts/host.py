@@ -18,11 +18,12 @@ from .util import FACTS, Sink, parse_date
 def parse_lsmod(sink: Sink, lines: list[str], base: int) -> None:
     mods: dict[str, int] = {}
     header = None
+    lsmod_header, lsmod_row = FACTS["lsmod_header"], FACTS["lsmod_row"]
     for i, ln in enumerate(lines):
-        if header is None and re.match(r"^Module\s+Size\s+Used by", ln):
+        if header is None and lsmod_header.match(ln):
             header = base + i + 1
             continue
-        m = re.match(r"^(\w+)\s+\d+\s+\d+", ln)
+        m = lsmod_row.match(ln)
         if m:
             mods.setdefault(m.group(1), base + i + 1)
     if header is None and not mods:
@@ -41,26 +42,29 @@ _PORT_STATE = {"PORT_ACTIVE": "Active", "PORT_DOWN": "Down", "PORT_INIT": "Initi
 
 def parse_ibstat(sink: Sink, lines: list[str], base: int) -> None:
     ca, port = None, None
+    ca_rx, hca_rx, port_rx, ibv_port = FACTS["ibstat_ca"], FACTS["ibv_hca_id"], FACTS["ibstat_port"], FACTS["ibv_port"]
+    state_rx, ibv_state, link_layer = FACTS["ibstat_state"], FACTS["ibv_state"], FACTS["ib_link_layer"]
+    netdev_row = FACTS["ibdev2netdev_row"]
     for i, ln in enumerate(lines):
         no = base + i + 1
-        m = re.match(r"^CA '([^']+)'", ln) or re.match(r"^hca_id:\s+(\S+)", ln)
+        m = ca_rx.match(ln) or hca_rx.match(ln)
         if m:
             ca, port = m.group(1), None
             sink.add("interconnect", "rdma", no)
             continue
-        m = re.match(r"^\s+Port (\d+):", ln) or re.match(r"^\s+port:\s+(\d+)", ln)
+        m = port_rx.match(ln) or ibv_port.match(ln)
         if m:
             port = m.group(1)
             continue
-        m = re.match(r"^\s+State:\s+(\S+)", ln) or re.match(r"^\s+state:\s+(PORT_\w+)", ln)
+        m = state_rx.match(ln) or ibv_state.match(ln)
         if m and ca and port:
             sink.add("ib_port_state", f"{ca}/{port}={_PORT_STATE.get(m.group(1), m.group(1))}", no)
             continue
-        m = re.match(r"^\s+(?:Link layer|link_layer):\s+(\S+)", ln)
+        m = link_layer.match(ln)
         if m and ca and port:
             sink.add("ib_link_layer", f"{ca}/{port}={m.group(1)}", no)
             continue
-        m = re.match(r"^(\S+) port (\d+) ==> (\S+) \((Up|Down)\)", ln)  # ibdev2netdev
+        m = netdev_row.match(ln)  # ibdev2netdev
         if m:
             sink.add("interconnect", "rdma", no)
             sink.add("ib_port_state", f"{m.group(1)}/{m.group(2)}={'Active' if m.group(4) == 'Up' else 'Down'}", no)
@@ -70,6 +74,7 @@ def parse_ibstat(sink: Sink, lines: list[str], base: int) -> None:
 # date / uptime
 # ------------------------------------------------------------------------------------------
 def _uptime_seconds(text: str) -> int | None:
+    # splits the up-time an uptime line gave (12 days,  3:04) into numbers
     days = re.search(r"(\d+)\s+days?", text)
     hm = re.search(r"(\d+):(\d\d)", text)
     mins = re.search(r"(\d+)\s+min", text)
@@ -95,6 +100,7 @@ def parse_uptime(sink: Sink, lines: list[str], base: int, command: str | None = 
     now = boot = None
     up, up_exact = None, False
     proc_uptime, uptime_line = FACTS["proc_uptime"], FACTS["uptime_line"]
+    since_command, since_output = FACTS["uptime_since_command"], FACTS["uptime_since_output"]
     for i, ln in enumerate(lines):
         no, s = base + i + 1, ln.strip()
         if not s:
@@ -121,8 +127,7 @@ def parse_uptime(sink: Sink, lines: list[str], base: int, command: str | None = 
         iso = parse_date(s)
         if not iso:
             continue
-        if re.search(r"\buptime\s+(?:-s|--since)\b", command or "") or \
-                (not command and re.match(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$", s)):
+        if since_command.search(command or "") or (not command and since_output.match(s)):
             boot = (iso, no)  # `uptime -s` prints the boot time in the host's local time
         elif now is None:
             now = (iso, no)
@@ -130,7 +135,7 @@ def parse_uptime(sink: Sink, lines: list[str], base: int, command: str | None = 
         sink.add("collected_at", now[0], now[1])
     if up:
         sink.add("uptime_seconds", f"{up[0]:g}" if isinstance(up[0], float) else up[0], up[1])
-    if boot:
+    if boot:  # the zone of our own ISO time, carried over to the boot time
         tz = re.search(r"[+-]\d\d:\d\d$", now[0]) if now else None
         sink.add("boot_time", boot[0] + (tz.group(0) if tz and not re.search(r"[+-]\d\d:\d\d$", boot[0]) else ""),
                  boot[1])
@@ -151,10 +156,12 @@ def _prefix_len(mask: str) -> int | None:
 def parse_ip(sink: Sink, lines: list[str], base: int) -> None:
     iface = None
     inet = FACTS["inet_address"]
+    link_header, ifc_header = FACTS["ip_link_header"], FACTS["ifconfig_header"]
+    encap_header = FACTS["ifconfig_encap_header"]
+    brief_row, brief_address = FACTS["ip_brief_row"], FACTS["ip_brief_address"]
     for i, ln in enumerate(lines):
         no = base + i + 1
-        m = re.match(r"^\d+:\s+([\w.:-]+)(?:@\S+)?:\s+<", ln) or re.match(r"^([\w.:-]+):\s+flags=", ln) \
-            or re.match(r"^([\w.:-]+)\s+Link encap:", ln)
+        m = link_header.match(ln) or ifc_header.match(ln) or encap_header.match(ln)
         if m:
             iface = m.group(1)
             continue
@@ -163,9 +170,9 @@ def parse_ip(sink: Sink, lines: list[str], base: int) -> None:
             plen = m.group(2) or (_prefix_len(m.group(3)) if m.group(3) else None)
             _ip(sink, iface, m.group(1), plen, no)
             continue
-        m = re.match(r"^([\w.@:-]+)\s+(?:UP|DOWN|UNKNOWN|DORMANT|LOWERLAYERDOWN|NOTPRESENT)\b(.*)$", ln)
+        m = brief_row.match(ln)
         if m:
-            for addr, plen in re.findall(r"(\d+\.\d+\.\d+\.\d+)/(\d+)", m.group(2)):
+            for addr, plen in brief_address.findall(m.group(2)):
                 _ip(sink, m.group(1).split("@", 1)[0], addr, plen, no)
 
 
@@ -195,19 +202,21 @@ def parse_systemctl_status(sink: Sink, lines: list[str], base: int) -> None:
 def parse_ps(sink: Sink, lines: list[str], base: int) -> None:
     """ps -ef / aux / -o ...,args: the command is the last column; the columns before it hold no spaces."""
     before = None
+    pid_col, command_col = FACTS["ps_header_pid"], FACTS["ps_header_command"]
+    vllm_command, relevant = FACTS["ps_vllm_command"], FACTS["ps_relevant_command"]
     for i, ln in enumerate(lines):
         no = base + i + 1
         if before is None:
-            if re.search(r"\bPID\b", ln) and re.search(r"\b(?:CMD|COMMAND|ARGS)\s*$", ln):
+            if pid_col.search(ln) and command_col.search(ln):
                 before = len(ln.split()) - 1
             continue
         parts = ln.split(None, before)
         if len(parts) <= before:
             continue
         cmd = parts[before].strip()
-        if re.search(r"\bvllm\b|vllm\.entrypoints", cmd):
+        if vllm_command.search(cmd):
             facts_from_command_text(sink, cmd, no)
-        if re.search(r"python|vllm|\bray\b|torchrun|VLLM::", cmd):
+        if relevant.search(cmd):
             sink.add("process", " ".join(parts[:before]) + " " + cmd, no)
 
 
@@ -221,13 +230,13 @@ _KEEP = ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "vllm:num_requ
 
 def parse_prometheus(sink: Sink, lines: list[str], base: int) -> None:
     totals: dict[str, float] = {}
-    sample = FACTS["prometheus_sample"]
+    sample, label = FACTS["prometheus_sample"], FACTS["prometheus_label"]
     for i, ln in enumerate(lines):
         m = sample.match(ln)
         if not m:
             continue
         no, name = base + i + 1, m.group("name")
-        labels = dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group("labels") or ""))
+        labels = dict(label.findall(m.group("labels") or ""))
         if name == "vllm:cache_config_info":
             if "enable_prefix_caching" in labels:
                 sink.add("prefix_caching", labels["enable_prefix_caching"].lower(), no)
@@ -236,7 +245,7 @@ def parse_prometheus(sink: Sink, lines: list[str], base: int) -> None:
             continue
         if "model_name" in labels:
             sink.add("served_model_name", labels["model_name"], no)
-        short = re.sub(r"_total$", "", name)
+        short = re.sub(r"_total$", "", name)  # a counter's name without its suffix
         if short not in _KEEP:
             continue
         engine = labels.get("engine")
@@ -270,7 +279,7 @@ def parse_manifest(sink: Sink, lines: list[str], base: int) -> None:
     if not isinstance(man, dict):
         return
     for key, val in man.items():
-        if isinstance(val, (str, int, float)) and not isinstance(val, bool):
+        if isinstance(val, (str, int, float)) and not isinstance(val, bool):  # the line naming it
             k = next((base + i + 1 for i, ln in enumerate(lines) if re.search(rf'["\s]?{re.escape(key)}["\s]*[:=]', ln)),
                      base + 1)
             sink.add(_MANIFEST_MAP.get(key, f"manifest:{key}"), val, k)
@@ -283,26 +292,27 @@ def parse_misc(sink: Sink, lines: list[str], base: int, command: str | None) -> 
     if not body:
         return
     no, first = body[0]
-    if re.search(r"\buname\b.*-r\b", cmd) and re.match(r"^\d+\.\d+\S*$", first):
+    if FACTS["uname_r_command"].search(cmd) and FACTS["kernel_release"].match(first):
         sink.add("kernel_version", first, no)
-    elif re.search(r"\bofed_info\b", cmd):
+    elif FACTS["ofed_info_command"].search(cmd):
         sink.add("ofed_version", first.rstrip(":"), no)
-    elif re.search(r"\bhostname\s+(?:-I|--all-ip-addresses|-i|--ip-address)\b", cmd):
+    elif FACTS["hostname_ip_command"].search(cmd):
         for ip in FACTS["ipv4"].findall(" ".join(t for _, t in body)):   # the host's own addresses
             if not ip.startswith("127."):
                 sink.add("ip", f"hostname={ip}", no)
-    elif re.search(r"\bhostname\b", cmd) and re.fullmatch(r"[\w.-]+", first):
+    elif FACTS["hostname_command"].search(cmd) and FACTS["hostname_output"].fullmatch(first):
         sink.add("hostname", first, no)
-    elif re.search(r"\bdocker info\b", cmd):
-        fmt = re.search(r"--format[= ]+['\"]?\{\{\s*\.(\w+)", cmd)
-        if fmt and fmt.group(1) == "Name" and re.match(r"[A-Za-z][\w.-]*$", first.split()[0]):
+    elif FACTS["docker_info_command"].search(cmd):
+        fmt = FACTS["docker_info_format"].search(cmd)
+        if fmt and fmt.group(1) == "Name" and FACTS["host_name_word"].match(first.split()[0]):
             sink.add("hostname", first.split()[0], no)
         for n, s_ in body:
-            m = re.match(r"Name:\s+([A-Za-z][\w.-]*)$", s_)
+            m = FACTS["docker_info_name"].match(s_)
             if m:
                 sink.add("hostname", m.group(1), n)
+    nvrm = FACTS["nvrm_version"]
     for no, s in body:
-        m = re.search(r"NVRM version:.*?Kernel Module(?:\s+for\s+\S+)?\s+(\d+\.\d+(?:\.\d+)?)", s)
+        m = nvrm.search(s)
         if m:
             sink.add("driver_version", m.group(1), no)
             sink.add("driver_branch", m.group(1).split(".", 1)[0], no)
@@ -317,7 +327,7 @@ def parse_pod_tables(sink: Sink, lines: list[str], base: int) -> None:
     without NAMESPACE, NOMINATED NODE, READINESS GATES; custom columns naming a pod and a NODE): each pod's node
     (`node_name`, `pod_node` 'POD NODE') and IP (`pod_ip` 'POD IP'); `kubectl get nodes -o wide`: each node's
     INTERNAL-IP (`node_ip` 'NODE IP'). Cells are read at their column's place (kubectl aligns them)."""
-    i, ipv4 = 0, FACTS["ipv4"]
+    i, ipv4, host_word = 0, FACTS["ipv4"], FACTS["host_name_word"]
     while i < len(lines):
         table = _table_header(lines[i])
         if table is None:
@@ -340,7 +350,7 @@ def parse_pod_tables(sink: Sink, lines: list[str], base: int) -> None:
             i += 1
             if node_col and pod_col:
                 pod, node = cell(pod_col), cell(node_col)
-                if node and node not in ("<none>",) and re.match(r"[A-Za-z][\w.-]*$", node):
+                if node and node not in ("<none>",) and host_word.match(node):
                     sink.add("node_name", node, no)
                     if pod:
                         sink.add("pod_node", f"{pod} {node}", no)
@@ -355,7 +365,7 @@ def parse_pod_tables(sink: Sink, lines: list[str], base: int) -> None:
 
 def _table_header(line: str) -> tuple[str, list[tuple[str, int]]] | None:
     """(comment lead, [(column, start)]) of a kubectl table header that names pods and nodes, else None."""
-    lead = re.match(r"^#\s*", line)
+    lead = re.match(r"^#\s*", line)  # the comment lead a table may sit behind
     lead = lead.group(0) if lead else ""
     cols = [(m.group(0), m.start()) for m in FACTS["table_column"].finditer(line[len(lead):])]
     names = [c for c, _ in cols]
@@ -372,7 +382,7 @@ def _cell(row: str, cols: list[tuple[str, int]], name: str) -> str | None:
     k = next(k for k, (c, _) in enumerate(cols) if c == name)
     start = cols[k][1]
     end = cols[k + 1][1] if k + 1 < len(cols) else len(row) + 1
-    for m in re.finditer(r"\S+", row):
+    for m in re.finditer(r"\S+", row):  # the row's words
         if m.end() > start and m.start() < end:
             return m.group(0)
     return None

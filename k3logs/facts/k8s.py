@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 import json
-import re
 import shlex
 
 from .cmdline import facts_from_command_text, parse_vllm_tokens, tokenize, vllm_arg_facts
-from .util import Sink, digest_of, emit_env, find_line, norm_image, parse_size
+from .util import FACTS, Sink, digest_of, emit_env, find_line, norm_image, parse_size
 
 try:  # PyYAML reads pod specs; without it only JSON specs and the image lines of YAML are read
     import yaml
@@ -159,8 +158,9 @@ def parse_pod_spec(sink: Sink, lines: list[str], base: int) -> None:
     at = _locator(lines, base, 0)
     docs = _load_docs(text)
     if not docs and yaml is None:
+        image_line = FACTS["yaml_image_line"]
         for i, ln in enumerate(lines):
-            m = re.match(r"^\s*-?\s*image:\s*['\"]?([^'\"\s]+)", ln)
+            m = image_line.match(ln)
             if m:
                 sink.add("image", m.group(1), base + i + 1)
         return
@@ -265,7 +265,7 @@ def _one_event(sink: Sink, o: dict, at, first: int | None, last: int | None, bas
     it, else the pod it is about, resolved by attribution) over its lines; a Scheduled event's pod -> node."""
     inv, src = _d(o.get("involvedObject")), _d(o.get("source"))
     message = o.get("message") if isinstance(o.get("message"), str) else ""
-    if m := re.search(r"Successfully assigned (?P<ns>[\w.-]+)/(?P<pod>[\w.-]+) to (?P<node>[\w.-]+)", message):
+    if m := FACTS["scheduled_event"].search(message):
         sink.add("pod_node", f"{m.group('pod')} {m.group('node')}", at("Successfully assigned"))
     if inv.get("kind") == "Pod" and isinstance(inv.get("name"), str):
         sink.add("pod_name", inv["name"], at("involvedObject"))

@@ -162,9 +162,10 @@ def parse_smi_q(sink: Sink, lines: list[str], base: int) -> None:
 
 def _parse_smi_xml(sink: Sink, lines: list[str], base: int) -> None:
     gpus = []
+    leaf, gpu_open = FACTS["smi_xml_leaf"], FACTS["smi_xml_gpu"]
     for i, ln in enumerate(lines):
         no = base + i + 1
-        for tag, val in re.findall(r"<(\w+)>([^<]*)</\1>", ln):
+        for tag, val in leaf.findall(ln):
             if tag == "driver_version":
                 _driver(sink, val, no)
             elif tag == "cuda_version" and val != "N/A":
@@ -177,7 +178,7 @@ def _parse_smi_xml(sink: Sink, lines: list[str], base: int) -> None:
                 gpus[-1][1] = val
             elif tag == "uuid" and gpus:
                 gpus[-1][3] = val
-        m = re.search(r'<gpu id="([^"]+)">', ln)
+        m = gpu_open.search(ln)
         if m:
             gpus.append([len(gpus), "", m.group(1), None, no])
     _gpu_list(sink, [tuple(g) for g in gpus])
@@ -188,14 +189,14 @@ def _parse_smi_xml(sink: Sink, lines: list[str], base: int) -> None:
 # ------------------------------------------------------------------------------------------
 def parse_topo(sink: Sink, lines: list[str], base: int) -> None:
     device, rdma_nic = FACTS["topo_device"], FACTS["rdma_nic"]
-    h = next((i for i, ln in enumerate(lines) if re.match(r"^[ \t]*GPU0\b", ln) and "CPU Affinity" in ln
-              or re.match(r"^\t+GPU0\t", ln)), None)
+    spaced, tabbed = FACTS["topo_header_spaces"], FACTS["topo_header_tabs"]
+    h = next((i for i, ln in enumerate(lines) if spaced.match(ln) and "CPU Affinity" in ln or tabbed.match(ln)), None)
     if h is None:
         return
     cols = [c for c in (lines[h].split("\t") if "\t" in lines[h] else lines[h].split()) if c.strip()]
     devs = [c.strip() for c in cols if device.match(c.strip())]
     gpu_rows, nvlink_line, nics = 0, None, {}
-    pcie_only = True
+    pcie_only, nvlink_cell = True, FACTS["topo_nvlink_cell"]
     nic_gpus: dict[str, list[tuple[int, int]]] = {}   # NICk -> [(GPU index, line)] on the same PCIe switch
     for i in range(h + 1, len(lines)):
         ln, no = lines[i], base + i + 1
@@ -213,21 +214,22 @@ def parse_topo(sink: Sink, lines: list[str], base: int) -> None:
         if cells[0].startswith("GPU"):
             gpu_rows += 1
             for dev, cell in zip(devs, links):
-                if dev.startswith("GPU") and re.fullmatch(r"NV\d+", cell):
+                if dev.startswith("GPU") and nvlink_cell.fullmatch(cell):
                     pcie_only = False
                     nvlink_line = nvlink_line or no
                 elif dev.startswith("NIC") and cell == "PIX":
                     nic_gpus.setdefault(dev, []).append((int(cells[0][3:]), no))
         elif rdma_nic.match(cells[0]):
             nics[cells[0]] = no
+    legend = FACTS["topo_nic_legend"]
     for i, ln in enumerate(lines):
-        m = re.match(r"^\s*NIC(\d+)\s*:\s*(\S+)\s*$", ln)
+        m = legend.match(ln)
         if m:
             nics[m.group(2)] = base + i + 1
             gpus = nic_gpus.get(f"NIC{m.group(1)}", [])
             if len(gpus) == 1:   # the GPU whose rail this NIC is (one GPU behind the same PCIe switch)
                 sink.add("nic_gpu", f"{m.group(2)} {gpus[0][0]}", gpus[0][1])
-    nics = {n: l for n, l in nics.items() if not re.fullmatch(r"NIC\d+", n)}
+    nics = {n: l for n, l in nics.items() if not FACTS["topo_nic_alias"].fullmatch(n)}
     hline = base + h + 1
     if gpu_rows:
         sink.add("gpu_count", gpu_rows, hline)
@@ -251,11 +253,11 @@ def parse_topo(sink: Sink, lines: list[str], base: int) -> None:
 # nvidia-smi --query-gpu=... --format=csv
 # ------------------------------------------------------------------------------------------
 def _guess_field(cells: list[str]) -> str:
-    if all(re.fullmatch(r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d", c) for c in cells):
+    if all(FACTS["smi_csv_bus_id"].fullmatch(c) for c in cells):
         return "pci.bus_id"
     if all(c.startswith("GPU-") for c in cells):
         return "uuid"
-    if all(re.fullmatch(r"\d{3}\.\d+(?:\.\d+)?", c) for c in cells):
+    if all(FACTS["smi_csv_driver_version"].fullmatch(c) for c in cells):
         return "driver_version"
     if all(c.startswith(("NVIDIA", "Tesla", "Quadro", "GeForce")) for c in cells):
         return "name"
@@ -271,10 +273,10 @@ def parse_smi_csv(sink: Sink, lines: list[str], base: int, command: str | None =
         return
     fields: list[str] = []
     if all(FACTS["smi_query_field"].match(c) for c in rows[0][1]):
-        fields = [re.sub(r"\s*\[.*\]$", "", c) for c in rows[0][1]]
+        fields = [re.sub(r"\s*\[.*\]$", "", c) for c in rows[0][1]]  # a column name without its unit
         rows = rows[1:]
     else:
-        m = re.search(r"--query-(?:gpu|compute-apps)[= ]([\w.,]+)", command or "")
+        m = FACTS["smi_query_command"].search(command or "")
         if m:
             fields = m.group(1).split(",")
     width = len(fields) if fields else len(rows[0][1])
@@ -285,7 +287,7 @@ def parse_smi_csv(sink: Sink, lines: list[str], base: int, command: str | None =
         fields = [_guess_field([r[1][k] for r in rows]) for k in range(width)]
     col = {f: k for k, f in enumerate(fields)}
     gpus = []
-    bad_cell = FACTS["smi_bad_cell"]
+    bad_cell, dotted = FACTS["smi_bad_cell"], FACTS["dotted_version"]
     for no, cells in rows:
         get = lambda *names: next((cells[col[n]] for n in names if n in col), None)  # noqa: E731
         for c in cells:
@@ -293,7 +295,7 @@ def parse_smi_csv(sink: Sink, lines: list[str], base: int, command: str | None =
                 sink.add("gpu_error", f"{c} in nvidia-smi query row", no)
         if get("timestamp"):
             sink.add("collected_at", parse_date(get("timestamp").replace("/", "-")), no)
-        if get("driver_version") and re.fullmatch(r"[\d.]+", get("driver_version")):
+        if get("driver_version") and dotted.fullmatch(get("driver_version")):
             _driver(sink, get("driver_version"), no)
         if "pid" in col:
             sink.add("gpu_process", " ".join(f"{f}={c}" for f, c in zip(fields, cells) if f), no)

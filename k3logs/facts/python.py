@@ -12,12 +12,12 @@ _CUDA_VERSIONED = ("nvidia-cuda-runtime", "nvidia-cuda-nvrtc", "nvidia-cuda-cupt
 
 
 def _norm(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
+    return re.sub(r"[-_.]+", "-", name).lower()  # PEP 503: -, _ and . are one
 
 
 def _cuda_major_of_package(name: str, ver: str) -> int | None:
     n = _norm(name)
-    m = re.search(r"-cu(\d{2,3})x?$", n) or re.search(r"-cuda(\d{2})x?$", n)
+    m = FACTS["package_cu_suffix"].search(n) or FACTS["package_cuda_suffix"].search(n)
     if m:
         d = m.group(1)
         return int(d[:2]) if len(d) == 3 else int(d)
@@ -47,17 +47,18 @@ def packages(lines: list[str], base: int) -> list[tuple[str, str, int]]:
 
 def package_facts(sink: Sink, pkgs: list[tuple[str, str, int]], skip: set[str] = frozenset()) -> None:
     majors: list[tuple[int, str, int]] = []
+    nccl = FACTS["nccl_package"]
     for name, ver, no in pkgs:
         if name == "torch" and "torch_version" not in skip:
             sink.add("torch_version", ver, no)
             sink.add("torch_cuda_build", torch_build(ver), no)
         elif name == "vllm" and ver != "editable" and "vllm_version" not in skip:
             sink.add("vllm_version", ver, no)
-        elif re.fullmatch(r"nvidia-nccl-cu\d+|nvidia-nccl|vllm-nccl-cu\d+", name):
+        elif nccl.fullmatch(name):
             if name.startswith("nvidia"):
                 sink.add("nccl_version", ver, no)
         elif name.startswith("nvidia-cuda-runtime") and "cuda_runtime" not in skip:
-            m = re.match(r"(\d+\.\d+)", ver)
+            m = re.match(r"(\d+\.\d+)", ver)  # major.minor of the version
             if m:
                 sink.add("cuda_runtime", m.group(1), no)
         major = _cuda_major_of_package(name, ver)
@@ -95,21 +96,23 @@ def parse_collect_env(sink: Sink, lines: list[str], base: int) -> None:
     pip_lines: list[tuple[str, int]] = []
     topo_start = None
     gpu_names: list[tuple[str, int]] = []
-    key_value = FACTS["collect_env_key_value"]
+    key_value, rule, gpu_line = FACTS["collect_env_key_value"], FACTS["collect_env_rule"], FACTS["collect_env_gpu_line"]
+    topo_row, env_start = FACTS["topo_gpu_row"], FACTS["collect_env_env_line"]
+    assignment = FACTS["collect_env_assignment"]
     for i, ln in enumerate(lines):
         no, s = base + i + 1, ln.strip()
-        if re.fullmatch(r"=+", s) and i + 2 < len(lines) and re.fullmatch(r"=+", lines[i + 2].strip()):
+        if rule.fullmatch(s) and i + 2 < len(lines) and rule.fullmatch(lines[i + 2].strip()):
             section = lines[i + 1].strip()
             continue
         if s.startswith(("[pip", "[conda]")):
             if s.startswith("[pip"):
                 pip_lines.append((s, no))
             continue
-        m = re.match(r"^\s*GPU (\d+):\s*(.+?)\s*$", ln)
-        if m and not re.match(r"^\s*GPU\d", ln):
+        m = gpu_line.match(ln)
+        if m and not topo_row.match(ln):
             gpu_names.append((m.group(2), no))
-        if section == "Environment Variables" or (re.match(r"^[A-Z][A-Z0-9_]*=", s) and "=" in s):
-            em = re.match(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", s)
+        if section == "Environment Variables" or (env_start.match(s) and "=" in s):
+            em = assignment.match(s)
             if em:
                 emit_env(sink, em.group(1), em.group(2), no)
                 continue
@@ -137,7 +140,7 @@ def parse_collect_env(sink: Sink, lines: list[str], base: int) -> None:
             sink.add("vllm_version", val.split()[0], no)
             found.add("vllm_version")
         elif key == "GPU models and configuration" and val and not unknown:
-            gm = re.match(r"GPU (\d+):\s*(.+)$", val)
+            gm = FACTS["collect_env_gpu_value"].match(val)
             if gm:
                 gpu_names.append((gm.group(2), no))
         elif key == "OS" and not unknown:
@@ -185,7 +188,7 @@ def parse_model_config(sink: Sink, lines: list[str], base: int) -> None:
         return
 
     def at(key: str) -> int:
-        rx = re.compile(r'"' + re.escape(key) + r'"\s*:')
+        rx = re.compile(r'"' + re.escape(key) + r'"\s*:')  # the line naming the key (built)
         return next((base + i + 1 for i, ln in enumerate(lines) if rx.search(ln)), base + 1)
 
     arch = doc.get("architectures")

@@ -141,7 +141,7 @@ def tz_suffix(tz: str | None) -> str:
         return ""
     if tz.upper() in _ZERO_TZ:
         return "+00:00"
-    m = re.fullmatch(r"([+-])(\d\d):?(\d\d)", tz)
+    m = re.fullmatch(r"([+-])(\d\d):?(\d\d)", tz)  # splits an offset already read into its numbers
     return f"{m.group(1)}{m.group(2)}:{m.group(3)}" if m else ""
 
 
@@ -214,7 +214,7 @@ def version_key(text: str) -> tuple[tuple[int, ...], int] | None:
     while len(rel) > 1 and rel[-1] == 0:
         rel = rel[:-1]
     rest = m.group("rest").lower()
-    pre = bool(re.match(r"^[.-]?(?:a|b|rc|alpha|beta|dev|pre)\d*", rest))
+    pre = bool(FACTS["prerelease_suffix"].match(rest))
     return rel, 0 if pre else 1
 
 
@@ -230,6 +230,7 @@ def cuda_major(text: str | None) -> int | None:
     if not text:
         return None
     s = str(text).strip().lower()
+    # mechanics: splits a version already read into its numbers
     m = re.search(r"cu(\d{2,3})\b", s)
     if m:
         d = m.group(1)
@@ -243,7 +244,7 @@ def cuda_major(text: str | None) -> int | None:
 
 def torch_build(version: str) -> str | None:
     """'2.9.0+cu130' -> 'cu130'."""
-    m = re.search(r"\+(cu\d{2,3})\b", version or "")
+    m = FACTS["torch_cuda_tag"].search(version or "")
     return m.group(1) if m else None
 
 
@@ -260,7 +261,7 @@ def norm_image(ref: str) -> str:
 
 
 def digest_of(ref: str) -> str | None:
-    m = re.search(r"(sha256:[0-9a-f]{64})", ref or "")
+    m = FACTS["image_digest"].search(ref or "")
     return m.group(1) if m else None
 
 

@@ -17,6 +17,7 @@ from functools import lru_cache
 import polars as pl
 
 from k3logs.catalogue.formats import TIME_GROUPS, Format, Formats
+from k3logs.catalogue.regexes import Regexes
 from k3logs.schema import LINE, SUB, TRUNCATED
 
 from .prefixes import SAMPLE_ROWS, peel_prefixes
@@ -44,6 +45,8 @@ RANGES: dict[str, tuple] = {
     "uptime": (0.0, 1e10), "wt": (datetime(1970, 1, 1), datetime(2200, 1, 1)),
     "lt": (datetime(1970, 1, 1), datetime(2200, 1, 1)),
 }
+INGEST = Regexes("ingest.toml")  # what a time field looks like where it is read
+
 UNREADABLE = "_unreadable"   # the fields of a row that held a value out of range (comma-separated), or null
 FIELD_NAMES = {"lt": "time", "wt": "wrapper time", "uptime": "seconds since boot", "dev": "device",
                "local_rank": "local rank", "w_task": "task"}  # (as a report names them; the others by their own name)
@@ -76,6 +79,7 @@ def _extract(df: pl.DataFrame, fmt: Format) -> pl.DataFrame:
         key = dict(fmt.json_fields).get("text")
         if key is None:
             return ext
+        # (kept here: built from the format's own key, escaped)
         arrays = df.select(pl.col("text").str.contains(f'"{re.escape(key)}"\\s*:\\s*\\[').fill_null(False)).to_series()
         return ext.with_columns(_byte_array_text(ext["text"], arrays))
     return df.select(pl.col("text").str.extract_groups(_head_regex(fmt))).unnest("text")
@@ -107,8 +111,8 @@ def _time_exprs(groups: frozenset[str] | set[str]) -> tuple[pl.Expr, pl.Expr, pl
     """(naive datetime, kind, uptime) expressions over an extracted group frame."""
     c = pl.col
     if "t_iso" in groups:
-        iso = (c("t_iso").str.replace(",", ".", literal=True).str.replace(r"Z$", "+00:00")
-               .str.replace(r"([+-]\d\d)(\d\d)$", "${1}:${2}").str.replace(" ", "T", literal=True))
+        iso = (c("t_iso").str.replace(",", ".", literal=True).str.replace(INGEST["iso_zulu"].pattern, "+00:00")
+               .str.replace(INGEST["iso_offset_no_colon"].pattern, "${1}:${2}").str.replace(" ", "T", literal=True))
         dt = (iso.str.to_datetime("%Y-%m-%dT%H:%M:%S%.f%:z", time_zone="UTC", time_unit="us", strict=False)
               .dt.replace_time_zone(None))
         return dt, pl.when(dt.is_not_null()).then(pl.lit("utc")), None
@@ -122,14 +126,14 @@ def _time_exprs(groups: frozenset[str] | set[str]) -> tuple[pl.Expr, pl.Expr, pl
             "%Y-%m-%d %H:%M:%S", time_unit="us", strict=False)
         return dt, pl.when(dt.is_not_null()).then(pl.lit("yearless")), None
     if "t_glog" in groups:
-        md = c("t_glog").str.extract(r"^(\d{3,4}) ", 1).str.zfill(4)
-        hms = c("t_glog").str.extract(r" (\d\d:\d\d:\d\d(?:\.\d{1,6})?)", 1)
+        md = c("t_glog").str.extract(INGEST["glog_month_day"].pattern, 1).str.zfill(4)
+        hms = c("t_glog").str.extract(INGEST["glog_time"].pattern, 1)
         dt = pl.concat_str([pl.lit(PLACEHOLDER_YEAR + "-"), md.str.slice(0, 2), pl.lit("-"), md.str.slice(2, 2),
                             pl.lit(" "), hms]).str.to_datetime("%Y-%m-%d %H:%M:%S%.f", time_unit="us", strict=False)
         return dt, pl.when(dt.is_not_null()).then(pl.lit("yearless")), None
     for name, kind in (("t_ctime", "local"), ("t_date", "utc")):
         if name in groups:  # 'Mon Aug 11 07:35:59 2026' (dmesg -T); `date`'s 'Wed Apr  8 09:14:02 UTC 2026'
-            parts = c(name).str.replace_all(r"\s+", " ").str.split(" ")
+            parts = c(name).str.replace_all(INGEST["time_spaces"].pattern, " ").str.split(" ")
             dt = pl.concat_str([parts.list.get(-1, null_on_oob=True), pl.lit("-"),
                                 parts.list.get(1, null_on_oob=True).replace(MONTHS), pl.lit("-"),
                                 parts.list.get(2, null_on_oob=True).str.zfill(2), pl.lit(" "),
@@ -140,7 +144,7 @@ def _time_exprs(groups: frozenset[str] | set[str]) -> tuple[pl.Expr, pl.Expr, pl
         dt = c("t_mdy").str.to_datetime("%b %d %Y %H:%M:%S", time_unit="us", strict=False)
         return dt, pl.when(dt.is_not_null()).then(pl.lit("local")), None
     if "t_syslog" in groups:
-        parts = c("t_syslog").str.replace_all(r"\s+", " ").str.split(" ")
+        parts = c("t_syslog").str.replace_all(INGEST["time_spaces"].pattern, " ").str.split(" ")
         dt = pl.concat_str([pl.lit(PLACEHOLDER_YEAR + "-"), parts.list.get(0, null_on_oob=True).replace(MONTHS),
                             pl.lit("-"), parts.list.get(1, null_on_oob=True).str.zfill(2), pl.lit(" "),
                             parts.list.get(2, null_on_oob=True)]).str.to_datetime(
