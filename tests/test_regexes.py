@@ -74,3 +74,24 @@ def test_a_module_names_a_built_in_regex_and_an_unknown_name_says_which_file():
     assert isinstance(rx["host_name"], re.Pattern)
     with pytest.raises(KeyError, match="diagnose.toml has no"):
         rx["no-such-regex"]
+
+
+@pytest.fixture
+def patterns_copy(tmp_path):
+    import shutil
+
+    from k3logs.resources import data_dir
+    return shutil.copytree(data_dir("patterns"), tmp_path / "patterns")
+
+
+def test_patterns_check_replays_the_named_regexes_of_every_file_that_has_them(patterns_copy):
+    """A built-in file's regexes are compiled when used, not checked on every run: `patterns check` is where a
+    sample that no longer matches shows, at its file and line (the near miss: the built-in files pass)."""
+    from k3logs.evaluate.patterns import check_files
+    assert check_files(patterns_copy) == []
+    path = patterns_copy / "diagnose.toml"
+    text = path.read_text()
+    path.write_text(text.replace('samples = ["SLURM_NTASKS=16"]', 'samples = ["SLURM_NTASK=16"]', 1))
+    issues = check_files(patterns_copy)
+    assert [(i.code, i.location.path) for i in issues] == [("regex", str(path))]
+    assert "SLURM_NTASK=16" in issues[0].message and issues[0].location.line > 1

@@ -19,10 +19,10 @@ USES = ("search", "match", "fullmatch")  # how the code applies it: the samples 
 KEYS = {"name", "regex", "flags", "use", "rust", "samples", "no_match", "why"}
 
 
-def load_regexes(path: Path) -> dict[str, re.Pattern]:
+def load_regexes(path: Path, replay: bool = True) -> dict[str, re.Pattern]:
     """The compiled `[[regex]]` tables of a pattern file by name; CatalogueError listing every problem (a
-    regex that does not compile, a sample it does not match or whose groups differ, a near miss it
-    matches, a name given twice, an unknown key) at its file and line."""
+    regex that does not compile, a name given twice, an unknown key and, with `replay`, a sample it does
+    not match or whose groups differ, a near miss it matches) at its file and line."""
     data, text = read_toml_or_raise(path, f"{path.name} cannot be read")
     problems = Problems("regex")
     out: dict[str, re.Pattern] = {}
@@ -30,7 +30,7 @@ def load_regexes(path: Path) -> dict[str, re.Pattern]:
     starts = table_starts(text, "regex")
     for i, d in enumerate(tables):
         where = SourceLocation(str(path), starts[i] if i < len(starts) else None)
-        if (rx := _one(d, where, problems)) is None:
+        if (rx := _one(d, where, problems, replay)) is None:
             continue
         if d["name"] in out:
             problems.add(where, f"regex {d['name']!r} is defined twice")
@@ -40,7 +40,7 @@ def load_regexes(path: Path) -> dict[str, re.Pattern]:
     return out
 
 
-def _one(d: dict, where: SourceLocation, problems: Problems) -> re.Pattern | None:
+def _one(d: dict, where: SourceLocation, problems: Problems, replay: bool) -> re.Pattern | None:
     name = d.get("name")
     if not isinstance(name, str) or not isinstance(d.get("regex"), str):
         problems.add(where, "a [[regex]] needs a `name` and a `regex` (strings)")
@@ -62,6 +62,8 @@ def _one(d: dict, where: SourceLocation, problems: Problems) -> re.Pattern | Non
         problems.add(where, f"regex {name!r} does not compile: {e}")
         return None
     samples = samples_of(d)
+    if not replay:
+        return rx
     if not samples:
         problems.add(where, f"regex {name!r} has no sample: each regex shows one line it matches")
     for line, fields in samples:
@@ -83,18 +85,31 @@ def _one(d: dict, where: SourceLocation, problems: Problems) -> re.Pattern | Non
 
 
 @lru_cache(maxsize=None)
-def builtin_regexes(file: str) -> dict[str, re.Pattern]:
-    return load_regexes(data_dir("patterns") / file)
+def builtin_tables(file: str) -> dict[str, dict]:
+    """The built-in file's `[[regex]]` tables by name, as written. They are compiled one by one when first
+    used, and their samples replayed by `k3logs patterns check` (and so by CI), not on every run: start-up
+    is paid by every analysis (#23)."""
+    data, _ = read_toml_or_raise(data_dir("patterns") / file, f"{file} cannot be read")
+    return {d["name"]: d for d in data.get("regex", []) if isinstance(d, dict) and "name" in d}
+
+
+@lru_cache(maxsize=None)
+def builtin_regex(file: str, name: str) -> re.Pattern:
+    try:
+        d = builtin_tables(file)[name]
+    except KeyError:
+        raise KeyError(f"patterns/{file} has no [[regex]] named {name!r}") from None
+    flags = 0
+    for f in d.get("flags", []):
+        flags |= FLAGS[f]
+    return re.compile(d["regex"], flags)
 
 
 class Regexes:
-    """The named regexes of one built-in pattern file, read when the first one is used."""
+    """The named regexes of one built-in pattern file, each compiled when first used."""
 
     def __init__(self, file: str) -> None:
         self.file = file
 
     def __getitem__(self, name: str) -> re.Pattern:
-        try:
-            return builtin_regexes(self.file)[name]
-        except KeyError:
-            raise KeyError(f"patterns/{self.file} has no [[regex]] named {name!r}") from None
+        return builtin_regex(self.file, name)
