@@ -56,7 +56,38 @@ def load_rules(path: Path) -> tuple[Rule, ...]:
         if bool(r.regex) == (r.between is not None) or (r.between is not None and len(r.between) != 2):
             raise CatalogueError(f"secrets rule {r.id!r} needs either a regex or a pair of `between` regexes",
                                  source=SourceLocation(str(path)))
+    load_excerpt_line(path)  # (the same file: checked with it)
     return out
+
+
+@dataclass(frozen=True)
+class ExcerptLine:
+    """What an excerpt's line that is nothing but key material becomes (secrets.toml [excerpt_line])."""
+    regex: str
+    replace: str
+    match: tuple[str, ...]
+    no_match: tuple[str, ...]
+
+
+@lru_cache(maxsize=1)
+def excerpt_line() -> ExcerptLine:
+    return load_excerpt_line(data_dir("patterns") / "secrets.toml")
+
+
+def load_excerpt_line(path: Path) -> ExcerptLine:
+    """The [excerpt_line] table of a secrets file, or CatalogueError."""
+    try:
+        d = tomllib.loads(path.read_text(encoding="utf-8"))["excerpt_line"]
+        out = ExcerptLine(d["regex"], d["replace"], tuple(d.get("match", [])), tuple(d.get("no_match", [])))
+        re.compile(out.regex)
+    except (tomllib.TOMLDecodeError, KeyError, TypeError, re.error) as e:
+        raise CatalogueError(f"secrets [excerpt_line] is invalid: {e}", source=SourceLocation(str(path))) from e
+    return out
+
+
+@lru_cache(maxsize=1)
+def _key_material() -> re.Pattern:
+    return re.compile(excerpt_line().regex)
 
 
 @lru_cache(maxsize=1)
@@ -109,10 +140,14 @@ def _between_lines(lines: list[str]) -> list[str]:
 
 
 def lines(values: list[str]) -> list[str]:
-    """Consecutive lines of one file (an excerpt): every rule, those that span lines included."""
+    """Consecutive lines of one file (an excerpt): every rule, those that span lines included; a line that
+    is nothing but key material is not shown at all."""
+    key, hidden = _key_material(), excerpt_line().replace
     if any("\n" in v for v in values):  # (not physical lines: each on its own)
-        return [text(v) for v in values]
-    return [text(v) for v in block("\n".join(values)).split("\n")]
+        out = [text(v) for v in values]
+    else:
+        out = [text(v) for v in block("\n".join(values)).split("\n")]
+    return [hidden if key.match(v) else r for v, r in zip(values, out)]
 
 
 REDACTED = "[redacted]"

@@ -3,6 +3,7 @@ analyze / events / error messages are redacted unless --no-redact."""
 from __future__ import annotations
 
 import json
+import re
 
 import polars as pl
 import pytest
@@ -25,7 +26,9 @@ def test_rule_samples(rule):
         for sample in rule.match + rule.no_match:
             out = redact.block(sample)
             assert ("[redacted]" in out) == (sample in rule.match) and out.count("\n") == sample.count("\n")
-            assert redact.lines(sample.split("\n")) == out.split("\n")
+            key = re.compile(redact.excerpt_line().regex)  # (an excerpt also hides a key's BEGIN and END lines)
+            assert redact.lines(sample.split("\n")) == [redact.excerpt_line().replace if key.match(raw) else line
+                                                       for raw, line in zip(sample.split("\n"), out.split("\n"))]
             rows = redact.LineStream().series(pl.Series(sample.split("\n")), "f")  # as the event table does
             assert rows.to_list() == out.split("\n")
         return
@@ -36,6 +39,16 @@ def test_rule_samples(rule):
     for line in rule.no_match:
         assert redact.text(line) == line
         assert pl.select(redact.expr(pl.lit(line))).item() == line
+
+
+def test_an_excerpt_line_that_is_only_key_material_is_hidden_and_its_near_misses_are_shown():
+    rule = redact.excerpt_line()
+    assert rule.match and rule.no_match
+    for line in rule.match:
+        assert redact.lines(["INFO starting", line]) == ["INFO starting", rule.replace]
+        assert redact.text(line) != rule.replace  # only an excerpt's lines are tested so
+    for line in rule.no_match:
+        assert redact.lines([line]) == [redact.text(line)] != [rule.replace]
 
 
 @pytest.mark.parametrize("rule", redact.rules(), ids=lambda r: r.id)

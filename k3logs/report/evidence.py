@@ -19,10 +19,6 @@ from k3logs.settings import Settings
 MAX_SPAN = 40          # a cited multi-line event (a traceback) is shown up to this many lines
 MAX_CITES = 400        # excerpts per report at most
 ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]")
-# the redaction rules work line by line and know secrets by their names; an excerpt can also show lines
-# that are nothing but key material (the body of a PEM private key, a long base64 blob): never shown
-KEY_MATERIAL = re.compile(r"^\s*(?:-----(?:BEGIN|END) [A-Z0-9 ]*PRIVATE KEY-----"
-                          r"|(?=[^\s]*[0-9])(?=[^\s]*[A-Za-z])[A-Za-z0-9+/_-]{40,}={0,2})\s*$")
 
 
 def _ref(ref: str | None) -> tuple[str, int] | None:
@@ -71,9 +67,7 @@ def _clean(text: str) -> str:
     text = ANSI.sub("", text)
     if "\r" in text:  # a progress bar redrawn in place: what the terminal showed last
         text = next((p for p in reversed(text.split("\r")) if p.strip()), "")
-    if KEY_MATERIAL.match(text):
-        return "[redacted: key material]"
-    return text  # (cut by the output gate, after it is redacted: report.EXCERPT_LINE_CHARS)
+    return text  # (redacted by the gate out, lines that are only key material hidden, then cut)
 
 
 def read_excerpts(bundle: Bundle, report: Report, lines: int, settings: Settings) -> list[Excerpt]:
