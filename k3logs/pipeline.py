@@ -50,6 +50,9 @@ from .settings import Settings
 QUEUED = 1  # attributed batches waiting for the event table and the writer
 PARSE_AHEAD = 1  # batches of a file parsed ahead of the one being folded (each on a thread of its own)
 EVENTS_BATCH_BYTES = 8 << 20
+# the texts that may list the hosts a deployment runs on: launch and job scripts, their environment, compose and
+# pod specs, notes
+LAUNCH_TEXTS = ("launch_cmd", "slurm_job", "env", "compose", "pod_spec", "text")
 
 
 
@@ -152,9 +155,9 @@ def run(path: str | Path, settings: Settings | None = None, catalogue: Catalogue
     restarts = max([int(f.value) for f in facts if f.name == "restart_count" and f.value.isdigit()] or [0])
     decision = quiet_verdict(decide(events, det, cat, app_files, prose, restarts), checks, events, dumps, cat)
     nnodes = max([int(f.value) for f in facts if f.name == "nnodes" and f.value.isdigit()] or [0]) or None
-    missing = missing_parts(events, lt.ingested.files, lt.bundle.display,
-                            [t for _, kind, t in lt.ingested.dumps if kind in ("launch_cmd", "slurm_job", "text")],
-                            lt.attribution.world_size, nnodes)
+    missing = missing_parts(events, lt.ingested.files, lt.bundle.display, lt.attribution.file_node,
+                            [t for _, kind, t in lt.ingested.dumps if kind in LAUNCH_TEXTS],
+                            {f.value for f in facts if f.name == "node_name"}, lt.attribution.world_size, nnodes)
     a = Analysis(lt.bundle, lt.ingested, events, det, lt.attribution, lt.clock, lt.clock_model, facts, checks,
                  weigh(decision, missing), cat, missing + window_note)
     a.acceptance = acceptance_of(a, _tool_call_evidence(lt.bundle, lt.ingested, settings))

@@ -411,6 +411,73 @@ def test_near_miss_a_host_a_note_mentions_is_not_a_node_of_the_deployment(tmp_pa
     assert run(make_bundle(tmp_path, logs)).missing == []
 
 
+DESCRIBE = ("Name:             vllm-0-1\nNamespace:        llm\nNode:             gpu-h100-a02/10.4.0.12\n"
+            "Containers:\n  vllm:\n    Image:  vllm/vllm-openai:v0.27.2\nEvents:\n"
+            "  Normal  Scheduled  11m  default-scheduler  Successfully assigned llm/vllm-0-1 to gpu-h100-a02\n")
+
+
+def test_a_node_the_bundle_has_only_a_dump_about_has_no_log_of_its_own(tmp_path):
+    logs = {"gpu-h100-a01/vllm.log": "\n".join(START + LOADED) + "\n", "kubectl-describe-vllm-0-1.txt": DESCRIBE}
+    assert any("logs of node gpu-h100-a02" in m for m in run(make_bundle(tmp_path, logs)).missing)
+    # near miss: with the node's own log beside the dump, nothing is missing
+    logs["gpu-h100-a02/vllm.log"] = "\n".join(START + LOADED) + "\n"
+    assert not any("gpu-h100-a02" in m for m in run(make_bundle(tmp_path / "both", logs)).missing)
+
+
+def test_a_workers_lines_forwarded_into_another_nodes_log_are_not_its_log(tmp_path):
+    forwarded = [f"(RayWorkerWrapper pid=812, ip=10.44.0.12) WARNING 01-01 00:00:0{i} [worker.py:1] slow step {i}"
+                 for i in range(6)]  # (lines analyze keeps)
+    logs = {"h100-ray-a/vllm-serve.log": "\n".join(START + LOADED + forwarded) + "\n",
+            "hosts.txt": "10.44.0.11 h100-ray-a\n10.44.0.12 h100-ray-b\n"}  # (names the worker's IP only)
+    assert any("logs of node h100-ray-b" in m for m in run(make_bundle(tmp_path, logs)).missing)
+    # near miss: the same lines in a file that is nobody's (a job's gathered output) are the worker's log
+    logs["job-output.log"] = logs.pop("h100-ray-a/vllm-serve.log")
+    logs["h100-ray-a/vllm-serve.log"] = "\n".join(START + LOADED) + "\n"
+    assert not any("h100-ray-b" in m for m in run(make_bundle(tmp_path / "gathered", logs)).missing)
+
+
+@pytest.mark.parametrize("line, named", [
+    ("#SBATCH -w hgx-q7-[21-22]", {"hgx-q7-21", "hgx-q7-22"}),
+    ("nodelist: h200-n[01-02,07] (3 nodes)", {"h200-n01", "h200-n02", "h200-n07"}),
+    ("ranks [0-7] on gpu-a01", {"gpu-a01"}),    # near miss: a rank range is no host list
+])
+def test_slurm_host_ranges_are_expanded(line, named):
+    from k3logs.diagnose.missing import hosts_named
+    assert hosts_named(line) >= named and not any("[" in h for h in hosts_named(line))
+    assert not any(h.startswith("ranks") for h in hosts_named(line))
+
+
+def test_a_slurm_host_range_names_the_node_whose_log_is_missing(tmp_path):
+    logs = {"hgx-q7-21/slurm-4471.out": "\n".join(START + LOADED) + "\n",
+            "job.sbatch": "#!/bin/bash\n#SBATCH -N 2\n#SBATCH -w hgx-q7-[21-22]\nsrun torchrun serve.py\n"}
+    assert any("logs of node hgx-q7-22" in m for m in run(make_bundle(tmp_path, logs)).missing)
+    # near miss: a host of another family in the same list is not taken for a sibling
+    logs["job.sbatch"] = "#!/bin/bash\n#SBATCH -w hgx-q7-21,login-[1-2]\nsrun torchrun serve.py\n"
+    assert run(make_bundle(tmp_path / "other", logs)).missing == []
+
+
+def test_a_line_naming_several_sibling_hosts_lists_the_deployments_nodes(tmp_path):
+    logs = {"h100-pp-a/journal.txt": "\n".join(START + LOADED) + "\n",
+            "ticket.txt": "09:41 restarted vllm.service on h100-pp-a, h100-pp-b; both fail during start\n"}
+    assert any("logs of node h100-pp-b" in m for m in run(make_bundle(tmp_path, logs)).missing)
+    # near miss: a line that names one sibling in passing lists nothing
+    logs["ticket.txt"] = "the Xid 63 on h100-pp-b is from Sunday's burn-in, unrelated\n"
+    assert run(make_bundle(tmp_path / "one", logs)).missing == []
+
+
+PODS = ("NAME         READY   STATUS    RESTARTS   AGE   IP           NODE           NOMINATED NODE   READINESS GATES\n"
+        "vllm-0       1/1     Running   0          9m    10.60.5.11   b200-k3-n05    <none>           <none>\n"
+        "vllm-0-1     0/1     Error     3          9m    10.60.6.12   {node}    <none>           <none>\n")
+
+
+def test_a_node_the_orchestrator_placed_a_pod_on_took_part(tmp_path):
+    logs = {"b200-k3-n05/vllm.log": "\n".join(START + LOADED) + "\n", "pods-wide.txt": PODS.format(node="b200-k3-n06")}
+    assert any("logs of node b200-k3-n06" in m for m in run(make_bundle(tmp_path, logs)).missing)
+    # near miss: a pod on a node outside the deployment's naming (a CPU pool) is not taken for a missing node
+    logs["pods-wide.txt"] = PODS.format(node="cpu-pool-x3 ")
+    assert run(make_bundle(tmp_path / "cpu", logs)).missing == []
+
+
 def test_ranks_are_spelled_as_spans():
     assert spans([8, 9, 10, 12, 14, 15]) == "8-10, 12, 14-15" and spans([3]) == "3"
 

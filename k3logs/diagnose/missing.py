@@ -13,7 +13,6 @@ them in `evidence_missing`, and a cause that explains nothing else may lie there
   and nodes are missing: ranks the bundle's lines never attribute are not taken for missing ones."""
 from __future__ import annotations
 
-import re
 
 import polars as pl
 
@@ -22,29 +21,72 @@ from k3logs.catalogue.regexes import Regexes
 from .outcome import HOST_KINDS
 
 OWN_SHARE = 0.25   # of a log file's attributed lines
+LISTINGS = ("k8s_get", "docker_ps")  # tables of a cluster's objects: a row is no sign its node took part
+# what the control plane says about a node (collected anywhere): no evidence collected on the node itself
+ORCHESTRATOR = ("k8s_describe", "k8s_get", "pod_spec")
+MAX_RANGE = 1024   # hosts a Slurm range may stand for (a longer one is not a node list)
 RX = Regexes("diagnose.toml")  # lists_hosts, host_name, ip_like
 
 
 def _family(name: str) -> str:
-    """A host name without its trailing number: the naming its siblings share."""
-    return re.sub(r"\d+$", "", name)  # (kept here: trims a name we already read, not bundle text)
+    """A host name without what tells it from its siblings (a number, a letter after a dash): the naming
+    they share."""
+    return RX["sibling_index"].sub("", name)
 
 
-def nodes_without_logs(ev: pl.DataFrame, files, display, texts: list[str]) -> list[str]:
-    """Nodes of the deployment that no log file of the bundle is the log of, in name order."""
-    own_files = {display(f.file) for f in files if f.kind not in HOST_KINDS and not f.prose and f.lines}
+def listed_together(line: str, hosts: set[str]) -> bool:
+    """Whether two of `hosts` are written side by side as a list ('gpu-a01, gpu-a02', 'n01 + n02')."""
+    at = [m for m in RX["host_name"].finditer(line) if m.group(1) in hosts]
+    return any(RX["host_list_separator"].fullmatch(line[a.end():b.start()]) for a, b in zip(at, at[1:]))
+
+
+def hosts_named(line: str) -> set[str]:
+    """The host names a line writes, Slurm ranges expanded (hgx-q7-[21-22]: hgx-q7-21 and hgx-q7-22)."""
+    out = set(RX["host_name"].findall(line))
+    for m in RX["host_range"].finditer(line):
+        for part in m.group("numbers").split(","):
+            lo, _, hi = part.partition("-")
+            if len(range(int(lo), int(hi or lo) + 1)) <= MAX_RANGE:
+                out |= {f"{m.group('prefix')}{n:0{len(lo)}d}" for n in range(int(lo), int(hi or lo) + 1)}
+    return out
+
+
+def nodes_with_logs(ev: pl.DataFrame, files, display, file_node: dict[str, str | None]
+                    ) -> tuple[set[str], set[str]]:
+    """The nodes some log file of the bundle is the log of (a kernel log, a journal or a dump that is the
+    node's file, in its folder, is one too; not what the control plane says of it); every node a line is attributed to but a listing's (a table of a cluster's pods or nodes names
+    nodes of any deployment: the caller takes those of the deployment's naming). A file that is one node's (its folder,
+    its name says so: `file_node`) is no other node's log, whatever share of its lines that node's are (a
+    Ray head's log with its workers' forwarded output)."""
+    own_files = {display(f.file) for f in files
+                 if f.kind not in HOST_KINDS and not f.prose and not f.is_dump and f.lines}
     named_ev = ev.filter(pl.col("node").is_not_null())
     # a node whose lines are a good part of a log file (the file's, or the tasks' of a job's output that
     # srun gathers) has a log; a few lines forwarded into another node's log do not make one
+    owner = pl.col("file").replace_strict(file_node, default=None, return_dtype=pl.String)
     share = (named_ev.filter(pl.col("file").is_in(sorted(own_files))).group_by("file", "node").len()
-             .with_columns((pl.col("len") / pl.col("len").sum().over("file")).alias("share")))
-    have = set(share.filter(pl.col("share") >= OWN_SHARE)["node"].to_list())
-    named = set(named_ev["node"].unique().to_list())
-    families = {_family(n) for n in have if _family(n) != n}
-    for text in texts:  # hosts of the nodes' own naming, where launch files and notes list the hosts to run on
+             .with_columns((pl.col("len") / pl.col("len").sum().over("file")).alias("share"))
+             .filter(owner.is_null() | (owner == pl.col("node"))))
+    listings = sorted({display(f.file) for f in files if f.kind in LISTINGS})
+    named = set(named_ev.filter(~pl.col("file").is_in(listings))["node"].unique().to_list())
+    owned = {file_node.get(display(f.file)) for f in files if f.kind not in ORCHESTRATOR and not f.prose and f.lines}
+    have = set(share.filter(pl.col("share") >= OWN_SHARE)["node"].to_list()) | (owned - {None})
+    return have, named
+
+
+def nodes_without_logs(have: set[str], named: set[str], texts: list[str], placed: set[str] = frozenset()
+                       ) -> list[str]:
+    """Nodes of the deployment that no log file of the bundle is the log of, in name order. Besides the nodes
+    lines are attributed to (`named`), hosts of the nodes' own naming family where launch files and notes
+    list the hosts to run on (a line that says so, or that lists two of them), and where the orchestrator
+    placed the deployment's pods (`placed`: the nodes of a pod listing, events, describe)."""
+    families = {_family(n) for n in have | named if _family(n) != n}
+    for text in texts:
         for line in text.split("\n"):
-            if RX["lists_hosts"].search(line):
-                named |= {h for h in RX["host_name"].findall(line) if _family(h) in families}
+            siblings = {h for h in hosts_named(line) if _family(h) in families}
+            if (siblings and RX["lists_hosts"].search(line)) or listed_together(line, siblings | have):
+                named |= siblings
+    named |= {n for n in placed if _family(n) in families}
     return sorted(n for n in named - have if not RX["ip_like"].fullmatch(n))
 
 
@@ -67,12 +109,13 @@ def spans(ranks: list[int]) -> str:
     return ", ".join(out)
 
 
-def missing_parts(ev: pl.DataFrame, files, display, texts: list[str], world_size: int | None,
-                  nnodes: int | None) -> list[str]:
+def missing_parts(ev: pl.DataFrame, files, display, file_node: dict[str, str | None], texts: list[str],
+                  placed: set[str], world_size: int | None, nnodes: int | None) -> list[str]:
     """The report's lines for what is missing of the deployment."""
-    nodes = nodes_without_logs(ev, files, display, texts)
+    have, named = nodes_with_logs(ev, files, display, file_node)
+    nodes = nodes_without_logs(have, named, texts, placed)
     out = [f"logs of node {n} (it took part: the bundle names it, but holds no log of its own)" for n in nodes]
-    with_logs = {n for n in ev["node"].drop_nulls().unique().to_list() if not RX["ip_like"].fullmatch(n)} - set(nodes)
+    with_logs = {n for n in have if not RX["ip_like"].fullmatch(n)}
     total = max(len(with_logs) + len(nodes), nnodes or 0)
     ranks = ranks_without_lines(ev, world_size)
     per_node = world_size // total if world_size and total and world_size % total == 0 else 0
