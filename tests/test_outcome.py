@@ -424,6 +424,18 @@ def test_a_node_the_bundle_has_only_a_dump_about_has_no_log_of_its_own(tmp_path)
     assert not any("gpu-h100-a02" in m for m in run(make_bundle(tmp_path / "both", logs)).missing)
 
 
+def test_a_file_in_a_nodes_folder_is_its_own_log_but_the_control_planes_word_is_not(tmp_path):
+    logs = {"gpu-h100-a01/vllm.log": "\n".join(START + LOADED) + "\n",
+            "gpu-h100-a02/dmesg.txt": "[ 812.5] NVRM: Xid (PCI:0000:18:00): 79, GPU has fallen off the bus.\n",
+            "launch.sh": "#!/bin/bash\n# NODE_RANK=0 on gpu-h100-a01, 1 on gpu-h100-a02\nvllm serve m\n"}
+    assert run(make_bundle(tmp_path, logs)).missing == []   # a02's kernel log is its own
+    del logs["gpu-h100-a02/dmesg.txt"]
+    assert any("logs of node gpu-h100-a02" in m for m in run(make_bundle(tmp_path / "gone", logs)).missing)
+    # near miss: kubectl describe of a pod on another node says where it ran, not what that node logged
+    logs = {"gpu-h100-a01/vllm.log": "\n".join(START + LOADED) + "\n", "kubectl-describe-vllm-0-1.txt": DESCRIBE}
+    assert any("gpu-h100-a02" in m for m in run(make_bundle(tmp_path / "describe", logs)).missing)
+
+
 def test_a_workers_lines_forwarded_into_another_nodes_log_are_not_its_log(tmp_path):
     forwarded = [f"(RayWorkerWrapper pid=812, ip=10.44.0.12) WARNING 01-01 00:00:0{i} [worker.py:1] slow step {i}"
                  for i in range(6)]  # (lines analyze keeps)
@@ -460,9 +472,11 @@ def test_a_line_naming_several_sibling_hosts_lists_the_deployments_nodes(tmp_pat
     logs = {"h100-pp-a/journal.txt": "\n".join(START + LOADED) + "\n",
             "ticket.txt": "09:41 restarted vllm.service on h100-pp-a, h100-pp-b; both fail during start\n"}
     assert any("logs of node h100-pp-b" in m for m in run(make_bundle(tmp_path, logs)).missing)
-    # near miss: a line that names one sibling in passing lists nothing
-    logs["ticket.txt"] = "the Xid 63 on h100-pp-b is from Sunday's burn-in, unrelated\n"
-    assert run(make_bundle(tmp_path / "one", logs)).missing == []
+    # near misses: a line that names one sibling in passing, or two that are not written as a list
+    for i, note in enumerate(["the Xid 63 on h100-pp-b is from Sunday's burn-in, unrelated\n",
+                              "h100-pp-b drained for RMA, replaced in the ring by h100-pp-a\n"]):
+        logs["ticket.txt"] = note
+        assert run(make_bundle(tmp_path / f"near{i}", logs)).missing == [], note
 
 
 PODS = ("NAME         READY   STATUS    RESTARTS   AGE   IP           NODE           NOMINATED NODE   READINESS GATES\n"
