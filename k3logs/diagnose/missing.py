@@ -2,17 +2,20 @@
 ranks the world size says ran but no line shows. Incomplete evidence is said, not hidden: the report names
 them in `evidence_missing`, and a cause that explains nothing else may lie there, so its confidence drops.
 
-- A node has a log of its own when a good part (a quarter) of some log file's lines are about it (a head's log
-  with a few of a Ray worker's forwarded lines is the head's; a job's output that srun gathers from every node
-  is each node's; a Kubernetes events list or a host journal is nobody's).
-- A node is named when a line is attributed to it (a forwarded worker line, a GCS line about it, a pod's
-  events), or when the bundle's launch files name a host of the same family as the nodes it has
-  (gpu-h100-a03 beside gpu-h100-a01 and gpu-h100-a02: an `ssh` target, a node list). A bare IP that nothing
-  resolves to a host is not named: it may be a node that has logs under its name.
+- A node has a log of its own when a good part (a quarter) of some log file's lines are about it (a job's output
+  that srun gathers from every node is each node's; a Kubernetes events list or a host journal at the top is
+  nobody's), or when a file is its own (in its folder: its kernel log, journal, the dumps collected on it).
+  Lines forwarded into another node's file (a Ray head's log) make no log of the worker's, and what the control
+  plane says of a node (kubectl describe, a pod listing) is not the node's.
+- A node took part when a line is attributed to it (a forwarded worker line, a GCS line about it, a pod's
+  events), when the orchestrator placed a pod there, or when a launch file, job script, its environment or a
+  note lists it (an `ssh` target, a node list, a Slurm `-w` range, a NODE_RANK, a head or worker with its IP,
+  hosts written side by side). Hosts from pod listings and notes count only in the nodes' own naming family
+  (gpu-h100-a03 beside gpu-h100-a01 and gpu-h100-a02). A bare IP that nothing resolves to a host is not named:
+  it may be a node that has logs under its name.
 - With a world size, the ranks no line shows are named when they are whole nodes' worth (world size / nodes)
   and nodes are missing: ranks the bundle's lines never attribute are not taken for missing ones."""
 from __future__ import annotations
-
 
 import polars as pl
 
@@ -25,12 +28,12 @@ LISTINGS = ("k8s_get", "docker_ps")  # tables of a cluster's objects: a row is n
 # what the control plane says about a node (collected anywhere): no evidence collected on the node itself
 ORCHESTRATOR = ("k8s_describe", "k8s_get", "pod_spec")
 MAX_RANGE = 1024   # hosts a Slurm range may stand for (a longer one is not a node list)
-RX = Regexes("diagnose.toml")  # lists_hosts, host_name, ip_like
+RX = Regexes("diagnose.toml")  # what lists hosts, a host's name, a Slurm range, a sibling's index, an IP
 
 
 def _family(name: str) -> str:
-    """A host name without what tells it from its siblings (a number, a letter after a dash): the naming
-    they share."""
+    """A host name without what tells it from its siblings (its last part after a dash, or its number): the
+    naming they share."""
     return RX["sibling_index"].sub("", name)
 
 
@@ -54,10 +57,11 @@ def hosts_named(line: str) -> set[str]:
 def nodes_with_logs(ev: pl.DataFrame, files, display, file_node: dict[str, str | None]
                     ) -> tuple[set[str], set[str]]:
     """The nodes some log file of the bundle is the log of (a kernel log, a journal or a dump that is the
-    node's file, in its folder, is one too; not what the control plane says of it); every node a line is attributed to but a listing's (a table of a cluster's pods or nodes names
-    nodes of any deployment: the caller takes those of the deployment's naming). A file that is one node's (its folder,
-    its name says so: `file_node`) is no other node's log, whatever share of its lines that node's are (a
-    Ray head's log with its workers' forwarded output)."""
+    node's file, in its folder, is one too; not what the control plane says of it), and every node a line is
+    attributed to but a listing's (a table of a cluster's pods or nodes names nodes of any deployment: the
+    caller takes those of the deployment's naming). A file that is one node's (its folder, its name says so:
+    `file_node`) is no other node's log, whatever share of its lines that node's are (a Ray head's log with
+    its workers' forwarded output)."""
     own_files = {display(f.file) for f in files
                  if f.kind not in HOST_KINDS and not f.prose and not f.is_dump and f.lines}
     named_ev = ev.filter(pl.col("node").is_not_null())
@@ -69,7 +73,8 @@ def nodes_with_logs(ev: pl.DataFrame, files, display, file_node: dict[str, str |
              .filter(owner.is_null() | (owner == pl.col("node"))))
     listings = sorted({display(f.file) for f in files if f.kind in LISTINGS})
     named = set(named_ev.filter(~pl.col("file").is_in(listings))["node"].unique().to_list())
-    owned = {file_node.get(display(f.file)) for f in files if f.kind not in ORCHESTRATOR and not f.prose and f.lines}
+    owned = {file_node.get(display(f.file)) for f in files
+             if f.kind not in ORCHESTRATOR and not f.prose and f.lines}
     have = set(share.filter(pl.col("share") >= OWN_SHARE)["node"].to_list()) | (owned - {None})
     return have, named
 
