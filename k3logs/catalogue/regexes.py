@@ -19,10 +19,10 @@ USES = ("search", "match", "fullmatch")  # how the code applies it: the samples 
 KEYS = {"name", "regex", "flags", "use", "rust", "samples", "no_match", "why"}
 
 
-def load_regexes(path: Path, replay: bool = True) -> dict[str, re.Pattern]:
-    """The compiled `[[regex]]` tables of a pattern file by name; CatalogueError listing every problem (a
-    regex that does not compile, a name given twice, an unknown key and, with `replay`, a sample it does
-    not match or whose groups differ, a near miss it matches) at its file and line."""
+def load_regexes(path: Path) -> dict[str, re.Pattern]:
+    """The compiled `[[regex]]` tables of a pattern file by name, their samples replayed; CatalogueError
+    listing every problem (a regex that does not compile, a sample it does not match or whose groups differ,
+    a near miss it matches, a name given twice, an unknown key) at its file and line."""
     data, text = read_toml_or_raise(path, f"{path.name} cannot be read")
     problems = Problems("regex")
     out: dict[str, re.Pattern] = {}
@@ -30,7 +30,7 @@ def load_regexes(path: Path, replay: bool = True) -> dict[str, re.Pattern]:
     starts = table_starts(text, "regex")
     for i, d in enumerate(tables):
         where = SourceLocation(str(path), starts[i] if i < len(starts) else None)
-        if (rx := _one(d, where, problems, replay)) is None:
+        if (rx := _one(d, where, problems)) is None:
             continue
         if d["name"] in out:
             problems.add(where, f"regex {d['name']!r} is defined twice")
@@ -40,7 +40,7 @@ def load_regexes(path: Path, replay: bool = True) -> dict[str, re.Pattern]:
     return out
 
 
-def _one(d: dict, where: SourceLocation, problems: Problems, replay: bool) -> re.Pattern | None:
+def _one(d: dict, where: SourceLocation, problems: Problems) -> re.Pattern | None:
     name = d.get("name")
     if not isinstance(name, str) or not isinstance(d.get("regex"), str):
         problems.add(where, "a [[regex]] needs a `name` and a `regex` (strings)")
@@ -62,8 +62,6 @@ def _one(d: dict, where: SourceLocation, problems: Problems, replay: bool) -> re
         problems.add(where, f"regex {name!r} does not compile: {e}")
         return None
     samples = samples_of(d)
-    if not replay:
-        return rx
     if not samples:
         problems.add(where, f"regex {name!r} has no sample: each regex shows one line it matches")
     for line, fields in samples:
