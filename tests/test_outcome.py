@@ -561,3 +561,31 @@ def test_near_miss_a_failure_after_the_stop_with_no_new_start_is_the_shutdowns_t
     trail = [worker(5, 2, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.", level="ERROR")]
     d = decision(tmp_path, {"gpu-a1/vllm.log": SERVING + STOP + trail})
     assert d.root is None
+
+
+GCS_DEAD = ("[2025-11-18 07:04:{s:02d},117 W 412 412] (gcs_server) gcs_node_manager.cc:418: The node with node id: "
+            "7e3a9c51 and address: 10.20.4.21 and node name: 10.20.4.21 has been marked dead because the detector has "
+            "missed too many heartbeats from it.")
+ACTOR_GONE = api(4, 40, "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task. "
+                        "The actor died because its node has died. Node Id: 7e3a9c51", level="ERROR")
+
+
+def test_the_orchestrators_word_that_a_node_died_states_the_loss_an_actor_then_dies_of(tmp_path):
+    d = decision(tmp_path, {"head/vllm.log": START + LOADED + READY + SERVING + [ACTOR_GONE],
+                            "head/gcs_server.out": [GCS_DEAD.format(s=20)]})
+    assert d.root is not None and (d.root.category, d.root.file) == ("infra.node_lost", "head/gcs_server.out")
+
+
+@pytest.mark.parametrize("gcs_second", [None, 50])   # no such word; the word only after the actor died
+def test_near_miss_the_symptom_stays_the_root_without_an_earlier_word_of_the_node(tmp_path, gcs_second):
+    files = {"head/vllm.log": START + LOADED + READY + SERVING + [ACTOR_GONE]}
+    if gcs_second is not None:
+        files["head/gcs_server.out"] = [GCS_DEAD.format(s=gcs_second)]
+    d = decision(tmp_path, files)
+    assert d.root is not None and (d.root.category, d.root.file) == ("infra.node_lost", "head/vllm.log")
+
+
+def test_near_miss_a_node_marked_dead_with_nothing_dying_after_is_no_incident(tmp_path):
+    d = decision(tmp_path, {"head/vllm.log": START + LOADED + READY + SERVING,
+                            "head/gcs_server.out": [GCS_DEAD.format(s=20)]})
+    assert d.root is None

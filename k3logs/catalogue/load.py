@@ -145,7 +145,7 @@ def _load(dirs: tuple[Path, ...]) -> tuple[Catalogue, list[Issue]]:
                 by_id[sig.id] = sig  # a later folder replaces a built-in signature
     signatures = tuple(sorted(by_id.values(), key=lambda s: s.id))
     for sig in signatures:
-        for cat in (sig.category, *dict(sig.phase_category).values(), *sig.explains):
+        for cat in (sig.category, *dict(sig.phase_category).values(), *sig.explains, *filter(None, [sig.states])):
             if categories and cat not in categories:
                 issues.append(Issue("error", "taxonomy", f"signature {sig.id!r}: unknown category {cat!r}",
                                     sig.location))

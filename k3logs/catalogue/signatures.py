@@ -24,7 +24,7 @@ SEVERITIES = ("critical", "error", "warning", "info")
 SIGNATURE_KEYS = {
     "id", "category", "title", "role", "prefilter", "regex", "sources", "phase", "phase_category",
     "explains", "scope", "table", "priority", "explanation", "remediation", "references", "samples", "veto",
-    "after", "recovery", "user_data",
+    "after", "recovery", "user_data", "states",
 }
 VETOES = ("line", "after")
 REQUIRED_KEYS = ("id", "category", "title", "role", "prefilter", "regex", "samples")
@@ -80,6 +80,9 @@ class Signature(Prefiltered):
     after: tuple[str, ...] = ()  # a cause match that follows these categories on its node is their consequence
     recovery: Recovery | None = None  # the line saying the same device is back: a flap survived (decide)
     user_data: bool = False  # context: its line quotes user data (a logged prompt); it vetoes and is no finding
+    # context: the root category it is the first statement of once a symptom of that category follows it (the
+    # orchestrator marks a node dead; then the deployment's actor dies with it)
+    states: str | None = None
     location: SourceLocation = field(default=SourceLocation("<memory>"), compare=False)
 
     @property
@@ -282,6 +285,8 @@ def signature_from_dict(d: dict, location: SourceLocation, text: str = "", end: 
         problem(f"signature {sid!r}: veto is one of {VETOES}, for context signatures only", "veto")
     if not isinstance(d.get("user_data", False), bool) or (d.get("user_data") and role != "context"):
         problem(f"signature {sid!r}: user_data is true or false, for context signatures only", "user_data")
+    if "states" in d and (role != "context" or not isinstance(d["states"], str)):
+        problem(f"signature {sid!r}: states is a category, for context signatures only", "states")
     table = d.get("table")
     if table is not None and table not in TABLES:
         problem(f"signature {sid!r}: table {table!r} is not one of {TABLES}", "table")
@@ -336,7 +341,7 @@ def signature_from_dict(d: dict, location: SourceLocation, text: str = "", end: 
         remediation_unless=remediation_unless, references=references,
         match=matches, no_match=no_match, veto=str(d.get("veto", "line")),
         after=tuple(_str_list(d.get("after"), "after", plist)), recovery=recovery,
-        user_data=d.get("user_data") is True, location=location,
+        user_data=d.get("user_data") is True, states=d.get("states"), location=location,
     )
     return sig, issues
 

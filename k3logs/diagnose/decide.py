@@ -152,6 +152,19 @@ def _statement(root: Finding, findings: list[Finding]) -> Finding:
     return pick
 
 
+def _stated_before(root: Finding, findings: list[Finding], cat: Catalogue) -> Finding:
+    """A symptom's fault as first stated: the earliest context line whose signature `states` its category (Ray
+    marking a node dead, before an actor dies with its node), within the explanation window before it."""
+    said = [f for f in findings if f.role == "context" and f.set_aside is None and f.sig and f.ts and root.ts
+            and cat.by_id(f.sig).states == root.category
+            and 0 <= (root.ts - f.ts).total_seconds() <= EXPLAIN_WINDOW_S]
+    if not said:
+        return root
+    first = min(said, key=_sort_key)
+    first.category, first.title = root.category, cat.categories[root.category].title
+    return first
+
+
 def _borrow_rank(root: Finding, findings: list[Finding]) -> None:
     """A cause with no rank (a kernel line, a crash written by C code) takes the rank of the first
     event it explains on its node, or of a dead-worker symptom that names it right after. A cause whose
@@ -421,7 +434,7 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
     fallback = [f for f in findings if f.role == "symptom" and f.category in roots and f.set_aside is None
                 and life.progress_after(f, node_wide=True) is None]
     if fallback:
-        root = _first(fallback, cat)
+        root = _stated_before(_first(fallback, cat), findings, cat)
         _borrow_rank(root, findings)
         return Decision(False, root, "low",
                         "only symptoms were found; the earliest one that names a root-cause category is reported, "
