@@ -155,9 +155,9 @@ def _statement(root: Finding, findings: list[Finding]) -> Finding:
 def _stated_before(root: Finding, findings: list[Finding], cat: Catalogue) -> Finding:
     """A symptom's fault as first stated: the earliest context line whose signature `states` its category (Ray
     marking a node dead, before an actor dies with its node), within the explanation window before it."""
-    said = [f for f in findings if f.role == "context" and f.set_aside is None and f.sig and f.ts and root.ts
-            and cat.by_id(f.sig).states == root.category
-            and 0 <= (root.ts - f.ts).total_seconds() <= EXPLAIN_WINDOW_S]
+    states = {s.id: s.states for s in cat.signatures if s.states}
+    said = [f for f in findings if f.role == "context" and f.set_aside is None and f.ts and root.ts
+            and states.get(f.sig) == root.category and 0 <= (root.ts - f.ts).total_seconds() <= EXPLAIN_WINDOW_S]
     if not said:
         return root
     first = min(said, key=_sort_key)
