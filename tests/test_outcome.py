@@ -589,3 +589,15 @@ def test_near_miss_a_node_marked_dead_with_nothing_dying_after_is_no_incident(tm
     d = decision(tmp_path, {"head/vllm.log": START + LOADED + READY + SERVING,
                             "head/gcs_server.out": [GCS_DEAD.format(s=20)]})
     assert d.root is None
+
+
+def test_a_headless_data_parallel_start_begins_a_new_run_after_an_earlier_stop(tmp_path):
+    stopped = [api(0, 0, "vLLM API server version 0.27.2"), api(0, 5, "Received SIGTERM, shutting down engine processes.")]
+    again = api(2, 0, "Launching 1 data parallel engine(s) in headless mode, with head node address tcp://10.0.0.1:13345.")
+    crash = worker(3, 0, "RuntimeError: vLLM failed to compile the model. The most likely reason for this is that a "
+                         "previous compilation failed, leading to a corrupted compilation artifact.", level="ERROR")
+    d = decision(tmp_path, {"gpu-a2/journal-yesterday.txt": stopped, "gpu-a2/journal.txt": [again] + LOADED[:1] + [crash]})
+    assert d.root is not None and d.root.category == "compile.failed"
+    # near miss: with no start of its own after the stop, the error is the stopped run's shutdown trail
+    d = decision(tmp_path / "trail", {"gpu-a2/journal-yesterday.txt": stopped, "gpu-a2/journal.txt": LOADED[:1] + [crash]})
+    assert d.root is None or d.root.category != "compile.failed"
