@@ -517,17 +517,17 @@ def _sarif_results(path: Path) -> list[dict]:
 
 def test_eval_writes_junit_and_sarif_with_a_failure_per_wrong_case(tmp_path):
     corpus = tmp_path / "corpus"
-    for case in ("c203-shm-64m-docker-rtx6000ada", "c506-corrupt-compile-cache-node2-rank13-dp-journald"):
+    for case in ("c203-shm-64m-docker-rtx6000ada", "c546-k3-gb300-2tray-manual-podman-run-no-prefix-caching"):
         shutil.copytree(TESTS_DIR.parent / "corpora" / case, corpus / case)
     r = invoke("eval", corpus, "--junit", tmp_path / "eval.xml", "--sarif", tmp_path / "eval.sarif")
-    assert r.exit_code == 1   # c506 is a known failure: the score is below 1.0
+    assert r.exit_code == 1   # c546 is a known failure: the score is below 1.0
     cases = _junit_cases(tmp_path / "eval.xml")
     assert cases["c203-shm-64m-docker-rtx6000ada"] is None
-    assert "category: got" in cases["c506-corrupt-compile-cache-node2-rank13-dp-journald"].text
+    assert "category: got" in cases["c546-k3-gb300-2tray-manual-podman-run-no-prefix-caching"].text
     results = _sarif_results(tmp_path / "eval.sarif")
-    assert results and all(r["message"]["text"].startswith("c506") for r in results)
+    assert results and all(r["message"]["text"].startswith("c546") for r in results)
     assert {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results} == {
-        str((corpus / "c506-corrupt-compile-cache-node2-rank13-dp-journald" / "truth.json"))}
+        str((corpus / "c546-k3-gb300-2tray-manual-podman-run-no-prefix-caching" / "truth.json"))}
 
 
 def test_signatures_check_writes_junit_and_sarif_with_each_issue_on_its_line(tmp_path):
