@@ -17,15 +17,15 @@ from datetime import datetime, timezone
 
 import polars as pl
 
+from k3logs.catalogue.regexes import Regexes
 from k3logs.ingest.parse import PLACEHOLDER_YEAR
 from k3logs.schema import MIXED, at_rows, in_line_order, the_one
 
 from .attribution import RX, line_rx
+
 UTC = "UTC"
-INNER_UPTIME = r"^\[\s*(\d+\.\d+)\]"
-DATED = r"\b(20\d\d-[01]\d-[0-3]\d[ T][0-2]\d:[0-5]\d:[0-5]\d)"  # a full date written inside a line
-DATED_RFC2822 = r"\b([0-3]?\d [A-Z][a-z]{2} 20\d\d [0-2]\d:[0-5]\d:[0-5]\d)\b"  # 'Start Time: Thu, 17 Oct 2024 ...' 
-DATED_CLF = r"\[([0-3]\d/[A-Z][a-z]{2}/20\d\d:[0-2]\d:[0-5]\d:[0-5]\d) [+-]\d{4}\]"  # an access log's [08/Jul/2025:10:34:17 +0000]
+INGEST = Regexes("ingest.toml")  # iso_zulu: an ISO time's 'Z', as the parser reads it
+# (RX, patterns/diagnose.toml: the times a line writes inside its text: inner_uptime, dated, dated_rfc2822, dated_clf)
 
 
 @dataclass
@@ -114,11 +114,12 @@ def learn(ev: pl.DataFrame, tz: str = UTC, skew_tolerance: float = 2.0,
     exact = ev.select("node", _exact(tz).alias("_e")).drop_nulls("_e")
     for (node,), g in exact.group_by("node"):
         m.node_ref[node] = g["_e"].median()
+    text = ev["text"]
     mentioned = pl.concat([
-        ev["text"].str.extract(DATED, 1).str.replace("T", " ").str.to_datetime("%Y-%m-%d %H:%M:%S", time_unit="us",
-                                                                             strict=False),
-        ev["text"].str.extract(DATED_RFC2822, 1).str.to_datetime("%d %b %Y %H:%M:%S", time_unit="us", strict=False),
-        ev["text"].str.extract(DATED_CLF, 1).str.to_datetime("%d/%b/%Y:%H:%M:%S", time_unit="us", strict=False),
+        text.str.extract(RX["dated"].pattern, 1).str.replace("T", " ")
+        .str.to_datetime("%Y-%m-%d %H:%M:%S", time_unit="us", strict=False),
+        text.str.extract(RX["dated_rfc2822"].pattern, 1).str.to_datetime("%d %b %Y %H:%M:%S", time_unit="us", strict=False),
+        text.str.extract(RX["dated_clf"].pattern, 1).str.to_datetime("%d/%b/%Y:%H:%M:%S", time_unit="us", strict=False),
     ]).drop_nulls()
     if exact.height:
         m.bundle_ref, rep.year_source = exact["_e"].median(), "dated lines in the bundle"
@@ -146,7 +147,8 @@ def learn(ev: pl.DataFrame, tz: str = UTC, skew_tolerance: float = 2.0,
         sources[node] = "uptime -s / date in the bundle"
     both = ev.filter(c("source") == "kernel").select(
         "node", _exact(tz).alias("_e"),
-        pl.coalesce(c("uptime"), c("text").str.extract(INNER_UPTIME, 1).cast(pl.Float64, strict=False)).alias("_up")
+        pl.coalesce(c("uptime"), c("text").str.extract(RX["inner_uptime"].pattern, 1).cast(pl.Float64, strict=False))
+        .alias("_up")
     ).drop_nulls(["_e", "_up"])
     for (node,), g in both.group_by("node"):
         if node not in m.boots:
@@ -311,7 +313,7 @@ def _one_file_in_order(ev: pl.DataFrame) -> bool:
 def parse_iso(value: str) -> datetime | None:
     """A fact's ISO time as an aware datetime (naive ones are UTC)."""
     try:
-        dt = datetime.fromisoformat(RX["iso_zulu"].sub("+00:00", value.strip()))
+        dt = datetime.fromisoformat(INGEST["iso_zulu"].sub("+00:00", value.strip()))
     except ValueError:
         return None
     return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)

@@ -20,7 +20,8 @@ from k3logs.report.analysis import Analysis
 
 from .model import ABSENT, ANY_NODE, Change, DiffData, NotCompared, OddNode
 
-DIFF = Regexes("diff.toml")  # how diff reads a line: non_default_args, lsmod_module
+DIFF = Regexes("diff.toml")  # how diff reads a line: non_default_args
+FACTS = Regexes("facts.toml")  # lsmod_row: an lsmod line, as the facts stage reads it
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -76,7 +77,7 @@ def _dump_lists(a: Analysis) -> list[Fact]:
                         for name, ver, no in packages(body, seg.start)]
             elif seg_kind == "lsmod":
                 for i, ln in enumerate(body):
-                    m = DIFF["lsmod_module"].match(ln)
+                    m = FACTS["lsmod_row"].match(ln)
                     if m:
                         out.append(Fact(f"module:{m.group(1)}", "loaded", shown, seg.start + i + 1, node, "lsmod"))
     return out

@@ -9,7 +9,7 @@ from k3logs.catalogue.regexes import Regexes
 
 from .util import FACTS, Sink, norm_bus_id, parse_date
 
-INGEST = Regexes("ingest.toml")  # smi_fail, smi_list_line: how ingest tells nvidia-smi output
+INGEST = Regexes("ingest.toml")  # smi_fail, smi_list_line, smi_csv_field: how ingest tells nvidia-smi output
 
 
 def _driver(sink: Sink, version: str, line: int) -> None:
@@ -272,7 +272,7 @@ def parse_smi_csv(sink: Sink, lines: list[str], base: int, command: str | None =
     if not rows:
         return
     fields: list[str] = []
-    if all(FACTS["smi_query_field"].match(c) for c in rows[0][1]):
+    if all(INGEST["smi_csv_field"].match(c) for c in rows[0][1]):
         fields = [re.sub(r"\s*\[.*\]$", "", c) for c in rows[0][1]]  # a column name without its unit
         rows = rows[1:]
     else:
