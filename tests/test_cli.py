@@ -113,6 +113,21 @@ def test_analyze_an_unreadable_file_exits_2(tmp_path, monkeypatch):
     assert "Traceback" not in r.stderr and re.search(r"not readable|permission denied", r.stderr)
 
 
+@pytest.mark.parametrize("error", [MemoryError, RecursionError])
+def test_running_out_of_memory_is_one_line_naming_only_options_that_exist(tmp_path, monkeypatch, error):
+    p = tmp_path / "vllm.log"
+    p.write_text(HEALTHY["vllm.log"])
+
+    def exhausted(*a, **k):
+        raise error()
+
+    monkeypatch.setattr("k3logs.pipeline.analyze", exhausted)
+    line = one_error_line(invoke("analyze", p))
+    assert "ran out of" in line
+    named = re.findall(r"--[a-z][a-z-]+", line)
+    assert named and set(named) <= set(re.findall(r"--[a-z][a-z-]+", invoke("analyze", "--help").stdout)), line
+
+
 def test_analyze_a_partly_unreadable_bundle_still_reports(tmp_path):
     archive = tmp_path / "bundle.tar.gz"
     good = tar_bytes(HEALTHY, "gz")

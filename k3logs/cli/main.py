@@ -72,8 +72,8 @@ def handle_errors(fn):
         except (MemoryError, RecursionError) as e:
             if debug:
                 raise
-            fail(f"ran out of {'memory' if isinstance(e, MemoryError) else 'stack'}; lower --batch-bytes or "
-                  f"the limits (see --help)")
+            fail(f"ran out of {'memory' if isinstance(e, MemoryError) else 'stack'}; lower the limits "
+                 f"(--max-line-bytes, --max-member-bytes; see --help)")
         except OSError as e:
             if _is_closed_pipe(e):
                 _closed_pipe()
