@@ -423,3 +423,39 @@ def test_near_miss_untimed_failures_of_two_kinds_keep_the_files_order(tmp_path):
     oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."
     a = analyze_files(tmp_path, {"notes-run.log": text_of(oom, MANIFEST)})
     assert root_of(a).line == 1 and root_of(a).category.startswith("oom.")
+
+
+# ------------------------------------------------------------------------------------------
+# the stack a line without one raises: the same process's traceback right after it
+# ------------------------------------------------------------------------------------------
+def _shm_failure_then_traceback(pid_of_traceback: int, t_traceback: str) -> str:
+    w1, wt = "(RayWorkerWrapper pid=423) ", f"(RayWorkerWrapper pid={pid_of_traceback}) "
+    err = f"ERROR 08-11 {t_traceback} [worker_base.py:628] "
+    return text_of(
+        "INFO 08-11 10:00:00 [api_server.py:1] vLLM API server version 0.9.1",
+        w1 + "INFO 08-11 10:00:05 [__init__.py:244] Automatically detected platform cuda.",
+        w1 + "gpu-b:423:1588 [3] misc/shmutils.cc:87 NCCL WARN Error: failed to extend /dev/shm/nccl-Yz81Qa to "
+             "9637892 bytes, error: No space left on device (28)",
+        wt + err + "Error executing method 'init_device'. This might cause deadlock in distributed execution.",
+        wt + err + "Traceback (most recent call last):",
+        wt + err + '  File "/v/worker/worker_base.py", line 620, in execute_method',
+        wt + err + "    return run_method(self, method, args, kwargs)",
+        wt + err + '  File "/v/v1/worker/gpu_worker.py", line 146, in init_device',
+        wt + err + "    init_worker_distributed_environment(self.vllm_config, self.rank,",
+        wt + err + '  File "/v/distributed/parallel_state.py", line 1031, in init_model_parallel_group',
+        wt + err + "    self.comm: ncclComm_t = self.nccl.ncclCommInitRank(",
+        wt + err + "RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)")
+
+
+def test_a_line_without_a_stack_takes_the_phase_of_its_process_s_traceback_right_after(tmp_path):
+    a = analyze_files(tmp_path, {"vllm.log": _shm_failure_then_traceback(423, "10:00:05")})
+    root = root_of(a)
+    assert (root.category, root.line, root.phase, root.phase_from_stack) == ("nccl.shm", 3, "distributed_init", True)
+
+
+@pytest.mark.parametrize("pid, t", [(424, "10:00:05"),    # another process's traceback
+                                    (423, "10:00:40")])   # its own, but half a minute later
+def test_near_miss_another_process_s_or_a_later_traceback_gives_no_phase(tmp_path, pid, t):
+    a = analyze_files(tmp_path, {"vllm.log": _shm_failure_then_traceback(pid, t)})
+    root = root_of(a)
+    assert (root.category, root.line, root.phase, root.phase_from_stack) == ("nccl.shm", 3, "startup", False)

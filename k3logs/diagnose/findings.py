@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import polars as pl
 
@@ -101,6 +101,7 @@ def findings_of(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue) -> list[Fin
     rows = det.join(ev.select("eid", "file", "line", "line_end", "ts", "ts_quality", "node", "rank", "pid", "phase",
                               "source", "ident", "uptime", "text", "exc_lines", "exc_types", "exc_messages", "frames"),
                     on="eid", how="left")
+    rows = _with_following_stack(rows, ev)
     sigs = {s.id: s for s in cat.signatures}
     dead_worker_rank = _dead_worker_ranks(ev)
     out: list[Finding] = []
@@ -135,6 +136,24 @@ def findings_of(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue) -> list[Fin
             uptime=r["uptime"], fields=fields,
             title=title, phase_from_stack=stack_phase))
     return out
+
+
+def _with_following_stack(rows: pl.DataFrame, ev: pl.DataFrame) -> pl.DataFrame:
+    """A line with no stack of its own (NCCL's WARN, a CUDA error printed before the raise) takes the stack of
+    the traceback its own process prints right after it (same node and pid, within TIE_SECONDS, further down
+    the same file): that exception is this failure raised, and its frames say what the process was doing."""
+    bare = rows.filter(pl.col("frames").is_null() & pl.col("pid").is_not_null() & pl.col("ts").is_not_null())
+    stacks = ev.filter(pl.col("frames").is_not_null() & pl.col("pid").is_not_null() & pl.col("ts").is_not_null())
+    if bare.is_empty() or stacks.is_empty():
+        return rows
+    keys = ["file", "node", "pid"]
+    got = bare.select("eid", *keys, "ts", "line").sort("line").join_asof(
+        stacks.select(*keys, pl.col("ts").alias("_ts"), pl.col("line").alias("_line"), pl.col("frames").alias("_f"))
+        .sort("_line"), left_on="line", right_on="_line", by=keys, strategy="forward", allow_exact_matches=False,
+        check_sortedness=False)  # (sorted by line above; `by` hides it)
+    got = got.filter((pl.col("_ts") - pl.col("ts")).dt.total_microseconds().is_between(0, TIE_SECONDS * 1e6))
+    got = got.select("eid", "_f")
+    return rows.join(got, on="eid", how="left").with_columns(pl.coalesce("frames", "_f").alias("frames")).drop("_f")
 
 
 def _phase(observed: str | None, frames: list[str] | None, sig: Signature | None) -> str | None:
