@@ -838,6 +838,22 @@ def test_uname_in_a_bug_report_and_a_provenance_note_name_their_files_host(tmp_p
     assert a.attribution.file_node["n14/env.txt"] == "a100-r3-n14"
 
 
+# --- a bundle of one node ----------------------------------------------------------------------------
+ONE_HOST = {"vllm-serve.log": text_of(PLATFORM, ERROR), "df-h.txt": "$ df -h /data   # on host gpu-a40-07\n"
+                                                                   "Filesystem  Size  Used Avail Use% Mounted on\n"}
+
+
+def test_a_shell_comment_naming_the_host_makes_it_the_bundle_s_only_node(tmp_path):
+    a = analyze_files(tmp_path, ONE_HOST)
+    assert event_at(a.events, "vllm-serve.log", 2)["node"] == "gpu-a40-07"
+    assert witness_of(a, "vllm-serve.log", 2)[0] == "the bundle's only node (the provenance note on df-h.txt:1)"
+
+
+def test_near_miss_a_bundle_naming_a_second_host_gives_no_node_by_default(tmp_path):
+    a = analyze_files(tmp_path, {**ONE_HOST, "env.txt": "# collected on gpu-a40-08\nNCCL_DEBUG=WARN\n"})
+    assert event_at(a.events, "vllm-serve.log", 2)["node"] is None
+
+
 # --- pids: lifetimes, containers ---------------------------------------------------------------------------
 def test_a_pid_reused_after_a_restart_is_another_process(tmp_path):
     start = "(APIServer pid=1) INFO 08-11 10:00:00 [api_server.py:1] vLLM API server version 0.11.0"
@@ -966,3 +982,15 @@ def test_a_rank_line_whose_sample_fields_near_miss_name_or_regex_is_wrong_is_an_
     with pytest.raises(CatalogueError) as e:
         load_witnesses(broken_pattern_file(tmp_path, "attribution.toml", *change))
     assert any(want in str(p) for p in e.value.problems), e.value.problems
+
+
+@pytest.mark.parametrize("change, want", [
+    (('fields = { host = "gpu-k3-n02" }', 'fields = { host = "gpu-k3-n03" }'), "should give"),
+    (('no_match = ["# copied from the old L40S box"', 'no_match = ["# collected on gpu-k3-n09"'), "near miss"),
+])
+def test_a_line_witness_whose_sample_or_near_miss_fails_is_an_issue_where_it_is_written(tmp_path, change, want):
+    from k3logs.catalogue.witnesses import load_witnesses
+    with pytest.raises(CatalogueError) as e:
+        load_witnesses(broken_pattern_file(tmp_path, "attribution.toml", *change))
+    assert any(want in str(p) and "provenance" in str(p) and p.location.line for p in e.value.problems), \
+        e.value.problems

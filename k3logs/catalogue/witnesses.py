@@ -211,13 +211,29 @@ def load_witnesses(path: Path | None = None) -> Witnesses:
     for name in sorted(set(RANK_LINES) - set(rank_lines)):
         problems.add(SourceLocation(str(path)),
                      f"[[rank_line]] {name!r} is missing (k3logs/diagnose/attribution.py reads it)")
-    if problems:
-        raise CatalogueError(f"{len(problems)} problem(s) in {path}: {problems[0]}", problems)
-    return Witnesses(
+    w = Witnesses(
         not_node_dirs=frozenset(n.lower() for n in folders.get("not_nodes", [])), generic_dir=generic,
         host_dir=host_dir, folder_samples=(tuple(fs.get("node", [])), tuple(fs.get("not_node", []))),
         not_host=not_host, host_samples=(tuple(hs.get("host", [])), tuple(hs.get("not_host", []))),
         host_ips=host_ips, lines=tuple(lines), workers=tuple(workers), rank_lines=rank_lines)
+    for lw in lines:
+        _replay(lw, w, problems)
+    if problems:
+        raise CatalogueError(f"{len(problems)} problem(s) in {path}: {problems[0]}", problems)
+    return w
+
+
+def _replay(lw: LineWitness, w: Witnesses, problems: Problems) -> None:
+    """A line witness's samples give their fields as the analysis searches for them; a near miss gives
+    nothing (or a 'host' that is no host)."""
+    for sample, fields in lw.samples:
+        m = lw.regex.search(sample)
+        if not m or any(m.group(k) != v for k, v in dict(fields).items()):
+            problems.add(lw.location, f"{lw.name}: sample {sample[:60]!r} should give {dict(fields)}, gives "
+                                      f"{m.groupdict() if m else 'no match'}")
+    for near in lw.no_match:
+        if (m := lw.regex.search(near)) and not ("host" in m.groupdict() and not w.is_host(m.group("host"))):
+            problems.add(lw.location, f"{lw.name}: near miss {near[:60]!r} matches ({m.groupdict()})")
 
 
 def _missing(rx: re.Pattern, need: set[str], loc, name: str, problems: Problems) -> bool:
