@@ -815,6 +815,14 @@ def test_docker_inspect_hostname_is_the_node_under_host_networking(tmp_path):
     assert "inspect.json" in witness_of(a, "docker-logs.txt", 2)[0]
 
 
+def test_a_container_log_in_docker_s_own_layout_takes_the_host_not_its_id_folder(tmp_path):
+    cid = "d41f8a7c2e0b93516c7d2f4a8e1b0c3d5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0c"
+    log = f"containers/{cid}/{cid}-json.log"
+    a = analyze_files(tmp_path, {"inspect.json": inspect("host", "b200-pod2-n06"), log: text_of(PLATFORM, ERROR)})
+    assert event_at(a.events, log, 2)["node"] == "b200-pod2-n06"
+    assert a.attribution.folder_node == {}
+
+
 def test_a_containers_own_hostname_is_not_a_node(tmp_path):
     a = analyze_files(tmp_path, {"inspect.json": inspect("bridge", "vllm-box"), "hostname.txt": "$ hostname\ngpu-h100-03\n",
                                  "docker-logs.txt": text_of("vllm-box:77:77 [0] NCCL INFO NCCL version 2.21.5", ERROR)})
