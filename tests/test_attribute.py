@@ -125,6 +125,19 @@ def test_the_one_folder_left_is_the_one_host_left(tmp_path):
     assert a.attribution.folder_node == {"node-a": "gpu-r5-07", "node-b": "gpu-r5-08"}
 
 
+ETC_HOSTS = ("127.0.0.1\tlocalhost\n127.0.1.1\thgx-r7-n11.lab\thgx-r7-n11\n10.40.2.10\thgx-r7-n10\n"
+             "10.40.2.11\thgx-r7-n11\n10.40.2.12\thgx-r7-n12\n10.40.2.13\thgx-r7-n13\n")
+
+
+@pytest.mark.parametrize("worker_ip, want", [("10.40.2.12", "hgx-r7-n12"),   # the deployment's other host
+                                             (None, "node-b")])               # near miss: /etc/hosts lists four
+def test_the_one_folder_left_is_the_one_host_left_the_deployment_uses(tmp_path, worker_ip, want):
+    relayed = f"(RayWorkerWrapper pid=3181, ip={worker_ip}) " if worker_ip else "(RayWorkerWrapper pid=3181) "
+    a = analyze_files(tmp_path, {"node-a/etc-hosts.txt": ETC_HOSTS, "node-a/vllm.log": text_of(PLATFORM, relayed + PLATFORM),
+                                 "node-b/dmesg.txt": XID_9A + "\n"})
+    assert a.attribution.folder_node == {"node-a": "hgx-r7-n11", "node-b": want}   # node-a: its /etc/hosts' 127.0.1.1
+
+
 def test_node_from_nccl_host_field_applies_to_the_whole_file(tmp_path):
     a = analyze_files(tmp_path, {"logs/vllm.log": text_of(
         "gpu-x07:123:456 [0] NCCL INFO NCCL version 2.21.5+cuda12.4", PLATFORM)})

@@ -204,7 +204,12 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
                    if h and not is_ip(h) and w.is_host(h)}
     files = sorted(set(ev["file"].unique().to_list()) | set(hints.file_host) | set(hints.gpu_buses) | set(files))
     folder_why: dict[str, str] = {}
-    a.folder_node = node_folders(files, file_hosts, known_hosts, w, folder_why, pods | set(a.alias_node))
+    seen_ips = set(ev["ip"].drop_nulls().to_list()) | {r.g["ip"] for r in reads["ray_head"]}
+    in_play = {h for h in [*file_hosts.values(), *(a.ip_node[ip] for ip in seen_ips if ip in a.ip_node),
+                           *map(names.host, line_hosts), *map(names.host, hints.named_hosts), *a.pod_node.values()]
+               if h and not is_ip(h) and w.is_host(h)}
+    a.folder_node = node_folders(files, file_hosts, known_hosts, w, folder_why, pods | set(a.alias_node),
+                                 in_play=in_play)
     if top and not a.folder_node and w.is_node_folder_name(top) and set(file_hosts.values()) <= {top}:
         a.top_node = top
     pods_longest = sorted(a.pod_node, key=len, reverse=True)  # the longest name first: kimi-k3-0-1, then kimi-k3-0
