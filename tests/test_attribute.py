@@ -808,6 +808,24 @@ def test_srun_errors_place_tasks_on_hosts_and_without_a_node_list_tasks_have_no_
     assert "srun's own line 7" in witness_of(a, "slurm.out", 6)[0]
 
 
+ENV_DUMP = "SLURM_JOB_ID=884213\nSLURM_JOB_NODELIST={}\nSLURM_NNODES=2\nSLURMD_NODENAME=hgx-b05\n"
+
+
+def test_srun_task_labels_take_the_node_list_of_an_env_dump_when_the_output_has_none(tmp_path):
+    no_list = SRUN.replace("SLURM_JOB_NODELIST=hgx-b[05-06] ", "")
+    a = analyze_files(tmp_path, {"slurm.out": no_list, "env.txt": ENV_DUMP.format("hgx-b[05-06]")})
+    assert event_at(a.events, "slurm.out", 6)["node"] == "hgx-b06"
+    assert "over the job's nodes (env.txt:2), the second is hgx-b06" in witness_of(a, "slurm.out", 6)[0]
+
+
+def test_near_miss_two_dumps_with_different_node_lists_place_no_task(tmp_path):
+    no_list = SRUN.replace("SLURM_JOB_NODELIST=hgx-b[05-06] ", "")
+    a = analyze_files(tmp_path, {"slurm.out": no_list, "a/env.txt": ENV_DUMP.format("hgx-b[05-06]"),
+                                 "b/env.txt": ENV_DUMP.format("hgx-c[01-02]")})
+    assert event_at(a.events, "slurm.out", 6)["node"] is None
+    assert not a.attribution.task_node
+
+
 def test_a_task_that_prints_its_host_is_on_that_host(tmp_path):
     a = analyze_files(tmp_path, {"slurm.out": text_of("0: node_rank=0 host=gpu-b200-11", "1: node_rank=1 "
                                                       "host=gpu-b200-12", "1: " + ERROR)})

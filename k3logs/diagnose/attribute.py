@@ -278,7 +278,7 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
                 a.said("span", (f, s), f"{how}, on {node} ({a.why[('pod', pod)]})" if pod else how)
         if resolved:
             a.span_node[f] = resolved
-    _slurm(ev, reads, a, names)
+    _slurm(ev, reads, a, names, hints.nodelists)
 
     nodes_seen = {n for n in a.file_node.values() if n} | known_hosts | set(a.subject_node.values()) | \
         set(a.task_node.values()) | {n for spans in a.span_node.values() for _, _, n in spans}
@@ -330,10 +330,12 @@ def _subject(r: _Read, a: Attribution, ray_ids: dict[str, str], names: _Names) -
     return None, ""
 
 
-def _slurm(ev: pl.DataFrame, reads: dict[str, list[_Read]], a: Attribution, names: _Names) -> None:
+def _slurm(ev: pl.DataFrame, reads: dict[str, list[_Read]], a: Attribution, names: _Names,
+           dumped: dict[str, str]) -> None:
     """Slurm `srun -l` task labels -> nodes (and ranks when the task is the rank), per file and job step: the
     tasks srun's own errors place on a host, the host a task prints, else the step's tasks per node over the job's
-    node list (block distribution, Slurm's default)."""
+    node list (block distribution, Slurm's default): the file's own, else the one node list the bundle's dumps
+    give (`dumped`: an `env` printed by the batch step)."""
     labelled = ev.filter(pl.col("w_task").is_not_null())
     if not labelled.height:
         return
@@ -342,7 +344,10 @@ def _slurm(ev: pl.DataFrame, reads: dict[str, list[_Read]], a: Attribution, name
         a.steps[f] = steps
         lists = sorted((r.line, expand_nodelist(r.g["nodelist"])) for r in reads["nodelist"] if r.file == f)
         nodelist = next((nl for _, nl in lists if nl), [])
-        nl_line = next((ln for ln, nl in lists if nl), None)
+        nl_at = next((f"line {ln}" for ln, nl in lists if nl), None)
+        if not nodelist and len(dumped) == 1:
+            (text, nl_at), = dumped.items()
+            nodelist = expand_nodelist(text)
         env = " ".join(t for t in ev.filter((pl.col("file") == f) & pl.col("text").str.contains("SLURM_N"))["text"])
         tasks_here = labelled.filter(pl.col("file") == f)
         here_steps = np.searchsorted(np.array(steps, dtype=np.int64), tasks_here["line"].to_numpy(), side="right")
@@ -379,7 +384,7 @@ def _slurm(ev: pl.DataFrame, reads: dict[str, list[_Read]], a: Attribution, name
                         node = names.host(nodelist[t // per_node])
                         a.task_node[(f, step, t)] = node
                         a.said("task", (f, step, t), f"srun -l task {t} of {header}: {per_node} task(s) per node "
-                                                     f"over the job's nodes (line {nl_line}), the "
+                                                     f"over the job's nodes ({nl_at}), the "
                                                      f"{nth(t // per_node + 1)} is {nodelist[t // per_node]}")
             if args and RX["task_is_rank"].search(args):
                 for t in ids:

@@ -134,6 +134,7 @@ class DumpHints:
     gpu_ids: dict[str, list[dict]] = field(default_factory=dict)     # a dump's GPUs: index, bus_id, uuid, serial
     host_pid_mode: set[str] = field(default_factory=set)             # files of a container sharing the host's pids
     pid_ns: dict[int, int] = field(default_factory=dict)             # host pid -> container pid (NSpid)
+    nodelists: dict[str, str] = field(default_factory=dict)          # a Slurm job's node list -> where it is read
     where: dict[tuple, str] = field(default_factory=dict)            # (map, key) -> 'how, file:line'
 
 
@@ -187,6 +188,8 @@ def hints_from_facts(facts: Iterable) -> DumpHints:
             h.host_pid_mode.add(f.file)
         elif f.name == "nspid" and len(words) == 2 and all(x.isdigit() for x in words):
             h.pid_ns.setdefault(int(words[0]), int(words[1]))
+        elif f.name == "slurm_nodelist" and words:
+            h.nodelists.setdefault(words[0], at)
         elif f.name == "nic_gpu" and len(words) == 2:
             h.nic_gpu.setdefault(f.file, {})[words[0]] = int(words[1])
     for file, by in names.items():

@@ -118,6 +118,7 @@ def emit_env(sink: Sink, name: str, value: str, line: int | None, node: str | No
         "UCX_TLS": "ucx_tls", "NCCL_DMABUF_ENABLE": "nccl_dmabuf_enable",
         "NCCL_SOCKET_IFNAME": "nccl_socket_ifname", "NCCL_IB_HCA": "nccl_ib_hca",
         "CUDA_VISIBLE_DEVICES": "cuda_visible_devices", "VLLM_ALL2ALL_BACKEND": "all2all_backend",
+        "SLURM_JOB_NODELIST": "slurm_nodelist", "SLURM_NODELIST": "slurm_nodelist",
     }.get(name)
     if derived and value:
         sink.add(derived, value, line, node=node)
