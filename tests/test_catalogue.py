@@ -142,6 +142,19 @@ def test_user_data_is_a_boolean_of_context_signatures(tmp_path, role, value, ok)
         assert cat.by_id("widget-exploded").user_data
 
 
+@pytest.mark.parametrize("role, value, ok", [("cause", "true", True), ("context", "true", False),
+                                             ("cause", '"yes"', False)])
+def test_unready_is_a_boolean_of_cause_signatures(tmp_path, role, value, ok):
+    (tmp_path / "mine.toml").write_text(USER_SIG.format(id="widget-exploded", category="proc.segfault", title="W")
+                                        .replace('role = "cause"', f'role = "{role}"')
+                                        .replace("[signature.samples]", f"unready = {value}\n[signature.samples]"))
+    cat, issues = load_catalogue([tmp_path], collect_errors=True)
+    bad = [i for i in issues if "unready" in i.message]
+    assert (bad == []) == ok, issues
+    if ok:
+        assert cat.by_id("widget-exploded").unready
+
+
 @pytest.fixture
 def fresh_process(tmp_path, monkeypatch):
     """A cache folder of its own, and no catalogue loaded yet in this 'process'."""

@@ -68,6 +68,22 @@ def test_a_failure_before_the_server_is_ready_never_readies_it(tmp_path):
     assert state(d) == ("never_ready", "oom.load")
 
 
+BIND = api(3, 1, "ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 8000): address already "
+                "in use", "ERROR")
+
+
+def test_a_port_never_bound_after_start_landmarks_never_readies_the_server(tmp_path):
+    # uvicorn runs the app's startup before it binds: 'Application startup complete.' came before the bind failed
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + [BIND]})
+    assert state(d) == ("never_ready", "net.port_in_use")
+
+
+def test_near_miss_another_failure_after_the_same_landmarks_crashes_a_ready_server(tmp_path):
+    crash = api(3, 1, "RuntimeError: CUDA error: an illegal memory access was encountered", "ERROR")
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + [crash]})
+    assert state(d) == ("crashed", "gpu.illegal_access")
+
+
 def test_a_failure_in_two_attempts_is_a_restart_loop(tmp_path):
     oom = worker(1, 30, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.", level="ERROR")
     again = [line.replace("07:0", "07:2").replace("07:1", "07:3") for line in START + [oom]]

@@ -24,7 +24,7 @@ SEVERITIES = ("critical", "error", "warning", "info")
 SIGNATURE_KEYS = {
     "id", "category", "title", "role", "prefilter", "regex", "sources", "phase", "phase_category",
     "explains", "scope", "table", "priority", "explanation", "remediation", "references", "samples", "veto",
-    "after", "recovery", "user_data", "states",
+    "after", "recovery", "user_data", "states", "unready",
 }
 VETOES = ("line", "after")
 REQUIRED_KEYS = ("id", "category", "title", "role", "prefilter", "regex", "samples")
@@ -83,6 +83,9 @@ class Signature(Prefiltered):
     # context: the root category it is the first statement of once a symptom of that category follows it (the
     # orchestrator marks a node dead; then the deployment's actor dies with it)
     states: str | None = None
+    # cause: the server it happens to never listened, whatever start landmarks it printed before (the outcome is
+    # never_ready: a port it could not bind is the last step of some versions' start)
+    unready: bool = False
     location: SourceLocation = field(default=SourceLocation("<memory>"), compare=False)
 
     @property
@@ -287,6 +290,8 @@ def signature_from_dict(d: dict, location: SourceLocation, text: str = "", end: 
         problem(f"signature {sid!r}: user_data is true or false, for context signatures only", "user_data")
     if "states" in d and (role != "context" or not isinstance(d["states"], str)):
         problem(f"signature {sid!r}: states is a category, for context signatures only", "states")
+    if not isinstance(d.get("unready", False), bool) or (d.get("unready") and role != "cause"):
+        problem(f"signature {sid!r}: unready is true or false, for cause signatures only", "unready")
     table = d.get("table")
     if table is not None and table not in TABLES:
         problem(f"signature {sid!r}: table {table!r} is not one of {TABLES}", "table")
@@ -341,7 +346,8 @@ def signature_from_dict(d: dict, location: SourceLocation, text: str = "", end: 
         remediation_unless=remediation_unless, references=references,
         match=matches, no_match=no_match, veto=str(d.get("veto", "line")),
         after=tuple(_str_list(d.get("after"), "after", plist)), recovery=recovery,
-        user_data=d.get("user_data") is True, states=d.get("states"), location=location,
+        user_data=d.get("user_data") is True, states=d.get("states"), unready=d.get("unready") is True,
+        location=location,
     )
     return sig, issues
 

@@ -52,6 +52,7 @@ class Finding:
     explainers: set[int] = field(default_factory=set)  # every earlier cause that could explain it (explained_by: the first)
     title: str | None = None
     phase_from_stack: bool = False
+    unready: bool = False             # its signature's: the server it happens to never listened (the outcome)
     set_aside: str | None = None      # why it cannot be the cause: after the stop (its trail), or survived
     ident: str | None = None          # the unit or container that logged it (journald, compose), if any
 
@@ -134,7 +135,7 @@ def findings_of(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue) -> list[Fin
             node=r["node"], rank=rank, pid=r["pid"], phase=phase, text=text.split("\n", 1)[0], source=r["source"],
             ident=r["ident"],
             uptime=r["uptime"], fields=fields,
-            title=title, phase_from_stack=stack_phase))
+            title=title, phase_from_stack=stack_phase, unready=sig.unready))
     return out
 
 

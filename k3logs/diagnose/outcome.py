@@ -186,7 +186,7 @@ class Lifecycle:
             where = dict(file=failure.file, line=failure.line)
             if again:
                 return Outcome("restart_loop", **where, detail="it was started again and again, and failed each time")
-            if self.ready_before(failure):
+            if self.ready_before(failure) and not failure.unready:  # (a port it never bound: never ready)
                 if self.still_working_after(failure):
                     return Outcome("failing_requests", **where,
                                    detail="it was serving and kept running, but failed from then on")
