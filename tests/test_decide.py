@@ -459,3 +459,32 @@ def test_near_miss_another_process_s_or_a_later_traceback_gives_no_phase(tmp_pat
     a = analyze_files(tmp_path, {"vllm.log": _shm_failure_then_traceback(pid, t)})
     root = root_of(a)
     assert (root.category, root.line, root.phase, root.phase_from_stack) == ("nccl.shm", 3, "startup", False)
+
+
+# ------------------------------------------------------------------------------------------
+# an untimed, more specific statement of the same fault
+# ------------------------------------------------------------------------------------------
+RAY_UNSCHEDULABLE = ("2025-09-16T02:10:59.518000000Z (EngineCore_0 pid=377) (autoscaler +0m34s) Warning: The following "
+                     "resource request cannot be scheduled right now: {'GPU': 1.0}. This is likely due to all cluster "
+                     "resources being claimed by actors. Consider creating fewer actors or adding more nodes to this Ray "
+                     "cluster.")
+DESCRIBE_EVENTS = text_of(
+    "Name:         dsv31-0-1", "Status:       Pending", "Events:",
+    "  Type     Reason            Age   From               Message",
+    "  ----     ------            ----  ----               -------",
+    "  Warning  FailedScheduling  31m   default-scheduler  0/5 nodes are available: 3 Insufficient nvidia.com/gpu, "
+    "2 node(s) were unschedulable. preemption: 0/5 nodes are available: 5 Preemption is not helpful for scheduling.")
+
+
+def test_an_untimed_more_specific_statement_of_the_same_fault_is_the_root(tmp_path):
+    a = analyze_files(tmp_path, {"leader/vllm.log": text_of(RAY_UNSCHEDULABLE),
+                                 "worker/kubectl-describe-pod.txt": DESCRIBE_EVENTS})
+    root = root_of(a)
+    assert (root.category, root.file, root.line) == ("infra.unschedulable", "worker/kubectl-describe-pod.txt", 6)
+
+
+def test_near_miss_an_untimed_statement_on_another_node_is_not_taken(tmp_path):
+    a = analyze_files(tmp_path, {"gpu-h100-01/vllm.log": text_of(RAY_UNSCHEDULABLE),
+                                 "gpu-h100-02/kubectl-describe-pod.txt": DESCRIBE_EVENTS})
+    root = root_of(a)
+    assert (root.category, root.file, root.line) == ("infra.unschedulable", "gpu-h100-01/vllm.log", 1)

@@ -119,16 +119,18 @@ def _first(cands: list[Finding], cat: Catalogue) -> Finding:
     """The earliest; within the same second the more specific (priority), then the triage order."""
     cands = sorted(cands, key=_sort_key)
     first = cands[0]
+    # untimed lines that state the same failure on one node: neither a file's order (a status dump lists its
+    # summary before its events) nor the files' names are a clock, so the more specific statement wins
+    untimed = [c for c in cands if c.ts is None and c.uptime is None and c.category == first.category
+               and (c.node == first.node or None in (c.node, first.node))]
     if first.ts is None and first.uptime is None:
-        # untimed lines that state the same failure on one node: neither a file's order (a status dump lists its
-        # summary before its events) nor the files' names are a clock, so the more specific statement wins
-        tied = [c for c in cands if c.ts is None and c.uptime is None and c.category == first.category
-                and (c.node == first.node or None in (c.node, first.node))]
+        tied = untimed
     elif first.ts is None:  # kernel lines with only seconds since boot: simultaneous on the same clock
         tied = [c for c in cands if c.ts is None and c.file == first.file and c.uptime is not None
                 and abs(c.uptime - first.uptime) < TIE_SECONDS]
-    else:
+    else:  # (and a more specific untimed statement of the same fault, an event's age, may well be earlier)
         tied = [c for c in cands if c.ts is not None and abs((c.ts - first.ts).total_seconds()) < TIE_SECONDS]
+        tied += [c for c in untimed if c.priority > first.priority]
     triage = {k: v.triage for k, v in cat.categories.items()}
     return sorted(tied, key=lambda c: (-c.priority, _sort_key(c), triage.get(c.category, 99)))[0]
 
