@@ -214,6 +214,7 @@ class Profile:
     cids: list[str]
     year: int
     archives: list[str]              # members that are archives or binary (never rewritten)
+    rank_by_task: bool = False       # the original report's rank came from the task a kernel line names
 
     def text(self, f: str) -> Text | None:
         return read_text(self.bundle / f)
@@ -271,8 +272,9 @@ def profile(case_dir: Path, report, truth: dict | None = None) -> Profile:
     hosts = sorted(h for h in hosts if h and _looks_like_host(h))
     pods = sorted(p for p in pods if p and p not in hosts and "-" in p and len(p) >= 5 and HOST.match(p))
     year = timefmt.year_of(texts.values()) or datetime.now(timezone.utc).year
+    by_task = (report.origin.rank_from or "").startswith("the kernel names task") if report.origin else False
     return Profile(case_dir.name, bundle, truth, files, kinds, wrapped, file_node, nodes, offsets, node_dirs,
-                   hosts, pods, sorted(ips), sorted(cids), year, archives)
+                   hosts, pods, sorted(ips), sorted(cids), year, archives, by_task)
 
 
 def _octet(o: str, rng: random.Random) -> str:
@@ -658,7 +660,14 @@ WRAPPERS: dict[str, Callable[..., str]] = {
 }
 
 
+CONTAINER_RUNTIMES = ("docker", "cri", "podman")  # wrappers that make a log a container's: pids of its own
+
+
 def _wrap(prof: Profile, out: Path, seed: int, how: str) -> Mapping:
+    if how in CONTAINER_RUNTIMES and prof.rank_by_task:
+        # the kernel prints host pids, a container its own: the rank of the task a kernel line names is no longer
+        # knowable (docs/how-it-decides.md: a pid inside a container is not the host pid the kernel prints)
+        raise NotApplicable("the first cause is a kernel line whose rank its task tells: not from a container's pids")
     rng = random.Random(seed)
     wrapped = []
     boot = f"{rng.getrandbits(128):032x}"
