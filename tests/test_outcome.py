@@ -84,6 +84,21 @@ def test_near_miss_another_failure_after_the_same_landmarks_crashes_a_ready_serv
     assert state(d) == ("crashed", "gpu.illegal_access")
 
 
+IMPORT_FAIL = [api(40, 9, "Automatically detected platform cuda."),
+               api(40, 10, "ImportError: /opt/venv/lib/python3.12/site-packages/vllm/_C.abi3.so: undefined symbol: "
+                           "_ZN3c104cuda9SetDeviceEa", "ERROR")]
+
+
+def test_a_start_after_a_stop_that_fails_at_import_is_a_new_attempt_that_never_readied(tmp_path):
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + STOP + IMPORT_FAIL})
+    assert state(d) == ("never_ready", "dep.undefined_symbol")
+
+
+def test_near_miss_the_same_error_without_a_start_line_is_the_stop_s_trail(tmp_path):
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + STOP + IMPORT_FAIL[1:]})
+    assert state(d) == ("stopped", None) and d.healthy
+
+
 def test_a_failure_in_two_attempts_is_a_restart_loop(tmp_path):
     oom = worker(1, 30, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.", level="ERROR")
     again = [line.replace("07:0", "07:2").replace("07:1", "07:3") for line in START + [oom]]

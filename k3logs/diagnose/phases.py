@@ -32,7 +32,11 @@ def assign_phases(ev: pl.DataFrame, outside: frozenset[str] | set[str] = frozens
                          marks["restart"].alias("_restart"), marks["mark"].alias("_mark"),
                          marks["progress"].alias("progress"), marks["joined"].alias("joined"))
     ev = ev.sort(["ts", "file", "line", "sub"], nulls_last=True)
-    ev = ev.with_columns(_restart=pl.col("_restart") | _opens_start(ev))
+    # a server stopped, then a start landmark again (its import's platform line, before any version line: it may
+    # fail right there): it was started again
+    again = ((pl.col("_mark") == "startup") & (pl.col("_mark").forward_fill().shift(1).over("node") == "shutdown")
+             ).fill_null(False)
+    ev = ev.with_columns(_restart=pl.col("_restart") | _opens_start(ev) | again)
     # a start prints several start landmarks at once (the version, then its arguments): one attempt
     last_start = pl.when(pl.col("_restart")).then(pl.col("ts")).forward_fill().shift(1).over("node")
     ev = ev.with_columns((pl.col("_restart") & (last_start.is_null() | pl.col("ts").is_null()
