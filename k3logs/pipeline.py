@@ -151,7 +151,7 @@ def run(path: str | Path, settings: Settings | None = None, catalogue: Catalogue
     # the deployment's own logs: files holding lines of its programs (whatever else they hold: sidecars)
     app_files = set(events.filter(pl.col("source").is_in(APP_KINDS))["file"].unique().to_list()) - host
     prose = {lt.bundle.display(f.file) for f in lt.ingested.files if f.prose}
-    restarts = max([int(f.value) for f in facts if f.name == "restart_count" and f.value.isdigit()] or [0])
+    restarts = max((int(f.value) for f in facts if f.name == "restart_count" and f.value.isdigit()), default=None)
     decision = quiet_verdict(decide(events, det, cat, app_files, prose, restarts), checks, events, dumps, cat)
     nnodes = max([int(f.value) for f in facts if f.name == "nnodes" and f.value.isdigit()] or [0]) or None
     missing = missing_parts(events, lt.ingested.files, lt.bundle.display, lt.attribution.file_node,

@@ -106,6 +106,23 @@ def test_a_failure_in_two_attempts_is_a_restart_loop(tmp_path):
     assert state(d) == ("restart_loop", "oom.load")
 
 
+def pods(status: str, restarts: str) -> str:
+    return ("NAME         READY   STATUS    RESTARTS   AGE   IP           NODE\n"
+            f"vllm-0       0/1     {status}   {restarts}   47m   10.0.4.17    gpu-a1\n")
+
+
+@pytest.mark.parametrize("listing, want", [
+    (pods("CrashLoopBackOff", "4 (1m ago)"), "restart_loop"),   # restarted again and again
+    (pods("CrashLoopBackOff", "1 (38s ago)"), "crashed"),       # near miss: one crash, restarted once
+    (None, "crashed"),
+])
+def test_a_crash_loop_needs_two_restarts_where_the_bundle_counts_them(tmp_path, listing, want):
+    files = {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + [OOM]}
+    if listing:
+        files["kubectl-get-pods.txt"] = listing
+    assert state(decision(tmp_path, files))[0] == want
+
+
 def test_near_miss_start_lines_printed_together_are_one_start(tmp_path):
     oom = worker(1, 30, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.", level="ERROR")
     same_start = START + [api(0, 1, "args: Namespace(model='m', tensor_parallel_size=1)")]

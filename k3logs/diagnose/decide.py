@@ -381,7 +381,7 @@ def _vanished_worker(findings: list[Finding], cat: Catalogue) -> Finding | None:
 
 
 def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: frozenset[str] | set[str] | None = None,
-           prose: frozenset[str] | set[str] = frozenset(), restarts_seen: int = 0) -> Decision:
+           prose: frozenset[str] | set[str] = frozenset(), restarts_seen: int | None = None) -> Decision:
     """The outcome of the run, and the earliest event that explains it (module docstring, outcome.py).
     `app_files`: the deployment's own logs (default: every file); `prose`: files read as plain text (notes,
     tickets): their untimed plain lines mention errors; `restarts_seen`: restarts the orchestrator's state
@@ -395,8 +395,8 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
     # (requests refused before the server is ready are a probe's, not failures)
     fatal = [f for f in findings if f.set_aside is None and f.category in outcome_data().fatal
              and (f.category != "symptom.http_error" or life.ready_before(f))]
-    again = life.failed_again(fatal + [f for f in findings + others if f.role == "cause" and f.set_aside is None]) \
-        or any(f.category == "symptom.restart" for f in findings)
+    again = life.failed_again(fatal + [f for f in findings + others if f.role == "cause" and f.set_aside is None],
+                              [f for f in findings if f.category == "symptom.restart"])
     causes = [f for f in findings if f.role == "cause" and f.explained_by is None and f.set_aside is None]
     if causes:
         root = _statement(_first(causes, cat), findings)

@@ -68,9 +68,9 @@ def who(source: str | None, pid: int | None, ident: str | None, file: str) -> tu
 
 class Lifecycle:
     """The deployment's attempts, readiness, stops and progress, from the landmarks of every node.
-    `restarts_seen`: restarts that the bundle's orchestrator state shows (pod restart counts, crash loops)."""
+    `restarts_seen`: restarts that the bundle's orchestrator state shows (pod restart counts; None: none shown)."""
 
-    def __init__(self, ev: pl.DataFrame, app_files: frozenset[str] | set[str], restarts_seen: int = 0):
+    def __init__(self, ev: pl.DataFrame, app_files: frozenset[str] | set[str], restarts_seen: int | None = None):
         self.app_log, self.restarts_seen = bool(app_files), restarts_seen
         cols = ("eid", "node", "pid", "ident", "source", "ts", "file", "line", "mark", "attempt", "progress")
         if not set(cols) <= set(ev.columns):
@@ -162,13 +162,19 @@ class Lifecycle:
         others = list(self.ready.values()) if headless else []
         return any(r.before(f.ts, f.file, f.line) for r in mine + others)
 
-    def failed_again(self, failures: list) -> bool:
-        """The deployment failed in more than one attempt of one node, or its orchestrator shows restarts.
-        (An untimed line, a pod's last state, has no attempt of its own.)"""
+    def failed_again(self, failures: list, restarts: list = ()) -> bool:
+        """The deployment failed in more than one attempt of one node, or its orchestrator shows restarts: two or
+        more, or a restart symptom (`restarts`: CrashLoopBackOff, a back-off, systemd's restart job) unless every
+        restart count the bundle shows is below two (one crash and its back-off is a crash, restarted). (An
+        untimed line, a pod's last state, has no attempt of its own.)"""
         per_node: dict = {}
         for f in (f for f in failures if f.ts is not None):
             per_node.setdefault(f.node, set()).add(self.attempt_of(f))
-        return any(len(a) >= 2 for a in per_node.values()) or self.restarts_seen >= 2
+        counts = [int(v) for f in restarts for k in ("restarts", "restart_count")
+                  if str(v := f.fields.get(k, "")).isdigit()] + \
+            ([self.restarts_seen] if self.restarts_seen is not None else [])
+        return any(len(a) >= 2 for a in per_node.values()) or max(counts, default=0) >= 2 or \
+            bool(restarts and not counts)
 
     def still_working_after(self, f) -> bool:
         """The finding's node kept logging its engine's stats after it, with no stop: the server is up."""
