@@ -90,6 +90,26 @@ def test_xid_on_another_node_does_not_explain_the_cuda_error(tmp_path):
     assert finding(a, "cuda-illegal-memory-access").explained_by is None
 
 
+@pytest.mark.parametrize("t, root", [("10:00:09", "gpu.xid"),              # 2 s after, by the kernel's clock
+                                     ("10:00:15", "gpu.illegal_access")])  # near miss: 8 s after
+def test_a_kernel_line_a_few_seconds_after_the_error_by_its_clock_still_explains_it(tmp_path, t, root):
+    a = analyze_files(tmp_path, {
+        "node-b/vllm.log": text_of(assigned(1, 2, 202), "(Worker_TP1 pid=202) " + ILLEGAL.format(t="10:00:07")),
+        "node-b/kern.log": f"2026-08-11T{t}+00:00 gpu-b kernel: {XID79}\n"})
+    assert root_of(a).category == root
+
+
+@pytest.mark.parametrize("t, root", [("10:00:10", "gpu.xid"),              # 2 s after the stop, by the kernel's clock
+                                     ("10:00:40", "gpu.illegal_access")])  # near miss: half a minute after: a trail
+def test_a_kernel_line_a_few_seconds_after_the_stop_by_its_clock_is_no_trail(tmp_path, t, root):
+    a = analyze_files(tmp_path, {
+        "node-b/vllm.log": text_of(assigned(1, 2, 202), "(Worker_TP1 pid=202) " + ILLEGAL.format(t="10:00:07"),
+                                   "(APIServer pid=1) INFO 08-11 10:00:08 [launcher.py:1] Shutting down FastAPI HTTP "
+                                   "server."),
+        "node-b/kern.log": f"2026-08-11T{t}+00:00 gpu-b kernel: {XID79}\n"})
+    assert root_of(a).category == root
+
+
 def test_kernel_oom_kill_explains_the_vanished_worker_and_the_timeouts(tmp_path):
     a = analyze_files(tmp_path, {
         "node-a/vllm.log": text_of(assigned(0, 2, 101), WATCHDOG.format(r=0, t="10:10:05")),

@@ -23,7 +23,7 @@ from k3logs.catalogue.signatures import Catalogue, Signature
 from .detect import families, holds_prefilter, named_causes, outcome_data
 from .findings import (EXPLAIN_WINDOW_S, SAME_FAILURE_S, TIE_SECONDS, Decision, Finding, as_int, benign_eids,
                        exceptions, findings_of, load_before)
-from .outcome import HEALTHY, Lifecycle
+from .outcome import HEALTHY, KERNEL_SLACK_S, Lifecycle
 from .templates import mask_template, same_template
 
 
@@ -68,8 +68,8 @@ def _explain(findings: list[Finding], cat: Catalogue) -> None:
             dt = _seconds(a, b)
             if dt is None:
                 ok = a.node == b.node or sig.scope == "bundle"  # the kernel's relative clock: same node
-            else:
-                ok = -TIE_SECONDS <= dt <= EXPLAIN_WINDOW_S
+            else:  # (a kernel line's clock may run seconds apart from the application's: dmesg -T drifts)
+                ok = -(KERNEL_SLACK_S if a.source == "kernel" else TIE_SECONDS) <= dt <= EXPLAIN_WINDOW_S
             if ok:
                 b.explainers.add(at[id(a)])
             if ok and (b.explained_by is None or _sort_key(a) < _sort_key(findings[b.explained_by])):

@@ -27,6 +27,10 @@ APP_KINDS = ("vllm", "torch", "ray", "nccl")   # logs of the deployment itself (
 HOST_KINDS = ("journal", "kernel", "k8s_events")  # the host's and the orchestrator's: they mark no phase of it
 HEALTHY = ("stopped", "serving")
 TIE_SECONDS = 1.0
+# the kernel's clock and an application's may be this far apart (dmesg -T converts the monotonic clock, which drifts
+# from the wall clock): a kernel line explains an application error up to this much before it, by the two clocks,
+# and is no stop's trail up to this much after the stop
+KERNEL_SLACK_S = 5.0
 
 
 @dataclass
@@ -117,7 +121,12 @@ class Lifecycle:
             stop = stops[0] if stops else None
         else:
             stop = self.stops.get((f.node, self.attempt_of(f)))
-        return stop if stop is not None and stop.before(f.ts, f.file, f.line) else None
+        if stop is None or not stop.before(f.ts, f.file, f.line):
+            return None
+        # a kernel line's clock may run seconds apart from the deployment's (findings.KERNEL_SLACK_S)
+        close = f.source == "kernel" and f.file != stop.file and f.ts is not None and stop.ts is not None and \
+            (f.ts - stop.ts).total_seconds() <= KERNEL_SLACK_S
+        return None if close else stop
 
     def progress_after(self, f, node_wide: bool = False) -> _At | None:
         """The first sign of work on the finding's process (node_wide: any process of its node) after it, in
