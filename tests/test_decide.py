@@ -508,3 +508,36 @@ def test_near_miss_an_untimed_statement_on_another_node_is_not_taken(tmp_path):
                                  "gpu-h100-02/kubectl-describe-pod.txt": DESCRIBE_EVENTS})
     root = root_of(a)
     assert (root.category, root.file, root.line) == ("infra.unschedulable", "gpu-h100-01/vllm.log", 1)
+
+
+# ------------------------------------------------------------------------------------------
+# a vanished worker whose node's loss was stated before it
+# ------------------------------------------------------------------------------------------
+NODE_ID = "a09d3e6b2c7f41e85d0b9a3c6e2f7d1b"
+
+
+def _node_lost(marked_at: str) -> dict[str, str]:
+    return {
+        "launch.txt": "# gpu-b12: ray start --address=10.66.0.11:6379 --node-ip-address=10.66.0.12\n",
+        "gpu-a11/gcs_server.out": text_of(
+            f"[2025-11-20 {marked_at},902 E 1823 1823] (gcs_server) gcs_node_manager.cc:375: The node with node id: "
+            f"{NODE_ID} and address: 10.66.0.12 and node name: 10.66.0.12 has been marked dead because the detector "
+            "has missed too many heartbeats from it.",
+            f"[2025-11-20 16:47:31,905 I 1823 1823] (gcs_server) gcs_actor_manager.cc:1102: Actor is failed 3f8b1c0e77d2 "
+            f"on worker 000000 at node {NODE_ID}, need_reschedule = false, death context type = ActorDiedErrorContext"),
+        "gpu-a11/vllm.log": text_of(
+            "(EngineCore_DP0 pid=28210) ERROR 11-20 16:47:33 [core.py:843] ray.exceptions.ActorDiedError: The actor "
+            "died unexpectedly before finishing this task.",
+            "(EngineCore_DP0 pid=28210) ERROR 11-20 16:47:33 [core.py:843] The actor is dead because its node has "
+            "died.")}  # (no node id: the driver's own node, not the one the GCS saw go)
+
+
+def test_a_worker_gone_after_its_node_was_marked_dead_is_the_node_s_loss(tmp_path):
+    root = root_of(analyze_files(tmp_path, _node_lost("16:47:31")))
+    assert (root.category, root.file, root.line, root.node) == ("infra.node_lost", "gpu-a11/gcs_server.out", 1,
+                                                                "gpu-b12")
+
+
+def test_near_miss_a_node_marked_dead_after_the_worker_went_does_not_account_for_it(tmp_path):
+    root = root_of(analyze_files(tmp_path, _node_lost("16:49:31")))
+    assert root.category == "proc.killed"

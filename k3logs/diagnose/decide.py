@@ -23,14 +23,10 @@ from k3logs.catalogue.signatures import Catalogue, Signature
 from .detect import families, holds_prefilter, named_causes, outcome_data
 from .findings import (EXPLAIN_WINDOW_S, SAME_FAILURE_S, TIE_SECONDS, Decision, Finding, as_int, benign_eids,
                        exceptions, findings_of, load_before)
+from .order import first, seconds, sort_key
 from .outcome import HEALTHY, KERNEL_SLACK_S, Lifecycle
 from .templates import mask_template, same_template
-
-
-def _seconds(a: Finding, b: Finding) -> float | None:
-    if a.ts is None or b.ts is None:
-        return None
-    return (b.ts - a.ts).total_seconds()
+from .vanished import accounted, says_why, vanished_worker
 
 
 def _in_scope(a: Finding, b: Finding, scope: str) -> bool:
@@ -52,7 +48,7 @@ def _explain(findings: list[Finding], cat: Catalogue) -> None:
         sig = sigs.get(b.sig) if b.sig else None
         if sig is not None and sig.after and b.role == "cause":
             before = [a for a in findings if a.category in sig.after and a.node == b.node
-                      and (dt := _seconds(a, b)) is not None and 0 <= dt <= EXPLAIN_WINDOW_S]
+                      and (dt := seconds(a, b)) is not None and 0 <= dt <= EXPLAIN_WINDOW_S]
             if before:
                 b.role = "symptom"
                 b.fields = {**b.fields, "after": before[0].text[:200]}
@@ -65,14 +61,14 @@ def _explain(findings: list[Finding], cat: Catalogue) -> None:
             sig = sigs[a.sig]
             if b.category not in sig.explains or not _in_scope(a, b, sig.scope):
                 continue
-            dt = _seconds(a, b)
+            dt = seconds(a, b)
             if dt is None:
                 ok = a.node == b.node or sig.scope == "bundle"  # the kernel's relative clock: same node
             else:  # (a kernel line's clock may run seconds apart from the application's: dmesg -T drifts)
                 ok = -(KERNEL_SLACK_S if a.source == "kernel" else TIE_SECONDS) <= dt <= EXPLAIN_WINDOW_S
             if ok:
                 b.explainers.add(at[id(a)])
-            if ok and (b.explained_by is None or _sort_key(a) < _sort_key(findings[b.explained_by])):
+            if ok and (b.explained_by is None or sort_key(a) < sort_key(findings[b.explained_by])):
                 b.explained_by = at[id(a)]
 
 
@@ -85,9 +81,9 @@ def _named_causes(findings: list[Finding]) -> None:
             if not m:
                 continue
             named = [a for a in findings if a is not b and a.node == b.node and str(a.fields.get(rule.field)) ==
-                     m.group(rule.field) and _sort_key(a) <= _sort_key(b)]
+                     m.group(rule.field) and sort_key(a) <= sort_key(b)]
             if named:
-                b.explained_by = findings.index(sorted(named, key=_sort_key)[0])
+                b.explained_by = findings.index(sorted(named, key=sort_key)[0])
 
 
 def _bursts(findings: list[Finding]) -> None:
@@ -101,38 +97,13 @@ def _bursts(findings: list[Finding]) -> None:
             if f.sig == rule.signature and f.fields.get(rule.field) is not None and f.ts is not None:
                 devices.setdefault((f.node, f.fields[rule.field]), []).append(f)
         for burst in devices.values():
-            first, *rest = sorted(burst, key=_sort_key)
-            later = [f for f in rest if (dt := _seconds(first, f)) is not None and 0 <= dt <= rule.seconds]
+            lead, *rest = sorted(burst, key=sort_key)
+            later = [f for f in rest if (dt := seconds(lead, f)) is not None and 0 <= dt <= rule.seconds]
             if any(f.role == "cause" for f in later):
-                first.role = "cause"
+                lead.role = "cause"
             for f in later:
-                if f.role in ("cause", "symptom") and first.role == "cause":
-                    f.role, f.explained_by = "symptom", at[id(first)]
-
-
-def _sort_key(f: Finding):
-    known = f.ts is not None and f.ts_quality != "relative"
-    return (0 if known else 1, f.ts.timestamp() if known else 0.0, f.file, f.line)
-
-
-def _first(cands: list[Finding], cat: Catalogue) -> Finding:
-    """The earliest; within the same second the more specific (priority), then the triage order."""
-    cands = sorted(cands, key=_sort_key)
-    first = cands[0]
-    # untimed lines that state the same failure on one node: neither a file's order (a status dump lists its
-    # summary before its events) nor the files' names are a clock, so the more specific statement wins
-    untimed = [c for c in cands if c.ts is None and c.uptime is None and c.category == first.category
-               and (c.node == first.node or None in (c.node, first.node))]
-    if first.ts is None and first.uptime is None:
-        tied = untimed
-    elif first.ts is None:  # kernel lines with only seconds since boot: simultaneous on the same clock
-        tied = [c for c in cands if c.ts is None and c.file == first.file and c.uptime is not None
-                and abs(c.uptime - first.uptime) < TIE_SECONDS]
-    else:  # (and a more specific untimed statement of the same fault, an event's age, may well be earlier)
-        tied = [c for c in cands if c.ts is not None and abs((c.ts - first.ts).total_seconds()) < TIE_SECONDS]
-        tied += [c for c in untimed if c.priority > first.priority]
-    triage = {k: v.triage for k, v in cat.categories.items()}
-    return sorted(tied, key=lambda c: (-c.priority, _sort_key(c), triage.get(c.category, 99)))[0]
+                if f.role in ("cause", "symptom") and lead.role == "cause":
+                    f.role, f.explained_by = "symptom", at[id(lead)]
 
 
 def _statement(root: Finding, findings: list[Finding]) -> Finding:
@@ -148,7 +119,7 @@ def _statement(root: Finding, findings: list[Finding]) -> Finding:
             and (f.ts is None or root.ts is None or (f.ts - root.ts).total_seconds() <= TIE_SECONDS)]
     if not same:
         return root
-    pick = sorted(same, key=_sort_key)[0]
+    pick = sorted(same, key=sort_key)[0]
     if pick.ts is None:  # it happened just before the exception that quotes it
         pick.ts, pick.ts_quality, pick.phase = root.ts, "inferred", root.phase
     return pick
@@ -162,9 +133,9 @@ def _stated_before(root: Finding, findings: list[Finding], cat: Catalogue) -> Fi
             and states.get(f.sig) == root.category and 0 <= (root.ts - f.ts).total_seconds() <= EXPLAIN_WINDOW_S]
     if not said:
         return root
-    first = min(said, key=_sort_key)
-    first.category, first.title = root.category, cat.categories[root.category].title
-    return first
+    stated = min(said, key=sort_key)
+    stated.category, stated.title = root.category, cat.categories[root.category].title
+    return stated
 
 
 def _borrow_rank(root: Finding, findings: list[Finding]) -> None:
@@ -178,7 +149,7 @@ def _borrow_rank(root: Finding, findings: list[Finding]) -> None:
     if root.ts is None or root.ts_quality == "relative":
         placed = [f for f in explained if f.phase and f.ts is not None]
         if placed:
-            root.phase = sorted(placed, key=_sort_key)[0].phase
+            root.phase = sorted(placed, key=sort_key)[0].phase
     if root.rank is not None:
         return
     # the same process on the same node (a kernel line names its pid): its own lines say its rank
@@ -187,16 +158,16 @@ def _borrow_rank(root: Finding, findings: list[Finding]) -> None:
                 and (f.pid == pid or as_int(f.fields.get("pid")) == pid)]
     linked = same_pid or [f for f in explained if f.rank is not None and f.node == root.node]
     near = [f for f in findings if f.role == "symptom" and f.rank is not None and f.node == root.node
-            and (dt := _seconds(root, f)) is not None and -TIE_SECONDS <= dt <= 120 and ("rank" in f.fields or "worker" in f.fields)]
+            and (dt := seconds(root, f)) is not None and -TIE_SECONDS <= dt <= 120 and ("rank" in f.fields or "worker" in f.fields)]
     # the same fault seen by one rank in the same instant (the kernel's segfault line and the worker's own
     # 'SIGSEGV received'): the host's pid is not the container's, the time and the kind of failure are
     same_fault = [f for f in findings if f.rank is not None and f.node == root.node and f.category == root.category
-                  and (dt := _seconds(root, f)) is not None and abs(dt) <= 2 * TIE_SECONDS]
+                  and (dt := seconds(root, f)) is not None and abs(dt) <= 2 * TIE_SECONDS]
     if len({f.rank for f in same_fault}) > 1:
         same_fault = []
     for group in (linked, same_fault, near):
         if group:
-            pick = sorted(group, key=_sort_key)[0]
+            pick = sorted(group, key=sort_key)[0]
             root.rank = pick.rank
             if root.node is None:
                 root.node = pick.node
@@ -210,9 +181,9 @@ def _stack_phase(root: Finding, findings: list[Finding]) -> None:
         return
     same = [f for f in findings if f.category == root.category and f.phase_from_stack and f.phase
             and (root.node is None or f.node in (None, root.node))
-            and (dt := _seconds(root, f)) is not None and -TIE_SECONDS <= dt <= SAME_FAILURE_S]
+            and (dt := seconds(root, f)) is not None and -TIE_SECONDS <= dt <= SAME_FAILURE_S]
     if same:
-        root.phase = sorted(same, key=_sort_key)[0].phase
+        root.phase = sorted(same, key=sort_key)[0].phase
 
 
 def _other(candidates: list[Finding], findings: list[Finding]) -> tuple[Finding | None, str | None, int]:
@@ -273,29 +244,29 @@ def _set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] |
         """Another cause on g's node came between f and g, or with g (the traceback that follows 'EngineCore
         failed to start' in the same second): g is that one's failure, not f's."""
         return any(h is not f and h.eid != g.eid and h.set_aside is None and h.node == g.node
-                   and h.category not in (f.category, g.category) and _sort_key(f) < _sort_key(h)
-                   and (_sort_key(h) < _sort_key(g) or (h.sig is not None and g.ts and h.ts
-                                                        and 0 <= _seconds(g, h) <= TIE_SECONDS))
+                   and h.category not in (f.category, g.category) and sort_key(f) < sort_key(h)
+                   and (sort_key(h) < sort_key(g) or (h.sig is not None and g.ts and h.ts
+                                                        and 0 <= seconds(g, h) <= TIE_SECONDS))
                    for h in causes)
 
     def fails_again(f: Finding) -> bool:
         """Something later in its scope fails that it explains, or fails the same way."""
         i = at[id(f)]
-        return any(g is not f and g.set_aside is None and _sort_key(f) < _sort_key(g)
+        return any(g is not f and g.set_aside is None and sort_key(f) < sort_key(g)
                    and (((g.explained_by == i or i in g.explainers) and not nearer_cause(f, g))
                         or (g.category == f.category and g.node == f.node))
                    and (g.role == "cause" or g.category in outcome_data().fatal)
-                   and (dt := _seconds(f, g)) is not None and 0 <= dt <= EXPLAIN_WINDOW_S for g in findings)
+                   and (dt := seconds(f, g)) is not None and 0 <= dt <= EXPLAIN_WINDOW_S for g in findings)
 
     def failed_meanwhile(f: Finding, back: Finding) -> bool:
         """A failure f can explain came between it and its device's return (or with either)."""
         explains = set(sigs[f.sig].explains) if f.sig in sigs else set()
         return any(g is not f and g.source != "kernel" and g.set_aside is None and g.category in explains
-                   and (a := _seconds(f, g)) is not None and (b := _seconds(g, back)) is not None
+                   and (a := seconds(f, g)) is not None and (b := seconds(g, back)) is not None
                    and a >= -TIE_SECONDS and b >= -TIE_SECONDS for g in findings)
 
     # the latest first: whether a later failure counts depends on whether it was survived itself
-    for f in sorted(findings, key=_sort_key, reverse=True):
+    for f in sorted(findings, key=sort_key, reverse=True):
         if f.eid < 0:
             continue
         if f.file in prose and f.source in ("plain", None) and f.ts is None:
@@ -330,18 +301,7 @@ def _unexplain_by_set_aside(findings: list[Finding]) -> None:
     for f in findings:
         if f.explained_by is not None and findings[f.explained_by].set_aside is not None:
             alive = [i for i in f.explainers if findings[i].set_aside is None]
-            f.explained_by = min(alive, key=lambda i: _sort_key(findings[i])) if alive else None
-
-
-def _says_why(error: Finding | None, gone: Finding) -> bool:
-    """An error came before the worker was reported gone, or with it (its traceback follows 'WorkerProc
-    failed to start' on the same node): the worker did not vanish silently."""
-    if error is None:
-        return False
-    if _sort_key(error) < _sort_key(gone):
-        return True
-    dt = _seconds(gone, error)
-    return error.node == gone.node and dt is not None and dt <= SAME_FAILURE_S
+            f.explained_by = min(alive, key=lambda i: sort_key(findings[i])) if alive else None
 
 
 def _foreign_process(f: Finding) -> str | None:
@@ -349,35 +309,6 @@ def _foreign_process(f: Finding) -> str | None:
     data = outcome_data()
     name = (f.fields.get("comm") or f.fields.get("task")) if f.category in data.process_categories else None
     return name if name and f.source == "kernel" and not re.match(data.processes, name) else None
-
-
-def _accounted(gone: Finding, findings: list[Finding], cat: Catalogue) -> bool:
-    """A symptom of a root category says why the worker went (Ray: 'the actor died because its node has
-    died'): at the same time, on its node, of a category whose causes explain workers gone."""
-    vanished = outcome_data().vanished
-    explaining = {s.category for s in cat.signatures if s.role == "cause" and set(s.explains) & vanished}
-    return any(f.role == "symptom" and f.category in explaining and f.set_aside is None and f.node == gone.node
-               and (dt := _seconds(gone, f)) is not None and abs(dt) <= SAME_FAILURE_S for f in findings)
-
-
-def _vanished_worker(findings: list[Finding], cat: Catalogue) -> Finding | None:
-    """With no cause anywhere: the first worker reported gone (a dead worker, a dead actor, a failed child)
-    was killed from outside. The cause is proc.killed on that worker, not the error the engine raises
-    after it."""
-    data = outcome_data()
-    gone = [f for f in findings if f.set_aside is None and f.category in data.vanished]
-    if not gone:
-        return None
-    # the report that names the worker (its rank) says more than the engine's own 'a worker died'
-    first = _first([f for f in gone if f.rank is not None] or gone, cat)
-    sig = cat.by_id(data.killed_signature) if data.killed_signature else None
-    who = f"rank {first.rank}" if first.rank is not None else (first.fields.get("worker") or first.fields.get("proc")
-                                                                or "a worker")
-    return Finding(eid=first.eid, sig=sig.id if sig else None, category="proc.killed", role="cause",
-                   priority=0, file=first.file, line=first.line, span=first.span, ts=first.ts,
-                   ts_quality=first.ts_quality, node=first.node, rank=first.rank, pid=first.pid, phase=first.phase,
-                   text=first.text, fields=first.fields,
-                   title=f"{who} vanished with no cause in the bundle (killed from outside?)")
 
 
 def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: frozenset[str] | set[str] | None = None,
@@ -399,7 +330,7 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
                               [f for f in findings if f.category == "symptom.restart"])
     causes = [f for f in findings if f.role == "cause" and f.explained_by is None and f.set_aside is None]
     if causes:
-        root = _statement(_first(causes, cat), findings)
+        root = _statement(first(causes, cat), findings)
         _borrow_rank(root, findings)
         _stack_phase(root, findings)
         root_at = findings.index(root)
@@ -407,16 +338,16 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
         timed = root.ts is not None and root.ts_quality in ("exact", "inferred")
         weak = root.category in ("nccl.system_error", "proc.killed", "env.cuda_init_failed", "nccl.timeout")
         confidence = "high" if (timed or strong) and not weak else "medium"
-        earliest = _first(causes + [f for f in findings if f.role == "cause" and f.set_aside is None], cat) is root
+        earliest = first(causes + [f for f in findings if f.role == "cause" and f.set_aside is None], cat) is root
         reason = ("the earliest cause across all ranks and nodes" if earliest else
                   "the cause that the logs name and that explains the rest") + (
             "; it explains the errors that follow it" if strong else "")
         load = load_before(ev, root) if root.category == "oom.inference" else None
         return Decision(False, root, confidence, reason, findings, load=load,
                         outcome=life.outcome(root, again))
-    first_death = _first(fatal, cat) if fatal else None
+    first_death = first(fatal, cat) if fatal else None
     other, template, repeats = _other(others, findings)
-    failure = _first([f for f in (first_death, other) if f is not None], cat) if (first_death or other) else None
+    failure = first([f for f in (first_death, other) if f is not None], cat) if (first_death or other) else None
     outcome = life.outcome(failure, again)
     if failure is None:
         healthy = outcome.state in HEALTHY
@@ -424,10 +355,10 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
                         "nothing abnormal was found before the run " + (
                             "was stopped" if outcome.state == "stopped" else "ends") if healthy
                         else outcome.detail, findings, outcome=outcome)
-    vanished = _vanished_worker(findings, cat)
+    vanished = vanished_worker(findings, cat)
     symptom_lines = {f.eid for f in findings if f.role == "symptom"}
     own_error = other if other is not None and other.eid not in symptom_lines else None
-    if vanished is not None and not _says_why(own_error, vanished) and not _accounted(vanished, findings, cat):
+    if vanished is not None and not says_why(own_error, vanished) and not accounted(vanished, findings, cat):
         return Decision(False, vanished, "low", "a worker vanished and nothing in the bundle says why: it was killed "
                         "from outside (an OOM killer, an operator, an orchestrator) on its node",
                         findings + [vanished], outcome=life.outcome(vanished, again))
@@ -436,7 +367,7 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
     fallback = [f for f in findings if f.role == "symptom" and f.category in roots and f.set_aside is None
                 and life.progress_after(f, node_wide=True) is None]
     if fallback:
-        root = _stated_before(_first(fallback, cat), findings, cat)
+        root = _stated_before(first(fallback, cat), findings, cat)
         _borrow_rank(root, findings)
         return Decision(False, root, "low",
                         "only symptoms were found; the earliest one that names a root-cause category is reported, "

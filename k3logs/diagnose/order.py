@@ -1,0 +1,38 @@
+"""Which of several findings came first: by time after clock alignment (a kernel's seconds since boot only against
+its own file), then the more specific statement (the signature's priority), then the triage order."""
+from __future__ import annotations
+
+from k3logs.catalogue.signatures import Catalogue
+
+from .findings import TIE_SECONDS, Finding
+
+
+def seconds(a: Finding, b: Finding) -> float | None:
+    if a.ts is None or b.ts is None:
+        return None
+    return (b.ts - a.ts).total_seconds()
+
+
+def sort_key(f: Finding):
+    known = f.ts is not None and f.ts_quality != "relative"
+    return (0 if known else 1, f.ts.timestamp() if known else 0.0, f.file, f.line)
+
+
+def first(cands: list[Finding], cat: Catalogue) -> Finding:
+    """The earliest; within the same second the more specific (priority), then the triage order."""
+    cands = sorted(cands, key=sort_key)
+    first = cands[0]
+    # untimed lines that state the same failure on one node: neither a file's order (a status dump lists its
+    # summary before its events) nor the files' names are a clock, so the more specific statement wins
+    untimed = [c for c in cands if c.ts is None and c.uptime is None and c.category == first.category
+               and (c.node == first.node or None in (c.node, first.node))]
+    if first.ts is None and first.uptime is None:
+        tied = untimed
+    elif first.ts is None:  # kernel lines with only seconds since boot: simultaneous on the same clock
+        tied = [c for c in cands if c.ts is None and c.file == first.file and c.uptime is not None
+                and abs(c.uptime - first.uptime) < TIE_SECONDS]
+    else:  # (and a more specific untimed statement of the same fault, an event's age, may well be earlier)
+        tied = [c for c in cands if c.ts is not None and abs((c.ts - first.ts).total_seconds()) < TIE_SECONDS]
+        tied += [c for c in untimed if c.priority > first.priority]
+    triage = {k: v.triage for k, v in cat.categories.items()}
+    return sorted(tied, key=lambda c: (-c.priority, sort_key(c), triage.get(c.category, 99)))[0]

@@ -1,0 +1,50 @@
+"""A worker that vanished with no cause anywhere (a dead worker, a dead actor, a failed child, and nothing that says
+why): it was killed from outside, and the cause is proc.killed on that worker (how-it-decides.md)."""
+from __future__ import annotations
+
+from k3logs.catalogue.signatures import Catalogue
+
+from .detect import outcome_data
+from .findings import EXPLAIN_WINDOW_S, SAME_FAILURE_S, Finding
+from .order import first, seconds, sort_key
+
+
+def says_why(error: Finding | None, gone: Finding) -> bool:
+    """An error came before the worker was reported gone, or with it (its traceback follows 'WorkerProc
+    failed to start' on the same node): the worker did not vanish silently."""
+    if error is None:
+        return False
+    if sort_key(error) < sort_key(gone):
+        return True
+    dt = seconds(gone, error)
+    return error.node == gone.node and dt is not None and dt <= SAME_FAILURE_S
+
+
+def accounted(gone: Finding, findings: list[Finding], cat: Catalogue) -> bool:
+    """A symptom of a root category says why the worker went (Ray: 'the actor died because its node has
+    died'): at the same time, on its node, of a category whose causes explain workers gone; or, before it, a
+    context line that states such a category on its node (the GCS marking the node dead)."""
+    vanished = outcome_data().vanished
+    explaining = {s.category for s in cat.signatures if s.role == "cause" and set(s.explains) & vanished}
+    states = {s.id for s in cat.signatures if s.states in explaining}
+    return any(f.set_aside is None and f.node == gone.node and (dt := seconds(f, gone)) is not None and (
+        (f.role == "symptom" and f.category in explaining and abs(dt) <= SAME_FAILURE_S)
+        or (f.role == "context" and f.sig in states and 0 <= dt <= EXPLAIN_WINDOW_S)) for f in findings)
+
+
+def vanished_worker(findings: list[Finding], cat: Catalogue) -> Finding | None:
+    """With no cause anywhere: the first worker reported gone (a dead worker, a dead actor, a failed child)
+    was killed from outside. The cause is proc.killed on that worker, not the error the engine raises
+    after it."""
+    data = outcome_data()
+    gone = [f for f in findings if f.set_aside is None and f.category in data.vanished]
+    if not gone:
+        return None
+    # the report that names the worker (its rank) says more than the engine's own 'a worker died'
+    w = first([f for f in gone if f.rank is not None] or gone, cat)
+    sig = cat.by_id(data.killed_signature) if data.killed_signature else None
+    who = f"rank {w.rank}" if w.rank is not None else (w.fields.get("worker") or w.fields.get("proc") or "a worker")
+    return Finding(eid=w.eid, sig=sig.id if sig else None, category="proc.killed", role="cause", priority=0,
+                   file=w.file, line=w.line, span=w.span, ts=w.ts, ts_quality=w.ts_quality, node=w.node, rank=w.rank,
+                   pid=w.pid, phase=w.phase, text=w.text, fields=w.fields,
+                   title=f"{who} vanished with no cause in the bundle (killed from outside?)")
