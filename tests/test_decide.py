@@ -541,3 +541,13 @@ def test_a_worker_gone_after_its_node_was_marked_dead_is_the_node_s_loss(tmp_pat
 def test_near_miss_a_node_marked_dead_after_the_worker_went_does_not_account_for_it(tmp_path):
     root = root_of(analyze_files(tmp_path, _node_lost("16:49:31")))
     assert root.category == "proc.killed"
+
+
+@pytest.mark.parametrize("t_app, root_file", [("10:00:07", "node-b/kern.log"),   # the same second: the kernel's
+                                              ("10:00:05", "node-a/vllm.log")])  # near miss: the app's is earlier
+def test_in_the_same_second_the_kernel_s_statement_of_a_fault_comes_first(tmp_path, t_app, root_file):
+    ecc = f"ERROR 08-11 {t_app} [core.py:1] RuntimeError: CUDA error: uncorrectable ECC error encountered"
+    xid48 = "NVRM: Xid (PCI:0000:3a:00): 48, pid=2214863, name=pt_main_thread, An uncorrectable double bit error (DBE)"
+    a = analyze_files(tmp_path, {"node-a/vllm.log": text_of(ecc),
+                                 "node-b/kern.log": f"2026-08-11T10:00:07+00:00 gpu-b kernel: {xid48}\n"})
+    assert root_of(a).file == root_file

@@ -35,4 +35,5 @@ def first(cands: list[Finding], cat: Catalogue) -> Finding:
         tied = [c for c in cands if c.ts is not None and abs((c.ts - first.ts).total_seconds()) < TIE_SECONDS]
         tied += [c for c in untimed if c.priority > first.priority]
     triage = {k: v.triage for k, v in cat.categories.items()}
-    return sorted(tied, key=lambda c: (-c.priority, sort_key(c), triage.get(c.category, 99)))[0]
+    # (as specific, the kernel's statement first: the hardware's own report names the device the others only feel)
+    return sorted(tied, key=lambda c: (-c.priority, c.source != "kernel", sort_key(c), triage.get(c.category, 99)))[0]
