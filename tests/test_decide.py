@@ -551,3 +551,20 @@ def test_in_the_same_second_the_kernel_s_statement_of_a_fault_comes_first(tmp_pa
     a = analyze_files(tmp_path, {"node-a/vllm.log": text_of(ecc),
                                  "node-b/kern.log": f"2026-08-11T10:00:07+00:00 gpu-b kernel: {xid48}\n"})
     assert root_of(a).file == root_file
+
+
+# ------------------------------------------------------------------------------------------
+# a guess (a worker gone, nothing says why) yields to a failing check that explains what the logs show
+# ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("version_b, root", [("2.26.2", "nccl.version_mismatch"),   # node-b runs another NCCL
+                                             ("2.27.3", "proc.killed")])            # near miss: the same build
+def test_a_failing_check_that_explains_the_symptoms_beats_a_vanished_worker_guess(tmp_path, version_b, root):
+    using = "INFO 08-11 10:00:01 [pynccl.py:70] vLLM is using nccl=={}"
+    a = analyze_files(tmp_path, {
+        "node-a/vllm.log": text_of(assigned(0, 2, 101), "(Worker_TP0 pid=101) " + using.format("2.27.3"),
+                                   WATCHDOG.format(r=0, t="10:10:05"),
+                                   "ERROR 08-11 10:10:06 [multiproc_executor.py:1] Worker proc VllmWorker-0 died "
+                                   "unexpectedly, shutting down executor."),
+        "node-b/vllm.log": text_of(assigned(1, 2, 202), "(Worker_TP1 pid=202) " + using.format(version_b),
+                                   WATCHDOG.format(r=1, t="10:10:05"))})
+    assert root_of(a).category == root

@@ -37,7 +37,11 @@ def check_explains(decision: Decision, checks, ev: pl.DataFrame, dumps: dict[str
     root = decision.root
     if root is None:
         return decision
-    failing = [c for c in checks if c.status == "fail" and c.evidence and root.category in c.explains
+    # a root of low confidence is a guess (a worker gone with nothing saying why, a symptom standing alone): a check
+    # that explains the symptoms the logs show says more
+    seen = {root.category} | ({f.category for f in decision.findings if f.role == "symptom"}
+                              if decision.confidence == "low" else set())
+    failing = [c for c in checks if c.status == "fail" and c.evidence and seen & set(c.explains)
                and c.category in cat.categories]
     for check in sorted(failing, key=lambda c: (cat.categories[c.category].triage, c.id)):
         cause = _check_root(check, ev, dumps, cat)
