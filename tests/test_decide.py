@@ -108,6 +108,8 @@ def test_a_kernel_line_a_few_seconds_after_the_stop_by_its_clock_is_no_trail(tmp
                                    "server."),
         "node-b/kern.log": f"2026-08-11T{t}+00:00 gpu-b kernel: {XID79}\n"})
     assert root_of(a).category == root
+    # and it happened in the phase the node was in before the stop, not in the stop
+    assert root_of(a).phase != "shutdown"
 
 
 def test_kernel_oom_kill_explains_the_vanished_worker_and_the_timeouts(tmp_path):

@@ -11,6 +11,7 @@ from k3logs.schema import PHASES
 
 from .detect import phase_marks
 from .findings import TIE_SECONDS
+from .outcome import KERNEL_SLACK_S
 
 SAME_START_S = 5           # start landmarks this close together on a node are one start of the server
 
@@ -65,7 +66,23 @@ def assign_phases(ev: pl.DataFrame, outside: frozenset[str] | set[str] = frozens
     unplaced = pl.col("ts").is_null() | (pl.col("phase").is_null() & (pl.col("source") == "kernel"))
     ev = ev.join(last_node, on="node", how="left", nulls_equal=True).with_columns(
         pl.when(unplaced).then(pl.coalesce("phase", "_lastp")).otherwise(pl.col("phase")).alias("phase"))
+    ev = _kernel_before_stop(ev)
     return ev.rename({"_mark": "mark", "_attempt": "attempt"}).drop("_lastp", "_mi", "_restart", "_dep")
+
+
+def _kernel_before_stop(ev: pl.DataFrame) -> pl.DataFrame:
+    """A kernel line stamped just after its node's stop (within KERNEL_SLACK_S: its clock may run seconds apart
+    from the deployment's) takes the phase the node was in that much earlier, unless that was the stop too."""
+    late = (pl.col("source") == "kernel") & (pl.col("phase") == "shutdown") & pl.col("ts").is_not_null()
+    rows = ev.select(late.fill_null(False).arg_true()).to_series()
+    if not len(rows):
+        return ev
+    probe = ev[rows].select(pl.Series("_i", rows), "node", pl.col("ts") - pl.duration(seconds=KERNEL_SLACK_S))
+    ref = ev.filter((pl.col("source") != "kernel").fill_null(True) & pl.col("ts").is_not_null()
+                    & pl.col("phase").is_not_null()).select("node", "ts", pl.col("phase").alias("_p"))
+    got = probe.sort("ts").join_asof(ref.sort("ts"), on="ts", by="node", strategy="backward", check_sortedness=False) \
+        .filter(pl.col("_p").is_not_null() & (pl.col("_p") != "shutdown"))
+    return ev.with_columns(ev["phase"].scatter(got["_i"], got["_p"])) if got.height else ev
 
 
 def _opens_start(ev: pl.DataFrame) -> pl.Series:
