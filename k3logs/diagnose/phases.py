@@ -71,17 +71,18 @@ def assign_phases(ev: pl.DataFrame, outside: frozenset[str] | set[str] = frozens
 
 
 def _kernel_before_stop(ev: pl.DataFrame) -> pl.DataFrame:
-    """A kernel line stamped just after its node's stop (within KERNEL_SLACK_S: its clock may run seconds apart
-    from the deployment's) takes the phase the node was in that much earlier, unless that was the stop too."""
+    """A kernel line stamped up to KERNEL_SLACK_S after its own node's stop (its clock may run seconds apart from
+    the deployment's) takes the phase the node was in before that stop. (rows in time order)"""
     late = (pl.col("source") == "kernel") & (pl.col("phase") == "shutdown") & pl.col("ts").is_not_null()
     rows = ev.select(late.fill_null(False).arg_true()).to_series()
     if not len(rows):
         return ev
-    probe = ev[rows].select(pl.Series("_i", rows), "node", pl.col("ts") - pl.duration(seconds=KERNEL_SLACK_S))
-    ref = ev.filter((pl.col("source") != "kernel").fill_null(True) & pl.col("ts").is_not_null()
-                    & pl.col("phase").is_not_null()).select("node", "ts", pl.col("phase").alias("_p"))
-    got = probe.sort("ts").join_asof(ref.sort("ts"), on="ts", by="node", strategy="backward", check_sortedness=False) \
-        .filter(pl.col("_p").is_not_null() & (pl.col("_p") != "shutdown"))
+    app = ev.filter((pl.col("source") != "kernel").fill_null(True) & pl.col("ts").is_not_null())
+    stops = app.filter(pl.col("_mark") == "shutdown").group_by("node").agg(pl.col("ts").min().alias("_stop"))
+    before = app.join(stops, on="node").filter((pl.col("ts") < pl.col("_stop")) & pl.col("phase").is_not_null()) \
+        .group_by("node").agg(pl.col("phase").last().alias("_p"), pl.col("_stop").first())
+    got = ev[rows].select(pl.Series("_i", rows), "node", "ts").join(before, on="node") \
+        .filter((pl.col("ts") - pl.col("_stop")) <= pl.duration(seconds=KERNEL_SLACK_S))
     return ev.with_columns(ev["phase"].scatter(got["_i"], got["_p"])) if got.height else ev
 
 
