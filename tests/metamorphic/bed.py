@@ -52,12 +52,7 @@ KNOWN: dict[tuple[str, str], str] = {
     )},
     **{("c549-nvswitch-fatal-fm-log-nvls-2node-tarzst", t): LONE_ARCHIVE for t in (
         "pack-top", "pack-zip", "pack-zst", "pack-nested", "rename-files")},
-    ("c413-nvswitch-sxid-fatal-tp8-serving-v0", "rename-files"): (
-        "the same NVSwitch fatal error, untimed, in a note and in a capture: the more specific of two untimed "
-        "statements of one failure is taken, and when both say as much the file names order them (file names are "
-        "no clock), so renaming the files moves the first cause from the note to the capture"),
     ("c530-v1-ray-tp16-rank11-sigsegv-nccl-proxy-serving", "skew-within"): SKEW_TIE,
-    ("c548-xid48-dbe-a100-ray-pp2-only-in-bugreport-gz", "skew-within"): RELAYED_CLOCK,
     ("c548-xid48-dbe-a100-ray-pp2-only-in-bugreport-gz", "skew-beyond"): RELAYED_CLOCK,
     **{(c, "rename-hosts"): (
         "the transform renames the nodes that have logs, not the host only the launch file names: the renamed nodes "
