@@ -57,6 +57,19 @@ def test_a_stop_with_nothing_abnormal_before_is_healthy_whatever_its_trail_print
     assert next(f for f in d.findings if f.category == "symptom.engine_dead").set_aside.startswith("after the stop")
 
 
+def _stats(m: int, s: int) -> str:
+    return api(m, s, "Avg prompt throughput: 80.0 tokens/s, Avg generation throughput: 210.5 tokens/s, Running: 2 "
+                     "reqs, Waiting: 0 reqs, GPU KV cache usage: 8.0%")
+
+
+@pytest.mark.parametrize("after_stop, want", [([_stats(6, 0), _stats(6, 10)], "serving"),  # the new pod serves on
+                                              ([], "stopped")])                          # near miss: nothing after
+def test_a_rolling_update_whose_new_server_serves_after_the_old_one_stops_is_serving(tmp_path, after_stop, want):
+    new = [api(4, 30, "vLLM API server version 0.27.2"), api(4, 50, "Application startup complete.")] + after_stop
+    d = decision(tmp_path, {"old-pod/vllm.log": START + LOADED + READY + SERVING + STOP, "new-pod/vllm.log": new})
+    assert state(d) == (want, None) and d.healthy
+
+
 def test_near_miss_a_failure_before_the_stop_is_the_cause(tmp_path):
     d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + [OOM] + STOP + [DEAD]})
     assert state(d) == ("crashed", "oom.inference") and not d.healthy

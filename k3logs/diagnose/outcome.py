@@ -210,6 +210,13 @@ class Lifecycle:
         if not self.app_log:
             return Outcome("inconclusive", detail="the bundle holds no log of the deployment itself")
         stops = sorted(self.stops.values(), key=lambda s: (s.ts is None, s.ts or datetime.min, s.file, s.line))
+        last = stops[-1] if stops else None
+        # serving after the last stop, in another file (a rolling update: the new pod serves as the old one stops)
+        on = self.stats.filter((pl.col("ts") > last.ts) & (pl.col("file") != last.file)) \
+            if last is not None and last.ts is not None else self.stats.clear()
+        if on.height >= 2:
+            return Outcome("serving", on["file"][0], on["line"][0], "it was stopped in one place and went on serving "
+                           "in another (a rolling update, a replacement)")
         if stops:
             s = stops[0]
             return Outcome("stopped", s.file, s.line, "it was stopped, with nothing abnormal before")
