@@ -570,3 +570,17 @@ def test_a_failing_check_that_explains_the_symptoms_beats_a_vanished_worker_gues
         "node-b/vllm.log": text_of(assigned(1, 2, 202), "(Worker_TP1 pid=202) " + using.format(version_b),
                                    WATCHDOG.format(r=1, t="10:10:05"))})
     assert root_of(a).category == root
+
+
+# ------------------------------------------------------------------------------------------
+# a collective's symptom is explained by a cause on any node
+# ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("t_timeout, root", [("10:10:05", "gpu.xid"),        # the hang the Xid started, 10 min on
+                                             ("12:10:05", "nccl.timeout")])  # near miss: two hours later
+def test_an_xid_on_one_node_explains_the_watchdog_timeouts_of_another(tmp_path, t_timeout, root):
+    stats = ("(APIServer pid=1) INFO 08-11 10:00:20 [loggers.py:1] Engine 000: Avg prompt throughput: 1904.2 tokens/s, "
+             "Avg generation throughput: 3.1 tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 1.0%")
+    a = analyze_files(tmp_path, {
+        "node-a/vllm.log": text_of(assigned(0, 2, 101), stats, WATCHDOG.format(r=0, t=t_timeout)),
+        "node-b/kern.log": f"2026-08-11T10:00:00+00:00 gpu-b kernel: {XID79.replace('79,', '94,')}\n"})
+    assert root_of(a).category == root

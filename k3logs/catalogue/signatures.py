@@ -103,6 +103,9 @@ class Category:
     triage: int
     title: str
     quiet: bool = False  # a fault that crashes nothing: a failing check of it is the incident of a quiet bundle
+    # a symptom every rank of a collective shows whichever rank failed (a watchdog timeout): a cause on any node
+    # explains it
+    collective: bool = False
 
 
 @dataclass(frozen=True)
@@ -145,7 +148,7 @@ def _load_categories(path: Path, issues: list[Issue]) -> dict[str, Category]:
         loc = SourceLocation(str(path), starts[i] if i < len(starts) else None)
         try:
             cat = Category(id=str(d["id"]), group=str(d["group"]), triage=int(d["triage"]), title=str(d["title"]),
-                           quiet=bool(d.get("quiet", False)))
+                           quiet=bool(d.get("quiet", False)), collective=bool(d.get("collective", False)))
         except (KeyError, TypeError, ValueError) as e:
             issues.append(Issue("error", "category", f"category needs id, group, triage and title ({e})", loc))
             continue

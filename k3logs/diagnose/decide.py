@@ -59,7 +59,8 @@ def _explain(findings: list[Finding], cat: Catalogue) -> None:
             if a is b or a.category == b.category or a.sig is None:
                 continue
             sig = sigs[a.sig]
-            if b.category not in sig.explains or not _in_scope(a, b, sig.scope):
+            collective = b.category in cat.categories and cat.categories[b.category].collective
+            if b.category not in sig.explains or not (collective or _in_scope(a, b, sig.scope)):
                 continue
             dt = seconds(a, b)
             if dt is None:
