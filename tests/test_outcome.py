@@ -102,13 +102,15 @@ IMPORT_FAIL = [api(40, 9, "Automatically detected platform cuda."),
                            "_ZN3c104cuda9SetDeviceEa", "ERROR")]
 
 
-def test_a_start_after_a_stop_that_fails_at_import_is_a_new_attempt_that_never_readied(tmp_path):
-    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + STOP + IMPORT_FAIL})
+@pytest.mark.parametrize("log", ["gpu-a1/vllm.log", "vllm.log"])   # (a bundle that names no node too)
+def test_a_start_after_a_stop_that_fails_at_import_is_a_new_attempt_that_never_readied(tmp_path, log):
+    d = decision(tmp_path, {log: START + LOADED + READY + SERVING + STOP + IMPORT_FAIL})
     assert state(d) == ("never_ready", "dep.undefined_symbol")
 
 
-def test_near_miss_the_same_error_without_a_start_line_is_the_stop_s_trail(tmp_path):
-    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + STOP + IMPORT_FAIL[1:]})
+@pytest.mark.parametrize("log", ["gpu-a1/vllm.log", "vllm.log"])
+def test_near_miss_the_same_error_without_a_start_line_is_the_stop_s_trail(tmp_path, log):
+    d = decision(tmp_path, {log: START + LOADED + READY + SERVING + STOP + IMPORT_FAIL[1:]})
     assert state(d) == ("stopped", None) and d.healthy
 
 

@@ -115,11 +115,12 @@ class Lifecycle:
 
     def after_stop(self, f) -> _At | None:
         """The stop of the finding's attempt when the finding comes after it (its trail), else None.
-        A finding of no node is measured against the first stop in the deployment."""
-        if f.node is None:
+        A finding of no node, in a bundle whose stops are all of named nodes, is measured against the first stop
+        in the deployment."""
+        if f.node is None and not any(n is None for n, _ in self.stops):
             stops = sorted((s for s in self.stops.values() if s.ts is not None), key=lambda s: s.ts)
             stop = stops[0] if stops else None
-        else:
+        else:  # (a bundle that names no node has its attempts too)
             stop = self.stops.get((f.node, self.attempt_of(f)))
         if stop is None or not stop.before(f.ts, f.file, f.line):
             return None
