@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import make_bundle
+from conftest import analyze_files, make_bundle
 from k3logs.diagnose.missing import spans
 from k3logs.pipeline import run
 
@@ -610,6 +610,23 @@ def test_another_nodes_shutdown_in_the_same_second_does_not_end_a_headless_nodes
 
 def test_near_miss_a_headless_nodes_line_after_the_deployments_shutdown_is_in_it(tmp_path):
     assert _segfault_phase(tmp_path, 6) == "shutdown"
+
+
+DESCRIBE_OOMKILLED = ("Name:         vllm-0-1\nNamespace:    inference\nNode:         gpu-b1/10.0.0.2\n"
+                     "    Last State:     Terminated\n      Reason:       OOMKilled\n      Exit Code:    137\n")
+
+
+def test_an_untimed_file_does_not_take_the_deployment_s_last_phase(tmp_path):
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + STOP,
+                            "describe-worker.txt": DESCRIBE_OOMKILLED})
+    (f,) = [f for f in d.findings if f.file == "describe-worker.txt" and f.category == "oom.host"]
+    assert f.ts is None and f.phase != "shutdown"
+
+
+def test_near_miss_an_untimed_line_after_timed_ones_follows_them_in_its_file(tmp_path):
+    lines = START + LOADED + READY + SERVING + STOP + ["Killed"]
+    a = analyze_files(tmp_path, {"gpu-a1/vllm.log": "\n".join(lines) + "\n"})
+    assert a.events.sort("line")["phase"].to_list()[-1] == "shutdown"
 
 
 def test_a_run_stopped_before_the_bundles_first_start_is_an_attempt_of_its_own(tmp_path):

@@ -115,6 +115,7 @@ def _deployment_late(ev: pl.DataFrame, late: int) -> pl.Series:
     probe = ev.select(pl.int_range(pl.len()).alias("_i"), "ts").filter(pl.col("ts").is_not_null())
     got = probe.join_asof(marks.sort("_at"), left_on="ts", right_on="_at", strategy="backward")
     other = pl.Series("_o", [None] * ev.height, dtype=pl.Int64).scatter(got["_i"], got["_far"].cast(pl.Int64))
-    # an untimed row follows the rows before it
-    other = other.fill_null(strategy="forward") if ev["ts"].null_count() else other
+    # an untimed row follows the rows before it in its file (a file with no time at all follows none)
+    if ev["ts"].null_count():
+        other = pl.DataFrame({"_f": ev["file"], "_o": other}).select(pl.col("_o").forward_fill().over("_f"))["_o"]
     return ev.select(pl.max_horizontal(same_node, pl.lit(other).fill_null(-1)).alias("_dep"))["_dep"]
