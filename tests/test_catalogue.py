@@ -129,30 +129,21 @@ def test_user_folder_adds_a_signature(tmp_path):
     assert fired(sig, cat, "widget exploded at 0xbeef")[:2] == (True, {"addr": "0xbeef"})
 
 
-@pytest.mark.parametrize("role, value, ok", [("context", "true", True), ("cause", "true", False),
-                                             ("context", '"yes"', False)])
-def test_user_data_is_a_boolean_of_context_signatures(tmp_path, role, value, ok):
+@pytest.mark.parametrize("key, role, value, ok", [
+    ("user_data", "context", "true", True), ("user_data", "cause", "true", False),
+    ("user_data", "context", '"yes"', False),
+    ("unready", "cause", "true", True), ("unready", "context", "true", False), ("unready", "cause", '"yes"', False),
+])
+def test_a_flag_is_a_boolean_of_the_role_it_belongs_to(tmp_path, key, role, value, ok):
+    # user_data: a context signature's (a logged prompt); unready: a cause's (a port never bound)
     (tmp_path / "mine.toml").write_text(USER_SIG.format(id="widget-exploded", category="proc.segfault", title="W")
                                         .replace('role = "cause"', f'role = "{role}"')
-                                        .replace("[signature.samples]", f"user_data = {value}\n[signature.samples]"))
+                                        .replace("[signature.samples]", f"{key} = {value}\n[signature.samples]"))
     cat, issues = load_catalogue([tmp_path], collect_errors=True)
-    bad = [i for i in issues if "user_data" in i.message]
+    bad = [i for i in issues if key in i.message]
     assert (bad == []) == ok, issues
     if ok:
-        assert cat.by_id("widget-exploded").user_data
-
-
-@pytest.mark.parametrize("role, value, ok", [("cause", "true", True), ("context", "true", False),
-                                             ("cause", '"yes"', False)])
-def test_unready_is_a_boolean_of_cause_signatures(tmp_path, role, value, ok):
-    (tmp_path / "mine.toml").write_text(USER_SIG.format(id="widget-exploded", category="proc.segfault", title="W")
-                                        .replace('role = "cause"', f'role = "{role}"')
-                                        .replace("[signature.samples]", f"unready = {value}\n[signature.samples]"))
-    cat, issues = load_catalogue([tmp_path], collect_errors=True)
-    bad = [i for i in issues if "unready" in i.message]
-    assert (bad == []) == ok, issues
-    if ok:
-        assert cat.by_id("widget-exploded").unready
+        assert getattr(cat.by_id("widget-exploded"), key)
 
 
 @pytest.fixture
