@@ -87,6 +87,8 @@ class Lifecycle:
         marks = ev.filter(pl.col("mark").is_not_null() | pl.col("progress")).select(cols)
         self.ready = _first(marks.filter(pl.col("mark") == "serving"))
         self.stops = _first(marks.filter(pl.col("mark") == "shutdown"))
+        timed_stops = marks.filter((pl.col("mark") == "shutdown") & pl.col("ts").is_not_null()).sort("ts")
+        self.last_stop = _At(*timed_stops.select("ts", "file", "line").row(-1)) if timed_stops.height else None
         self.eid_attempt = dict(zip(ev["eid"].to_list(), ev["attempt"].to_list()))
         # progress by (node, attempt) and by (node, attempt, the process): in time order
         self._progress: dict[tuple, list[_At]] = {}
@@ -211,10 +213,9 @@ class Lifecycle:
         if not self.app_log:
             return Outcome("inconclusive", detail="the bundle holds no log of the deployment itself")
         stops = sorted(self.stops.values(), key=lambda s: (s.ts is None, s.ts or datetime.min, s.file, s.line))
-        last = stops[-1] if stops else None
+        last = self.last_stop
         # serving after the last stop, in another file (a rolling update: the new pod serves as the old one stops)
-        on = self.stats.filter((pl.col("ts") > last.ts) & (pl.col("file") != last.file)) \
-            if last is not None and last.ts is not None else self.stats.clear()
+        on = self.stats.filter((pl.col("ts") > last.ts) & (pl.col("file") != last.file)) if last else self.stats.clear()
         if on.height >= 2:
             return Outcome("serving", on["file"][0], on["line"][0], "it was stopped in one place and went on serving "
                            "in another (a rolling update, a replacement)")

@@ -27,7 +27,7 @@ CORPORA = REPO / "corpora"
 # (case, transform) -> what in k3logs is wrong. tests/test_metamorphic.py
 # applies them as strict xfail: a fix shows as a failure that asks to take its entry out.
 DROPPED_NODE = ("evidence_missing names a node whose logs are absent where the bundle names it (k3logs/diagnose/missing.py): "
-                "c214 and c703 name it nowhere (only a count is possible); c309's note writes the two hosts with their stages "
+                "c214, c703 and c739 name it nowhere (only a count is possible), c740 only as an NCCL socket's remote peer; c309's note writes the two hosts with their stages "
                 "between them ('h200-pp-a stage 0, h200-pp-b stage 1'), no list; c568's note names it alone on a line "
                 "two lines above its --node-rank; c303 keeps a log of the node outside its folder (its pod's init "
                 "container, by kubectl), so the node is not missing a log")
@@ -49,9 +49,13 @@ KNOWN: dict[tuple[str, str], str] = {
         "c309-moe-kernel-misaligned-address-pp2-ep-2node",
         "c568-healthy-2node-docker-nccl-connect-retries-plugin-fallback",
         "c703-journald-json-dmabuf524",
+        "c739-roce-port-down-k3-pp2-serving",
+        "c740-nccl-dmabuf524-k3-dp2-docker",
     )},
-    **{("c549-nvswitch-fatal-fm-log-nvls-2node-tarzst", t): LONE_ARCHIVE for t in (
-        "pack-top", "pack-zip", "pack-zst", "pack-nested", "rename-files")},
+    **{(c, t): LONE_ARCHIVE for c in ("c549-nvswitch-fatal-fm-log-nvls-2node-tarzst",
+                                       "c741-mixed-cu12-cu13-wheels-importerror-targz")
+       for t in ("pack-top", "pack-zip", "pack-zst", "pack-nested", "rename-files")},
+    ("c741-mixed-cu12-cu13-wheels-importerror-targz", "pack-tgz"): LONE_ARCHIVE,
     ("c530-v1-ray-tp16-rank11-sigsegv-nccl-proxy-serving", "skew-within"): SKEW_TIE,
     ("c548-xid48-dbe-a100-ray-pp2-only-in-bugreport-gz", "skew-beyond"): RELAYED_CLOCK,
     **{(c, "rename-hosts"): (

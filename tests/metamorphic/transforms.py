@@ -917,7 +917,8 @@ def graceful_stop(prof: Profile, out: Path, seed: int) -> Mapping:
     rng = random.Random(seed)
     if not prof.truth.get("healthy"):
         raise NotApplicable("not a healthy run")
-    target = None
+    # the API server log that ends last (of a rotated pair, the current file: the stop comes after all it wrote)
+    targets = []
     for f in prof.files:
         t = prof.text(f)
         if t is None or prof.kinds.get(f) != "vllm" or STOP.search(t.text) or not SERVING.search(t.text):
@@ -926,10 +927,11 @@ def graceful_stop(prof: Profile, out: Path, seed: int) -> Mapping:
         api = [p for ln in t.lines if (p := L.take_apart(ln.rstrip("\r"), allowed)) and p.head in ("vllm", "uvicorn")
                and L.is_api_server(p)]
         if api:
-            target = (f, t, api[-1])
-    if target is None:
+            ends_at = max((c for ln in t.lines if (c := timefmt.clock_of(ln, prof.year))), default=None)
+            targets.append((ends_at is not None, ends_at or datetime.min, f, t, api[-1]))
+    if not targets:
         raise NotApplicable("no API server log to stop, or it is stopped already")
-    f, t, near = target
+    *_, f, t, near = max(targets, key=lambda x: x[:3])
     ends = t.lines[-1] == ""
     body = t.lines[:-1] if ends else t.lines
     last = max((c for ln in body if (c := timefmt.clock_of(ln, prof.year))), default=None)
