@@ -68,7 +68,8 @@ def _stats(m: int, s: int) -> str:
     ([_stats(6, 0), _stats(6, 10), api(7, 0, "Shutting down")], "stopped")])     # near miss: it is stopped too
 def test_a_rolling_update_whose_new_server_serves_after_the_old_one_stops_is_serving(tmp_path, after_stop, want):
     new = [api(4, 30, "vLLM API server version 0.27.2"), api(4, 50, "Application startup complete.")] + after_stop
-    d = decision(tmp_path, {"old-pod/vllm.log": START + LOADED + READY + SERVING + STOP, "new-pod/vllm.log": new})
+    # (both pods on one node: they share its attempts)
+    d = decision(tmp_path, {"gpu-a1/old-pod.log": START + LOADED + READY + SERVING + STOP, "gpu-a1/new-pod.log": new})
     assert state(d) == (want, None) and d.healthy
 
 
