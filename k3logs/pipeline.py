@@ -49,6 +49,7 @@ from .settings import Settings
 
 QUEUED = 1  # attributed batches waiting for the event table and the writer
 PARSE_AHEAD = 1  # batches of a file parsed ahead of the one being folded (each on a thread of its own)
+EVENTS_BATCH_BYTES = 8 << 20
 # the texts that may list the hosts a deployment runs on: launch and job scripts, their environment, compose and
 # pod specs, notes
 LAUNCH_TEXTS = ("launch_cmd", "slurm_job", "env", "compose", "pod_spec", "text")
@@ -222,6 +223,7 @@ def stream_events(path: str | Path, settings: Settings | None = None, catalogue:
     # only its maps, clocks and file kinds are needed from here on: the lines it parsed go (their memory
     # is the second pass's to use)
     first = replace(first, events=first.events.clear(), ingested=Ingested(files=first.ingested.files))
+    settings = replace(settings, batch_bytes=min(settings.batch_bytes, EVENTS_BATCH_BYTES))
     formats = builtin_formats()
     bundle = Bundle(path, settings.limits)
     # what each file is, as the first pass sniffed it (a path the bundle holds twice is sniffed again)
