@@ -126,7 +126,7 @@ class Lifecycle:
             stop = self.stops.get((f.node, self.attempt_of(f)))
         if stop is None or not stop.before(f.ts, f.file, f.line):
             return None
-        # a kernel line's clock may run seconds apart from the deployment's (findings.KERNEL_SLACK_S)
+        # a kernel line's clock may run seconds apart from the deployment's (KERNEL_SLACK_S)
         close = f.source == "kernel" and f.file != stop.file and f.ts is not None and stop.ts is not None and \
             (f.ts - stop.ts).total_seconds() <= KERNEL_SLACK_S
         return None if close else stop
