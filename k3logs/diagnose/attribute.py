@@ -199,15 +199,16 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
         if (node := names.host(h)) and w.is_host(node) and f not in file_hosts:
             file_hosts[f] = node
             file_why[f] = hints.where.get(("file_host", f), f"the hostname in {f}")
-    known_hosts = {h for h in [*file_hosts.values(), *a.ip_node.values(), *map(names.host, line_hosts),
-                               *map(names.host, hints.named_hosts), *a.pod_node.values()]
-                   if h and not is_ip(h) and w.is_host(h)}
+    def hosts(ip_hosts: Iterable[str]) -> set[str]:
+        return {h for h in [*file_hosts.values(), *ip_hosts, *map(names.host, line_hosts),
+                            *map(names.host, hints.named_hosts), *a.pod_node.values()]
+                if h and not is_ip(h) and w.is_host(h)}
+
+    known_hosts = hosts(a.ip_node.values())
     files = sorted(set(ev["file"].unique().to_list()) | set(hints.file_host) | set(hints.gpu_buses) | set(files))
     folder_why: dict[str, str] = {}
     seen_ips = set(ev["ip"].drop_nulls().to_list()) | {r.g["ip"] for r in reads["ray_head"]}
-    in_play = {h for h in [*file_hosts.values(), *(a.ip_node[ip] for ip in seen_ips if ip in a.ip_node),
-                           *map(names.host, line_hosts), *map(names.host, hints.named_hosts), *a.pod_node.values()]
-               if h and not is_ip(h) and w.is_host(h)}
+    in_play = hosts(a.ip_node[ip] for ip in seen_ips if ip in a.ip_node)  # (not every host /etc/hosts lists)
     a.folder_node = node_folders(files, file_hosts, known_hosts, w, folder_why, pods | set(a.alias_node),
                                  in_play=in_play)
     if top and not a.folder_node and w.is_node_folder_name(top) and set(file_hosts.values()) <= {top}:
