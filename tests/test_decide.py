@@ -584,3 +584,97 @@ def test_an_xid_on_one_node_explains_the_watchdog_timeouts_of_another(tmp_path, 
         "node-a/vllm.log": text_of(assigned(0, 2, 101), stats, WATCHDOG.format(r=0, t=t_timeout)),
         "node-b/kern.log": f"2026-08-11T10:00:00+00:00 gpu-b kernel: {XID79.replace('79,', '94,')}\n"})
     assert root_of(a).category == root
+
+
+# ------------------------------------------------------------------------------------------
+# the GPUDirect module NVSHMEM needs: a cause when the run fails without it, context when it went on
+# ------------------------------------------------------------------------------------------
+NVSHMEM = "/workspace/nvshmem_src/src/modules/transport/{t}/{t}.cpp:nvshmemt_init:3626: "
+NO_PEERMEM = [W + "INFO 08-11 10:01:00 [all2all.py:388] DeepEP v2 buffer: num_nvl_bytes=1073741824",
+              NVSHMEM.format(t="ibgda") + "neither nv_peer_mem, or nvidia_peermem detected. Skipping transport.",
+              "/workspace/nvshmem_src/src/host/transport/transport.cpp:nvshmemi_transport_init:275: init failed for "
+              "transport: IBGDA"]
+
+
+def test_nvshmem_without_peer_memory_module_is_the_rdma_cause(tmp_path):
+    a = analyze_files(tmp_path, {"vllm.log": text_of(
+        *HEAD, LOAD, *NO_PEERMEM,
+        "/workspace/nvshmem_src/src/host/transport/transport.cpp:nvshmemi_transport_init:287: Unable to initialize "
+        "any transports. returning error.")})
+    root = root_of(a)
+    assert (root.sig, root.category, root.line) == ("gpudirect-peer-memory-module-missing", "nccl.ib_transport", 4)
+
+
+def test_nvshmem_without_peer_memory_module_that_went_on_to_serve_is_healthy(tmp_path):
+    a = analyze_files(tmp_path, {"vllm.log": text_of(
+        *HEAD, LOAD, *NO_PEERMEM, KV, CAPTURE, CAPTURED, UP,
+        STATS.format(t="10:05:00", g="350.0", run=2, wait=0, kv="1.7"))})
+    assert a.decision.healthy
+
+
+# ------------------------------------------------------------------------------------------
+# a connection error naming a peer whose worker was already gone: the peer died, the link did not fail
+# ------------------------------------------------------------------------------------------
+def _peer_worker_gone(t_gone: str, t_ib: str) -> dict[str, str]:
+    """Two nodes' docker logs (-t): rank 5 on gpu-a sees an IB error from gpu-b's address at t_ib; gpu-b's
+    executor reports its rank-13 worker gone, with nothing said about why, at t_gone."""
+    def at(t: str, line: str) -> str:
+        return f"2026-08-11T{t}.000000000Z {line}"
+    return {
+        "gpu-a/docker-logs.txt": text_of(
+            at("10:00:00", assigned(5, 16, 251)),
+            at("10:00:01", "gpu-a:251:251 [5] NCCL INFO Bootstrap : Using bond0:10.0.0.1<0>"),
+            at(t_ib, "gpu-a:251:1382 [5] transport/net_ib.cc:2337 NCCL WARN NET/IB : Got completion from peer "
+                     "10.0.0.2<47013> with status=12 opcode=0 len=0 vendor err 129 (Send)")),
+        "gpu-b/docker-logs.txt": text_of(
+            at("10:00:00", "(Worker_PP1_TP5_EP5 pid=113) INFO 08-11 10:00:00 [parallel_state.py:1] rank 13 in world "
+                           "size 16 is assigned as DP rank 0, PP rank 1, TP rank 5, EP rank 5"),
+            at("10:00:01", "gpu-b:113:113 [5] NCCL INFO Bootstrap : Using bond0:10.0.0.2<0>"),
+            at(t_gone, f"ERROR 08-11 {t_gone} [multiproc_executor.py:284] Worker proc Worker_PP1_TP5_EP5 died "
+                       "unexpectedly, shutting down executor.")),
+    }
+
+
+def test_a_connection_error_after_its_peer_lost_a_worker_is_not_the_cause(tmp_path):
+    a = analyze_files(tmp_path, _peer_worker_gone(t_gone="10:27:29", t_ib="10:27:33"))
+    root = root_of(a)
+    assert (root.category, root.node, root.rank, root.line) == ("proc.killed", "gpu-b", 13, 3)
+    assert "its peer gpu-b had lost a worker" in finding(a, "nccl-ib-completion-error").set_aside
+
+
+def test_a_connection_error_before_its_peer_lost_a_worker_is_the_cause(tmp_path):
+    a = analyze_files(tmp_path, _peer_worker_gone(t_gone="10:27:40", t_ib="10:27:33"))
+    root = root_of(a)
+    assert (root.category, root.node, root.rank, root.line) == ("nccl.ib_transport", "gpu-a", 5, 3)
+
+
+# ------------------------------------------------------------------------------------------
+# a fault of the node's GPU stack that the deployment worked on after (another program's, on the same node)
+# ------------------------------------------------------------------------------------------
+NO_DEVICE = ('W0811 10:00:30.230349 1 pinned_memory_manager.cc:273] "Unable to allocate pinned system memory, pinned '
+             'memory pool will not be available: no CUDA-capable device is detected"')
+
+
+def test_a_gpu_stack_fault_the_deployment_worked_on_after_is_survived(tmp_path):
+    a = analyze_files(tmp_path, {"other-program.log": text_of(NO_DEVICE), "vllm.log": text_of(
+        *HEAD, LOAD, KV, CAPTURE, CAPTURED, UP, STATS.format(t="10:05:00", g="350.0", run=2, wait=0, kv="1.7"))})
+    assert a.decision.healthy
+    (f,) = [f for f in a.decision.findings if f.category == "env.no_gpu_visible"]
+    assert f.set_aside.startswith("survived: its node went on working")
+
+
+def test_a_gpu_stack_fault_the_deployment_did_not_work_on_after_is_the_cause(tmp_path):
+    a = analyze_files(tmp_path, {"other-program.log": text_of(NO_DEVICE), "vllm.log": text_of(
+        *HEAD, LOAD.replace("10:01:00", "10:00:20"),
+        W + "ERROR 08-11 10:00:31 [core.py:1] EngineCore failed to start.")})
+    assert (root_of(a).category, root_of(a).file) == ("env.no_gpu_visible", "other-program.log")
+
+
+@pytest.mark.parametrize("t_lost, phase", [("10:01:30", "model_load"),   # the node went while the model loaded
+                                           ("10:05:30", "serving")])     # near miss: after it was ready
+def test_a_node_lost_takes_the_phase_its_logs_reached(tmp_path, t_lost, phase):
+    lost = f"Aug 11 {t_lost} gpu-b kubelet[2841]: I0811 {t_lost}.000000 2841 nodeshutdown_manager_linux.go:1] " \
+           "\"Shutdown manager detected new shutdown event, isNodeShuttingDownNow\" event=true"
+    a = analyze_files(tmp_path, {"gpu-b/kubelet-journal.txt": text_of(lost), "gpu-b/vllm.log": text_of(
+        *HEAD, LOAD, KV, CAPTURE, CAPTURED, UP, STATS.format(t="10:05:00", g="350.0", run=2, wait=0, kv="1.7"))})
+    assert (root_of(a).category, root_of(a).phase) == ("infra.node_lost", phase)

@@ -106,6 +106,9 @@ class Category:
     # a symptom every rank of a collective shows whichever rank failed (a watchdog timeout): a cause on any node
     # explains it
     collective: bool = False
+    # a fault of the node's GPU stack (driver, GPU visibility, CUDA init): the deployment working on its node after
+    # it, in any process, shows it was survived (it was another program's, or a retry's)
+    node_wide: bool = False
 
 
 @dataclass(frozen=True)
@@ -148,7 +151,8 @@ def _load_categories(path: Path, issues: list[Issue]) -> dict[str, Category]:
         loc = SourceLocation(str(path), starts[i] if i < len(starts) else None)
         try:
             cat = Category(id=str(d["id"]), group=str(d["group"]), triage=int(d["triage"]), title=str(d["title"]),
-                           quiet=bool(d.get("quiet", False)), collective=bool(d.get("collective", False)))
+                           quiet=bool(d.get("quiet", False)), collective=bool(d.get("collective", False)),
+                           node_wide=bool(d.get("node_wide", False)))
         except (KeyError, TypeError, ValueError) as e:
             issues.append(Issue("error", "category", f"category needs id, group, triage and title ({e})", loc))
             continue

@@ -26,7 +26,7 @@ from .findings import (EXPLAIN_WINDOW_S, SAME_FAILURE_S, TIE_SECONDS, Decision, 
 from .order import first, seconds, sort_key
 from .outcome import HEALTHY, KERNEL_SLACK_S, Lifecycle
 from .templates import mask_template, same_template
-from .vanished import accounted, says_why, vanished_worker
+from .vanished import accounted, peer_gone_first, says_why, vanished_worker
 
 
 def _in_scope(a: Finding, b: Finding, scope: str) -> bool:
@@ -231,11 +231,12 @@ def _recoveries(ev: pl.DataFrame, findings: list[Finding], cat: Catalogue) -> di
 
 
 def _set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | set[str],
-               recovered: dict[int, Finding] | None = None, sigs: dict[str, Signature] | None = None) -> None:
+               recovered: dict[int, Finding] | None = None, sigs: dict[str, Signature] | None = None,
+               node_wide: frozenset[str] = frozenset()) -> None:
     """Findings that cannot be the cause: mentions (a note or a ticket quoting an error: a plain line with no
     time in a file of prose), the shutdown's trail (after its attempt's stop), and what the service survived
-    (its process, or its node, went on working after it, and it explains nothing that follows; or its device
-    came back before anything it explains failed)."""
+    (its process went on working after it, or its node for a kernel line or a `node_wide` category, and it
+    explains nothing that follows; or its device came back before anything it explains failed)."""
     at = {id(f): i for i, f in enumerate(findings)}
     recovered, sigs = recovered or {}, sigs or {}
 
@@ -282,8 +283,10 @@ def _set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] |
             continue
         if f.role == "cause" and (met := life.joined_after(f)) is not None:
             f.set_aside = f"survived: its group formed after it ({met.file}:{met.line})"
-        elif f.role == "cause" and (went_on := life.progress_after(f)) is not None and not fails_again(f):
-            f.set_aside = f"survived: {'its node' if f.source == 'kernel' else 'its process'} went on working " \
+        elif f.role == "cause" and (went_on := life.progress_after(f, f.category in node_wide)) is not None \
+                and not fails_again(f):
+            wide = f.source == "kernel" or f.category in node_wide
+            f.set_aside = f"survived: {'its node' if wide else 'its process'} went on working " \
                           f"({went_on.file}:{went_on.line})"
         elif f.role == "cause" and (back := recovered.get(id(f))) is not None and not failed_meanwhile(f, back):
             f.set_aside = f"survived: the device came back ({back.file}:{back.line}) before anything failed"
@@ -313,16 +316,19 @@ def _foreign_process(f: Finding) -> str | None:
 
 
 def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: frozenset[str] | set[str] | None = None,
-           prose: frozenset[str] | set[str] = frozenset(), restarts_seen: int | None = None) -> Decision:
+           prose: frozenset[str] | set[str] = frozenset(), restarts_seen: int | None = None,
+           peer_node: dict[str, str] | None = None) -> Decision:
     """The outcome of the run, and the earliest event that explains it (module docstring, outcome.py).
     `app_files`: the deployment's own logs (default: every file); `prose`: files read as plain text (notes,
     tickets): their untimed plain lines mention errors; `restarts_seen`: restarts the orchestrator's state
-    shows (a pod's or container's restart count)."""
+    shows (a pod's or container's restart count); `peer_node`: the node of each IP the bundle ties to one."""
     life = Lifecycle(ev, set(ev["file"].unique().to_list()) if app_files is None else app_files, restarts_seen)
     findings = findings_of(ev, det, cat)
     _explain(findings, cat)
     others = exceptions(ev, benign_eids(det, cat, findings))
-    _set_aside(findings + others, life, prose, _recoveries(ev, findings, cat), {s.id: s for s in cat.signatures})
+    _set_aside(findings + others, life, prose, _recoveries(ev, findings, cat), {s.id: s for s in cat.signatures},
+               frozenset(c.id for c in cat.categories.values() if c.node_wide))
+    peer_gone_first(findings, peer_node or {})
     _unexplain_by_set_aside(findings)
     # (requests refused before the server is ready are a probe's, not failures)
     fatal = [f for f in findings if f.set_aside is None and f.category in outcome_data().fatal

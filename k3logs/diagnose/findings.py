@@ -127,7 +127,7 @@ def findings_of(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue) -> list[Fin
             typ, msg = r["exc_types"][r["link"]], r["exc_messages"][r["link"]]
             text = msg.split("\n")[r["part"]] if r["part"] else (f"{typ}: {msg}" if typ else msg)
         rank = r["rank"] if r["rank"] is not None else as_int(fields.get("rank"))
-        if sig.role == "symptom" and ("worker" in fields or "pid" in fields):
+        if sig.role == "symptom" and ("worker" in fields or "pid" in fields or "proc" in fields):
             rank = dead_worker_rank(r["node"], fields, rank)
         out.append(Finding(
             eid=r["eid"], sig=sig.id, category=category, role=role, priority=sig.priority, file=r["file"],
@@ -171,24 +171,31 @@ def _phase(observed: str | None, frames: list[str] | None, sig: Signature | None
 
 
 def _dead_worker_ranks(ev: pl.DataFrame):
-    """A line about a dead worker names it by the executor's index ('Worker proc VllmWorker-0 died') or its
-    pid, not by its global rank: under data parallel, VllmWorker-0 of the fourth replica is rank 24. The
-    worker's own lines carry its attributed rank; a name or pid that gives one rank on its node is used,
-    else the index itself when the node has no attributed workers (one replica: index = rank)."""
+    """A line about a dead worker names it by its process name ('Worker proc Worker_PP1_TP5 died'), the
+    executor's index ('Worker proc VllmWorker-0 died') or its pid, not by its global rank: under data parallel,
+    VllmWorker-0 of the fourth replica is rank 24. The worker's own lines carry its attributed rank; a name or
+    pid that gives one rank on its node is used, else the index itself when the node has no attributed workers
+    (one replica: index = rank)."""
     own = ev.filter(pl.col("rank").is_not_null() & pl.col("node").is_not_null()) \
-        .select("node", "pid", "rank", pl.col("proc").str.extract_groups(RX["worker_name"].pattern).alias("name"))
-    own = own.select("node", "pid", "rank", pl.coalesce(pl.col("name").struct.field(g) for g in ("tp", "tp2", "rank"))
+        .select("node", "pid", "proc", "rank",
+                pl.col("proc").str.extract_groups(RX["worker_name"].pattern).alias("name"))
+    own = own.select("node", "pid", "proc", "rank",
+                     pl.coalesce(pl.col("name").struct.field(g) for g in ("tp", "tp2", "rank"))
                      .cast(pl.Int64, strict=False).alias("index"))
     by_index = own.drop_nulls("index").group_by("node", "index").agg(pl.col("rank").unique())
     by_pid = own.drop_nulls("pid").group_by("node", "pid").agg(pl.col("rank").unique())
+    by_name = own.drop_nulls("proc").group_by("node", "proc").agg(pl.col("rank").unique())
     index_rank = {(n, i): r[0] for n, i, r in by_index.iter_rows() if len(r) == 1}
     pid_rank = {(n, p): r[0] for n, p, r in by_pid.iter_rows() if len(r) == 1}
+    name_rank = {(n, p): r[0] for n, p, r in by_name.iter_rows() if len(r) == 1}
     mapped_nodes = {n for n, _ in index_rank}
 
     def rank_of(node: str | None, fields: dict, rank: int | None) -> int | None:
         pid, index = as_int(fields.get("pid")), as_int(fields.get("worker"))
         if pid is not None and (node, pid) in pid_rank:
             return pid_rank[(node, pid)]
+        if (node, fields.get("proc")) in name_rank:
+            return name_rank[(node, fields.get("proc"))]
         if index is not None:
             return index_rank.get((node, index), index if node not in mapped_nodes else rank)
         return rank

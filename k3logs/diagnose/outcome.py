@@ -97,6 +97,8 @@ class Lifecycle:
             self._progress.setdefault((r["node"], r["attempt"]), []).append(at)
             if (w := who(r["source"], r["pid"], r["ident"], r["file"])):
                 self._progress.setdefault((r["node"], r["attempt"], *w), []).append(at)
+            if w and w[0] != "file":  # (a line that names no process is its file's: any of the file's work counts)
+                self._progress.setdefault((r["node"], r["attempt"], "file", r["file"]), []).append(at)
         self.stats = ev.filter(pl.col("mark") == "serving").select("node", "attempt", "ts", "file", "line")
         self._joined = None
         if (j := joined()) is not None and "joined" in ev.columns:

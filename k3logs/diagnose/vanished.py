@@ -48,3 +48,22 @@ def vanished_worker(findings: list[Finding], cat: Catalogue) -> Finding | None:
                    file=w.file, line=w.line, span=w.span, ts=w.ts, ts_quality=w.ts_quality, node=w.node, rank=w.rank,
                    pid=w.pid, phase=w.phase, text=w.text, fields=w.fields,
                    title=f"{who} vanished with no cause in the bundle (killed from outside?)")
+
+
+def peer_gone_first(findings: list[Finding], peer_node: dict[str, str]) -> None:
+    """A connection error that names its peer (NCCL's 'Got completion from peer IP', 'Connect to IP failed')
+    after a worker of the peer's node was reported gone, within SAME_FAILURE_S: the process at the other end
+    had died; the link did not fail. Set aside, so that what took the worker (or its vanishing) is the cause."""
+    vanished = outcome_data().vanished
+    gone = [g for g in findings if g.set_aside is None and g.category in vanished and g.node is not None]
+    for f in findings:
+        peer = f.fields.get("peer") if f.role == "cause" and f.set_aside is None else None
+        node = peer_node.get(peer, peer) if peer else None
+        if node is None or node == f.node:
+            continue
+        before = [g for g in gone if g.node == node and (dt := seconds(g, f)) is not None and 0 <= dt <= SAME_FAILURE_S]
+        if before:
+            g = min(before, key=sort_key)
+            f.set_aside = f"its peer {node} had lost a worker just before ({g.file}:{g.line}): the process at the " \
+                          "other end was gone"
+
