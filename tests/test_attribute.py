@@ -1033,3 +1033,51 @@ def test_a_line_witness_whose_sample_or_near_miss_fails_is_an_issue_where_it_is_
         load_witnesses(broken_pattern_file(tmp_path, "attribution.toml", *change))
     assert any(want in str(p) and "provenance" in str(p) and p.location.line for p in e.value.problems), \
         e.value.problems
+
+
+# ------------------------------------------------------------------------------------------
+# a node named by a file's name: Slurm's -o %N, NCCL_DEBUG_FILE=%h.%p, a collector's dmesg-HOST.txt
+# ------------------------------------------------------------------------------------------
+SLURM_STEP_END = "slurmstepd: error: *** STEP 4471823.0 ON hgx-h200-113 CANCELLED AT 2026-12-03T15:06:03 ***"
+VLLM_LINE = "INFO 12-03 14:21:10 [__init__.py:231] Automatically detected platform cuda."
+
+
+def test_a_sibling_file_made_from_the_same_name_template_is_its_host_s(tmp_path):
+    a = analyze_files(tmp_path, {"logs/job-7-hgx-h200-113.out": text_of(VLLM_LINE, SLURM_STEP_END),
+                                 "logs/job-7-hgx-h200-114.out": text_of(VLLM_LINE)})
+    assert a.attribution.file_node["logs/job-7-hgx-h200-113.out"] == "hgx-h200-113"
+    assert a.attribution.file_node["logs/job-7-hgx-h200-114.out"] == "hgx-h200-114"
+
+
+def test_near_miss_a_file_whose_name_differs_elsewhere_is_no_node_s(tmp_path):
+    a = analyze_files(tmp_path, {"logs/job-7-hgx-h200-113.out": text_of(VLLM_LINE, SLURM_STEP_END),
+                                 "logs/job-8-summary.out": text_of(VLLM_LINE)})
+    assert a.attribution.file_node["logs/job-8-summary.out"] is None
+
+
+def test_a_file_name_holding_a_known_host_as_a_whole_token_is_that_host_s(tmp_path):
+    files = {"gpu-b12/vllm.log": text_of("gpu-b12:77:77 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.12<0>"),
+             "gpu-b1/vllm.log": text_of("gpu-b1:77:77 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>"),
+             "dumps/dmesg-gpu-b12.txt": "[ 1.000000] Linux version 5.15\n",
+             "dumps/gpu-b1-2-notes.txt": "[ 1.000000] Linux version 5.15\n"}   # near miss: gpu-b1-2 is not gpu-b1
+    fn = analyze_files(tmp_path, files).attribution.file_node
+    assert (fn["dumps/dmesg-gpu-b12.txt"], fn["dumps/gpu-b1-2-notes.txt"]) == ("gpu-b12", None)
+
+
+def test_folders_named_after_host_paths_are_layout_not_sibling_nodes(tmp_path):
+    log = text_of(VLLM_LINE)
+    layout = analyze_files(tmp_path / "layout", {"var-lib-docker-containers/5e9a0c2b7f3d/5e9a0c2b7f3d-json.log": log,
+                                                  "var-log-procsnap/ps.txt": log}).attribution
+    assert layout.folder_node == {}
+    siblings = analyze_files(tmp_path / "nodes", {"node-a/vllm.log": log, "node-b/vllm.log": log}).attribution
+    assert siblings.folder_node == {"node-a": "node-a", "node-b": "node-b"}   # near miss: names of siblings
+
+
+def test_a_node_s_one_fully_qualified_name_is_the_name_the_report_gives():
+    from k3logs.catalogue.witnesses import builtin_witnesses
+    from k3logs.diagnose.attribute import _full_names
+    eks = "ip-10-44-183-27.us-west-2.compute.internal"
+    got = _full_names([eks, "ip-10-44-183-27", "gpu-a.lab.example", "gpu-a.dc2.example", "10.44.183.27",
+                       "other-9.example"], {"ip-10-44-183-27", "gpu-a"}, builtin_witnesses())
+    # near misses: two full names for gpu-a (which one?), an address, a host that is no node of the bundle
+    assert got == {"ip-10-44-183-27": eks}

@@ -46,7 +46,7 @@ from k3logs.catalogue.witnesses import Witnesses, builtin_witnesses, expand_node
 from .assign import apply_nodes, host_columns
 from .attribution import (RX, Attribution, DumpHints, elastic_entries, ensure, host_field, is_ip, line_rx, nth,
                           short_host, step_of)
-from .folders import folder_node_of, node_folders
+from .folders import folder_node_of, node_files, node_folders
 from .ranks import learn_gpus, learn_ranks
 
 
@@ -243,6 +243,10 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
             a.file_node[f], why = None, None
         if why:
             a.said("file", f, why)
+    acting = {n for r in [*reads["line_host"], *reads["task_hosts"]] if (n := names.host(r.g["host"])) and w.is_host(n)}
+    for f, (node, why) in node_files(a.file_node, known_hosts | acting, w).items():
+        a.file_node[f] = node
+        a.said("file", f, why)
     # a dump's own addresses are its node's
     for f, ips in sorted(hints.file_ips.items()):
         if node := a.file_node.get(f):
@@ -310,7 +314,21 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
             a.said("subject_rank", key, f"the process the line is about, pid {pid} on {node} (line {key[1]}): "
                                         f"{a.why.get(('pid', (node, pid)), '')}")
     learn_gpus(ev, a, hints)
+    a.full_name = _full_names([*hints.pod_node.values(), *hints.file_host.values(), *line_hosts,
+                               *(r.g.get("node") or r.g.get("host") or "" for rs in reads.values() for r in rs)],
+                              set(a.nodes), w)
     return a
+
+
+def _full_names(names: Iterable[str], nodes: set[str], w: Witnesses) -> dict[str, str]:
+    """The fully qualified name the bundle gives each node, where it gives exactly one (EKS names its nodes
+    ip-10-0-1-2.us-west-2.compute.internal, which is what `kubectl describe node` takes; NCCL prints the
+    short one). Nodes are keyed by their short name."""
+    full: dict[str, set[str]] = defaultdict(set)
+    for name in names:
+        if name and "." in name and not is_ip(name) and (short := short_host(name)) in nodes and w.is_host(short):
+            full[short].add(name.strip().rstrip("."))
+    return {short: next(iter(f)) for short, f in full.items() if len(f) == 1}
 
 
 def _subject(r: _Read, a: Attribution, ray_ids: dict[str, str], names: _Names) -> tuple[str | None, str]:

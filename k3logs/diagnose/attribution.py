@@ -84,6 +84,7 @@ class Attribution:
     file_rank: dict[str, int] = field(default_factory=dict)
     name_rank: dict[str, int] = field(default_factory=dict)
     single_node: str | None = None
+    full_name: dict[str, str] = field(default_factory=dict)   # a node -> its one fully qualified name in the bundle
     unnamed_rank0: bool = False
     world_size: int | None = None
     tp_size: int | None = None

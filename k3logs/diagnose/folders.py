@@ -77,3 +77,41 @@ def node_folders(files: list[str], file_hosts: dict[str, str], known_hosts: set[
         out[dirs[0]] = name[dirs[0]]
         why[dirs[0]] = f"node folder {dirs[0]}/ (the bundle's one folder, named like a host)"
     return out
+
+
+def _token_in(host: str, name: str) -> bool:
+    """`host` is a whole token of the file name `name` (not part of a longer name: gpu-b1 in gpu-b12 or gpu-b1-2)."""
+    i = name.find(host)
+    while i >= 0:
+        before, after = name[i - 1:i], name[i + len(host):i + len(host) + 2]
+        if not (before.isalnum() or after[:1].isalnum() or (after[:1] == "-" and after[1:].isdigit())):
+            return True
+        i = name.find(host, i + 1)
+    return False
+
+
+def node_files(file_node: dict[str, str | None], known_hosts: set[str], w: Witnesses) -> dict[str, tuple[str, str]]:
+    """Files of no node yet that a file name places on one (Slurm's `-o job-%N.out`, NCCL_DEBUG_FILE=%h.%p, a
+    collector's `dmesg-HOST.txt`): the name holds one host the bundle knows, as a whole token; or it is a sibling
+    of a file placed on its node, made from the same template with another host-like token in the place where
+    that file's name holds its node (job-7-gpu-a.out on gpu-a, so job-7-gpu-b.out is gpu-b's)."""
+    out: dict[str, tuple[str, str]] = {}
+    for f, node in file_node.items():
+        hosts = [h for h in known_hosts if len(h) >= 4 and _token_in(h, f.rsplit("/", 1)[-1])]
+        if not node and len(hosts) == 1:
+            out[f] = (hosts[0], f"its file name holds the host {hosts[0]}")
+    placed = [(f, n) for f, n in [*file_node.items(), *((f, n) for f, (n, _) in out.items())]
+              if n and _token_in(n, f.rsplit("/", 1)[-1])]
+    for f, node in file_node.items():
+        if node or f in out:
+            continue
+        folder, _, name = f.rpartition("/")
+        for g, n in placed:
+            g_folder, _, g_name = g.rpartition("/")
+            head, _, tail = g_name.partition(n)
+            token = name[len(head):len(name) - len(tail)] if len(name) > len(head) + len(tail) else ""
+            if g_folder == folder and name.startswith(head) and name.endswith(tail) and token != n \
+                    and w.is_node_folder_name(token) and _token_in(token, name):
+                out[f] = (token, f"its file name, made as {g_name} (on {n}) is, names its node")
+                break
+    return out

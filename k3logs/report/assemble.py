@@ -312,7 +312,8 @@ def _origin(a: Analysis, root: Finding) -> Origin:
         if gpu and (gpu.get("uuid") or gpu.get("serial")):
             named = ", ".join(f"{k} {v}" for k, v in gpu.items() if v is not None and k != "bus_id")
             rank_from = f"{rank_from} (GPU {gpu['bus_id']}: {named})"
-    return Origin(root.node, root.rank, node_from if root.node is not None else None,
+    return Origin(a.attribution.full_name.get(root.node, root.node), root.rank,
+                  node_from if root.node is not None else None,
                   rank_from if root.rank is not None else None, _hardware_gpu(a, root, row))
 
 
