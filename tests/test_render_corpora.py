@@ -14,6 +14,7 @@ import pytest
 from k3logs.api import report_of
 from k3logs.contract import schema
 from k3logs.report.render import render_html, render_markdown, render_svg
+from k3logs.report.timeline import origin_lane
 from k3logs.settings import Settings
 from test_corpora import CASES, CORPORA, analysis_of
 from test_html import check_html
@@ -50,7 +51,8 @@ def test_case_renders_markdown_svg_and_html(case):
     else:
         assert len(causes) == 1
         lane = lane_at(ls, causes[0]["y"])
-        want = (r.origin.node or "", "" if r.origin.rank is None else str(r.origin.rank))
+        # (the lane of the origin's node: its short name where the report gives its fully qualified one)
+        want = (origin_lane(r) or "", "" if r.origin.rank is None else str(r.origin.rank))
         assert (lane["node"], lane["rank"]) == want
 
     html = render_html(r)

@@ -33,14 +33,14 @@ def _lane_keys(r: Report) -> dict[str | None, list[int]]:
     for k in r.kernel_events:
         lanes.setdefault(k.node, set())
     if r.first_causal is not None:
-        ranks = lanes.setdefault(_origin_lane(r), set())
+        ranks = lanes.setdefault(origin_lane(r), set())
         if r.origin.rank is not None:
             ranks.add(r.origin.rank)
     order = sorted((n for n in lanes if n is not None)) + ([None] if None in lanes else [])
     return {n: sorted(lanes[n]) for n in order}
 
 
-def _origin_lane(r: Report) -> str | None:
+def origin_lane(r: Report) -> str | None:
     """The lane of the origin's node: nodes are drawn by the names the tables use (the short one where the report
     gives the origin's fully qualified name)."""
     node = r.origin.node
@@ -56,7 +56,7 @@ def _drawn(r: Report) -> set[tuple[str, str]]:
     keys = {_key(p.node, p.rank) for p in r.phases if p.rank is not None}
     keys |= {_key(s.node, s.rank) for s in r.symptoms if s.rank is not None and s.source != "kernel"}
     if r.first_causal is not None and r.origin.rank is not None:
-        keys.add(_key(_origin_lane(r), r.origin.rank))
+        keys.add(_key(origin_lane(r), r.origin.rank))
     return keys
 
 
@@ -163,7 +163,7 @@ def _marks(r: Report, symptoms: list, lane_of: dict[tuple[str, str], Lane], x_of
                            f"kernel {k.role}: {k.title} at {k.timestamp or 'an unknown time'}{extra}, "
                            f"{k.file}:{k.line}", repeat, *(("7", "14") if k.role == "cause" else ()))))
     fc = r.first_causal
-    lane = lane_of.get(_key(_origin_lane(r), r.origin.rank)) if fc else None
+    lane = lane_of.get(_key(origin_lane(r), r.origin.rank)) if fc else None
     if fc is not None and lane is not None:
         t = seconds(fc.timestamp)
         marks.append(((t is None, t or 0.0, float(lane.y), "~cause"),
