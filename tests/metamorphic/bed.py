@@ -30,7 +30,8 @@ DROPPED_NODE = ("evidence_missing names a node whose logs are absent where the b
                 "c214, c703 and c739 name it nowhere (only a count is possible), c740 only as an NCCL socket's remote peer; c309's note writes the two hosts with their stages "
                 "between them ('h200-pp-a stage 0, h200-pp-b stage 1'), no list; c568's note names it alone on a line "
                 "two lines above its --node-rank; c303 keeps a log of the node outside its folder (its pod's init "
-                "container, by kubectl), so the node is not missing a log")
+                "container, by kubectl), so the node is not missing a log; c605 names it only inside its own folder "
+                "(its host-info and docker inspect), which goes with it")
 LONE_ARCHIVE = ("a bundle that is one archive (an incident's .tar.zst) inside another container: the container's single "
                 "member is taken off the names as a lone top folder, or kept with a top folder around it, so the first "
                 "cause's file loses or gains a leading part (incident-N.tar.zst/...)")
@@ -48,6 +49,7 @@ KNOWN: dict[tuple[str, str], str] = {
         "c303-k3-cu130-image-r575-node-toolkit-requirement-2node",
         "c309-moe-kernel-misaligned-address-pp2-ep-2node",
         "c568-healthy-2node-docker-nccl-connect-retries-plugin-fallback",
+        "c605-k3-ofed-upgrade-leaves-nvidia-peermem-unloaded-nvshmem",
         "c703-journald-json-dmabuf524",
         "c739-roce-port-down-k3-pp2-serving",
         "c740-nccl-dmabuf524-k3-dp2-docker",
