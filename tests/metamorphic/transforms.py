@@ -115,7 +115,11 @@ class Mapping:
         return n + bisect_left(sorted(self.inserted.get(f, [])), n)
 
     def node(self, n: str | None) -> str | None:
-        return self.hosts.get(n, n) if n else n
+        """A node as the variant names it (a fully qualified name with its first label, the host, renamed)."""
+        if not n or n in self.hosts:
+            return self.hosts.get(n, n) if n else n
+        first, dot, rest = n.partition(".")
+        return self.hosts[first] + dot + rest if dot and first in self.hosts else n
 
     def _renamed(self, name: str) -> str:
         """A host, a file path or a file's own name, as the variant spells it."""
