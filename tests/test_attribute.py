@@ -1081,3 +1081,35 @@ def test_a_node_s_one_fully_qualified_name_is_the_name_the_report_gives():
                        "other-9.example"], {"ip-10-44-183-27", "gpu-a"}, builtin_witnesses())
     # near misses: two full names for gpu-a (which one?), an address, a host that is no node of the bundle
     assert got == {"ip-10-44-183-27": eks}
+
+
+def test_node_folders_inside_a_layout_folder_beside_others(tmp_path):
+    log = text_of(VLLM_LINE)
+    fn = analyze_files(tmp_path / "a", {"nodes/gpu-h200-p11/vllm.log": log, "nodes/gpu-h200-p14/dmesg.txt": log,
+                                        "launch/run.sh": "ray start --head\n"}).attribution.folder_node
+    assert fn == {"nodes/gpu-h200-p11": "gpu-h200-p11", "nodes/gpu-h200-p14": "gpu-h200-p14"}
+    near = analyze_files(tmp_path / "b", {"logs/app/vllm.log": log, "launch/run.sh": "ray start --head\n"})
+    assert near.attribution.folder_node == {}   # near miss: a folder that does not look like a host
+
+
+RELAYED = "(RayWorkerWrapper pid=9127, ip=10.52.4.24) INFO 11-21 14:03:30 [worker.py:1] world_size=16 rank=8"
+
+
+def test_ray_s_local_node_ip_in_a_node_s_file_names_that_node_s_address(tmp_path):
+    a = analyze_files(tmp_path / "a", {"gpu-h200-p11/vllm.log": text_of(RELAYED),
+                                       "gpu-h200-p14/ray-start.log": text_of("Local node IP: 10.52.4.24")})
+    assert a.attribution.ip_node == {"10.52.4.24": "gpu-h200-p14"}
+    near = analyze_files(tmp_path / "b", {"vllm.log": text_of(RELAYED, "Local node IP: 10.52.4.24")})
+    assert near.attribution.ip_node == {}   # near miss: a file of no node says nothing of whose address it is
+
+
+def test_flat_files_named_by_host_are_their_hosts(tmp_path):
+    kern = "[ 100.000000] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  580.95.05\n"
+    fn = analyze_files(tmp_path / "a", {"dmesg.gpu-x17.txt": kern, "dmesg.gpu-x18.txt": kern,
+                                        "vllm-gpu-x17.log": text_of(VLLM_LINE), "vllm-gpu-x18.log": text_of(VLLM_LINE)}
+                       ).attribution.file_node
+    assert (fn["vllm-gpu-x17.log"], fn["dmesg.gpu-x18.txt"]) == ("gpu-x17", "gpu-x18")
+    # near miss: files named by rank, and no host's own dump among them
+    near = analyze_files(tmp_path / "b", {"nccl-rank0.log": text_of(VLLM_LINE), "nccl-rank1.log": text_of(VLLM_LINE),
+                                          "vllm-rank0.log": text_of(VLLM_LINE), "vllm-rank1.log": text_of(VLLM_LINE)})
+    assert set(near.attribution.file_node.values()) == {None}

@@ -46,7 +46,7 @@ from k3logs.catalogue.witnesses import Witnesses, builtin_witnesses, expand_node
 from .assign import apply_nodes, host_columns
 from .attribution import (RX, Attribution, DumpHints, elastic_entries, ensure, host_field, is_ip, line_rx, nth,
                           short_host, step_of)
-from .folders import folder_node_of, node_files, node_folders
+from .folders import folder_node_of, host_named_files, node_files, node_folders
 from .ranks import learn_gpus, learn_ranks
 
 
@@ -247,12 +247,19 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
     for f, (node, why) in node_files(a.file_node, known_hosts | acting, w).items():
         a.file_node[f] = node
         a.said("file", f, why)
-    # a dump's own addresses are its node's
+    host_files = set(ev.filter(pl.col("source") == "kernel")["file"].unique().to_list()) | set(hints.gpu_buses)
+    for f, (node, why) in host_named_files([f for f, n in a.file_node.items() if not n], host_files, w).items():
+        a.file_node[f] = node
+        a.said("file", f, why)
+    # a dump's own addresses are its node's, and so is the address a node's own log says it registers with
     for f, ips in sorted(hints.file_ips.items()):
         if node := a.file_node.get(f):
             for ip in ips:
                 if a.ip_node.setdefault(ip, node) == node:
                     a.said("ip", ip, f"`ip addr` in {hints.where.get(('file_ip', f, ip), f)} (the dump of {node})")
+    for r in reads["own_ip"]:
+        if (node := a.file_node.get(r.file)) and a.ip_node.setdefault(r.g["ip"], node) == node:
+            a.said("ip", r.g["ip"], f"'Local node IP' on {r.file}:{r.line} (a file of {node})")
 
     # 4. what a line is about, or where it happened; Kubernetes event objects; Slurm tasks
     for r in reads["subject"]:

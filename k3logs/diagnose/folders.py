@@ -3,6 +3,7 @@ under the folders that only wrap the rest (incident-42/bundle/...)."""
 from __future__ import annotations
 
 import os
+import re
 from collections import Counter
 
 from k3logs.catalogue.witnesses import Witnesses
@@ -44,6 +45,7 @@ def node_folders(files: list[str], file_hosts: dict[str, str], known_hosts: set[
         if inner := node_folders(files, file_hosts, known_hosts, w, inner_why, pods, dirs[0], depth + 1, in_play):
             why.update(inner_why)
             return inner
+    layout = [d for d in dirs if w.is_generic_folder(name[d])]
     dirs = [d for d in dirs if not w.is_generic_folder(name[d]) and name[d] not in pods
             and not RX["pod_log_dir"].search(name[d] + "/")]
     out: dict[str, str] = {}
@@ -76,6 +78,10 @@ def node_folders(files: list[str], file_hosts: dict[str, str], known_hosts: set[
             not any(_folder_in(f, base) == dirs[0] for f in file_hosts):
         out[dirs[0]] = name[dirs[0]]
         why[dirs[0]] = f"node folder {dirs[0]}/ (the bundle's one folder, named like a host)"
+    # none here: the node folders may sit in a layout folder beside others (nodes/HOST/..., launch/)
+    if not out and depth < MAX_WRAPPING_FOLDERS:
+        for d in layout:
+            out.update(node_folders(files, file_hosts, known_hosts, w, why, pods, d, depth + 1, in_play))
     return out
 
 
@@ -115,3 +121,42 @@ def node_files(file_node: dict[str, str | None], known_hosts: set[str], w: Witne
                 out[f] = (token, f"its file name, made as {g_name} (on {n}) is, names its node")
                 break
     return out
+
+
+def _host_tokens(name: str, w: Witnesses) -> set[str]:
+    """The host-like tokens of a file name: runs of its dash-separated words within a part between dots and
+    underscores ('vllm-h200-pod3-b14.log': h200-pod3-b14, pod3-b14, b14, vllm-h200-pod3-b14, ...)."""
+    out = set()
+    for part in re.split(r"[._]", name):
+        words = part.split("-")
+        out |= {t for i in range(len(words)) for j in range(i + 1, len(words) + 1)
+                if w.is_node_folder_name(t := "-".join(words[i:j]))}
+    return out
+
+
+def host_named_files(files: list[str], host_files: set[str], w: Witnesses) -> dict[str, tuple[str, str]]:
+    """Files of one folder named by host with no host the bundle knows (`for h in ...; ssh $h dmesg >
+    dmesg.$h.txt`): a host-like token that names two or more files of different names, one of them a host's own
+    (a kernel log, an nvidia-smi dump: `host_files`), is a node when another such token makes names from the same
+    template (vllm-h200-b12.log and vllm-h200-b14.log); of the tokens naming the same files, the longest. Names
+    of ranks or workers (nccl-rank0.log) name no host dump and stay no node's."""
+    by_folder: dict[str, list[str]] = {}
+    for f in files:
+        by_folder.setdefault(f.rpartition("/")[0], []).append(f)
+    out: dict[str, tuple[str, str]] = {}
+    for fs in by_folder.values():
+        holders: dict[str, frozenset[str]] = {}
+        for f in fs:
+            for t in _host_tokens(f.rsplit("/", 1)[-1], w):
+                holders[t] = holders.get(t, frozenset()) | {f}
+        tokens = {t: h for t, h in holders.items() if len(h) >= 2 and h & host_files
+                  and not any(len(u) > len(t) and holders[u] == h for u in holders)}
+        templates = {t: {f.rsplit("/", 1)[-1].replace(t, "{}", 1) for f in h} for t, h in tokens.items()}
+        hosts = {t: h for t, h in tokens.items() if any(u != t and templates[u] & templates[t] for u in tokens)}
+        for t, h in hosts.items():
+            for f in h:
+                if sum(f in g for g in hosts.values()) == 1:
+                    out[f] = (t, f"its file name: {f.rsplit('/', 1)[-1]} is one of the files named by host "
+                                 f"({', '.join(sorted(templates[t]))})")
+    return out
+
