@@ -678,3 +678,31 @@ def test_a_node_lost_takes_the_phase_its_logs_reached(tmp_path, t_lost, phase):
     a = analyze_files(tmp_path, {"gpu-b/kubelet-journal.txt": text_of(lost), "gpu-b/vllm.log": text_of(
         *HEAD, LOAD, KV, CAPTURE, CAPTURED, UP, STATS.format(t="10:05:00", g="350.0", run=2, wait=0, kv="1.7"))})
     assert (root_of(a).category, root_of(a).phase) == ("infra.node_lost", phase)
+
+
+@pytest.mark.parametrize("t_died, rank", [("10:20:01", 1),      # the worker reported dead after the dump
+                                          ("10:00:03", None)])  # near miss: before it (the dump explains nothing)
+def test_a_crash_dump_explains_the_worker_reported_dead_after_it_and_takes_its_rank(tmp_path, t_died, rank):
+    a = analyze_files(tmp_path, {"vllm.log": text_of(
+        assigned(0, 2, 101), assigned(1, 2, 102),
+        "(EngineCore_DP0 pid=77) INFO 08-11 10:00:05 [core.py:1] still running",
+        "Fatal Python error: Segmentation fault", "", "Thread 0x00007f2d0b7fe6c0 (most recent call first):",
+        '  File "/usr/lib/python3.12/threading.py", line 359 in wait',
+        STATS.format(t="10:20:00", g="350.0", run=2, wait=0, kv="1.7"),
+        f"(EngineCore_DP0 pid=77) ERROR 08-11 {t_died} [multiproc_executor.py:1] Worker proc VllmWorker-1 died "
+        "unexpectedly, shutting down executor.")})
+    segfault = finding(a, "python-fatal-segfault")
+    assert (segfault.rank, segfault.set_aside is None) == (rank, rank is not None)
+
+
+@pytest.mark.parametrize("t_ib, root_category", [("16:47:45", "infra.node_lost"),    # the node was reported lost
+                                                 ("16:47:20", "nccl.ib_transport")])  # near miss: the link failed first
+def test_a_connection_error_to_an_unmapped_peer_after_a_node_was_reported_lost_is_not_the_cause(tmp_path, t_ib,
+                                                                                               root_category):
+    files = _node_lost("16:47:31")
+    files["gpu-a11/vllm.log"] = text_of(
+        f"(RayWorkerWrapper pid=3310) [2025-11-20 {t_ib}] gpu-a11:3310:3391 [5] transport/net_ib.cc:1696 NCCL WARN "
+        "NET/IB : Got completion from peer 192.168.62.134<52113> with status=12 opcode=0 len=0 vendor err 129 (Recv)",
+        *files["gpu-a11/vllm.log"].splitlines())
+    root = root_of(analyze_files(tmp_path, files))
+    assert root.category == root_category

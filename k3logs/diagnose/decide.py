@@ -127,15 +127,20 @@ def _statement(root: Finding, findings: list[Finding]) -> Finding:
 
 
 def _stated_before(root: Finding, findings: list[Finding], cat: Catalogue) -> Finding:
-    """A symptom's fault as first stated: the earliest context line whose signature `states` its category (Ray
-    marking a node dead, before an actor dies with its node), within the explanation window before it."""
+    """A symptom's fault as first stated: the earliest context line whose signature `states` its category, or a
+    category whose causes explain it (Ray marking a node dead, or failing its health checks, before an actor dies
+    with its node or the collective its ranks were in times out), within the explanation window before it."""
     states = {s.id: s.states for s in cat.signatures if s.states}
+    explained = {c: {e for s in cat.signatures if s.role == "cause" and s.category == c for e in s.explains}
+                 for c in set(states.values())}
     said = [f for f in findings if f.role == "context" and f.set_aside is None and f.ts and root.ts
-            and states.get(f.sig) == root.category and 0 <= (root.ts - f.ts).total_seconds() <= EXPLAIN_WINDOW_S]
+            and f.sig in states and root.category in {states[f.sig], *explained[states[f.sig]]}
+            and 0 <= (root.ts - f.ts).total_seconds() <= EXPLAIN_WINDOW_S]
     if not said:
         return root
     stated = min(said, key=sort_key)
-    stated.category, stated.title = root.category, cat.categories[root.category].title
+    stated.category = states[stated.sig]
+    stated.title = cat.categories[stated.category].title
     return stated
 
 
@@ -328,7 +333,7 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
     others = exceptions(ev, benign_eids(det, cat, findings))
     _set_aside(findings + others, life, prose, _recoveries(ev, findings, cat), {s.id: s for s in cat.signatures},
                frozenset(c.id for c in cat.categories.values() if c.node_wide))
-    peer_gone_first(findings, peer_node or {})
+    peer_gone_first(findings, peer_node or {}, cat)
     _unexplain_by_set_aside(findings)
     # (requests refused before the server is ready are a probe's, not failures)
     fatal = [f for f in findings if f.set_aside is None and f.category in outcome_data().fatal

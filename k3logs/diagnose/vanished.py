@@ -50,20 +50,32 @@ def vanished_worker(findings: list[Finding], cat: Catalogue) -> Finding | None:
                    title=f"{who} vanished with no cause in the bundle (killed from outside?)")
 
 
-def peer_gone_first(findings: list[Finding], peer_node: dict[str, str]) -> None:
+def peer_gone_first(findings: list[Finding], peer_node: dict[str, str], cat: Catalogue) -> None:
     """A connection error that names its peer (NCCL's 'Got completion from peer IP', 'Connect to IP failed')
-    after a worker of the peer's node was reported gone, within SAME_FAILURE_S: the process at the other end
-    had died; the link did not fail. Set aside, so that what took the worker (or its vanishing) is the cause."""
+    after a worker of the peer's node was reported gone, or the node itself reported lost (a context line that
+    states a node's loss: the GCS failing its health checks), within SAME_FAILURE_S: the process at the other end
+    had died; the link did not fail. A peer address the bundle ties to no node (an RDMA address) is the lost one's
+    when one node alone was reported lost then. Set aside, so that what took the worker, or the node, is the cause."""
     vanished = outcome_data().vanished
-    gone = [g for g in findings if g.set_aside is None and g.category in vanished and g.node is not None]
+    explaining = {s.category for s in cat.signatures if s.role == "cause" and set(s.explains) & vanished}
+    states = {s.id for s in cat.signatures if s.states in explaining}
+    gone = [g for g in findings if g.set_aside is None and g.node is not None
+            and (g.category in vanished or (g.role == "context" and g.sig in states))]
+    nodes = set(peer_node.values()) | {g.node for g in findings if g.node}
     for f in findings:
         peer = f.fields.get("peer") if f.role == "cause" and f.set_aside is None else None
-        node = peer_node.get(peer, peer) if peer else None
-        if node is None or node == f.node:
+        if not peer:
             continue
-        before = [g for g in gone if g.node == node and (dt := seconds(g, f)) is not None and 0 <= dt <= SAME_FAILURE_S]
+        before = [g for g in gone if g.node != f.node and (dt := seconds(g, f)) is not None and 0 <= dt <= SAME_FAILURE_S]
+        node = peer_node.get(peer, peer)
+        if node in nodes:
+            before = [g for g in before if g.node == node]
+        elif len({g.node for g in before if g.role == "context"}) == 1:
+            before = [g for g in before if g.role == "context"]
+        else:
+            continue
         if before:
             g = min(before, key=sort_key)
-            f.set_aside = f"its peer {node} had lost a worker just before ({g.file}:{g.line}): the process at the " \
-                          "other end was gone"
-
+            what = "was reported lost" if g.role == "context" else "had lost a worker"
+            f.set_aside = f"its peer {g.node} {what} just before ({g.file}:{g.line}): the process at the other end " \
+                          "was gone"
