@@ -1090,6 +1090,9 @@ def test_node_folders_inside_a_layout_folder_beside_others(tmp_path):
     assert fn == {"nodes/gpu-h200-p11": "gpu-h200-p11", "nodes/gpu-h200-p14": "gpu-h200-p14"}
     near = analyze_files(tmp_path / "b", {"logs/app/vllm.log": log, "launch/run.sh": "ray start --head\n"})
     assert near.attribution.folder_node == {}   # near miss: a folder that does not look like a host
+    # near miss: one folder named like a host inside a layout folder is a pod's, not the bundle's one node
+    pod = analyze_files(tmp_path / "c", {"pods/llama8b-7f9c6d5b8-qk2vd/vllm.log": log, "node/notes.txt": "x\n"})
+    assert pod.attribution.folder_node == {}
 
 
 RELAYED = "(RayWorkerWrapper pid=9127, ip=10.52.4.24) INFO 11-21 14:03:30 [worker.py:1] world_size=16 rank=8"

@@ -32,7 +32,7 @@ def _hosts_named(folder: str, known_hosts: set[str]) -> list[str]:
 
 def node_folders(files: list[str], file_hosts: dict[str, str], known_hosts: set[str], w: Witnesses,
                   why: dict[str, str], pods: set[str] = frozenset(), base: str = "", depth: int = 0,
-                  in_play: set[str] | None = None) -> dict[str, str]:
+                  in_play: set[str] | None = None, lone: bool = True) -> dict[str, str]:
     """Which folders directly under `base` (the bundle root first) are per-node folders, and the node each
     stands for (`why` gets how each was told). A bundle whose folders are all in one that names no host (a
     ticket's 'incident-42/node-a/...') has them inside that one: those are tried first, a few levels down. A
@@ -73,15 +73,16 @@ def node_folders(files: list[str], file_hosts: dict[str, str], known_hosts: set[
         for d in candidates:
             out[d] = name[d]
             why[d] = f"node folder {d}/"
-    # a bundle of one node: its one folder, named like a host, whose files print no other host
-    if not out and len(dirs) == 1 and w.is_node_folder_name(name[dirs[0]]) and \
+    # a bundle of one node: its one folder, named like a host, whose files print no other host (not one folder
+    # inside a layout folder: pods/POD/ is a pod's)
+    if not out and lone and len(dirs) == 1 and w.is_node_folder_name(name[dirs[0]]) and \
             not any(_folder_in(f, base) == dirs[0] for f in file_hosts):
         out[dirs[0]] = name[dirs[0]]
         why[dirs[0]] = f"node folder {dirs[0]}/ (the bundle's one folder, named like a host)"
     # none here: the node folders may sit in a layout folder beside others (nodes/HOST/..., launch/)
     if not out and depth < MAX_WRAPPING_FOLDERS:
         for d in layout:
-            out.update(node_folders(files, file_hosts, known_hosts, w, why, pods, d, depth + 1, in_play))
+            out.update(node_folders(files, file_hosts, known_hosts, w, why, pods, d, depth + 1, in_play, lone=False))
     return out
 
 
