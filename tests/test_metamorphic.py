@@ -298,12 +298,13 @@ def test_the_mapping_carries_files_lines_and_nodes_over():
 
 
 # ------------------------------------------------------------------------------------------------------
-# the sample: one or two transforms per case, scored against the case's truth
+# the sample: a transform for every other case, scored against the case's truth
 # ------------------------------------------------------------------------------------------------------
-def test_the_sample_gives_every_case_transforms_and_every_transform_cases():
+def test_the_sample_gives_every_other_case_a_transform_and_every_transform_cases():
     s = bed.sample()
-    assert all(1 <= len(v) <= 2 for v in s.values()) and len(s) >= sum(map(bed.base_right, bed.cases())) - 1
-    assert sum(len(v) for v in s.values()) <= 1.4 * len(s)   # (the suite's time)
+    sampled = [c for c in bed.cases() if bed.slots(c)]
+    assert all(len(v) == 1 for v in s.values()) and len(s) >= sum(map(bed.base_right, sampled)) - 1
+    assert len(sampled) <= len(bed.cases()) / 2 + 1   # (the suite's time)
     uses = Counter(n for v in s.values() for n in v)
     assert set(uses) == set(TRANSFORMS) and min(uses.values()) >= 3, uses
 
