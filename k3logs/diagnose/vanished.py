@@ -20,13 +20,19 @@ def says_why(error: Finding | None, gone: Finding) -> bool:
     return error.node == gone.node and dt is not None and dt <= SAME_FAILURE_S
 
 
+def _losses(cat: Catalogue) -> tuple[set[str], set[str]]:
+    """The categories whose causes explain workers gone (a node lost, a host OOM), and the context signatures
+    that state one of them (the GCS marking a node dead)."""
+    vanished = outcome_data().vanished
+    explaining = {s.category for s in cat.signatures if s.role == "cause" and set(s.explains) & vanished}
+    return explaining, {s.id for s in cat.signatures if s.states in explaining}
+
+
 def accounted(gone: Finding, findings: list[Finding], cat: Catalogue) -> bool:
     """A symptom of a root category says why the worker went (Ray: 'the actor died because its node has
     died'): at the same time, on its node, of a category whose causes explain workers gone; or, before it, a
     context line that states such a category on its node (the GCS marking the node dead)."""
-    vanished = outcome_data().vanished
-    explaining = {s.category for s in cat.signatures if s.role == "cause" and set(s.explains) & vanished}
-    states = {s.id for s in cat.signatures if s.states in explaining}
+    explaining, states = _losses(cat)
     return any(f.set_aside is None and f.node == gone.node and (dt := seconds(f, gone)) is not None and (
         (f.role == "symptom" and f.category in explaining and abs(dt) <= SAME_FAILURE_S)
         or (f.role == "context" and f.sig in states and 0 <= dt <= EXPLAIN_WINDOW_S)) for f in findings)
@@ -57,8 +63,7 @@ def peer_gone_first(findings: list[Finding], peer_node: dict[str, str], cat: Cat
     had died; the link did not fail. A peer address the bundle ties to no node (an RDMA address) is the lost one's
     when one node alone was reported lost then. Set aside, so that what took the worker, or the node, is the cause."""
     vanished = outcome_data().vanished
-    explaining = {s.category for s in cat.signatures if s.role == "cause" and set(s.explains) & vanished}
-    states = {s.id for s in cat.signatures if s.states in explaining}
+    states = _losses(cat)[1]
     gone = [g for g in findings if g.set_aside is None and g.node is not None
             and (g.category in vanished or (g.role == "context" and g.sig in states))]
     nodes = set(peer_node.values()) | {g.node for g in findings if g.node}
