@@ -336,8 +336,8 @@ TINY_FILES = {  # each pair: where a file's rows could meet the next file's if a
     "f/latin1.log": b"ERROR 08-11 07:36:03 [x.py:1] caf\xe9 CUDA out of memory\n",
     "f/no-newline.log": "ERROR 08-11 07:36:04 [x.py:1] NCCL error: unhandled system error",
     "f/empty.log": "",
-    "g/big.log": text_of(*[f"INFO 08-11 07:30:{i % 60:02d} [x.py:1] step {i} " + "z" * 60 for i in range(1500)],
-                         W + "ERROR 08-11 07:36:10 [core.py:1] Traceback (most recent call last):"),  # 130 KB: alone
+    "g/big.log": text_of(*[f"INFO 08-11 07:30:{i % 60:02d} [x.py:1] step {i} " + "z" * 60 for i in range(3500)],
+                         W + "ERROR 08-11 07:36:10 [core.py:1] Traceback (most recent call last):"),  # 340 KB: alone
     "g/after-big.log": text_of(W + 'ERROR 08-11 07:36:10 [core.py:1]   File "y.py", line 2, in g',
                                W + "ERROR 08-11 07:36:10 [core.py:1] ValueError: bad"),
 }

@@ -197,9 +197,13 @@ def phase_marks(ev: pl.DataFrame) -> pl.DataFrame:
     """Per event: the phase its line marks the start of (`mark`, null for most lines), whether it starts a
     new attempt of the server (`restart`), and whether it shows its process doing its work (`progress`)."""
     marks, _ = landmarks()
+    # each landmark's regex runs once, into a column of its own (the three columns built from them below
+    # would each run it again, and a regex is compiled anew in every query), on rows that hold a literal
+    # of some landmark already (`idx`)
+    tried = [pl.col("text").str.contains(m.regex).alias(f"_mark{i}") for i, m in enumerate(marks)]
     expr, restart, progress = pl.lit(None, pl.String), pl.lit(False), pl.lit(False)
-    for m in reversed(marks):  # the first listed wins on a line that matches two
-        hit = pl.col("text").str.contains_any(list(m.prefilter)) & pl.col("text").str.contains(m.regex)
+    for i, m in reversed(list(enumerate(marks))):  # the first listed wins on a line that matches two
+        hit = pl.col(f"_mark{i}")
         expr = pl.when(hit).then(pl.lit(m.phase)).otherwise(expr)
         restart = pl.when(hit).then(pl.lit(m.restart)).otherwise(restart)
         progress = pl.when(hit).then(pl.lit(m.progress)).otherwise(progress)
@@ -215,7 +219,7 @@ def phase_marks(ev: pl.DataFrame) -> pl.DataFrame:
     lits = sorted({lit for m in marks for lit in m.prefilter} | set(extra[0] if extra else ())
                   | set(j[1] if j else ()))
     idx = ev.select(pl.arg_where(pl.col("text").str.contains_any(lits).fill_null(False)))[:, 0]
-    some = ev[idx].select(columns)
+    some = ev[idx].select("text", *tried).select(columns)
     return pl.DataFrame([(at_rows(ev.height, idx, some[c]) if c == "mark" else
                           at_rows(ev.height, idx, some[c]).fill_null(False)).alias(c) for c in some.columns])
 

@@ -15,7 +15,7 @@ from .keep import Keep, anchored, kept_rows
 from .lines import LineStats, split_lines
 from .parse import FileContext, parse_batch
 
-TINY_BYTES = 64 << 10  # a file this small goes through the analysis in a pack of such files (see Pack)
+TINY_BYTES = 256 << 10  # a file this small goes through the analysis in a pack of such files (see Pack)
 PACK_FILES = 8192      # files in a pack at most (and batch_bytes of them)
 FILE = 1 << 32         # in a pack, line numbers are file * FILE + line (files apart, in order)
 
