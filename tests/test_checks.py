@@ -173,6 +173,15 @@ def test_all2all_backend_vs_interconnect():
     assert check("all2all_backend_vs_interconnect", intra + [F("all2all_backend", "flashinfer_nvlink_one_sided", "log")]).status == "pass"
     c = check("all2all_backend_vs_interconnect", intra + [F("all2all_backend", "deepep_v2", "log")])
     assert c.status == "fail" and "flashinfer_nvlink_one_sided" in c.detail
+    # the group spans nodes of one multi-node NVLink domain (NCCL: MNNVL 1): NVLink, not RDMA
+    trays = [F("expert_parallel", "true", "log"), F("gpu_count", "4", "nvidia_smi", "a"),
+             F("gpu_count", "4", "nvidia_smi", "b"), F("tensor_parallel_size", "8", "log")]
+    mnnvl = trays + [F("mnnvl", "true", "log")]
+    assert check("all2all_backend_vs_interconnect", mnnvl + [F("all2all_backend", "flashinfer_nvlink_one_sided", "log")]).status == "pass"
+    c = check("all2all_backend_vs_interconnect", mnnvl + [F("all2all_backend", "deepep_v2", "log")])
+    assert c.status == "fail" and "MNNVL" in c.detail
+    c = check("all2all_backend_vs_interconnect", trays + [F("all2all_backend", "flashinfer_nvlink_one_sided", "log")])
+    assert c.status == "fail" and "deepep_v2" in c.detail  # (near miss: nodes without a shared NVLink domain)
     # two nodes, pipeline across them, no nvidia-smi: the group still fits in one node
     pp = [F("expert_parallel", "true", "log"), F("tensor_parallel_size", "8", "log"),
           F("pipeline_parallel_size", "2", "log"), F("nnodes", "2", "log"), F("interconnect", "rdma", "log")]

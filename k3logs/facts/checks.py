@@ -274,11 +274,15 @@ def check_all2all(F: _Facts, data: FactsData, k3: bool):
     nv = [f for f in F.get("nvlink") if f.value == "true"] + [f for f in F.get("interconnect") if f.value == "nvlink"]
     pcie = [f for f in F.get("nvlink") if f.value == "false"]
     rdma = [f for f in F.get("interconnect") if f.value == "rdma"]
+    mnnvl = F.get("mnnvl")  # NCCL: the communicator's nodes share one NVLink domain
     if gpn and ep:
         span = "intra" if ep <= gpn else "inter"
         fits = "fits in" if span == "intra" else "spans more than"
         where = f"the expert-parallel group ({ep} GPUs = TP x DP) {fits} one node of {gpn} GPUs"
-        expected = "rdma" if span == "inter" else ("nvlink" if not (pcie and not nv) else None)
+        if span == "inter" and mnnvl:
+            where += f", inside one multi-node NVLink domain (MNNVL{_at(mnnvl[0])})"
+        expected = ("rdma" if not mnnvl else "nvlink") if span == "inter" else (
+            "nvlink" if not (pcie and not nv) else None)
     else:
         where = "the group size per node is unknown"
         expected = "nvlink" if nv and not rdma else "rdma" if rdma and not nv else None
