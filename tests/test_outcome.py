@@ -684,3 +684,30 @@ def test_a_headless_data_parallel_start_begins_a_new_run_after_an_earlier_stop(t
     # near miss: with no start of its own after the stop, the error is the stopped run's shutdown trail
     d = decision(tmp_path / "trail", {"gpu-a2/journal-yesterday.txt": stopped, "gpu-a2/journal.txt": LOADED[:1] + [crash]})
     assert d.root is None or d.root.category != "compile.failed"
+
+
+# a kernel line about one GPU (its bus id is a rank's): survived only when that rank went on, or the deployment served
+def _gpu_fault_at_load(rank1_loaded: bool) -> dict[str, list[str]]:
+    def w(rank: int, pid: int, m: int, s: int, text: str) -> str:
+        return f"(VllmWorker rank={rank} pid={pid}) INFO 11-18 07:{m:02d}:{s:02d} [worker.py:1] {text}"
+    nccl = [w(r, 4711 + r, 0, 10, f"gpu-a1:{4711 + r}:{4711 + r} [{r}] NCCL INFO ncclCommInitRank comm 0x5 rank {r} "
+                                    f"nranks 2 cudaDev {r} nvmlDev {r} busId {bus}000 commId 0x1 - Init START")
+            for r, bus in ((0, "3b"), (1, "9a"))]
+    loaded = [w(0, 4711, 2, 0, "Model loading took 15.2 GiB and 60.1 seconds")]
+    if rank1_loaded:
+        loaded.append(w(1, 4712, 2, 1, "Model loading took 15.2 GiB and 61.0 seconds"))
+    xid = ("Nov 18 07:01:30 gpu-a1 kernel: NVRM: Xid (PCI:0000:9a:00): 119, pid='<unknown>', name=<unknown>, "
+           "Timeout after 6s of waiting for RPC response from GPU1 GSP! Expected function 76 (GSP_RM_CONTROL).")
+    return {"gpu-a1/vllm.log": START + nccl + [w(r, 4711 + r, 1, 0, "Starting to load model m...") for r in (0, 1)]
+            + loaded, "gpu-a1/kern.log": [xid]}
+
+
+def test_a_gpu_fault_whose_rank_never_went_on_is_the_cause_though_other_ranks_did(tmp_path):
+    d = decision(tmp_path, _gpu_fault_at_load(rank1_loaded=False))
+    assert d.root is not None and (d.root.category, d.root.rank, d.root.file) == ("gpu.xid", 1, "gpu-a1/kern.log")
+
+
+def test_near_miss_a_gpu_fault_whose_own_rank_went_on_is_survived(tmp_path):
+    d = decision(tmp_path, _gpu_fault_at_load(rank1_loaded=True))
+    (xid,) = [f for f in d.findings if f.category == "gpu.xid"]
+    assert xid.set_aside is not None and xid.set_aside.startswith("survived"), xid.set_aside

@@ -7,9 +7,10 @@ is chosen as the cause:
 
 - the shutdown's trail: whatever fails after its attempt's stop (EngineDeadError, CancelledError, Ray's
   SIGTERM stacks, aborted requests) is the stop's consequence, never a cause;
-- what the service survived: an error its process (a kernel line: its node) went on from, to a later
-  landmark or to work done (tokens generated, a communicator built), is context, unless it explains a
-  failure that follows (an Xid whose CUDA error comes later is still the cause).
+- what the service survived: an error its process (a kernel line: its node; one about a GPU: that GPU's rank, or
+  the deployment serving) went on from, to a later landmark or to work done (tokens generated, a communicator
+  built), is context, unless it explains a failure that follows (an Xid whose CUDA error comes later is still
+  the cause).
 
 The outcome then says what the deployment came to: never_ready, crashed, failing_requests, restart_loop,
 stopped, serving, or inconclusive (no application log could show it). An incident is an abnormal outcome.
@@ -76,7 +77,7 @@ class Lifecycle:
 
     def __init__(self, ev: pl.DataFrame, app_files: frozenset[str] | set[str], restarts_seen: int | None = None):
         self.app_log, self.restarts_seen = bool(app_files), restarts_seen
-        cols = ("eid", "node", "pid", "ident", "source", "ts", "file", "line", "mark", "attempt", "progress")
+        cols = ("eid", "node", "rank", "pid", "ident", "source", "ts", "file", "line", "mark", "attempt", "progress")
         if not set(cols) <= set(ev.columns):
             ev = pl.DataFrame(schema={c: pl.Int64 for c in cols})
         # (lines before a node's first start landmark belong to its first attempt, unless they end in a stop: a
@@ -99,6 +100,8 @@ class Lifecycle:
                 self._progress.setdefault((r["node"], r["attempt"], *w), []).append(at)
             if w and w[0] != "file":  # (a line that names no process is its file's: any of the file's work counts)
                 self._progress.setdefault((r["node"], r["attempt"], "file", r["file"]), []).append(at)
+            if r["rank"] is not None:
+                self._progress.setdefault((r["node"], r["attempt"], "rank", r["rank"]), []).append(at)
         self.stats = ev.filter(pl.col("mark") == "serving").select("node", "attempt", "ts", "file", "line")
         self._joined = None
         if (j := joined()) is not None and "joined" in ev.columns:
@@ -135,10 +138,18 @@ class Lifecycle:
 
     def progress_after(self, f, node_wide: bool = False) -> _At | None:
         """The first sign of work on the finding's process (node_wide: any process of its node) after it, in
-        the same attempt; for a kernel line (a link, a GPU, a process of the node): of the deployment, anywhere
-        after it (a node's worker logs no landmarks while the head serves: had the node's part failed, the
-        deployment would not go on)."""
+        the same attempt; for a kernel line about a GPU a rank uses: of that rank, or the deployment serving after
+        it; for another kernel line (a link, a process of the node): of the deployment, anywhere after it (a
+        node's worker logs no landmarks while the head serves: had the node's part failed, the deployment would
+        not go on)."""
         w = who(f.source, f.pid, getattr(f, "ident", None), f.file)
+        if not w and f.rank is not None and f.ts is not None:
+            # a kernel line about one GPU: its rank's process went on, or the deployment served after it (a
+            # worker logs nothing while the engine serves); other ranks loading on says nothing of that GPU
+            attempt = self._attempt_at(f.node, f.ts)
+            own = [at for at in self._progress.get((f.node, attempt, "rank", f.rank), [])
+                   if at.ts is not None and at.ts > f.ts]
+            return min(own, key=lambda at: at.ts) if own else self._serving_after(f.ts)
         if not w:  # (a node's work after its restart is a new attempt's: the fault was not survived there)
             later = [at for key, ats in self._progress.items() for at in ats
                      if len(key) == 2 and f.ts is not None and at.ts is not None and at.ts > f.ts
@@ -151,6 +162,17 @@ class Lifecycle:
             if (f.ts is not None and at.ts is not None and at.ts > f.ts) or (at.file == f.file and at.line > f.line):
                 return at
         return None
+
+    def _serving_after(self, ts: datetime) -> _At | None:
+        """The first sign after `ts` that the deployment served: a node became ready, or worked once ready."""
+        later = []
+        for key, ready in self.ready.items():
+            if ready.ts is None:
+                continue
+            if ready.ts > ts:
+                later.append(ready)
+            later += [at for at in self._progress.get(key, []) if at.ts is not None and at.ts > ts and at.ts >= ready.ts]
+        return min(later, key=lambda at: at.ts) if later else None
 
     def joined_after(self, f) -> _At | None:
         """The first line after a failure of a meeting (landmarks.toml [joined]) showing that its group formed,
