@@ -640,3 +640,13 @@ def test_realworld_dumps_never_raise():
         if got[0] in ("docker_inspect", "pod_spec", "k8s_describe"):
             assert names & {"image", "node_name"}, path
     assert seen_smi >= 1
+
+
+@pytest.mark.parametrize("text, hosts", [
+    ("node-a: 2026-08-11T12:00:00+00:00\nnode-b: 2026-08-11T12:00:03+00:00\n", ["node-a", "node-b"]),  # a transcript
+    ("gpu-a01: 2026-08-11T12:00:00+00:00\n", ["gpu-a01"]),                                           # one host's reading
+    ("collected-by: collect.sh v0.4\ncollected-at: 2026-07-08T09:58:44Z\nhostname: gpu-h100-09\n", []),  # a note's key
+])
+def test_a_date_read_on_hosts_is_a_clock_reading_and_a_note_s_time_key_is_none(text, hosts):
+    got = [f.value.split()[0] for f in facts_from_dump("text", "clock.txt", text, None) if f.name == "clock_reading"]
+    assert got == hosts

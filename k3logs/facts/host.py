@@ -417,8 +417,10 @@ def parse_host_ips(sink: Sink, lines: list[str], base: int) -> None:
 
 def parse_clocks(sink: Sink, lines: list[str], base: int) -> None:
     """Clock evidence: chrony's 'System time : X seconds fast|slow of NTP time' (a host's error) and the
-    same `date` taken on several hosts at once (pdsh / clush 'host: <time>' lines)."""
+    same `date` taken on several hosts at once (pdsh / clush 'host: <time>' lines: of two hosts or more, or of
+    one whose name holds a digit; a note's lone 'collected-at: <time>' names a key, not a host)."""
     chrony, date_reading = FACTS["chrony_offset"], FACTS["host_date_reading"]
+    readings = []
     for i, ln in enumerate(lines):
         m = chrony.match(ln.strip())
         if m:
@@ -427,4 +429,8 @@ def parse_clocks(sink: Sink, lines: list[str], base: int) -> None:
             continue
         m = date_reading.match(ln.strip())
         if m:
-            sink.add("clock_reading", f"{m.group('host')} {m.group('ts')}", base + i + 1)
+            readings.append((m.group("host"), m.group("ts"), base + i + 1))
+    several = len({host for host, _, _ in readings}) > 1
+    for host, ts, no in readings:
+        if several or any(c.isdigit() for c in host):
+            sink.add("clock_reading", f"{host} {ts}", no)
