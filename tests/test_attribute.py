@@ -926,6 +926,18 @@ def test_a_kernel_pid_is_the_process_of_a_plain_log_with_the_same_pid(tmp_path):
     assert event_at(a.events, "gpu-a01/dmesg.txt", 1)["rank"] == 3
 
 
+@pytest.mark.parametrize("pid, rank", [(4712, 3),      # the pid of a worker named Worker_TP3 (no rank line anywhere)
+                                       (4799, None)])  # near miss: a pid no worker of the deployment has
+def test_a_kernel_pid_takes_the_rank_the_worker_s_name_gives(tmp_path, pid, rank):
+    workers = [f"(Worker_TP{i} pid={4709 + i}) INFO 05-27 10:02:37 [pynccl.py:70] vLLM is using nccl==2.27.3"
+               for i in range(4)]
+    segv = (f"May 27 10:02:38 gpu-a07 kernel: [1236086.543531] pt_main_thread[{pid}]: segfault at 28 ip "
+            "00007f3b2c4d1e6b sp 00007ffd0c7e2b10 error 4 in libnccl.so.2[7f3b2c200000+1f3b000]")
+    a = analyze_files(tmp_path, {"gpu-a07/vllm.log": text_of("(APIServer pid=4700) " + PLATFORM, *workers),
+                                 "gpu-a07/kern.log": text_of(segv)})
+    assert event_at(a.events, "gpu-a07/kern.log", 1)["rank"] == rank
+
+
 # --- GPUs: nvidia-smi as maps, the kernel's GPU identity ---------------------------------------------------
 SMI_Q = """==============NVSMI LOG==============
 

@@ -172,6 +172,13 @@ def learn_ranks(ev: pl.DataFrame, a: Attribution, hints: DumpHints) -> None:
         f, ln = first_line.get(p, ("", 0))
         sizes = f"TP {a.tp_size or 1} x PP {a.pp_size or 1}"
         a.said("name", p, f"the worker's name {p!r} ({sizes}; first on {f}:{ln})")
+    # a worker's pid takes the rank its name gives, where no line says it (a kernel line names the pid only)
+    named = ev.filter(pl.col("proc").is_in(list(a.name_rank)) & pl.col("pid").is_not_null()) \
+        .group_by("node", "pid").agg(pl.col("proc").unique())
+    for node, pid, procs in named.iter_rows():
+        if len(procs) == 1 and (node, pid) not in a.pid_rank:
+            a.pid_rank[(node, pid)] = a.name_rank[procs[0]]
+            a.said("pid", (node, pid), a.why[("name", procs[0])])
     # a single-GPU deployment whose processes print no name (V0, early V1): its output is rank 0's
     a.unnamed_rank0 = (a.tp_size or 0) * (a.pp_size or 1) == 1 and a.world_size in (None, 1) \
         and ev["proc"].is_null().all()
