@@ -650,3 +650,13 @@ def test_realworld_dumps_never_raise():
 def test_a_date_read_on_hosts_is_a_clock_reading_and_a_note_s_time_key_is_none(text, hosts):
     got = [f.value.split()[0] for f in facts_from_dump("text", "clock.txt", text, None) if f.name == "clock_reading"]
     assert got == hosts
+
+
+@pytest.mark.parametrize("text, nodes", [
+    ("JobId=4471823 JobName=serve\n   NodeList=gpu-h100-041\n   BatchHost=gpu-h100-041\n   NumNodes=1 NumCPUs=48\n",
+     ["gpu-h100-041"]),                                                              # a job of one node
+    ("JobId=4471824 JobName=serve\n   NodeList=hgx-b[05-06]\n   BatchHost=hgx-b05\n   NumNodes=2 NumCPUs=96\n", []),
+])
+def test_scontrol_show_job_of_one_node_names_that_node(text, nodes):
+    got = [f.value for f in facts_from_dump("text", "scontrol.txt", text, None) if f.name == "node_name"]
+    assert got == nodes

@@ -28,7 +28,7 @@ from .cmdline import parse_env, parse_launch, parse_systemd_unit
 from .data import FactsData, apply_log_fact, default_facts_data
 from .describe import parse_describe
 from .host import (parse_clocks, parse_host_ips, parse_ibstat, parse_ip, parse_lsmod, parse_manifest, parse_misc,
-                   parse_pod_tables, parse_prometheus, parse_ps, parse_systemctl_status, parse_uptime)
+                   parse_pod_tables, parse_prometheus, parse_ps, parse_slurm_job, parse_systemctl_status, parse_uptime)
 from .k8s import parse_compose, parse_docker_inspect, parse_pod_spec
 from .nvidia import parse_smi_csv, parse_smi_list, parse_smi_q, parse_smi_table, parse_topo
 from .python import parse_collect_env, parse_model_config, parse_pip
@@ -89,6 +89,7 @@ def facts_from_dump(kind: str, file: str, text: str, node: str | None) -> list[F
     _run(sink, "pod_tables", parse_pod_tables, lines, 0, None)
     _run(sink, "host_ips", parse_host_ips, lines, 0, None)
     _run(sink, "clocks", parse_clocks, lines, 0, None)
+    _run(sink, "slurm_job", parse_slurm_job, lines, 0, None)
     for kind_ in MERGED:
         segs_ = [s for s in merged if command_kind(s.command) == kind_]
         if segs_:

@@ -415,6 +415,17 @@ def parse_host_ips(sink: Sink, lines: list[str], base: int) -> None:
                 sink.add("nspid", f"{m.group('host_pid')} {m.group('pid')}", no)
 
 
+def parse_slurm_job(sink: Sink, lines: list[str], base: int) -> None:
+    """`scontrol show job` of a job of one node: its NodeList is the node its batch step ran on."""
+    one_node, nodelist = FACTS["slurm_job_one_node"], FACTS["slurm_job_nodelist"]
+    if not any(one_node.search(ln) for ln in lines):
+        return
+    for i, ln in enumerate(lines):
+        if m := nodelist.match(ln):
+            sink.add("node_name", m.group("host"), base + i + 1)
+            return
+
+
 def parse_clocks(sink: Sink, lines: list[str], base: int) -> None:
     """Clock evidence: chrony's 'System time : X seconds fast|slow of NTP time' (a host's error) and the
     same `date` taken on several hosts at once (pdsh / clush 'host: <time>' lines: of two hosts or more, or of
