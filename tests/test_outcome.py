@@ -711,3 +711,15 @@ def test_near_miss_a_gpu_fault_whose_own_rank_went_on_is_survived(tmp_path):
     d = decision(tmp_path, _gpu_fault_at_load(rank1_loaded=True))
     (xid,) = [f for f in d.findings if f.category == "gpu.xid"]
     assert xid.set_aside is not None and xid.set_aside.startswith("survived"), xid.set_aside
+
+
+@pytest.mark.parametrize("agent_restarts, own_restarts, want", [
+    ("3 (9d ago)", "1 (2m ago)", "crashed"),        # a monitoring pod's restarts beside the deployment's pod
+    ("0", "4 (1m ago)", "restart_loop"),            # near miss: the deployment's own pod (its log folder) restarted
+])
+def test_restart_counts_of_a_pod_table_are_the_deployment_s_pods(tmp_path, agent_restarts, own_restarts, want):
+    listing = ("NAME              READY   STATUS    RESTARTS   AGE   IP           NODE\n"
+               f"k3-serve-0        0/1     Running   {own_restarts}   36m   10.0.4.17    gpu-a1\n"
+               f"node-exporter-7rq 1/1     Running   {agent_restarts}   27d   10.0.4.12    gpu-a1\n")
+    files = {"k3-serve-0/vllm.log": START + LOADED + READY + SERVING + [OOM], "kubectl-get-pods-o-wide.txt": listing}
+    assert state(decision(tmp_path, files))[0] == want

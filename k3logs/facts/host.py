@@ -325,7 +325,7 @@ POD_NAME_COLS, NODE_COLS, IP_COLS = ("NAME", "POD", "POD_NAME", "POD-NAME"), ("N
 def parse_pod_tables(sink: Sink, lines: list[str], base: int) -> None:
     """`kubectl get pods -o wide` tables anywhere in a text (also as comments), in any column layout (with or
     without NAMESPACE, NOMINATED NODE, READINESS GATES; custom columns naming a pod and a NODE): each pod's node
-    (`node_name`, `pod_node` 'POD NODE') and IP (`pod_ip` 'POD IP'); `kubectl get nodes -o wide`: each node's
+    (`node_name`, `pod_node` 'POD NODE'), IP (`pod_ip` 'POD IP') and RESTARTS; `kubectl get nodes -o wide`: each node's
     INTERNAL-IP (`node_ip` 'NODE IP'). Cells are read at their column's place (kubectl aligns them)."""
     i, ipv4, host_word = 0, FACTS["ipv4"], FACTS["host_name_word"]
     while i < len(lines):
@@ -357,6 +357,8 @@ def parse_pod_tables(sink: Sink, lines: list[str], base: int) -> None:
                 ip = cell(ip_col) if ip_col else None
                 if pod and ip and ipv4.fullmatch(ip):
                     sink.add("pod_ip", f"{pod} {ip}", no)
+            if pod_col and "RESTARTS" in names and (n := (cell("RESTARTS") or "").split(" ")[0]).isdigit():
+                sink.add("pod_restarts", f"{cell(pod_col)} {n}", no)  # ('3 (2m ago)')
             elif node_ip_col and pod_col == "NAME":
                 node, ip = cell("NAME"), cell(node_ip_col)
                 if node and ip and ipv4.fullmatch(ip):
@@ -417,13 +419,10 @@ def parse_host_ips(sink: Sink, lines: list[str], base: int) -> None:
 
 def parse_slurm_job(sink: Sink, lines: list[str], base: int) -> None:
     """`scontrol show job` of a job of one node: its NodeList is the node its batch step ran on."""
-    one_node, nodelist = FACTS["slurm_job_one_node"], FACTS["slurm_job_nodelist"]
-    if not any(one_node.search(ln) for ln in lines):
-        return
-    for i, ln in enumerate(lines):
-        if m := nodelist.match(ln):
-            sink.add("node_name", m.group("host"), base + i + 1)
-            return
+    if any(FACTS["slurm_job_one_node"].search(ln) for ln in lines):
+        hit = next(((i, m) for i, ln in enumerate(lines) if (m := FACTS["slurm_job_nodelist"].match(ln))), None)
+        if hit:
+            sink.add("node_name", hit[1].group("host"), base + hit[0] + 1)
 
 
 def parse_clocks(sink: Sink, lines: list[str], base: int) -> None:
