@@ -157,6 +157,14 @@ def test_logs_that_end_before_ready_with_nothing_abnormal_are_inconclusive(tmp_p
     assert state(d) == ("inconclusive", None) and not d.healthy
 
 
+@pytest.mark.parametrize("lines, phase", [(START + LOADED, None),                    # inconclusive: failed in no phase
+                                          (START + LOADED + READY + SERVING, "serving")])  # near miss: healthy
+def test_an_inconclusive_report_names_no_phase_a_healthy_one_the_phase_it_reached(tmp_path, lines, phase):
+    from conftest import report_of
+    root = make_bundle(tmp_path, {"gpu-a1/vllm.log": "\n".join(lines) + "\n"})
+    assert report_of(run(root)).phase == phase
+
+
 def test_server_errors_after_ready_while_the_engine_runs_are_failing_requests(tmp_path):
     failing = [api(4, 10 + i, f'10.0.0.{i}:5000 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error')
                for i in range(3)]

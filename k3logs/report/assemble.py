@@ -270,7 +270,8 @@ def make_report(a: Analysis, display_path: str) -> Report:
     explanation, why = _explanation(a, root)
     if root is None:
         rc = RootCause("none", None, "No incident found", d.confidence, explanation, [])
-        first, origin, phase = None, Origin(), _last_phase(a)
+        # (inconclusive: nothing shows that it failed, so in no phase; the last phase its logs reach is no answer)
+        first, origin, phase = None, Origin(), None if d.outcome.state == "inconclusive" else _last_phase(a)
     else:
         title = root.title or root.category
         rc = RootCause(root.category, root.sig, title, d.confidence, explanation, _remediation(a, root, checks))
