@@ -4,7 +4,6 @@ event table of a bundle, streamed (`stream_events`, `write_events`)."""
 from __future__ import annotations
 
 import queue
-import re
 import threading
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -100,14 +99,6 @@ class Learnt:
     clock_model: ClockModel
 
 
-def _own_pods_restarts(facts, files: list[str]) -> list[int]:
-    """The restart counts a pod table gives the deployment's pods: those whose logs the bundle holds (a pod's
-    name is a folder or a word of a file name), not a monitoring agent's beside them."""
-    words = {w for f in files for part in f.split("/") for w in [part, *re.split(r"[_.]", part)]}
-    return [int(n) for f in facts if f.name == "pod_restarts" for pod, _, n in [f.value.rpartition(" ")]
-            if pod in words and n.isdigit()]
-
-
 def learn(path: str | Path, settings: Settings, cat: Catalogue, keep_all: bool = False,
           name: str | None = None) -> Learnt:
     """Read the bundle (only the lines the diagnosis needs unless `keep_all`), then attribute and align them.
@@ -161,8 +152,7 @@ def run(path: str | Path, settings: Settings | None = None, catalogue: Catalogue
     # the deployment's own logs: files holding lines of its programs (whatever else they hold: sidecars)
     app_files = set(events.filter(pl.col("source").is_in(APP_KINDS))["file"].unique().to_list()) - host
     prose = {lt.bundle.display(f.file) for f in lt.ingested.files if f.prose}
-    restarts = max([int(f.value) for f in facts if f.name == "restart_count" and f.value.isdigit()]
-                   + _own_pods_restarts(facts, events["file"].unique().to_list()), default=None)
+    restarts = max((int(f.value) for f in facts if f.name == "restart_count" and f.value.isdigit()), default=None)
     decision = quiet_verdict(decide(events, det, cat, app_files, prose, restarts, lt.attribution.ip_node), checks, events,
                              dumps, cat)
     nnodes = max([int(f.value) for f in facts if f.name == "nnodes" and f.value.isdigit()] or [0]) or None

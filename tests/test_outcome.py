@@ -722,10 +722,10 @@ def test_near_miss_a_gpu_fault_whose_own_rank_went_on_is_survived(tmp_path):
 
 
 @pytest.mark.parametrize("agent_restarts, own_restarts, want", [
-    ("3 (9d ago)", "1 (2m ago)", "crashed"),        # a monitoring pod's restarts beside the deployment's pod
-    ("0", "4 (1m ago)", "restart_loop"),            # near miss: the deployment's own pod (its log folder) restarted
+    ("3 (9d ago)", "1 (2m ago)", "crashed"),        # a ready monitoring pod's restarts beside the deployment's pod
+    ("0", "4 (1m ago)", "restart_loop"),            # near miss: the pod that is not ready restarted again and again
 ])
-def test_restart_counts_of_a_pod_table_are_the_deployment_s_pods(tmp_path, agent_restarts, own_restarts, want):
+def test_restart_counts_of_a_pod_table_are_those_of_pods_not_ready(tmp_path, agent_restarts, own_restarts, want):
     listing = ("NAME              READY   STATUS    RESTARTS   AGE   IP           NODE\n"
                f"k3-serve-0        0/1     Running   {own_restarts}   36m   10.0.4.17    gpu-a1\n"
                f"node-exporter-7rq 1/1     Running   {agent_restarts}   27d   10.0.4.12    gpu-a1\n")

@@ -325,7 +325,7 @@ POD_NAME_COLS, NODE_COLS, IP_COLS = ("NAME", "POD", "POD_NAME", "POD-NAME"), ("N
 def parse_pod_tables(sink: Sink, lines: list[str], base: int) -> None:
     """`kubectl get pods -o wide` tables anywhere in a text (also as comments), in any column layout (with or
     without NAMESPACE, NOMINATED NODE, READINESS GATES; custom columns naming a pod and a NODE): each pod's node
-    (`node_name`, `pod_node` 'POD NODE'), IP (`pod_ip` 'POD IP') and RESTARTS; `kubectl get nodes -o wide`: each node's
+    (`node_name`, `pod_node` 'POD NODE'), IP (`pod_ip` 'POD IP'), RESTARTS of one not ready; `kubectl get nodes -o wide`: each node's
     INTERNAL-IP (`node_ip` 'NODE IP'). Cells are read at their column's place (kubectl aligns them)."""
     i, ipv4, host_word = 0, FACTS["ipv4"], FACTS["host_name_word"]
     while i < len(lines):
@@ -357,8 +357,11 @@ def parse_pod_tables(sink: Sink, lines: list[str], base: int) -> None:
                 ip = cell(ip_col) if ip_col else None
                 if pod and ip and ipv4.fullmatch(ip):
                     sink.add("pod_ip", f"{pod} {ip}", no)
-            if pod_col and "RESTARTS" in names and (n := (cell("RESTARTS") or "").split(" ")[0]).isdigit():
-                sink.add("pod_restarts", f"{cell(pod_col)} {n}", no)  # ('3 (2m ago)')
+            # a pod not ready is the incident's (a ready one beside it, a monitoring agent, restarted days ago)
+            ready = (cell("READY") or "0/1").split("/")
+            if pod_col and "RESTARTS" in names and (n := (cell("RESTARTS") or "").split(" ")[0]).isdigit() \
+                    and ready[0] != ready[-1]:
+                sink.add("restart_count", n, no)  # ('3 (2m ago)')
             elif node_ip_col and pod_col == "NAME":
                 node, ip = cell("NAME"), cell(node_ip_col)
                 if node and ip and ipv4.fullmatch(ip):
