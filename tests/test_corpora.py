@@ -187,7 +187,7 @@ MULTI_NODE_FOLDER_CASES = [c for c in CASES if sum(1 for p in (CORPORA / c / "bu
 
 
 # (the shipping transforms below run on a sample of the cases, to keep the suite within its time)
-@pytest.mark.parametrize("case", MULTI_NODE_FOLDER_CASES[::2])
+@pytest.mark.parametrize("case", MULTI_NODE_FOLDER_CASES[::3])
 def test_a_ticket_folder_of_per_node_archives_reports_the_same(case, tmp_path):
     # as operators ship it: each node's folder archived on its node (node-a.tar.gz holding node-a/...), the
     # archives and the shared files in a ticket's folder beside a note. Only the paths change
@@ -211,7 +211,7 @@ def test_a_ticket_folder_of_per_node_archives_reports_the_same(case, tmp_path):
     assert {n.node for n in got.nodes} == {n.node for n in want.nodes}
 
 
-@pytest.mark.parametrize("case", CASES[::3])
+@pytest.mark.parametrize("case", CASES[::4])
 def test_a_bundle_copied_through_windows_reports_the_same(case, tmp_path):
     # every text file with CRLF line ends (vLLM's own CR LF becomes CR CR LF); every other case also in
     # UTF-16, as PowerShell's `>` writes it
