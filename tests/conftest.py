@@ -156,15 +156,20 @@ def pytest_configure(config):
 
 
 # the modules that read every corpus case share one analysis of each (tests/metamorphic/bed.py caches it per
-# process): under pytest-xdist (`-n auto --dist loadgroup`) they run in one worker; other tests go to any worker
+# process): under pytest-xdist (`-n auto --dist loadgroup`) each case's tests run in one worker, the cases split
+# over CORPUS_GROUPS workers by name (in one group they were the suite's longest path); other tests go to any worker
 CORPUS_MODULES = ("test_corpora", "test_acceptance_corpora", "test_metamorphic", "test_render_corpora")
+CORPUS_GROUPS = 2
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
+    import zlib
     for item in items:
         if item.module is not None and item.module.__name__ in CORPUS_MODULES:
-            item.add_marker(pytest.mark.xdist_group("corpus"))
+            case = item.callspec.params.get("case") if hasattr(item, "callspec") else None
+            group = zlib.crc32(case.encode()) % CORPUS_GROUPS if isinstance(case, str) else 0
+            item.add_marker(pytest.mark.xdist_group(f"corpus-{group}"))
 
 
 @pytest.fixture(scope="session")
