@@ -171,7 +171,8 @@ class Lifecycle:
                 continue
             if ready.ts > ts:
                 later.append(ready)
-            later += [at for at in self._progress.get(key, []) if at.ts is not None and at.ts > ts and at.ts >= ready.ts]
+            later += [at for at in self._progress.get(key, [])
+                      if at.ts is not None and at.ts > ts and at.ts >= ready.ts]
         return min(later, key=lambda at: at.ts) if later else None
 
     def joined_after(self, f) -> _At | None:

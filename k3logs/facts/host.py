@@ -325,8 +325,9 @@ POD_NAME_COLS, NODE_COLS, IP_COLS = ("NAME", "POD", "POD_NAME", "POD-NAME"), ("N
 def parse_pod_tables(sink: Sink, lines: list[str], base: int) -> None:
     """`kubectl get pods -o wide` tables anywhere in a text (also as comments), in any column layout (with or
     without NAMESPACE, NOMINATED NODE, READINESS GATES; custom columns naming a pod and a NODE): each pod's node
-    (`node_name`, `pod_node` 'POD NODE'), IP (`pod_ip` 'POD IP'), RESTARTS of one not ready; `kubectl get nodes -o wide`: each node's
-    INTERNAL-IP (`node_ip` 'NODE IP'). Cells are read at their column's place (kubectl aligns them)."""
+    (`node_name`, `pod_node` 'POD NODE'), IP (`pod_ip` 'POD IP'), RESTARTS of a pod not ready (`restart_count`);
+    `kubectl get nodes -o wide`: each node's INTERNAL-IP (`node_ip` 'NODE IP'). Cells are read at their column's
+    place (kubectl aligns them)."""
     i, ipv4, host_word = 0, FACTS["ipv4"], FACTS["host_name_word"]
     while i < len(lines):
         table = _table_header(lines[i])
