@@ -107,6 +107,7 @@ def _between() -> tuple[tuple[re.Pattern, re.Pattern, str], ...]:
                  for r in rules() if r.between is not None)
 
 
+@lru_cache(maxsize=8192)  # (a report repeats its strings: file names, nodes, the same lines in several places)
 def text(value: str) -> str:
     """One string with every secret replaced."""
     for pattern, repl in _compiled():

@@ -11,6 +11,7 @@ import pytest
 from conftest import analyze_files, text_of
 from k3logs.diagnose.detect import anchors, detect, frame_phase, match_table, phase_marks
 from k3logs.evaluate.patterns import parse_text
+from k3logs.ingest import keep as keep_module
 from k3logs.ingest.keep import Keep, anchored
 
 W = "(Worker_TP1 pid=213) ERROR 08-11 10:00:05 [multiproc_executor.py:596] "
@@ -196,6 +197,19 @@ def test_the_keep_filter_holds_folded_anchors_in_any_case_and_the_others_exactly
     keep = Keep(("Exact Literal",), folded=("custom op",))
     raw = pl.Series(["a CUSTOM OPS line", "an exact literal line", "an Exact Literal line", "nothing"])
     assert anchored(raw, keep).to_list() == [0, 2]
+
+
+@pytest.mark.parametrize("few_lines", [0, 10**6], ids=["one-regex", "aho-corasick"])
+@pytest.mark.parametrize("folded", [("custom op",), ("größe",)], ids=["ascii", "unicode"])
+def test_the_anchor_search_finds_the_same_lines_whichever_engine_runs_it(monkeypatch, few_lines, folded):
+    # small batches take Aho-Corasick (ASCII folding only), big ones the one regex: the lines found are the same,
+    # and a folded anchor beyond ASCII keeps the regex (its folding is Unicode's)
+    monkeypatch.setattr(keep_module, "FEW_LINES", few_lines)
+    keep = Keep(("Exact Literal", "a|b"), folded=folded)
+    raw = pl.Series(["a CUSTOM OPS line", "an exact literal line", "an Exact Literal line", "nothing", "x a|b y",
+                     "ab", "GRÖSSE", "Größe"])
+    want = [0, 2, 4] if folded[0].isascii() else [2, 4, 7]
+    assert anchored(raw, keep).to_list() == want
 
 
 # ------------------------------------------------------------------------------------------
