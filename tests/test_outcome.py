@@ -542,6 +542,22 @@ def test_a_slurm_host_range_names_the_node_whose_log_is_missing(tmp_path):
     assert run(make_bundle(tmp_path / "other", logs)).missing == []
 
 
+SACCT = ("$ sacct -j 7310 --format=JobID,JobName,NodeList%24,State\n"
+         "JobID           JobName                 NodeList      State\n"
+         "------------ ---------- ------------------------ ----------\n"
+         "7310            serve-k3        hgx-q7-[21-22]     FAILED\n"
+         "7310.batch         batch              hgx-q7-21     FAILED\n"
+         "{other}7310.0               ray              hgx-q7-22     FAILED\n")
+
+
+def test_a_job_table_of_the_one_job_names_the_nodes_it_ran_on(tmp_path):
+    logs = {"hgx-q7-21/slurm-7310.out": "\n".join(START + LOADED) + "\n", "sacct-7310.txt": SACCT.format(other="")}
+    assert any("logs of node hgx-q7-22" in m for m in run(make_bundle(tmp_path, logs)).missing)
+    # near miss: a queue of several jobs names nodes other jobs ran on
+    logs["sacct-7310.txt"] = SACCT.format(other="7288            train            hgx-q7-[23-24]   RUNNING\n")
+    assert run(make_bundle(tmp_path / "queue", logs)).missing == []
+
+
 def test_a_line_naming_several_sibling_hosts_lists_the_deployments_nodes(tmp_path):
     logs = {"h100-pp-a/journal.txt": "\n".join(START + LOADED) + "\n",
             "ticket.txt": "09:41 restarted vllm.service on h100-pp-a, h100-pp-b; both fail during start\n"}

@@ -31,8 +31,7 @@ DROPPED_NODE = ("evidence_missing names a node whose logs are absent where the b
                 "between them ('h200-pp-a stage 0, h200-pp-b stage 1'), no list; c568's note names it alone on a line "
                 "two lines above its --node-rank; c303 keeps a log of the node outside its folder (its pod's init "
                 "container, by kubectl), so the node is not missing a log; c605 names it only inside its own folder "
-                "(its host-info and docker inspect), which goes with it, and c766 in its own docker log; c822 "
-                "names it only in sacct's NodeList column (hgx-r12-n[07-08]), which missing.py does not read")
+                "(its host-info and docker inspect), which goes with it, and c766 in its own docker log")
 LONE_ARCHIVE = ("a bundle that is one archive (an incident's .tar.zst) inside another container: the container's single "
                 "member is taken off the names as a lone top folder, or kept with a top folder around it, so the first "
                 "cause's file loses or gains a leading part (incident-N.tar.zst/...)")
@@ -53,7 +52,6 @@ KNOWN: dict[tuple[str, str], str] = {
         "c605-k3-ofed-upgrade-leaves-nvidia-peermem-unloaded-nvshmem",
         "c703-journald-json-dmabuf524",
         "c766-docker-k3-2node-compile-cache-enospc",
-        "c822-slurm-ray-stuck-load-xid119-never-ready",
         "c739-roce-port-down-k3-pp2-serving",
         "c740-nccl-dmabuf524-k3-dp2-docker",
     )},
