@@ -2,6 +2,8 @@
 bundles, with its positive and its near miss. Rules, not cases: hosts, pids and times are made up."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from conftest import analyze_files, make_bundle
@@ -174,6 +176,16 @@ def test_server_errors_after_ready_while_the_engine_runs_are_failing_requests(tm
     assert d.outcome.state == "failing_requests" and not d.healthy
 
 
+def test_a_request_that_failed_while_the_server_went_on_generating_was_survived(tmp_path):
+    failing = [api(4, 10 + i, f'10.0.0.{i}:5000 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error')
+               for i in range(2)]
+    busy = [api(4, 20 + i, "Avg prompt throughput: 80.0 tokens/s, Avg generation throughput: 310.0 tokens/s, "
+                           "Running: 5 reqs, Waiting: 0 reqs, GPU KV cache usage: 9.0%") for i in range(2)]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + failing + busy})
+    assert state(d) == ("serving", None) and d.healthy
+    assert all(f.set_aside.startswith("survived") for f in d.findings if f.category == "symptom.http_error")
+
+
 def test_near_miss_requests_refused_before_ready_are_a_probe(tmp_path):
     probe = [api(0, 30, '10.0.0.9:5000 - "GET /v1/models HTTP/1.1" 503 Service Unavailable')]
     d = decision(tmp_path, {"gpu-a1/vllm.log": START + probe + LOADED + READY + SERVING})
@@ -191,6 +203,27 @@ def test_an_error_its_process_went_on_from_is_survived(tmp_path):
     d = decision(tmp_path, {"gpu-a1/vllm.log": START + [ROCM] + LOADED + READY + SERVING})
     assert state(d) == ("serving", None)
     assert any(f.set_aside and f.set_aside.startswith("survived") for f in d.findings)
+
+
+HELPER = [f"2026-11-18T07:01:10+0000 gpu-a1 python[812]: {text}" for text in [
+    "Traceback (most recent call last):", '  File "/opt/warmup.py", line 41, in wait_ready',
+    "ConnectionRefusedError: [Errno 111] Connection refused"]]
+
+
+def _journal(lines: list[str]) -> list[str]:
+    """The lines as a journal's export (short-iso), each at its own time."""
+    return [f"2026-11-18T07:{m}:{s}+0000 gpu-a1 vllm[4700]: {line}"
+            for line in lines for m, s in [re.search(r"07:(\d\d):(\d\d)", line).groups()]]
+
+
+def test_an_error_before_its_node_became_ready_did_not_keep_it_from_starting(tmp_path):
+    # a helper's traceback while the server loads (a readiness probe's refused connect), then the server is ready
+    journal = _journal(START + LOADED + READY + SERVING)
+    d = decision(tmp_path, {"gpu-a1/journal.txt": sorted(journal[:3] + HELPER + journal[3:])})
+    assert state(d) == ("serving", None) and d.healthy
+    # near miss: the same error with no readiness after it is what the run came to
+    d = decision(tmp_path / "never", {"gpu-a1/journal.txt": sorted(journal[:3] + HELPER)})
+    assert d.outcome.state == "never_ready" and d.root is not None
 
 
 def test_near_miss_progress_of_another_process_does_not_count(tmp_path):

@@ -293,6 +293,11 @@ def _set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] |
             wide = f.source == "kernel" or f.category in node_wide
             f.set_aside = f"survived: {'its node' if wide else 'its process'} went on working " \
                           f"({went_on.file}:{went_on.line})"
+        elif f.role == "cause" and (up := life.ready_after(f)) is not None and not fails_again(f):
+            f.set_aside = f"survived: its node became ready after it ({up.file}:{up.line})"
+        elif f.category in outcome_data().request_level and (went_on := life.progress_after(f)) is not None \
+                and not fails_again(f):
+            f.set_aside = f"survived: its server went on generating ({went_on.file}:{went_on.line}): one request failed"
         elif f.role == "cause" and (back := recovered.get(id(f))) is not None and not failed_meanwhile(f, back):
             f.set_aside = f"survived: the device came back ({back.file}:{back.line}) before anything failed"
     # an untimed line of a failure set aside where it shows its time (a pod status after the kernel's oom-kill
@@ -337,7 +342,7 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
     _unexplain_by_set_aside(findings)
     # (requests refused before the server is ready are a probe's, not failures)
     fatal = [f for f in findings if f.set_aside is None and f.category in outcome_data().fatal
-             and (f.category != "symptom.http_error" or life.ready_before(f))]
+             and (f.category not in outcome_data().request_level or life.ready_before(f))]
     again = life.failed_again(fatal + [f for f in findings + others if f.role == "cause" and f.set_aside is None],
                               [f for f in findings if f.category == "symptom.restart"])
     causes = [f for f in findings if f.role == "cause" and f.explained_by is None and f.set_aside is None]

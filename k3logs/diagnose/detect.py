@@ -168,13 +168,15 @@ class OutcomeData:
     killed_signature: str        # the signature a vanished worker's report takes its words from
     processes: str               # the deployment's process names (comm), a regex
     process_categories: frozenset[str]  # categories of kernel lines that name their process
+    request_level: frozenset[str] = frozenset()  # symptoms of one request failing
 
 
 @lru_cache(maxsize=1)
 def outcome_data() -> OutcomeData:
     d = landmark_data().get("outcome", {})
     return OutcomeData(frozenset(d.get("fatal", [])), frozenset(d.get("vanished", [])), d.get("killed_signature", ""),
-                       d.get("processes", ".*"), frozenset(d.get("process_categories", [])))
+                       d.get("processes", ".*"), frozenset(d.get("process_categories", [])),
+                       frozenset(d.get("request_level", [])))
 
 
 @lru_cache(maxsize=1)

@@ -202,6 +202,16 @@ class Lifecycle:
         begun = self._begun.get(node, [])
         return next((a for t, a in reversed(begun) if t <= ts), begun[0][1] if begun else None)
 
+    def ready_after(self, f) -> _At | None:
+        """The finding's node became ready after it, in the same attempt (an error that did not keep the server
+        from starting); None for a kernel line (a device's fault has rules of its own)."""
+        ready = self.ready.get((f.node, self.attempt_of(f))) if f.source != "kernel" else None
+        if ready is None or ready.before(f.ts, f.file, f.line):
+            return None
+        later = (f.ts is not None and ready.ts is not None and ready.ts > f.ts) or \
+            (ready.file == f.file and ready.line > f.line)
+        return ready if later else None
+
     def ready_before(self, f) -> bool:
         """The deployment was ready (any node, in the finding's attempt or, for a node without serving
         landmarks of its own such as a headless worker, any node's) before the finding."""
