@@ -706,3 +706,27 @@ def test_a_connection_error_to_an_unmapped_peer_after_a_node_was_reported_lost_i
         *files["gpu-a11/vllm.log"].splitlines())
     root = root_of(analyze_files(tmp_path, files))
     assert root.category == root_category
+
+
+# ------------------------------------------------------------------------------------------
+# a chained exception states its cause first
+# ------------------------------------------------------------------------------------------
+HUB = ["Traceback (most recent call last):",
+       '  File "/usr/lib/python3/urllib3/connection.py", line 198, in _new_conn',
+       "ConnectionRefusedError: [Errno 111] Connection refused",                                             # 3
+       "", "The above exception was the direct cause of the following exception:", "",
+       "Traceback (most recent call last):",
+       '  File "/usr/lib/python3/urllib3/connectionpool.py", line 841, in urlopen',
+       "urllib3.exceptions.MaxRetryError: HTTPSConnectionPool(host='huggingface.co', port=443): Max retries "
+       "exceeded with url: /org/m/resolve/main/config.json (Caused by ProxyError('Unable to connect to proxy'))"]  # 9
+
+
+def test_a_cause_matched_on_a_later_exception_of_a_chain_is_stated_by_its_first(tmp_path):
+    a = analyze_files(tmp_path, {"gpu-a1/vllm.log": "\n".join(
+        ["INFO 11-18 07:00:00 [api_server.py:1] vLLM API server version 0.11.0"] + HUB) + "\n"})
+    root = a.decision.root
+    assert root.category == "model.download_failed" and root.line == 4
+    # near miss: the same error alone (no chain) is stated on its own line
+    a = analyze_files(tmp_path / "alone", {"gpu-a1/vllm.log": "\n".join(
+        ["INFO 11-18 07:00:00 [api_server.py:1] vLLM API server version 0.11.0"] + HUB[6:]) + "\n"})
+    assert a.decision.root.category == "model.download_failed" and a.decision.root.line == 4

@@ -78,6 +78,20 @@ def test_chained_traceback_lists_every_link_first_exception_first():
     assert tb["text"] == "ConnectionRefusedError: [Errno 111] Connection refused"
 
 
+def test_a_chained_exception_printed_without_a_stack_stays_in_the_chain():
+    # an exception made, not raised (urllib3's ProxyError): Python prints it after the separator with no
+    # 'Traceback' header, and the chain goes on after it
+    lines = CHAIN[:13] + ["", "urllib3.exceptions.ProxyError: ('Unable to connect to proxy', 'refused')", ""] + CHAIN[12:]
+    [tb] = tracebacks(folded(lines))
+    assert tb["exc_types"] == ["ConnectionRefusedError", "RuntimeError", "urllib3.exceptions.ProxyError",
+                               "torch.distributed.DistBackendError"]
+    assert span(tb) == (1, len(lines) - 1)
+    # near miss: with no separator before it, an exception-like line after a finished traceback is not its link
+    lines = PLAIN[1:7] + ["", "urllib3.exceptions.ProxyError: ('Unable to connect to proxy', 'refused')"]
+    [tb] = tracebacks(folded(lines))
+    assert tb["exc_types"] == ["ValueError"]
+
+
 def test_chained_traceback_leaves_no_row_inside_its_span():
     df = folded(CHAIN)
     assert df["line"].to_list() == [1, 19]

@@ -157,7 +157,9 @@ def _blocks_in_stream(idx: Sequence[int], starts: list[int], row) -> list[_Block
                     cur.rows.append(i)
                 else:
                     close()
-            elif cur.state == "frames" and exc_like:
+            elif exc_like and (cur.state == "frames" or (
+                    # a chained exception made but not raised ('Type: message' with no stack before it)
+                    cur.state == "sep" and not cur.group and text.split(" ", 1)[0].endswith(":"))):
                 cur.rows.append(i)
                 cur.exc.append([i])
                 cur.state = "exc"
