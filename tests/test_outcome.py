@@ -186,6 +186,17 @@ def test_a_request_that_failed_while_the_server_went_on_generating_was_survived(
     assert all(f.set_aside.startswith("survived") for f in d.findings if f.category == "symptom.http_error")
 
 
+@pytest.mark.parametrize("minutes, state", [(12, "failing_requests"),   # the API server outlived its engine
+                                            (1, "crashed")])             # near miss: it ended within a minute
+def test_a_server_that_answers_500_for_minutes_after_its_engine_died_fails_requests(tmp_path, minutes, state):
+    dead = [OOM, api(4, 31, "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue.", "ERROR")]
+    failing = [api(4 + m, 40, f'10.0.0.{m}:5000 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error')
+               for m in range(minutes + 1)]
+    stop = [api(5 + minutes, 0, "Shutting down"), api(5 + minutes, 1, "Application shutdown complete.")]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + dead + failing + stop})
+    assert (d.outcome.state, d.root.category) == (state, "oom.inference")
+
+
 def test_near_miss_requests_refused_before_ready_are_a_probe(tmp_path):
     probe = [api(0, 30, '10.0.0.9:5000 - "GET /v1/models HTTP/1.1" 503 Service Unavailable')]
     d = decision(tmp_path, {"gpu-a1/vllm.log": START + probe + LOADED + READY + SERVING})

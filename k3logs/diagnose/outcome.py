@@ -32,6 +32,9 @@ TIE_SECONDS = 1.0
 # from the wall clock): a kernel line explains an application error up to this much before it, by the two clocks,
 # and is no stop's trail up to this much after the stop
 KERNEL_SLACK_S = 5.0
+# a server that still answers requests (failing them) this long after a failure serves on, and fails its requests;
+# one that a liveness probe or its own exit ends sooner crashed (probes give up within a minute or two)
+ANSWERING_S = 300.0
 
 
 @dataclass
@@ -234,24 +237,30 @@ class Lifecycle:
         return any(len(a) >= 2 for a in per_node.values()) or max(counts, default=0) >= 2 or \
             bool(restarts and not counts)
 
-    def still_working_after(self, f) -> bool:
-        """The finding's node kept logging its engine's stats after it, with no stop: the server is up."""
+    def still_working_after(self, f, answered: list = ()) -> bool:
+        """The finding's node kept logging its engine's stats after it, or kept answering requests (`answered`:
+        failed requests, with their times) for ANSWERING_S or more, with no stop: the server is up (an API server
+        that outlives its engine and answers 500 to every request serves, and fails its requests)."""
         if f.ts is None:
             return False
         rows = self.stats.filter((pl.col("node") == f.node) & (pl.col("ts") > f.ts)) if f.node is not None \
             else self.stats.filter(pl.col("ts") > f.ts)
-        return rows.height >= 2 and self.after_stop(f) is None and not self.stops.get((f.node, self.attempt_of(f)))
+        later = [a.ts for a in answered if a.ts is not None and a.ts > f.ts and a.node == f.node]
+        answering = len(later) >= 2 and (max(later) - f.ts).total_seconds() >= ANSWERING_S
+        stopped = self.after_stop(f) is not None or self.stops.get((f.node, self.attempt_of(f)))
+        return (rows.height >= 2 and not stopped) or (answering and self.after_stop(f) is None)
 
     # --------------------------------------------------------------------------------------------
-    def outcome(self, failure, again: bool) -> Outcome:
+    def outcome(self, failure, again: bool, answered: list = ()) -> Outcome:
         """The outcome, given the failure that explains it (the root cause, or the first sign of a death
-        when no cause was found; None: nothing abnormal) and whether it failed again after a restart."""
+        when no cause was found; None: nothing abnormal), whether it failed again after a restart, and the
+        requests the server failed (still_working_after)."""
         if failure is not None:
             where = dict(file=failure.file, line=failure.line)
             if again:
                 return Outcome("restart_loop", **where, detail="it was started again and again, and failed each time")
             if self.ready_before(failure) and not failure.unready:  # (a port it never bound: never ready)
-                if self.still_working_after(failure):
+                if self.still_working_after(failure, answered):
                     return Outcome("failing_requests", **where,
                                    detail="it was serving and kept running, but failed from then on")
                 return Outcome("crashed", **where, detail="it was serving, then failed")
