@@ -50,9 +50,9 @@ from .settings import Settings
 QUEUED = 1  # attributed batches waiting for the event table and the writer
 PARSE_AHEAD = 1  # batches of a file parsed ahead of the one being folded (each on a thread of its own)
 EVENTS_BATCH_BYTES = 8 << 20
-# the texts that may list the hosts a deployment runs on: launch and job scripts, their environment, compose and
-# pod specs, notes
-LAUNCH_TEXTS = ("launch_cmd", "slurm_job", "env", "compose", "pod_spec", "text")
+# the texts that may list the hosts a deployment runs on: launch and job scripts, systemd units, their environment,
+# compose and pod specs, notes
+LAUNCH_TEXTS = ("launch_cmd", "slurm_job", "systemd_unit", "env", "compose", "pod_spec", "text")
 
 
 

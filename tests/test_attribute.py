@@ -125,6 +125,17 @@ def test_the_one_folder_left_is_the_one_host_left(tmp_path):
     assert a.attribution.folder_node == {"node-a": "gpu-r5-07", "node-b": "gpu-r5-08"}
 
 
+def test_near_miss_a_folder_of_launch_scripts_is_not_the_one_host_left(tmp_path):
+    # the other node's folder is gone; what is left besides node-a holds only a launch script and a recipe
+    a = analyze_files(tmp_path, {
+        "node-a/vllm.log": text_of("gpu-r5-07:123:456 [0] NCCL INFO NCCL version 2.21.5+cuda12.4", PLATFORM),
+        "launch/serve.sh": "#!/bin/bash\nexec vllm serve m --tensor-parallel-size 8 --pipeline-parallel-size 2\n",
+        "launch/recipe.yaml": "model: m\nparallel:\n  pipeline_parallel_size: 2\n",
+        "env.txt": "# pdsh -w gpu-r5-[07-08] date +%FT%T.%N\ngpu-r5-07: 2025-12-09T02:03:17.118402991\n"
+                   "gpu-r5-08: 2025-12-09T02:03:19.224871230\n"})
+    assert a.attribution.folder_node == {"node-a": "gpu-r5-07"}
+
+
 ETC_HOSTS = ("127.0.0.1\tlocalhost\n127.0.1.1\thgx-r7-n11.lab\thgx-r7-n11\n10.40.2.10\thgx-r7-n10\n"
              "10.40.2.11\thgx-r7-n11\n10.40.2.12\thgx-r7-n12\n10.40.2.13\thgx-r7-n13\n")
 

@@ -113,6 +113,10 @@ SAMPLES = {
                                                "_HOSTNAME": "inf-l40s-07", "SYSLOG_IDENTIFIER": "vllm", "_PID": "1187",
                                                "MESSAGE": ln})
                                    for i, ln in enumerate(VLLM_PREFIXED))), "vllm", ("journald_json",)),
+    # the same with colour codes: journald writes such a MESSAGE as an array of its bytes
+    "vllm_journald_json_bytes": (lines(*(json.dumps({"__REALTIME_TIMESTAMP": f"17610263{i}0000000", "_PID": "1187",
+                                                     "MESSAGE": list(f"\x1b[36m{ln}\x1b[0m".encode())})
+                                         for i, ln in enumerate(VLLM_PREFIXED))), "vllm", ("journald_json",)),
     "kernel_journald_json": (lines(*(json.dumps({"MESSAGE": m, "_HOSTNAME": "gpu-node-07", "SYSLOG_IDENTIFIER": "kernel",
                                                  "__REALTIME_TIMESTAMP": "1761026333000000"}) for m in (
         "NVRM: Xid (PCI:0000:18:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.",

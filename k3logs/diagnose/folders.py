@@ -32,7 +32,8 @@ def _hosts_named(folder: str, known_hosts: set[str]) -> list[str]:
 
 def node_folders(files: list[str], file_hosts: dict[str, str], known_hosts: set[str], w: Witnesses,
                   why: dict[str, str], pods: set[str] = frozenset(), base: str = "", depth: int = 0,
-                  in_play: set[str] | None = None, lone: bool = True) -> dict[str, str]:
+                  in_play: set[str] | None = None, lone: bool = True, logged: set[str] | None = None
+                  ) -> dict[str, str]:
     """Which folders directly under `base` (the bundle root first) are per-node folders, and the node each
     stands for (`why` gets how each was told). A bundle whose folders are all in one that names no host (a
     ticket's 'incident-42/node-a/...') has them inside that one: those are tried first, a few levels down. A
@@ -42,7 +43,8 @@ def node_folders(files: list[str], file_hosts: dict[str, str], known_hosts: set[
     name = {d: RX["archive_suffix"].sub("", d.rsplit("/", 1)[-1]) for d in dirs}  # node-a.tar.gz/...: node-a
     if len(dirs) == 1 and depth < MAX_WRAPPING_FOLDERS and not _hosts_named(name[dirs[0]], known_hosts):
         inner_why: dict[str, str] = {}
-        if inner := node_folders(files, file_hosts, known_hosts, w, inner_why, pods, dirs[0], depth + 1, in_play):
+        if inner := node_folders(files, file_hosts, known_hosts, w, inner_why, pods, dirs[0], depth + 1, in_play,
+                                 logged=logged):
             why.update(inner_why)
             return inner
     layout = [d for d in dirs if w.is_generic_folder(name[d])]
@@ -60,7 +62,9 @@ def node_folders(files: list[str], file_hosts: dict[str, str], known_hosts: set[
             why[d] = f"node folder {d}/ (named after the host {out[d]})"
     # one folder left and one host of the deployment left: that folder is that host (the deployment's hosts:
     # `in_play`, those its lines use; a listing such as /etc/hosts names many more)
-    left = [d for d in dirs if d not in out and not w.is_generic_folder(name[d])]
+    # (a folder of launch scripts and notes, `logged` none of its files, is no node's)
+    left = [d for d in dirs if d not in out and not w.is_generic_folder(name[d])
+            and (logged is None or any(_folder_in(f, base) == d for f in logged))]
     unplaced = (known_hosts if in_play is None else in_play) - set(out.values())
     if out and len(left) == 1 and len(unplaced) == 1:
         out[left[0]] = next(iter(unplaced))
@@ -82,7 +86,8 @@ def node_folders(files: list[str], file_hosts: dict[str, str], known_hosts: set[
     # none here: the node folders may sit in a layout folder beside others (nodes/HOST/..., launch/)
     if not out and depth < MAX_WRAPPING_FOLDERS:
         for d in layout:
-            out.update(node_folders(files, file_hosts, known_hosts, w, why, pods, d, depth + 1, in_play, lone=False))
+            out.update(node_folders(files, file_hosts, known_hosts, w, why, pods, d, depth + 1, in_play, lone=False,
+                                    logged=logged))
     return out
 
 

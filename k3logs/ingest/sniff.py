@@ -220,6 +220,8 @@ def _unwrap(line: str, rx: re.Pattern, name: str) -> str:
         except ValueError:
             return line
         t = obj.get(_json_wrappers()[name]) if isinstance(obj, dict) else None
+        if isinstance(t, list) and all(isinstance(b, int) and 0 <= b < 256 for b in t):
+            t = bytes(t).decode("utf-8", "replace")  # (journald's MESSAGE with control characters: its bytes)
         return t if isinstance(t, str) else ""
     if "text" in rx.groupindex:
         t = m.group("text") or ""
