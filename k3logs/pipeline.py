@@ -25,7 +25,7 @@ from k3logs.diagnose.attribution import Attribution, hints_from_facts
 from k3logs.diagnose.clock import ClockModel, ClockReport, parse_iso
 from k3logs.diagnose.decide import decide
 from k3logs.diagnose.detect import anchors, detect, folded_anchors
-from k3logs.diagnose.missing import missing_parts
+from k3logs.diagnose.missing import hosts_named, missing_parts
 from k3logs.diagnose.outcome import APP_KINDS, HOST_KINDS
 from k3logs.diagnose.phases import assign_phases
 from k3logs.diagnose.quiet import quiet_verdict, weigh
@@ -158,7 +158,9 @@ def run(path: str | Path, settings: Settings | None = None, catalogue: Catalogue
     nnodes = max([int(f.value) for f in facts if f.name == "nnodes" and f.value.isdigit()] or [0]) or None
     missing = missing_parts(events, lt.ingested.files, lt.bundle.display, lt.attribution.file_node,
                             [t for _, kind, t in lt.ingested.dumps if kind in LAUNCH_TEXTS],
-                            {f.value for f in facts if f.name == "node_name"}, lt.attribution.world_size, nnodes)
+                            {f.value for f in facts if f.name == "node_name"} |
+                            {h for f in facts if f.name == "job_nodes" for h in hosts_named(f.value)},
+                            lt.attribution.world_size, nnodes)
     a = Analysis(lt.bundle, lt.ingested, events, det, lt.attribution, lt.clock, lt.clock_model, facts, checks,
                  weigh(decision, missing), cat, missing + window_note)
     a.acceptance = acceptance_of(a, _tool_call_evidence(lt.bundle, lt.ingested, settings))

@@ -662,6 +662,21 @@ def test_scontrol_show_job_of_one_node_names_that_node(text, nodes):
     assert got == nodes
 
 
+SACCT_ONE = "\n".join(f"{a:<12} {b:>10} {c:>16} {d:>10}" for a, b, c, d in [
+    ("JobID", "JobName", "NodeList", "State"), ("-" * 12, "-" * 10, "-" * 16, "-" * 10),
+    ("88412", "vllm-l33-+", "hpc-gpu-n17", "FAILED"), ("88412.batch", "batch", "hpc-gpu-n17", "FAILED")]) + "\n"
+
+
+@pytest.mark.parametrize("text, nodes", [
+    (SACCT_ONE, ["hpc-gpu-n17"]),                                                     # a job of one node
+    (SACCT_ONE.replace("     hpc-gpu-n17", "hpc-gpu-n[17-18]", 1), []),                   # near miss: two nodes
+    (SACCT_ONE + f"{'88413':<12} {'train':>10} {'hpc-gpu-n17':>16} {'RUNNING':>10}\n", []),  # two jobs
+])
+def test_sacct_of_a_job_of_one_node_names_that_node(text, nodes):
+    got = [f.value for f in facts_from_dump("text", "sacct.txt", text, None) if f.name == "node_name"]
+    assert got == nodes
+
+
 @pytest.mark.parametrize("table, counts", [
     ("NAME     READY   STATUS    RESTARTS      AGE   IP           NODE\n"
      "vllm-0   0/1     Running   3 (2m ago)    14m   10.68.2.31   gke-pool-x2mq\n"

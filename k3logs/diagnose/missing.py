@@ -10,7 +10,7 @@ them in `evidence_missing`, and a cause that explains nothing else may lie there
 - A node took part when a line is attributed to it (a forwarded worker line, a GCS line about it, a pod's
   events), when the orchestrator placed a pod there, or when a launch file, job script, its environment or a
   note lists it (an `ssh` target, a node list, a Slurm `-w` range, a NODE_RANK, a head or worker with its IP,
-  hosts written side by side, the node list of a job table of that one job). Hosts from pod listings and notes count only in the nodes' own naming family
+  hosts written side by side; the scheduler's node list of the job, pipeline.py). Hosts from pod listings and notes count only in the nodes' own naming family
   (gpu-h100-a03 beside gpu-h100-a01 and gpu-h100-a02). A bare IP that nothing resolves to a host is not named:
   it may be a node that has logs under its name.
 - With a world size, the ranks no line shows are named when they are whole nodes' worth (world size / nodes)
@@ -54,23 +54,6 @@ def hosts_named(line: str) -> set[str]:
     return out
 
 
-def job_table_hosts(text: str) -> set[str]:
-    """The hosts a job table of one job names (`sacct -j`: the job and its steps, each with its node list). A
-    table of several jobs (`squeue` of a cluster) names other users' nodes too: none are taken."""
-    lines = text.split("\n")
-    head = next((i for i, ln in enumerate(lines) if RX["job_table_header"].search(ln)), None)
-    if head is None:
-        return set()
-    rows = []
-    for ln in lines[head + 1:]:
-        if not ln.strip():
-            break
-        if set(ln.strip()) - set("- "):  # (not the dashes under the header)
-            rows.append(ln)
-    jobs = {ln.split()[0].split(".")[0].split("_")[0] for ln in rows}
-    return set().union(*map(hosts_named, rows)) if len(jobs) == 1 else set()
-
-
 def nodes_with_logs(ev: pl.DataFrame, files, display, file_node: dict[str, str | None]
                     ) -> tuple[set[str], set[str]]:
     """The nodes some log file of the bundle is the log of (a kernel log, a journal or a dump that is the
@@ -101,10 +84,10 @@ def nodes_without_logs(have: set[str], named: set[str], texts: list[str], placed
     """Nodes of the deployment that no log file of the bundle is the log of, in name order. Besides the nodes
     lines are attributed to (`named`), hosts of the nodes' own naming family where launch files and notes
     list the hosts to run on (a line that says so, or that lists two of them), and where the orchestrator
-    placed the deployment's pods (`placed`: the nodes of a pod listing, events, describe)."""
+    placed the deployment's pods or its scheduler the job (`placed`: the nodes of a pod listing, events, describe,
+    a job table)."""
     families = {_family(n) for n in have | named if _family(n) != n}
     for text in texts:
-        named |= {h for h in job_table_hosts(text) if _family(h) in families}
         for line in text.split("\n"):
             siblings = {h for h in hosts_named(line) if _family(h) in families}
             if (siblings and RX["lists_hosts"].search(line)) or listed_together(line, siblings | have):

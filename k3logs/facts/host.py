@@ -421,14 +421,6 @@ def parse_host_ips(sink: Sink, lines: list[str], base: int) -> None:
                 sink.add("nspid", f"{m.group('host_pid')} {m.group('pid')}", no)
 
 
-def parse_slurm_job(sink: Sink, lines: list[str], base: int) -> None:
-    """`scontrol show job` of a job of one node: its NodeList is the node its batch step ran on."""
-    if any(FACTS["slurm_job_one_node"].search(ln) for ln in lines):
-        hit = next(((i, m) for i, ln in enumerate(lines) if (m := FACTS["slurm_job_nodelist"].match(ln))), None)
-        if hit:
-            sink.add("node_name", hit[1].group("host"), base + hit[0] + 1)
-
-
 def parse_clocks(sink: Sink, lines: list[str], base: int) -> None:
     """Clock evidence: chrony's 'System time : X seconds fast|slow of NTP time' (a host's error) and the
     same `date` taken on several hosts at once (pdsh / clush 'host: <time>' lines: of two hosts or more, or of

@@ -1,0 +1,41 @@
+"""Facts from Slurm's job dumps: `scontrol show job` and `sacct -j` (the nodes a job ran on)."""
+from __future__ import annotations
+
+import re
+
+from .util import FACTS, Sink
+
+
+def job_nodelists(lines: list[str]) -> list[tuple[int, str]]:
+    """The node list cells (line index, cell) of a scheduler's job table of one job (`sacct -j`: the job and
+    its steps), read in the column the dashes under the header give; [] for a table of several jobs (a queue
+    names other users' nodes) or one without its dashes."""
+    head = next((i for i, ln in enumerate(lines) if FACTS["job_table_header"].search(ln)), None)
+    if head is None or head + 1 >= len(lines) or not re.fullmatch(r"[\s-]+", lines[head + 1]):
+        return []
+    col = lines[head].lower().find("nodelist")
+    span = next(((m.start(), m.end()) for m in re.finditer(r"-+", lines[head + 1]) if m.start() <= col < m.end()), None)
+    rows = []
+    for i in range(head + 2, len(lines)):
+        if not lines[i].strip():
+            break
+        rows.append(i)
+    if span is None or len({lines[i].split()[0].split(".")[0].split("_")[0] for i in rows}) != 1:
+        return []
+    return [(i, cell) for i in rows if (cell := lines[i][span[0]:span[1]].strip())]
+
+
+def parse_slurm_job(sink: Sink, lines: list[str], base: int) -> None:
+    """`scontrol show job` of a job of one node: its NodeList is the node its batch step ran on; so is the one
+    host every row of `sacct -j` gives (the job and its steps). Each row's node list is a `job_nodes` fact (the
+    nodes that took part: missing.py)."""
+    if any(FACTS["slurm_job_one_node"].search(ln) for ln in lines):
+        hit = next(((i, m) for i, ln in enumerate(lines) if (m := FACTS["slurm_job_nodelist"].match(ln))), None)
+        if hit:
+            sink.add("node_name", hit[1].group("host"), base + hit[0] + 1)
+        return
+    cells = job_nodelists(lines)
+    for i, cell in cells:
+        sink.add("job_nodes", cell, base + i + 1)
+    if len({c for _, c in cells}) == 1 and FACTS["host_token"].fullmatch(cells[0][1]):
+        sink.add("node_name", cells[0][1], base + cells[0][0] + 1)
