@@ -730,3 +730,13 @@ def test_a_cause_matched_on_a_later_exception_of_a_chain_is_stated_by_its_first(
     a = analyze_files(tmp_path / "alone", {"gpu-a1/vllm.log": "\n".join(
         ["INFO 11-18 07:00:00 [api_server.py:1] vLLM API server version 0.11.0"] + HUB[6:]) + "\n"})
     assert a.decision.root.category == "model.download_failed" and a.decision.root.line == 4
+
+
+@pytest.mark.parametrize("version_b, state", [("2.21.5", "never_ready"),     # the start hangs on the odd build
+                                              ("2.27.3", "inconclusive")])   # near miss: the same build
+def test_a_start_that_ends_silently_with_a_failing_check_never_became_ready(tmp_path, version_b, state):
+    using = "INFO 08-11 10:00:01 [pynccl.py:70] vLLM is using nccl=={}"
+    a = analyze_files(tmp_path, {
+        "node-a/vllm.log": text_of(assigned(0, 2, 101), "(Worker_TP0 pid=101) " + using.format("2.27.3")),
+        "node-b/vllm.log": text_of(assigned(1, 2, 202), "(Worker_TP1 pid=202) " + using.format(version_b))})
+    assert a.decision.outcome.state == state

@@ -9,6 +9,7 @@ import polars as pl
 from k3logs.catalogue.signatures import Catalogue
 
 from .findings import TIE_SECONDS, Decision, Finding
+from .outcome import Outcome
 
 
 def _check_root(check, ev: pl.DataFrame, dumps: dict[str, str], cat: Catalogue) -> Finding:
@@ -57,10 +58,11 @@ def check_explains(decision: Decision, checks, ev: pl.DataFrame, dumps: dict[str
 
 
 def quiet_verdict(decision: Decision, checks, ev: pl.DataFrame, dumps: dict[str, str],
-                  cat: Catalogue) -> Decision:
+                  cat: Catalogue, app_log: bool = True) -> Decision:
     """A bundle whose logs show no failure can still hold the incident: a configuration fault that
-    crashes nothing (prefix caching off for K3, the wrong all2all backend), from a failing check. When the logs
-    do show a failure, a failing check that explains it is the cause (check_explains)."""
+    crashes nothing (prefix caching off for K3, the wrong all2all backend) or that hangs the start (NCCL builds
+    that differ between nodes), from a failing check. When the logs do show a failure, a failing check that
+    explains it is the cause (check_explains). `app_log`: the bundle holds a log of the deployment."""
     if not decision.healthy and decision.root is not None:
         return check_explains(decision, checks, ev, dumps, cat)
     failing = [c for c in checks if c.status == "fail" and c.category in cat.categories
@@ -68,9 +70,13 @@ def quiet_verdict(decision: Decision, checks, ev: pl.DataFrame, dumps: dict[str,
     if not failing:
         return decision
     check = sorted(failing, key=lambda c: (cat.categories[c.category].triage, c.id))[0]
-    return Decision(False, _check_root(check, ev, dumps, cat), "medium", f"the logs show no failure, but the "
-                    f"environment check {check.id!r} fails: {check.detail}", decision.findings,
-                    outcome=decision.outcome)
+    root, outcome = _check_root(check, ev, dumps, cat), decision.outcome
+    if outcome is not None and outcome.state == "inconclusive" and app_log:
+        # the deployment's logs end before it was ready: with a fault that explains it, it never became ready
+        outcome = Outcome("never_ready", root.file, root.line, "it never became ready, and a failing check "
+                          "explains why")
+    return Decision(False, root, "medium", f"the logs show no failure, but the environment check {check.id!r} "
+                    f"fails: {check.detail}", decision.findings, outcome=outcome)
 
 
 def weigh(d: Decision, missing: list[str]) -> Decision:
