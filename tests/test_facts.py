@@ -684,6 +684,9 @@ def test_sacct_of_a_job_of_one_node_names_that_node(text, nodes):
      "agent-x  1/1     Running   5 (9d ago)    27d   10.68.2.12   gke-pool-x2mq\n", ["3", "0"]),  # (a ready pod: none)
     ("NAME     READY   STATUS    AGE   IP           NODE\n"                 # near miss: no RESTARTS column
      "vllm-0   0/1     Running   14m   10.68.2.31   gke-pool-x2mq\n", []),
+    ("NAME     PHASE     READY   RESTARTS   NODE\n"                          # custom columns: ready true / false
+     "vllm-0   Running   false   1          h200-p4-03\n"
+     "agent-x  Running   true    5          h200-p4-03\n", ["1"]),
 ])
 def test_a_pod_table_gives_each_pod_not_ready_its_restart_count(table, counts):
     got = [f.value for f in facts_from_dump("text", "pods.txt", "$ kubectl get pods -o wide\n" + table, None)

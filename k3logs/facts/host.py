@@ -359,9 +359,9 @@ def parse_pod_tables(sink: Sink, lines: list[str], base: int) -> None:
                 if pod and ip and ipv4.fullmatch(ip):
                     sink.add("pod_ip", f"{pod} {ip}", no)
             # a pod not ready is the incident's (a ready one beside it, a monitoring agent, restarted days ago)
-            ready = (cell("READY") or "0/1").split("/")
+            ready = (cell("READY") or "0/1").lower().split("/")  # (custom columns: true / false)
             if pod_col and "RESTARTS" in names and (n := (cell("RESTARTS") or "").split(" ")[0]).isdigit() \
-                    and ready[0] != ready[-1]:
+                    and (ready[0] != ready[-1] or ready == ["false"]):
                 sink.add("restart_count", n, no)  # ('3 (2m ago)')
             elif node_ip_col and pod_col == "NAME":
                 node, ip = cell("NAME"), cell(node_ip_col)
