@@ -1141,10 +1141,10 @@ def test_flat_files_named_by_host_are_their_hosts(tmp_path):
     assert set(near.attribution.file_node.values()) == {None}
 
 
-def test_a_folder_whose_files_all_begin_with_one_host_is_that_hosts(tmp_path):
+def test_a_folder_whose_files_all_hold_one_host_is_that_hosts(tmp_path):
     kern = "[ 100.000000] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  580.95.05\n"
     fn = analyze_files(tmp_path / "a", {"gpu-x17.dmesg.txt": kern, "gpu-x17.vllm-serve.log": text_of(VLLM_LINE),
-                                        "gpu-x17.launch.sh": "vllm serve m\n"}).attribution.file_node
+                                        "launch-gpu-x17.sh": "vllm serve m\n"}).attribution.file_node
     assert fn["gpu-x17.vllm-serve.log"] == "gpu-x17"
     # near miss: a file of the folder does not begin with it (the token is one file's, not the folder's)
     fn = analyze_files(tmp_path / "b", {"gpu-x17.dmesg.txt": kern, "gpu-x17.vllm-serve.log": text_of(VLLM_LINE),

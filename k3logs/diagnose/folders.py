@@ -144,7 +144,7 @@ def host_named_files(files: list[str], host_files: set[str], w: Witnesses) -> di
     """Files of one folder named by host with no host the bundle knows (`for h in ...; ssh $h dmesg >
     dmesg.$h.txt`): a host-like token that names two or more files of different names, one of them a host's own
     (a kernel log, an nvidia-smi dump: `host_files`), is a node when another such token makes names from the same
-    template (vllm-h200-b12.log and vllm-h200-b14.log), or when every file of the folder begins with it
+    template (vllm-h200-b12.log and vllm-h200-b14.log), or when every file of the folder holds it
     (gpu-h100-14.vllm-serve.log, gpu-h100-14.dmesg.txt); of the tokens naming the same files, the longest. Names
     of ranks or workers (nccl-rank0.log) name no host dump and stay no node's."""
     by_folder: dict[str, list[str]] = {}
@@ -159,12 +159,10 @@ def host_named_files(files: list[str], host_files: set[str], w: Witnesses) -> di
         tokens = {t: h for t, h in holders.items() if len(h) >= 2 and h & host_files
                   and not any(len(u) > len(t) and holders[u] == h for u in holders)}
         templates = {t: {f.rsplit("/", 1)[-1].replace(t, "{}", 1) for f in h} for t, h in tokens.items()}
-        # a token made from the same template as another's; or the one a whole folder's names begin with
-        # (gpu-h100-14.vllm-serve.log, gpu-h100-14.nvidia-smi.txt: a collector's files of one host)
-        prefix = {t for t, h in tokens.items() if len(h) == len(fs)
-                  and all(f.rsplit("/", 1)[-1].startswith((f"{t}.", f"{t}_")) for f in fs)}
-        hosts = {t: h for t, h in tokens.items()
-                 if t in prefix or any(u != t and templates[u] & templates[t] for u in tokens)}
+        hosts = {t: h for t, h in tokens.items() if any(u != t and templates[u] & templates[t] for u in tokens)}
+        # else, in a folder of one host's files, the one token every name holds (gpu-h100-14.vllm-serve.log,
+        # gpu-h100-14.nvidia-smi.txt: a collector's files)
+        hosts = hosts or {t: h for t, h in tokens.items() if len(h) == len(fs)}
         for t, h in hosts.items():
             for f in h:
                 if sum(f in g for g in hosts.values()) == 1:
