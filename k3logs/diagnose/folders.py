@@ -162,7 +162,8 @@ def host_named_files(files: list[str], host_files: set[str], w: Witnesses) -> di
         hosts = {t: h for t, h in tokens.items() if any(u != t and templates[u] & templates[t] for u in tokens)}
         # else, in a folder of one host's files, the one token every name holds (gpu-h100-14.vllm-serve.log,
         # gpu-h100-14.nvidia-smi.txt: a collector's files)
-        hosts = hosts or {t: h for t, h in tokens.items() if len(h) == len(fs)}
+        hosts = hosts or {t: h for t, h in tokens.items() if len(h) == len(fs) and not any(
+            t in u and u != t and len(holders[u]) >= 2 for u in holders)}  # (not the start two hosts' names share)
         for t, h in hosts.items():
             for f in h:
                 if sum(f in g for g in hosts.values()) == 1:

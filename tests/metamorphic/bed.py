@@ -31,7 +31,9 @@ DROPPED_NODE = ("evidence_missing names a node whose logs are absent where the b
                 "between them ('h200-pp-a stage 0, h200-pp-b stage 1'), no list; c568's note names it alone on a line "
                 "two lines above its --node-rank; c303 keeps a log of the node outside its folder (its pod's init "
                 "container, by kubectl), so the node is not missing a log; c605 names it only inside its own folder "
-                "(its host-info and docker inspect), which goes with it, and c766 in its own docker log")
+                "(its host-info and docker inspect), which goes with it, and c766 in its own docker log; c840 names it "
+                "nowhere outside its folder; c859 keeps the node's own NCCL debug files at the top "
+                "(nccl-logs/nccl.HOST.PID.log), so the node is not missing a log")
 LONE_ARCHIVE = ("a bundle that is one archive (an incident's .tar.zst) inside another container: the container's single "
                 "member is taken off the names as a lone top folder, or kept with a top folder around it, so the first "
                 "cause's file loses or gains a leading part (incident-N.tar.zst/...)")
@@ -53,6 +55,8 @@ KNOWN: dict[tuple[str, str], str] = {
         "c703-journald-json-dmabuf524",
         "c766-docker-k3-2node-compile-cache-enospc",
         "c739-roce-port-down-k3-pp2-serving",
+        "c840-ray-ip-only-pid-collision-cgoom",
+        "c859-ib-retry-exceeded-serving-slurm",
         "c740-nccl-dmabuf524-k3-dp2-docker",
     )},
     **{(c, t): LONE_ARCHIVE for c in ("c549-nvswitch-fatal-fm-log-nvls-2node-tarzst",
@@ -61,6 +65,13 @@ KNOWN: dict[tuple[str, str], str] = {
     ("c741-mixed-cu12-cu13-wheels-importerror-targz", "pack-tgz"): LONE_ARCHIVE,
     ("c530-v1-ray-tp16-rank11-sigsegv-nccl-proxy-serving", "skew-within"): SKEW_TIE,
     ("c548-xid48-dbe-a100-ray-pp2-only-in-bugreport-gz", "skew-beyond"): RELAYED_CLOCK,
+    ("c840-ray-ip-only-pid-collision-cgoom", "skew-beyond"): RELAYED_CLOCK,
+    ("c866-rotated-log-host-oom-lmcache", "rename-files"): (
+        "a rotated log's parts are ordered by their names (vllm.log.1 before vllm.log); renamed, the part that ends in "
+        "an earlier, clean shutdown may be read as the last, and the phase becomes shutdown"),
+    ("c857-fabricmanager-down-802-flat", "rename-files"): (
+        "with every file renamed (the host kept in each name), the fabric manager's journal line on hgx-h100-018 is no "
+        "longer taken before the rendezvous failure; the rename changes which is first, not yet understood"),
     **{(c, "rename-hosts"): (
         "the transform renames the nodes that have logs, not the host only the launch file names: the renamed nodes "
         "no longer share its naming family, so the missing node is counted (--nnodes) but not named") for c in (
