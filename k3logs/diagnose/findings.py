@@ -123,9 +123,9 @@ def findings_of(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue) -> list[Fin
         line = r["line"]
         text = r["text"]
         if r["link"] >= 0 and r["exc_lines"]:
-            # a chain states its cause first: a match on a later exception (raised from the first, or while
-            # handling it) is the first exception's failure, so the line is the first's
-            link, part = (r["link"], r["part"]) if r["link"] == 0 else (0, 0)
+            # a chain states its cause first: a cause matched on a later exception (raised from the first, or
+            # while handling it) is the first exception's failure, so the line is the first's (a symptom's is its own)
+            link, part = (r["link"], r["part"]) if r["link"] == 0 or role != "cause" else (0, 0)
             line = r["exc_lines"][link] + part  # a message's later lines follow its first
             typ, msg = r["exc_types"][link], r["exc_messages"][link]
             text = msg.split("\n")[part] if part else (f"{typ}: {msg}" if typ else msg)

@@ -87,7 +87,7 @@ class Lifecycle:
     `restarts_seen`: restarts that the bundle's orchestrator state shows (pod restart counts; None: none shown)."""
 
     def __init__(self, ev: pl.DataFrame, app_files: frozenset[str] | set[str], restarts_seen: int | None = None):
-        self.app_log, self.restarts_seen = bool(app_files), restarts_seen
+        self.app_files, self.app_log, self.restarts_seen = set(app_files), bool(app_files), restarts_seen
         cols = ("eid", "node", "rank", "pid", "ident", "source", "ts", "file", "line", "mark", "attempt", "progress")
         if not set(cols) <= set(ev.columns):
             ev = pl.DataFrame(schema={c: pl.Int64 for c in cols})
@@ -207,8 +207,10 @@ class Lifecycle:
 
     def ready_after(self, f) -> _At | None:
         """The finding's node became ready after it, in the same attempt (an error that did not keep the server
-        from starting); None for a kernel line (a device's fault has rules of its own)."""
-        ready = self.ready.get((f.node, self.attempt_of(f))) if f.source != "kernel" else None
+        from starting); only for the deployment's own logs (a host's journal, a kernel line, an event have rules
+        of their own)."""
+        ready = self.ready.get((f.node, self.attempt_of(f))) \
+            if f.source != "kernel" and f.file in self.app_files else None
         if ready is None or ready.before(f.ts, f.file, f.line):
             return None
         later = (f.ts is not None and ready.ts is not None and ready.ts > f.ts) or \
