@@ -157,9 +157,10 @@ def pytest_configure(config):
 
 # the modules that read every corpus case share one analysis of each (tests/metamorphic/bed.py caches it per
 # process): under pytest-xdist (`-n auto --dist loadgroup`) each case's tests run in one worker, the cases split
-# over CORPUS_GROUPS workers by name (in one group they were the suite's longest path); other tests go to any worker
+# over CORPUS_GROUPS groups by name, which the workers share out (in one or two groups they were the suite's
+# longest path); other tests go to any worker
 CORPUS_MODULES = ("test_corpora", "test_acceptance_corpora", "test_metamorphic", "test_render_corpora")
-CORPUS_GROUPS = 2
+CORPUS_GROUPS = 8
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -298,7 +298,7 @@ def test_the_mapping_carries_files_lines_and_nodes_over():
 
 
 # ------------------------------------------------------------------------------------------------------
-# the sample: a transform for every third case, scored against the case's truth
+# the sample: a transform for every fourth case, scored against the case's truth
 # ------------------------------------------------------------------------------------------------------
 def test_the_sample_gives_every_third_case_a_transform_and_every_transform_cases():
     s = bed.sample()
