@@ -791,3 +791,17 @@ def test_restart_counts_of_a_pod_table_are_those_of_pods_not_ready(tmp_path, age
                f"node-exporter-7rq 1/1     Running   {agent_restarts}   27d   10.0.4.12    gpu-a1\n")
     files = {"k3-serve-0/vllm.log": START + LOADED + READY + SERVING + [OOM], "kubectl-get-pods-o-wide.txt": listing}
     assert state(decision(tmp_path, files))[0] == want
+
+
+def test_a_point_is_after_by_line_in_its_file_and_by_time_elsewhere():
+    from datetime import datetime
+
+    from k3logs.diagnose.outcome import _At
+    t = datetime(2026, 11, 18, 7, 0, 0)
+    later = datetime(2026, 11, 18, 7, 0, 5)
+    at = _At(t, "a.log", 10)
+    assert at.after(later, "a.log", 9)            # same file: the line decides, not the clock
+    assert not at.after(None, "a.log", 10)        # the same line is not after itself
+    assert _At(later, "a.log", 11).after(t, "b.log", 500)
+    assert not at.after(later, "b.log", 1)        # another file: earlier in time
+    assert not _At(None, "a.log", 99).after(t, "b.log", 1)  # untimed, in another file: no order

@@ -57,6 +57,12 @@ class _At:
             return self.line < line
         return self.ts is not None and ts is not None and self.ts < ts
 
+    def after(self, ts: datetime | None, file: str, line: int) -> bool:
+        """This point comes after an event at (ts, file, line): by line in the same file, else by time."""
+        if file == self.file:
+            return self.line > line
+        return self.ts is not None and ts is not None and self.ts > ts
+
 
 def _first(rows: pl.DataFrame) -> dict:
     """(node, attempt) -> the first row's place."""
@@ -170,12 +176,7 @@ class Lifecycle:
                      and key[1] == self._attempt_at(key[0], f.ts)]
             return min(later, key=lambda at: at.ts) if later else None
         key = (f.node, self.attempt_of(f)) if node_wide else (f.node, self.attempt_of(f), *w)
-        for at in self._progress.get(key, []):
-            if at.before(f.ts, f.file, f.line):
-                continue
-            if (f.ts is not None and at.ts is not None and at.ts > f.ts) or (at.file == f.file and at.line > f.line):
-                return at
-        return None
+        return next((at for at in self._progress.get(key, []) if at.after(f.ts, f.file, f.line)), None)
 
     def _serving_after(self, ts: datetime) -> _At | None:
         """The first sign after `ts` that the deployment served: a node became ready, or worked once ready."""
@@ -194,11 +195,8 @@ class Lifecycle:
         from any process of its node in the same attempt; None for other categories."""
         if self._joined is None or f.category not in self._joined[0]:
             return None
-        for at in self._joined[1].get((f.node, self.attempt_of(f)), []):
-            if not at.before(f.ts, f.file, f.line) and ((f.ts is not None and at.ts is not None and at.ts > f.ts)
-                                                         or (at.file == f.file and at.line > f.line)):
-                return at
-        return None
+        return next((at for at in self._joined[1].get((f.node, self.attempt_of(f)), [])
+                     if at.after(f.ts, f.file, f.line)), None)
 
     def _attempt_at(self, node, ts: datetime):
         """The attempt the node was in at time ts (its first, before it logged anything)."""
@@ -211,11 +209,7 @@ class Lifecycle:
         of their own)."""
         ready = self.ready.get((f.node, self.attempt_of(f))) \
             if f.source != "kernel" and f.file in self.app_files else None
-        if ready is None or ready.before(f.ts, f.file, f.line):
-            return None
-        later = (f.ts is not None and ready.ts is not None and ready.ts > f.ts) or \
-            (ready.file == f.file and ready.line > f.line)
-        return ready if later else None
+        return ready if ready is not None and ready.after(f.ts, f.file, f.line) else None
 
     def ready_before(self, f) -> bool:
         """The deployment was ready (any node, in the finding's attempt or, for a node without serving
