@@ -352,3 +352,31 @@ def test_evidence_missing_partial():
     assert "image tag and digest" in got and "full nvidia-smi output" not in got
     assert "communication environment variables (NCCL_*, UCX_*, CUDA_VISIBLE_DEVICES)" not in got
     assert "the first exception with its whole stack" not in got
+
+
+IFACE = "nccl_interface_across_nodes"
+
+
+def test_nccl_on_a_host_local_interface_in_a_run_across_nodes_fails_at_its_first_line():
+    # one node's ranks bootstrap over its docker bridge; the other node's over its bond: the bridge's line is the cause
+    facts = [F("nccl_bootstrap", "bond0:10.30.8.31", "log", "n1", "n1/journal.txt", 19),
+             F("nccl_bootstrap", "docker0:172.17.0.1", "log", "n2", "n2/journal.txt", 28),
+             F("nccl_bootstrap", "docker0:172.17.0.1", "log", "n2", "n2/journal.txt", 14)]
+    c = check(IFACE, facts)
+    assert c.status == "fail" and c.category == "nccl.bootstrap" and c.evidence == "n2/journal.txt:14"
+    assert "docker0" in c.detail and "n2" in c.detail and "nccl.bootstrap" in c.explains and c.remediation
+    lo = [F("nccl_bootstrap", "lo : 127.0.0.1", "log", "n1", "a.log", 3), F("nnodes", "2")]
+    assert check(IFACE, lo).status == "fail"
+
+
+def test_nccl_interface_near_misses_one_node_on_a_bridge_and_nodes_on_routed_interfaces():
+    # a run on one host reaches its own ranks over any interface, its docker bridge too
+    one = [F("nccl_bootstrap", "docker0:172.17.0.1", "log", "n1", "a.log", 3),
+           F("nccl_bootstrap", "docker0:172.17.0.1", "log", "n1", "a.log", 9)]
+    assert check(IFACE, one).status == "unknown"
+    # nodes on their routed interfaces (a name that merely starts like a bridge's is not one: 'lom1')
+    routed = [F("nccl_bootstrap", "bond0:10.30.8.31", "log", "n1", "a.log", 3),
+              F("nccl_bootstrap", "lom1:10.30.8.32", "log", "n2", "b.log", 3)]
+    c = check(IFACE, routed)
+    assert c.status == "pass" and c.category is None and "bond0" in c.detail
+    assert check(IFACE, []).status == "unknown"

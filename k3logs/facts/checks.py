@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 
 from k3logs.errors import CatalogueError
 
@@ -411,10 +412,28 @@ def check_versions_across_nodes(F: _Facts, data: FactsData, k3: bool):
                              "'vLLM is using nccl', pip freeze / collect_env per node)")
 
 
+def check_interface(F: _Facts, data: FactsData, k3: bool):
+    facts = F.get("nccl_bootstrap")
+    if not facts:
+        return "unknown", None, "no NCCL 'Bootstrap: Using IFACE:ADDR' line (NCCL_DEBUG=INFO)"
+    nodes = {f.node for f in facts if f.node}
+    if len(nodes) < 2 and (F.int_of("nnodes") or 1) < 2:
+        return "unknown", None, "NCCL's interface of one node only: any interface reaches the ranks of one host"
+    local = [f for f in facts if any(fnmatchcase(f.value.split(":", 1)[0].strip(), p)
+                                     for p in data.versions.host_local_interfaces)]
+    if local:
+        ev = min(local, key=lambda f: (f.file, f.line or 0))
+        on = sorted({f.node or f.file for f in local})
+        return "fail", ev, (f"NCCL uses {ev.value}, an interface that exists only inside its host, on "
+                            f"{', '.join(on)}{_at(ev)}, in a run across nodes: the other nodes cannot reach it")
+    used = sorted({f.value.split(":", 1)[0].strip() for f in facts})
+    return "pass", facts[0], f"NCCL uses {', '.join(used)} on {len(nodes) or 'several'} nodes"
+
+
 CHECKS = {
     "driver_branch_vs_cuda": check_driver, "image_is_k3": check_image, "vllm_version_min": check_vllm,
     "torch_cuda_build": check_torch, "pip_mixed_cuda": check_pip_mix, "gpu_model_count": check_gpus,
     "prefix_caching_flag": check_prefix, "all2all_backend_vs_interconnect": check_all2all,
     "ucx_tls_with_rdma": check_ucx, "nccl_dmabuf_advice": check_dmabuf, "shm_size": check_shm,
-    "runtime_versions_across_nodes": check_versions_across_nodes,
+    "nccl_interface_across_nodes": check_interface, "runtime_versions_across_nodes": check_versions_across_nodes,
 }

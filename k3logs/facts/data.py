@@ -24,7 +24,7 @@ TRANSFORMS = ("text", "driver", "torch", "cuda_int", "const", "env", "vllm_args"
 TOP_KEYS = {"versions", "driver_min_branch", "all2all_backend", "evidence", "check", "log_fact", "regex"}
 VERSION_TYPES = {"k3_image": str, "k3_cuda_major": int, "k3_torch_cuda_build": str, "k3_min_vllm": str,
                  "k3_min_gpus": int, "k3_gpu_class": list, "k3_model_words": list, "rdma_ucx_tls": str,
-                 "docker_default_shm_bytes": int}
+                 "docker_default_shm_bytes": int, "host_local_interfaces": list}
 EVIDENCE_KEYS = {"id", "title", "any_fact", "all_fact", "any_kind", "fact_prefix", "traceback", "node"}
 CHECK_KEYS = {"id", "title", "category", "k3_only", "fact", "remediation", "explains"}
 LOG_KEYS = {"id", "fact", "prefilter", "regex", "transform", "groups", "value", "samples"}
@@ -41,6 +41,7 @@ class Versions:
     k3_model_words: tuple[str, ...]
     rdma_ucx_tls: str
     docker_default_shm_bytes: int
+    host_local_interfaces: tuple[str, ...]
 
 
 @dataclass(frozen=True)
