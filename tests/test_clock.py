@@ -253,3 +253,19 @@ def test_parse_iso_reads_zones_and_treats_naive_times_as_utc():
     assert parse_iso("2026-08-11 12:00:00+02:00").astimezone(timezone.utc).hour == 10
     assert parse_iso("2026-08-11T10:00:00").tzinfo is timezone.utc
     assert parse_iso("yesterday") is None
+
+
+def test_a_line_ray_relays_into_the_heads_log_keeps_the_heads_clock(tmp_path):
+    # node-b's clock is 3 s ahead (measured); a worker line Ray relays from node-b into node-a's log was timed
+    # by node-a's clock: it is node-b's line but not corrected; node-b's own log is
+    head = node_log(0, 0) + text_of(
+        "(RayWorkerWrapper pid=900, ip=10.0.0.2) INFO 08-11 10:00:40 [x.py:1] Loading weights took 9.1 seconds")
+    worker = node_log(1, 3) + text_of("node-b:900:900 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.2<0>")
+    a = analyze_files(tmp_path, {
+        "node-a/vllm.log": head, "node-b/vllm.log": worker,
+        "clock-check.txt": "$ pdsh -w node-a,node-b date -Is\nnode-a: 2026-08-11T12:00:00+00:00\n"
+                           "node-b: 2026-08-11T12:00:03+00:00\n"}, keep_all=True)
+    relayed = event_at(a.events, "node-a/vllm.log", 4)
+    assert relayed["node"] == "node-b"
+    assert at(a, "node-a/vllm.log", 4)[0] == "2026-08-11T10:00:40"
+    assert at(a, "node-b/vllm.log", 3)[0] == "2026-08-11T10:00:30"   # its own line: 10:00:33 printed

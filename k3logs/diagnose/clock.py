@@ -94,6 +94,8 @@ class ClockModel:
     offsets: dict[str, float] = field(default_factory=dict)   # applied offsets only
     no_future: bool = False  # the reference is "now": never pick a year that is after it
     file_ref: dict[str, datetime] = field(default_factory=dict)  # with no_future: each file's last time
+    # a file that holds lines relayed from other nodes (Ray's 'ip=' prefix) -> the node whose clock wrote it
+    writer: dict[str, str] = field(default_factory=dict)
     _plan: tuple | None = field(default=None, init=False, repr=False, compare=False)  # (see _own_time_plan)
 
 
@@ -163,6 +165,12 @@ def learn(ev: pl.DataFrame, tz: str = UTC, skew_tolerance: float = 2.0,
         if node is not None:
             nc = rep.nodes.setdefault(node, NodeClock())
             nc.boot_time, nc.boot_source = when.replace(tzinfo=timezone.utc).isoformat(), sources[node]
+    # a line Ray relays from a worker into the head's log is the worker's by attribution but was timed by the
+    # head's clock: it is corrected with the offset of the node of the file's own lines
+    if "ip" in ev.columns:
+        relaying = ev.filter(c("ip").is_not_null()).select("file").unique()
+        own = ev.join(relaying, on="file").filter(c("ip").is_null() & c("node").is_not_null())
+        m.writer = dict(own.group_by("file").agg(c("node").mode().sort().first()).iter_rows())
     # per-node offsets: measured in the bundle (simultaneous `date` readings, chrony) if it can, else
     # estimated from the rank-assignment lines every worker prints at the same moment
     if measured:
@@ -180,6 +188,7 @@ def learn(ev: pl.DataFrame, tz: str = UTC, skew_tolerance: float = 2.0,
                     m.offsets[node] = rel
             return m, rep
     timed = _times(ev.filter(c("text").str.contains(line_rx("assigned")) & c("node").is_not_null()), m)
+    timed = timed.with_columns(_clock_of(timed, m).alias("node"))
     anchors = timed.filter(c("ts").is_not_null()).group_by("node").agg(
         c("ts").median().alias("_a"), pl.len().alias("_n")).sort("node")
     if anchors.height >= 2:
@@ -193,6 +202,14 @@ def learn(ev: pl.DataFrame, tz: str = UTC, skew_tolerance: float = 2.0,
             if nc.applied:
                 m.offsets[row["node"]] = off
     return m, rep
+
+
+def _clock_of(ev: pl.DataFrame, m: ClockModel) -> pl.Expr:
+    """The node whose clock timed each row: its own, or for a relayed line the node of the file it is in."""
+    if not m.writer or "ip" not in ev.columns:
+        return pl.col("node")
+    relayed = pl.col("file").replace_strict(m.writer, default=None, return_dtype=pl.String)
+    return pl.coalesce(pl.when(pl.col("ip").is_not_null()).then(relayed), pl.col("node"))
 
 
 def _lookup(key: str, by: dict[str | None, datetime]) -> pl.Expr:
@@ -288,7 +305,7 @@ def apply(ev: pl.DataFrame, m: ClockModel, last_ts: dict[str, datetime] | None =
     quality = pl.when(own.is_null() & filled.is_not_null()).then(pl.lit("inferred")).otherwise(own).fill_null("none")
     aligned = filled
     if m.offsets:
-        off = c("node").replace_strict(m.offsets, default=None, return_dtype=pl.Float64)
+        off = _clock_of(ev, m).replace_strict(m.offsets, default=None, return_dtype=pl.Float64)
         aligned = pl.when(off.is_not_null() & filled.is_not_null()) \
             .then(filled - pl.duration(microseconds=(off * 1e6).cast(pl.Int64))).otherwise(filled)
     # (one query; the time before the node's offset is what the next batch of the file carries on with)
