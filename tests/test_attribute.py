@@ -1078,6 +1078,20 @@ def test_near_miss_a_file_whose_name_differs_elsewhere_is_no_node_s(tmp_path):
     assert a.attribution.file_node["logs/job-8-summary.out"] is None
 
 
+SACCT = ("JobID             JobName  Partition               NodeList               Start\n"
+         "------------ ------------ ---------- ---------------------- -------------------\n"
+         "4471823            k3-dp2       h200     hgx-h200-[113-114] 2026-12-03T14:21:03\n")
+
+
+def test_a_file_name_holding_a_host_the_slurm_job_ran_on_is_that_host_s(tmp_path):
+    # the two nodes' outputs were renamed apart (no common template): the job's node list makes 114 a host
+    files = {"part5-hgx-h200-113.txt": text_of(VLLM_LINE, SLURM_STEP_END), "dump3-hgx-h200-114.dat": text_of(VLLM_LINE)}
+    fn = analyze_files(tmp_path / "a", {**files, "capture.txt": SACCT}).attribution.file_node
+    assert fn["dump3-hgx-h200-114.dat"] == "hgx-h200-114"
+    # near miss: without the job's node list, 114 is a host nothing names
+    assert analyze_files(tmp_path / "b", files).attribution.file_node["dump3-hgx-h200-114.dat"] is None
+
+
 def test_a_file_name_holding_a_known_host_as_a_whole_token_is_that_host_s(tmp_path):
     files = {"gpu-b12/vllm.log": text_of("gpu-b12:77:77 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.12<0>"),
              "gpu-b1/vllm.log": text_of("gpu-b1:77:77 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>"),

@@ -247,7 +247,9 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
         if why:
             a.said("file", f, why)
     acting = {n for r in [*reads["line_host"], *reads["task_hosts"]] if (n := names.host(r.g["host"])) and w.is_host(n)}
-    for f, (node, why) in node_files(a.file_node, known_hosts | acting, w).items():
+    # (the hosts a Slurm job ran on are hosts of the deployment, those that printed nothing too)
+    job = {h for h in hints.job_hosts if w.is_host(h)}
+    for f, (node, why) in node_files(a.file_node, known_hosts | acting | job, w).items():
         a.file_node[f] = node
         a.said("file", f, why)
     host_files = set(ev.filter(pl.col("source") == "kernel")["file"].unique().to_list()) | set(hints.gpu_buses)

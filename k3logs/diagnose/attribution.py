@@ -10,7 +10,7 @@ import numpy as np
 import polars as pl
 
 from k3logs.catalogue.regexes import Regexes
-from k3logs.catalogue.witnesses import builtin_witnesses
+from k3logs.catalogue.witnesses import builtin_witnesses, expand_nodelist
 from k3logs.schema import MIXED, the_one
 
 # what the lines and paths attribution reads look like: patterns/diagnose.toml [[regex]]
@@ -136,6 +136,7 @@ class DumpHints:
     host_pid_mode: set[str] = field(default_factory=set)             # files of a container sharing the host's pids
     pid_ns: dict[int, int] = field(default_factory=dict)             # host pid -> container pid (NSpid)
     nodelists: dict[str, str] = field(default_factory=dict)          # a Slurm job's node list -> where it is read
+    job_hosts: set[str] = field(default_factory=set)                 # hosts a job's node lists name (sacct, env)
     where: dict[tuple, str] = field(default_factory=dict)            # (map, key) -> 'how, file:line'
 
 
@@ -191,6 +192,9 @@ def hints_from_facts(facts: Iterable) -> DumpHints:
             h.pid_ns.setdefault(int(words[0]), int(words[1]))
         elif f.name == "slurm_nodelist" and words:
             h.nodelists.setdefault(words[0], at)
+            h.job_hosts |= set(expand_nodelist(words[0]))
+        elif f.name == "job_nodes" and words:
+            h.job_hosts |= set(expand_nodelist(words[0]))
         elif f.name == "nic_gpu" and len(words) == 2:
             h.nic_gpu.setdefault(f.file, {})[words[0]] = int(words[1])
     for file, by in names.items():
