@@ -27,19 +27,16 @@ CORPORA = REPO / "corpora"
 # (case, transform) -> what in k3logs is wrong. tests/test_metamorphic.py
 # applies them as strict xfail: a fix shows as a failure that asks to take its entry out.
 DROPPED_NODE = ("evidence_missing names a node whose logs are absent where the bundle names it (k3logs/diagnose/missing.py): "
-                "c214, c703 and c739 name it nowhere (only a count is possible), c740 only as an NCCL socket's remote peer; c309's note writes the two hosts with their stages "
+                "c214, c703, c739, c754 and c777 name it nowhere (only a count is possible), c740 only as an NCCL socket's remote peer; c309's note writes the two hosts with their stages "
                 "between them ('h200-pp-a stage 0, h200-pp-b stage 1'), no list; c568's note names it alone on a line "
                 "two lines above its --node-rank; c303 keeps a log of the node outside its folder (its pod's init "
                 "container, by kubectl), so the node is not missing a log; c605 names it only inside its own folder "
-                "(its host-info and docker inspect), which goes with it, and c766 in its own docker log; c840 names it "
+                "(its host-info and docker inspect), which goes with it, and c766 in its own docker log; c840 and c776 name it "
                 "nowhere outside its folder; c859 keeps the node's own NCCL debug files at the top "
                 "(nccl-logs/nccl.HOST.PID.log), so the node is not missing a log")
 LONE_ARCHIVE = ("a bundle that is one archive (an incident's .tar.zst) inside another container: the container's single "
                 "member is taken off the names as a lone top folder, or kept with a top folder around it, so the first "
                 "cause's file loses or gains a leading part (incident-N.tar.zst/...)")
-RELAYED_CLOCK = ("a worker's line that Ray relays into the head's log is attributed to the worker's node, and that node's "
-                 "clock offset goes with it, but its time is the head's clock: with the worker node's clock off, the "
-                 "relayed ECC error moves before the node's own Xid in the bug report")
 SKEW_TIE = ("nodes are ordered on their raw clocks when their offset is below --skew-tolerance (so it is not "
             "corrected): a cause every node prints in the same second moves to the node whose clock is 1 s early")
 PHASE_TIE = ("the phase depends on sub-second order: V0's 'Maximum concurrency for ...' (printed while sizing the KV "
@@ -58,14 +55,15 @@ KNOWN: dict[tuple[str, str], str] = {
         "c840-ray-ip-only-pid-collision-cgoom",
         "c859-ib-retry-exceeded-serving-slurm",
         "c740-nccl-dmabuf524-k3-dp2-docker",
+        "c754-docker-2node-xid94-ecc-cudagraph",
+        "c776-pp2-h200-docker-stalled-start",
+        "c777-ray-pp2-h200-serving-crash",
     )},
     **{(c, t): LONE_ARCHIVE for c in ("c549-nvswitch-fatal-fm-log-nvls-2node-tarzst",
                                        "c741-mixed-cu12-cu13-wheels-importerror-targz")
        for t in ("pack-top", "pack-zip", "pack-zst", "pack-nested", "rename-files")},
     ("c741-mixed-cu12-cu13-wheels-importerror-targz", "pack-tgz"): LONE_ARCHIVE,
     ("c530-v1-ray-tp16-rank11-sigsegv-nccl-proxy-serving", "skew-within"): SKEW_TIE,
-    ("c548-xid48-dbe-a100-ray-pp2-only-in-bugreport-gz", "skew-beyond"): RELAYED_CLOCK,
-    ("c840-ray-ip-only-pid-collision-cgoom", "skew-beyond"): RELAYED_CLOCK,
     ("c866-rotated-log-host-oom-lmcache", "rename-files"): (
         "a rotated log's parts are ordered by their names (vllm.log.1 before vllm.log); renamed, the part that ends in "
         "an earlier, clean shutdown may be read as the last, and the phase becomes shutdown"),
@@ -76,9 +74,6 @@ KNOWN: dict[tuple[str, str], str] = {
         "the transform renames the nodes that have logs, not the host only the launch file names: the renamed nodes "
         "no longer share its naming family, so the missing node is counted (--nnodes) but not named") for c in (
         "c545-llama405b-pp3-3node-oom-inference-rank13-partial", "c510-torchrun-master-port-29500-stale-agent-node2-missing")},
-    ("c704-slurm-srun-label-cudagraph-oom", "rename-hosts"): (
-        "the transform renames the hosts the lines print, not the compressed node list that names them "
-        "(SLURM_JOB_NODELIST=gpu-[07-08]): the variant's own witnesses disagree, and the node list places the task"),
     ("c314-k3-ep24-experts-not-divisible-3node-lws", "skew-within"): SKEW_TIE,
     ("c406-k3-deepep-on-nvl72-no-rdma-nvshmem", "skew-within"): SKEW_TIE,
     ("c316-v0-llama31-8b-128k-default-len-l4-gke", "wrap-docker"): PHASE_TIE,

@@ -26,6 +26,8 @@ from typing import Callable
 
 import zstandard
 
+from k3logs.catalogue.witnesses import expand_nodelist
+
 from . import lines as L
 from . import timefmt
 
@@ -167,6 +169,7 @@ NCCL_HOST = re.compile(r"(?<![\w.-])([A-Za-z][\w-]*)(?:\.[\w.-]+)?:\d+:\d+ (?:\[
 HOST_NOTE = re.compile(r"^\s*(?:host|hostname|node|NodeName|BatchHost)\s*[:=]\s*([A-Za-z][\w-]*)(?:\.[\w.-]+)?\s*$",
                        re.M | re.I)
 NODELIST = re.compile(r"\b(?:NodeList|BatchHost|Node)=([A-Za-z][\w-]*\d)\b")
+COMPRESSED = re.compile(r"(?<![\w-])[A-Za-z][\w-]*\[\d+(?:[,-]\d+)+\]")   # Slurm's gpu-[07-08], gpu[1,3]
 POD_DIR = re.compile(r"^([a-z0-9][a-z0-9-]*)_([a-z0-9][a-z0-9.-]*)_([0-9a-f]{8}-[0-9a-f-]{27})$")
 POD_REF = re.compile(r"(?:\bpod/|\[pod/)([a-z0-9][a-z0-9.-]*[a-z0-9])")
 DESCRIBE_NAME = re.compile(r"^Name:\s+([a-z0-9][a-z0-9.-]*)\s*$", re.M)
@@ -256,6 +259,7 @@ def profile(case_dir: Path, report, truth: dict | None = None) -> Profile:
     pods, ips, cids = set(), set(), set()
     for f, text in texts.items():
         hosts |= set(NCCL_HOST.findall(text)) | set(HOST_NOTE.findall(text)) | set(NODELIST.findall(text))
+        hosts |= {h for m in COMPRESSED.finditer(text) for h in expand_nodelist(m.group(0))}
         lines = text.split("\n")
         for w in L.wrappers_of(lines) & {"journald", "journald_iso"}:
             rx = dict(L.TEXT_WRAPPERS)[w]
@@ -372,11 +376,16 @@ def rename_hosts(prof: Profile, out: Path, seed: int) -> Mapping:
     def part(p: str, keep_digits: bool) -> str:
         if keep_digits and p.isdigit():
             return p
-        if p not in parts:
+        # (a new part should not occur in the bundle already; a short number always does somewhere in a big
+        # journal, so after a hundred draws any unused one will do)
+        for tries in range(10_000):
+            if p in parts:
+                break
             new = _same_shape(p, rng)
-            while new in parts.values() or (len(new) > 2 and new in everything):
-                new = _same_shape(p, rng)
-            parts[p] = new
+            if new not in parts.values() and (tries >= 100 or len(new) <= 2 or new not in everything):
+                parts[p] = new
+        else:
+            raise NotApplicable(f"no fresh name of the shape of {p!r}")
         return parts[p]
 
     names = {}
@@ -411,6 +420,8 @@ def rename_hosts(prof: Profile, out: Path, seed: int) -> Mapping:
     sub_name = _sub_tokens(names, "[A-Za-z0-9]")
 
     def rename(s: str) -> str:
+        # (a compressed node list of renamed hosts cannot stay compressed: it is written out, as Slurm accepts)
+        s = COMPRESSED.sub(lambda m: ",".join(names.get(h, h) for h in expand_nodelist(m.group(0))), s)
         return sub_name(sub_ip(sub_hex(s)))
 
     out = _fresh(out)
