@@ -698,6 +698,19 @@ def test_events_json_objects_take_their_kubelet_or_node_and_a_pods_event_its_pod
     assert event_at(a.events, "events.json", 2)["node"] is None              # outside every object
 
 
+
+def test_an_events_json_objects_lines_take_its_time_when_first_seen(tmp_path):
+    timed = EVENTS_JSON.replace('"kind": "Node", "name": "gpu-l40s-b01"},',
+                                '"kind": "Node", "name": "gpu-l40s-b01"},\n'
+                                '            "firstTimestamp": "2026-11-12T13:47:37Z",\n'
+                                '            "lastTimestamp": "2026-11-12T13:52:37Z",')
+    a = analyze_files(tmp_path, {"events.json": timed}, keep_all=True)
+    message = event_at(a.events, "events.json", 17)
+    assert "NodeNotReady" in message["text"] and message["ts"].strftime("%H:%M:%S") == "13:47:37"
+    assert message["ts_quality"] == "exact"
+    assert event_at(a.events, "events.json", 7)["ts"] is None     # near miss: an object that gives no time
+
+
 # --- Ray -----------------------------------------------------------------------------------------------
 def test_ray_ip_resolved_through_etc_hosts_and_a_gcs_line_about_a_dead_node(tmp_path):
     hosts = "127.0.0.1\tlocalhost\n10.20.4.13\ta100-srv-03.lab.internal\ta100-srv-03\n" \

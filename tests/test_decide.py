@@ -742,3 +742,27 @@ def test_a_start_that_ends_silently_with_a_failing_check_never_became_ready(tmp_
         "node-a/vllm.log": text_of(assigned(0, 2, 101), "(Worker_TP0 pid=101) " + using.format("2.27.3")),
         "node-b/vllm.log": text_of(assigned(1, 2, 202), "(Worker_TP1 pid=202) " + using.format(version_b))})
     assert a.decision.outcome.state == state
+
+
+def _found(i: int, category: str, role: str, ts, node: str, phase: str | None, explained_by: int | None = None):
+    from datetime import datetime
+    t = datetime(2026, 11, 12, 13, 47, ts) if ts is not None else None
+    return Finding(eid=i, sig=None, category=category, role=role, priority=50, file=f"f{i}", line=1, span=(1, 1),
+                   ts=t, ts_quality="exact" if t else "none", node=node, rank=None, pid=None, phase=phase, text="x",
+                   explained_by=explained_by)
+
+
+def test_a_fault_stated_after_the_errors_it_explains_takes_the_first_ones_phase():
+    from k3logs.diagnose.decide import _lagging_phase
+    # the node controller's timed NotReady (0) comes 9 s after the peer's NCCL error (2), which the untimed
+    # statement of the same loss (1) explains; by then the engine was shutting down
+    root = _found(0, "infra.node_lost", "cause", 37, "n11", "shutdown")
+    fs = [root, _found(1, "infra.node_lost", "cause", None, "n11", "serving"),
+          _found(2, "nccl.ib_transport", "cause", 28, "n03", "serving", explained_by=1)]
+    _lagging_phase(root, fs)
+    assert root.phase == "serving"
+    # near miss: what it explains comes after it: its own phase stands
+    root = _found(0, "infra.node_lost", "cause", 37, "n11", "shutdown")
+    fs = [root, _found(2, "nccl.ib_transport", "cause", 40, "n03", "serving", explained_by=0)]
+    _lagging_phase(root, fs)
+    assert root.phase == "shutdown"

@@ -85,14 +85,15 @@ def _by_file_line(ev: pl.DataFrame, table: dict[tuple[str, int], object], dtype:
     return ev.select("file", "line").join(right, on=["file", "line"], how="left", maintain_order="left")["_v"]
 
 
-def _spans(ev: pl.DataFrame, a: Attribution) -> pl.Series:
-    """The node of the object (a Kubernetes event in events JSON) whose lines hold each row, null elsewhere."""
-    out = pl.repeat(None, ev.height, dtype=pl.String, eager=True)
-    if not a.span_node:
+def _spans(ev: pl.DataFrame, table: dict[str, list[tuple[int, int, object]]], dtype=pl.String) -> pl.Series:
+    """The value of the object (a Kubernetes event in events JSON: its node, its time) whose lines hold each row,
+    null elsewhere."""
+    out = pl.repeat(None, ev.height, dtype=dtype, eager=True)
+    if not table:
         return out
     files, lines = ev["file"], ev["line"].to_numpy()
     vals = np.full(ev.height, None, dtype=object)
-    for f, spans in a.span_node.items():
+    for f, spans in table.items():
         idx = (files == f).fill_null(False).arg_true().to_numpy()
         if not len(idx):
             continue
@@ -102,7 +103,7 @@ def _spans(ev: pl.DataFrame, a: Attribution) -> pl.Series:
         i = np.searchsorted(starts, lines[idx], side="right") - 1
         inside = (i >= 0) & (lines[idx] <= ends[np.clip(i, 0, None)])
         vals[idx[inside]] = nodes[i[inside]]
-    return pl.Series(vals.tolist(), dtype=pl.String)
+    return pl.Series(vals.tolist(), dtype=dtype)
 
 
 def _by_task(ev: pl.DataFrame, a: Attribution, table: dict[tuple[str, int, int], object], dtype) -> pl.Series:
@@ -131,7 +132,7 @@ def _coded(exprs: list[pl.Expr]) -> tuple[pl.Expr, pl.Expr]:
 
 def apply_nodes(ev: pl.DataFrame, a: Attribution) -> pl.DataFrame:
     ev = ensure(ev)
-    node, code = _coded([pl.lit(_spans(ev, a)), pl.lit(_by_file_line(ev, a.subject_node)), _own_host(ev, a),
+    node, code = _coded([pl.lit(_spans(ev, a.span_node)), pl.lit(_by_file_line(ev, a.subject_node)), _own_host(ev, a),
                          _mapped(ev, "ip", a.ip_node, pl.String), pl.col("ip"),
                          pl.lit(_by_task(ev, a, a.task_node, pl.String)), _mapped(ev, "w_pod", a.pod_node, pl.String),
                          _mapped(ev, "file", a.file_node, pl.String)])
@@ -187,6 +188,11 @@ def apply(events: pl.DataFrame, a: Attribution) -> pl.DataFrame:
     """Add `node`, `rank`, `gpu` to parsed events with what `learn` found (works batch by batch), and
     `node_src` / `rank_src`: which witness named them (NODE_SRC, RANK_SRC; `witness` says it in words)."""
     ev = apply_nodes(host_columns(elastic_entries(ensure(events))), a)
+    if a.span_time:   # (an event object's time is its lines' own, as a wrapper's would be)
+        t = pl.lit(_spans(ev, a.span_time, pl.Datetime("us")))
+        ev = ev.with_columns(pl.coalesce("wt", t).alias("wt"),
+                             pl.when(pl.col("wt").is_null() & t.is_not_null()).then(pl.lit("utc"))
+                             .otherwise(pl.col("wt_kind")).alias("wt_kind"))
     rank, code = _coded([pl.col("rank"), pl.lit(_by_file_line(ev, a.subject_rank, pl.Int32)), pl.lit(_by_life(ev, a)), pl.lit(_by_node_pid(ev, a.pid_rank)),
                          _mapped(ev, "file", a.file_rank, pl.Int32), pl.lit(_bare(ev, a)),
                          pl.lit(_by_task(ev, a, a.task_rank, pl.Int32)), _mapped(ev, "proc", a.name_rank, pl.Int32)])

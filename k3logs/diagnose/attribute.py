@@ -37,6 +37,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import timezone
 
 import numpy as np
 import polars as pl
@@ -46,6 +47,7 @@ from k3logs.catalogue.witnesses import Witnesses, builtin_witnesses, expand_node
 from .assign import apply_nodes, host_columns
 from .attribution import (RX, Attribution, DumpHints, elastic_entries, ensure, host_field, is_ip, line_rx, nth,
                           short_host, step_of)
+from .clock import parse_iso
 from .folders import folder_node_of, host_named_files, node_files, node_folders
 from .ranks import learn_gpus, learn_ranks
 
@@ -295,6 +297,8 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
                 a.said("span", (f, s), f"{how}, on {node} ({a.why[('pod', pod)]})" if pod else how)
         if resolved:
             a.span_node[f] = resolved
+    a.span_time = {f: sorted((s, e, t.astimezone(timezone.utc).replace(tzinfo=None))
+                             for s, e, iso in spans if (t := parse_iso(iso))) for f, spans in hints.span_time.items()}
     _slurm(ev, reads, a, names, hints.nodelists)
 
     nodes_seen = {n for n in a.file_node.values() if n} | known_hosts | set(a.subject_node.values()) | \

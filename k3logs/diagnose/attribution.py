@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 
 import numpy as np
 import polars as pl
@@ -94,6 +95,7 @@ class Attribution:
     alias_node: dict[str, str | None] = field(default_factory=dict)  # a pod's / container's hostname -> its node
     pod_node: dict[str, str] = field(default_factory=dict)
     span_node: dict[str, list[tuple[int, int, str]]] = field(default_factory=dict)  # file -> [(first, last, node)]
+    span_time: dict[str, list[tuple[int, int, datetime]]] = field(default_factory=dict)  # -> [(first, last, UTC)]
     subject_node: dict[tuple[str, int], str] = field(default_factory=dict)   # (file, line) -> node it is about
     subject_pid: dict[tuple[str, int], tuple[str | None, int]] = field(default_factory=dict)  # -> (node, pid)
     subject_rank: dict[tuple[str, int], int] = field(default_factory=dict)   # (file, line) -> rank it is about
@@ -131,6 +133,7 @@ class DumpHints:
     node_ip: dict[str, str] = field(default_factory=dict)            # a node's IP -> the node
     container_hosts: set[str] = field(default_factory=set)           # a container's own hostname (not its host's)
     span_node: dict[str, list[tuple[int, int, str]]] = field(default_factory=dict)  # file -> [(first, last, node)]
+    span_time: dict[str, list[tuple[int, int, str]]] = field(default_factory=dict)  # file -> [(first, last, ISO time)]
     file_ips: dict[str, list[str]] = field(default_factory=dict)     # a dump's own addresses (`ip addr`)
     gpu_ids: dict[str, list[dict]] = field(default_factory=dict)     # a dump's GPUs: index, bus_id, uuid, serial
     host_pid_mode: set[str] = field(default_factory=set)             # files of a container sharing the host's pids
@@ -176,8 +179,8 @@ def hints_from_facts(facts: Iterable) -> DumpHints:
         elif f.name == "container_hostname" and words:
             h.container_hosts.add(words[0])
             h.where.setdefault(("container_host", words[0]), at)
-        elif f.name == "span_node" and len(words) >= 3 and words[0].isdigit() and words[1].isdigit():
-            h.span_node.setdefault(f.file, []).append((int(words[0]), int(words[1]), words[2]))
+        elif f.name in ("span_node", "span_time") and len(words) >= 3 and words[0].isdigit() and words[1].isdigit():
+            getattr(h, f.name).setdefault(f.file, []).append((int(words[0]), int(words[1]), words[2]))
             h.where.setdefault(("span", f.file, int(words[0])), f"{' '.join(words[3:]) or 'the object'} ({at})")
         elif f.name == "ip" and "=" in f.value:
             ip = f.value.split("=", 1)[1].split("/", 1)[0]

@@ -192,6 +192,19 @@ def _stack_phase(root: Finding, findings: list[Finding]) -> None:
         root.phase = sorted(same, key=sort_key)[0].phase
 
 
+def _lagging_phase(root: Finding, findings: list[Finding]) -> None:
+    """A fault stated after errors it explains (a node controller marks a node NotReady 40 s after its last
+    heartbeat, while its peers have already failed) happened no later than the first of them: the phase is that
+    one's (not the shutdown its consequences began). The fault: the root and its other statements (same category,
+    same node)."""
+    fault = {i for i, f in enumerate(findings) if f is root or (f.role == "cause" and f.category == root.category
+                                                                and f.node == root.node)}
+    earlier = [f for f in findings if f.explained_by in fault and f.phase and (dt := seconds(f, root)) is not None
+               and dt > 0]
+    if earlier:
+        root.phase = min(earlier, key=sort_key).phase
+
+
 def _other(candidates: list[Finding], findings: list[Finding]) -> tuple[Finding | None, str | None, int]:
     """The first exception the service did not survive (not a known symptom's line, if another is left), and
     how many node/ranks repeat its template."""
@@ -351,6 +364,7 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
         root = _statement(first(causes, cat), findings)
         _borrow_rank(root, findings)
         _stack_phase(root, findings)
+        _lagging_phase(root, findings)
         root_at = findings.index(root)
         strong = any(f.explained_by == root_at for f in findings)
         timed = root.ts is not None and root.ts_quality in ("exact", "inferred")

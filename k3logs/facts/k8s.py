@@ -271,6 +271,12 @@ def _one_event(sink: Sink, o: dict, at, first: int | None, last: int | None, bas
         sink.add("pod_name", inv["name"], at("involvedObject"))
     if first is None:
         return
+    # the event's time over its lines (a pretty-printed object's message line carries none): when it was first seen
+    meta = _d(o.get("metadata"))
+    when = next((t for t in (o.get("eventTime"), o.get("firstTimestamp"), o.get("lastTimestamp"),
+                             meta.get("creationTimestamp")) if isinstance(t, str) and t), None)
+    if when and " " not in when:
+        sink.add("span_time", f"{base + first + 1} {base + last + 1} {when}", base + first + 1)
     node, how = None, ""
     if inv.get("kind") == "Node" and isinstance(inv.get("name"), str):
         node, how = inv["name"], "the event's involvedObject (a Node)"
