@@ -805,3 +805,20 @@ def test_a_point_is_after_by_line_in_its_file_and_by_time_elsewhere():
     assert _At(later, "a.log", 11).after(t, "b.log", 500)
     assert not at.after(later, "b.log", 1)        # another file: earlier in time
     assert not _At(None, "a.log", 99).after(t, "b.log", 1)  # untimed, in another file: no order
+
+
+LOAD_OOM = worker(1, 30, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB. GPU 0 has a total "
+                         "capacity of 79.15 GiB of which 1.02 GiB is free.", pid=5150, level="ERROR")
+
+
+def test_a_new_replica_failing_to_start_while_another_node_serves_on_is_serving(tmp_path):
+    # the old replica on gpu-a1 serves and is never stopped; the new one on gpu-b2 fails while loading
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING,
+                            "gpu-b2/vllm.log": START + [worker(1, 0, "Starting to load model m...", pid=5150),
+                                                        LOAD_OOM]})
+    assert state(d) == ("serving", "oom.load") and not d.healthy and d.root.node == "gpu-b2"
+    # near miss: the serving one was stopped: nothing serves, the new one never became ready
+    d = decision(tmp_path / "stopped", {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + STOP,
+                                        "gpu-b2/vllm.log": START + [worker(1, 0, "Starting to load model m...",
+                                                                           pid=5150), LOAD_OOM]})
+    assert state(d) == ("never_ready", "oom.load")

@@ -211,6 +211,18 @@ class Lifecycle:
             if f.source != "kernel" and f.file in self.app_files else None
         return ready if ready is not None and ready.after(f.ts, f.file, f.line) else None
 
+    def serving_elsewhere(self, f) -> _At | None:
+        """A server on another node than the finding's that became ready in its last attempt and was never
+        stopped: the service went on while the finding's part never joined it."""
+        if f.node is None:
+            return None
+        last: dict = {}
+        for node, attempt in [*self.ready, *self.stops]:
+            last[node] = max(last.get(node, attempt), attempt, key=lambda a: (a is not None, a or 0))
+        return next((r for (node, attempt), r in sorted(self.ready.items(), key=lambda kv: str(kv[0]))
+                     if node is not None and node != f.node and attempt == last[node]
+                     and (node, attempt) not in self.stops), None)
+
     def ready_before(self, f) -> bool:
         """The deployment was ready (any node, in the finding's attempt or, for a node without serving
         landmarks of its own such as a headless worker, any node's) before the finding."""
@@ -260,6 +272,9 @@ class Lifecycle:
                     return Outcome("failing_requests", **where,
                                    detail="it was serving and kept running, but failed from then on")
                 return Outcome("crashed", **where, detail="it was serving, then failed")
+            if (other := self.serving_elsewhere(failure)) is not None:
+                return Outcome("serving", other.file, other.line, "a part that never became ready failed (a "
+                               "rollout's new pod, a replacement) while a server on another node went on serving")
             return Outcome("never_ready", **where, detail="it failed before the server was ready")
         if not self.app_log:
             return Outcome("inconclusive", detail="the bundle holds no log of the deployment itself")
