@@ -379,3 +379,34 @@ def test_a_small_file_cut_by_a_truncated_archive_has_its_last_line_marked_in_a_p
     rows = a.events.filter(pl.col("file") == "b.log").sort("line")
     assert rows["line"].to_list() == [1, 2] and rows["truncated"].to_list() == [False, True]
     assert [f.truncated for f in a.ingested.files if f.file.endswith("b.log")] == [0]  # (not an over-long line)
+
+
+def test_an_untimed_hit_keeps_the_row_that_times_it_a_few_rows_back_whatever_the_batches(tmp_path):
+    # a timed line, three untimed detail lines, then an NCCL WARN with no time of day: the analysis keeps the
+    # timed line (beyond the two rows of context) so the WARN is timed as the event table times it
+    from k3logs.catalogue.load import load_catalogue
+    from k3logs.diagnose.detect import anchors
+    from k3logs.ingest.discover import Bundle
+    from k3logs.ingest.keep import Keep
+    from k3logs.ingest.stream import ingest
+    lines, warns = [], 0
+    for i in range(120):
+        lines += [f"INFO 08-11 10:{i // 60:02d}:{i % 60:02d} [x.py:1] step {i}", "  a", "  b", "  c"]
+        if i % 9 == 4:
+            warns += 1
+            lines.append("gpu-a:77:91 [0] transport/net_ib.cc:1700 NCCL WARN NET/IB : Got completion from peer "
+                         "10.0.0.2<51234> with status=12 opcode=0 len=0 vendor err 129 (Recv) localGid ::ffff:10.0.0.1")
+    root = make_bundle(tmp_path, {"node-a/nccl.log": text_of(*lines)})
+    keep = Keep(anchors(load_catalogue()))
+
+    def kept(batch_bytes: int) -> list[int]:
+        ing = ingest(Bundle(root), Settings(batch_bytes=batch_bytes), keep)
+        return pl.concat(ing.events)["line"].to_list()
+
+    whole = kept(1 << 20)
+    assert len(whole) == 4 * warns      # the WARN, its two rows of context, and the timed row four back
+    for batch_bytes in range(1500, 2600, 53):
+        assert kept(batch_bytes) == whole, batch_bytes
+    a = analyze_files(tmp_path / "a", {"node-a/nccl.log": text_of(*lines)})
+    warn = a.events.filter(pl.col("text").str.contains("Got completion")).row(0, named=True)
+    assert warn["ts"] is not None and warn["ts"].strftime("%H:%M:%S") == "10:00:04"

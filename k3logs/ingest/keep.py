@@ -15,6 +15,7 @@ TB_BODY = (r'File "|^\s|\]\s{2,}\S|Traceback|During handling|The above exception
            r"|Fatal|Thread 0x|Current thread|\^\^|~~|^\S*$")
 EARLY_TIME = r"^.{0,80}?\d\d:\d\d:\d\d"  # a time of day near the start of a line
 TB_WINDOW = 400  # lines kept after a traceback header (its frames and exception)
+LOOKBACK = 8  # rows searched back from a kept row with no time for the row that times it
 # below this many lines the anchors are searched by Aho-Corasick: the one regex's lazy DFA pays about 20 ms of
 # warm-up in every query, which is most of a small batch's cost (on 8 MB batches the regex is faster)
 FEW_LINES = 20_000
@@ -50,7 +51,7 @@ class KeepState:
 
     def __init__(self) -> None:
         self.since_tb = TB_WINDOW + 1
-        self.tail: pl.DataFrame | None = None  # the batch before's last two rows (copied out)
+        self.tail: pl.DataFrame | None = None  # the batch before's last LOOKBACK rows (copied out)
         self.last_kept = 0  # the last line kept so far
 
 
@@ -71,10 +72,11 @@ def anchored(raw: pl.Series, keep: Keep) -> pl.Series:
 
 
 def keep_rows(batch: pl.DataFrame, keep: Keep, state: KeepState, hit_idx: pl.Series | None = None
-               ) -> tuple[pl.Series, int]:
+               ) -> tuple[pl.Series, int, int]:
     """Indices (sorted) of the rows of `batch` worth parsing: those with an anchor (`hit_idx`, if found
     already) plus their context; the context works on the few rows with an anchor, in file order. Also how
-    many of the last rows of the batch before are context too (lines before an untimed hit that opens it)."""
+    many of the last rows of the batch before are context too (lines before an untimed hit that opens it), and
+    among how many of its last rows the last one with a time of day times a row of this batch (0: none)."""
     raw = batch["raw"]
     n = len(raw)
     hit_idx = anchored(raw, keep) if hit_idx is None else hit_idx
@@ -97,7 +99,40 @@ def keep_rows(batch: pl.DataFrame, keep: Keep, state: KeepState, hit_idx: pl.Ser
     if len(untimed):
         parts += [(untimed - 1).clip(0).cast(pl.UInt32), (untimed - 2).clip(0).cast(pl.UInt32)]
         back = max(0, 2 - int(untimed.min()))
-    return pl.concat(parts).unique().sort(), back
+    kept = pl.concat(parts).unique().sort().to_numpy().astype(np.int64)
+    timing, open_rows = _timing_rows(raw, kept, np.zeros(len(kept), dtype=np.int64))
+    # (the row that times one of the first rows may be one of the batch before's last)
+    timer = LOOKBACK - int(open_rows.min()) if len(open_rows) else 0
+    return pl.Series(np.union1d(kept, timing), dtype=pl.UInt32), back, timer
+
+
+def carried(tail: pl.DataFrame | None, back: int, timer: int) -> list[pl.DataFrame]:
+    """The rows of the batch before that this one keeps (keep_rows' `back` and `timer`)."""
+    if tail is None:
+        return []
+    out = [tail.tail(back)] if back else []
+    if timer and (timed := tail.tail(timer).filter(pl.col("raw").str.contains(EARLY_TIME))).height:
+        out.append(timed.tail(1))
+    return out
+
+
+def _timing_rows(raw: pl.Series, kept: np.ndarray, first: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each kept row with no time of day of its own, the nearest row before it (at most LOOKBACK back, not
+    before `first`, its file's first row) that has one: the row the parser times it from, as it would if every
+    row were read (a context line two rows before an untimed hit may itself have none). Also the untimed rows
+    whose search reached `first` with no such row (in a batch: the batch before may hold it)."""
+    none = np.zeros(0, dtype=np.int64)
+    untimed = ~raw.gather(kept).str.contains(EARLY_TIME).to_numpy() if len(kept) else np.zeros(0, dtype=bool)
+    rows, first = kept[untimed], first[untimed]
+    if not len(rows):
+        return none, none
+    cand = rows[:, None] - np.arange(1, LOOKBACK + 1)[None, :]
+    flat = np.unique(cand[cand >= first[:, None]])
+    timed = flat[raw.gather(flat).str.contains(EARLY_TIME).to_numpy()] if len(flat) else none
+    j = np.searchsorted(timed, rows) - 1
+    near = timed[np.clip(j, 0, None)] if len(timed) else np.full(len(rows), -1)
+    found = (j >= 0) & (near >= first) & (near >= rows - LOOKBACK)
+    return np.unique(near[found]), rows[~found & (rows - LOOKBACK < first)]
 
 
 def kept_rows(raw: pl.Series, hits: np.ndarray, hit_file: np.ndarray, starts: np.ndarray, ends: np.ndarray
@@ -118,4 +153,5 @@ def kept_rows(raw: pl.Series, hits: np.ndarray, hit_file: np.ndarray, starts: np
     if len(untimed):
         first = starts[hit_file[~timed]]
         parts += [np.maximum(untimed - 1, first), np.maximum(untimed - 2, first)]
-    return np.unique(np.concatenate(parts))
+    kept = np.unique(np.concatenate(parts)).astype(np.int64)
+    return np.union1d(kept, _timing_rows(raw, kept, starts[np.searchsorted(ends, kept, side="right")])[0])

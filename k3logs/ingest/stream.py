@@ -24,7 +24,7 @@ from k3logs.settings import Settings
 
 from .discover import Bundle, Member
 from .fold import fold_continuations, fold_tracebacks
-from .keep import TB_HEAD, TB_WINDOW, Keep, KeepState, anchored, keep_rows
+from .keep import LOOKBACK, TB_HEAD, TB_WINDOW, Keep, KeepState, anchored, carried, keep_rows
 from .lines import LineChunk, LineStats, crlf_line_ends, iter_line_batches, iter_line_chunks, open_text
 from .pack import PACK_FILES, TINY_BYTES, Pack
 from .parse import FileContext, parse_batch
@@ -224,11 +224,12 @@ def _chunks(stream, settings: Settings, keep: Keep | None, stats: LineStats, poo
         stats.count(batch)
         # filtered strings still point into the batch's buffers: copy the few kept ones out, so that memory
         # stays bounded by one batch
-        rows, back = keep_rows(batch, keep, state, hit_idx)
+        rows, back, timer = keep_rows(batch, keep, state, hit_idx)
         kept = pl.from_arrow(batch[rows].to_arrow())
-        if back and state.tail is not None:  # an untimed hit on the batch's first lines: those before it
-            kept = pl.concat([state.tail.tail(back).filter(pl.col(LINE) > state.last_kept), kept])
-        state.tail = pl.from_arrow(batch.tail(2).to_arrow())
+        if (before_rows := carried(state.tail, back, timer)):  # an untimed row on the batch's first lines
+            kept = pl.concat([pl.concat(before_rows).unique(LINE).sort(LINE).filter(pl.col(LINE) > state.last_kept),
+                              kept])
+        state.tail = pl.from_arrow(batch.tail(LOOKBACK).to_arrow())
         batch = kept
         if batch.is_empty():
             continue
