@@ -677,6 +677,15 @@ def test_sacct_of_a_job_of_one_node_names_that_node(text, nodes):
     assert got == nodes
 
 
+def test_sacct_node_lists_are_read_whole_when_the_rows_are_off_the_dashes_by_a_character():
+    # a hand-aligned table: the cells sit two characters right of their dashes; a cut at the dashes halves them
+    rows = [("88412", "vllm-l33-+", "hpc-gpu-n[17-18]", "FAILED"), ("88412.batch", "batch", "hpc-gpu-n17", "FAILED")]
+    text = SACCT_ONE.split("\n", 2)[0] + "\n" + SACCT_ONE.split("\n", 2)[1] + "\n" + "".join(
+        f"{a:<12} {b:>10} {c:>18} {d:>10}\n" for a, b, c, d in rows)
+    got = [f.value for f in facts_from_dump("text", "sacct.txt", text, None) if f.name == "job_nodes"]
+    assert got == ["hpc-gpu-n[17-18]", "hpc-gpu-n17"]
+
+
 @pytest.mark.parametrize("table, counts", [
     ("NAME     READY   STATUS    RESTARTS      AGE   IP           NODE\n"
      "vllm-0   0/1     Running   3 (2m ago)    14m   10.68.2.31   gke-pool-x2mq\n"

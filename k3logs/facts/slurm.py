@@ -22,7 +22,15 @@ def job_nodelists(lines: list[str]) -> list[tuple[int, str]]:
         rows.append(i)
     if span is None or len({lines[i].split()[0].split(".")[0].split("_")[0] for i in rows}) != 1:
         return []
-    return [(i, cell) for i in rows if (cell := lines[i][span[0]:span[1]].strip())]
+    return [(i, cell) for i in rows if (cell := _cell(lines[i], span))]
+
+
+def _cell(line: str, span: tuple[int, int]) -> str:
+    """The word of `line` that overlaps the column `span` most (a hand-aligned table may be off by a character or
+    two: a cut at the dashes would halve its words)."""
+    words = [(min(m.end(), span[1]) - max(m.start(), span[0]), m.group()) for m in re.finditer(r"\S+", line)]
+    best = max(words, default=(0, ""))
+    return best[1] if best[0] > 0 else ""
 
 
 def parse_slurm_job(sink: Sink, lines: list[str], base: int) -> None:
