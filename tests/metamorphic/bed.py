@@ -30,7 +30,8 @@ DROPPED_NODE = ("evidence_missing names a node whose logs are absent where the b
                 "c214, c703, c739, c754 and c777 name it nowhere (only a count is possible), c740 only as an NCCL socket's remote peer; c309's note writes the two hosts with their stages "
                 "between them ('h200-pp-a stage 0, h200-pp-b stage 1'), no list; c568's note names it alone on a line "
                 "two lines above its --node-rank; c303 keeps a log of the node outside its folder (its pod's init "
-                "container, by kubectl), so the node is not missing a log; c605 names it only inside its own folder "
+                "container, by kubectl), and c764 (the job's srun output at the top holds its task's lines), so the "
+                "node is not missing a log; c605 names it only inside its own folder "
                 "(its host-info and docker inspect), which goes with it, and c766 in its own docker log; c840 and c776 name it "
                 "nowhere outside its folder; c859 keeps the node's own NCCL debug files at the top "
                 "(nccl-logs/nccl.HOST.PID.log), so the node is not missing a log")
@@ -56,6 +57,7 @@ KNOWN: dict[tuple[str, str], str] = {
         "c859-ib-retry-exceeded-serving-slurm",
         "c740-nccl-dmabuf524-k3-dp2-docker",
         "c754-docker-2node-xid94-ecc-cudagraph",
+        "c764-slurm-ray-2node-scancel",
         "c776-pp2-h200-docker-stalled-start",
         "c777-ray-pp2-h200-serving-crash",
     )},
