@@ -123,8 +123,9 @@ def learn(path: str | Path, settings: Settings, cat: Catalogue, keep_all: bool =
         if f.name == "boot_time" and (dt := parse_iso(f.value)):
             boots[f.node] = dt
     refs = [dt for f in facts if f.name == "collected_at" and (dt := parse_iso(f.value))]
+    zones = {f.node: int(f.value) for f in facts if f.name == "utc_offset" and f.node}
     clock_model, clock_report = clock.learn(events, settings.tz, settings.skew_tolerance, boots, refs,
-                                            _measured_offsets(facts))
+                                            _measured_offsets(facts), zones)
     events = clock.apply(events, clock_model)
     return Learnt(bundle, ing, events, facts, attribution, clock_report, clock_model)
 

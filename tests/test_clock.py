@@ -269,3 +269,21 @@ def test_a_line_ray_relays_into_the_heads_log_keeps_the_heads_clock(tmp_path):
     assert relayed["node"] == "node-b"
     assert at(a, "node-a/vllm.log", 4)[0] == "2026-08-11T10:00:40"
     assert at(a, "node-b/vllm.log", 3)[0] == "2026-08-11T10:00:30"   # its own line: 10:00:33 printed
+
+
+def test_a_hosts_journal_is_read_in_the_zone_its_timedatectl_shows_and_its_containers_logs_are_not(tmp_path):
+    # the node's journal writes Berlin summer time with no zone; the pod's vLLM log on the same node is UTC
+    zone = ("               Local time: Thu 2026-06-18 16:52:51 CEST\n"
+            "           Universal time: Thu 2026-06-18 14:52:51 UTC\n"
+            "                Time zone: Europe/Berlin (CEST, +0200)\n")
+    journal = text_of("Jun 18 16:41:52.418237 gpu-b07 kernel: NVRM: Xid (PCI:0000:bb:00): 119, pid='<unknown>', "
+                      "name=<unknown>, Timeout after 6s of waiting for RPC response from GPU5 GSP!")
+    pod = text_of("(APIServer pid=1) INFO 06-18 14:41:50 [api_server.py:1] Avg prompt throughput: 1.0 tokens/s, "
+                  "Avg generation throughput: 20.0 tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 1.0%")
+    files = {"gpu-b07/journalctl-k.txt": journal, "gpu-b07/vllm.log": pod}
+    a = analyze_files(tmp_path / "a", {**files, "gpu-b07/timedatectl.txt": zone}, keep_all=True)
+    assert at(a, "gpu-b07/journalctl-k.txt", 1)[0] == "2026-06-18T14:41:52.418237"
+    assert at(a, "gpu-b07/vllm.log", 1)[0] == "2026-06-18T14:41:50"
+    # near miss: without the node's zone, its journal is read in the analysis' zone (UTC)
+    b = analyze_files(tmp_path / "b", files, keep_all=True)
+    assert at(b, "gpu-b07/journalctl-k.txt", 1)[0] == "2026-06-18T16:41:52.418237"

@@ -822,3 +822,28 @@ def test_a_new_replica_failing_to_start_while_another_node_serves_on_is_serving(
                                         "gpu-b2/vllm.log": START + [worker(1, 0, "Starting to load model m...",
                                                                            pid=5150), LOAD_OOM]})
     assert state(d) == ("never_ready", "oom.load")
+
+
+def test_a_hung_engine_answering_errors_until_it_dies_crashed(tmp_path):
+    # after the fault the engine hangs: its server logs idle stats and answers 500 for ten minutes, then the
+    # engine dies and the server stops: the minutes count from the engine's death (near miss above: 500s for
+    # twelve minutes after it died are failing requests)
+    hung = [x for m in range(10) for x in (
+        api(4 + m, 40, f'10.0.0.{m}:5000 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error'),
+        api(4 + m, 45, "Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 0.0 tokens/s, "
+                       "Running: 8 reqs, Waiting: 3 reqs, GPU KV cache usage: 41.0%"))]
+    dead = [api(14, 50, "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue.", "ERROR")]
+    stop = [api(15, 0, "Shutting down"), api(15, 1, "Application shutdown complete.")]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + [OOM] + hung + dead + stop})
+    assert (d.outcome.state, d.root.category) == ("crashed", "oom.inference")
+
+
+def test_a_stop_two_files_state_in_the_same_second_makes_what_follows_it_in_either_file_its_trail(tmp_path):
+    # the scheduler's cancel (its own file) and the server's 'Shutting down' in the same second; the engine's
+    # death right after the server's stop line is the stop's trail, though it is not after the scheduler's line
+    job = "[2026-11-18T07:00:00+00:00] job 77 on gpu-a1\n" \
+          "slurmstepd: error: *** JOB 77 ON gpu-a1 CANCELLED AT 2026-11-18T07:05:01 DUE TO TIME LIMIT ***\n"
+    dead = api(5, 1, "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue.", "ERROR")
+    d = decision(tmp_path, {"gpu-a1/job.out": job,
+                            "gpu-a1/vllm.log": START + LOADED + READY + SERVING + [api(5, 1, "Shutting down"), dead]})
+    assert state(d) == ("stopped", None) and d.healthy

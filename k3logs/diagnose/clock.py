@@ -94,26 +94,44 @@ class ClockModel:
     offsets: dict[str, float] = field(default_factory=dict)   # applied offsets only
     no_future: bool = False  # the reference is "now": never pick a year that is after it
     file_ref: dict[str, datetime] = field(default_factory=dict)  # with no_future: each file's last time
+    # a node's UTC offset (timedatectl), in seconds: its host clock rows' zone-less times are read in it
+    host_zone: dict[str, int] = field(default_factory=dict)
     # a file that holds lines relayed from other nodes (Ray's 'ip=' prefix) -> the node whose clock wrote it
     writer: dict[str, str] = field(default_factory=dict)
     _plan: tuple | None = field(default=None, init=False, repr=False, compare=False)  # (see _own_time_plan)
 
 
-def _exact(tz: str) -> pl.Expr:
+# rows timed by their host's clock, not a container's: a journal's syslog-style time, the kernel's own (dmesg -T)
+HOST_CLOCK = (pl.col("wrapper") == "journald") | (pl.col("source") == "kernel")
+
+
+def _local(expr: pl.Expr, m: ClockModel) -> pl.Expr:
+    """A zone-less local time as naive UTC: in its node's own zone for a host clock row of a node whose zone the
+    bundle shows (timedatectl), else in the zone of the analysis (--tz)."""
+    if not m.host_zone:
+        return _as_utc(expr, m.tz)
+    off = pl.col("node").replace_strict(m.host_zone, default=None, return_dtype=pl.Int64)
+    return pl.when(HOST_CLOCK.fill_null(False) & off.is_not_null()) \
+        .then(expr - pl.duration(seconds=off)).otherwise(_as_utc(expr, m.tz))
+
+
+def _exact(m: ClockModel) -> pl.Expr:
     c = pl.col
     return (pl.when(c("wt_kind") == "utc").then(c("wt"))
             .when(c("lt_kind") == "utc").then(c("lt"))
-            .when(c("lt_kind") == "local").then(_as_utc(c("lt"), tz)))
+            .when(c("lt_kind") == "local").then(_local(c("lt"), m)))
 
 
 def learn(ev: pl.DataFrame, tz: str = UTC, skew_tolerance: float = 2.0,
           boot_facts: dict[str | None, datetime] | None = None,
           reference_facts: list[datetime] | None = None,
-          measured: dict[str, float] | None = None) -> tuple[ClockModel, ClockReport]:
-    """Reference dates for year-less times, boot times, and per-node offsets, from attributed events."""
-    m, rep = ClockModel(tz=tz), ClockReport()
+          measured: dict[str, float] | None = None,
+          zones: dict[str, int] | None = None) -> tuple[ClockModel, ClockReport]:
+    """Reference dates for year-less times, boot times, and per-node offsets, from attributed events.
+    `zones`: the UTC offset (seconds) of the nodes whose zone the bundle shows."""
+    m, rep = ClockModel(tz=tz, host_zone=dict(zones or {})), ClockReport()
     c = pl.col
-    exact = ev.select("node", _exact(tz).alias("_e")).drop_nulls("_e")
+    exact = ev.select("node", _exact(m).alias("_e")).drop_nulls("_e")
     for (node,), g in exact.group_by("node"):
         m.node_ref[node] = g["_e"].median()
     text = ev["text"]
@@ -148,7 +166,7 @@ def learn(ev: pl.DataFrame, tz: str = UTC, skew_tolerance: float = 2.0,
         m.boots[node] = bt.astimezone(timezone.utc).replace(tzinfo=None) if bt.tzinfo else bt
         sources[node] = "uptime -s / date in the bundle"
     both = ev.filter(c("source") == "kernel").select(
-        "node", _exact(tz).alias("_e"),
+        "node", _exact(m).alias("_e"),
         pl.coalesce(c("uptime"), c("text").str.extract(RX["inner_uptime"].pattern, 1).cast(pl.Float64, strict=False))
         .alias("_up")
     ).drop_nulls(["_e", "_up"])
@@ -221,7 +239,7 @@ def _lookup(key: str, by: dict[str | None, datetime]) -> pl.Expr:
         .otherwise(found)
 
 
-TIME_COLUMNS = ("node", "file", "lt", "lt_kind", "wt", "wt_kind", "uptime")
+TIME_COLUMNS = ("node", "file", "lt", "lt_kind", "wt", "wt_kind", "uptime", "wrapper", "source")
 
 
 def _times(ev: pl.DataFrame, m: ClockModel) -> pl.DataFrame:
@@ -251,7 +269,7 @@ def _own_time_plan(m: ClockModel) -> tuple[list[list[pl.Expr]], list[pl.Expr]]:
     """The steps of `_own_times`' query, built once per model (building its expressions cost more than
     running them on the few timed rows of a batch)."""
     key = (m.tz, m.bundle_ref, m.no_future, tuple(m.node_ref.items()), tuple(m.boots.items()),
-           tuple(m.file_ref.items()))
+           tuple(m.file_ref.items()), tuple(m.host_zone.items()))
     if m._plan is None or m._plan[0] != key:
         m._plan = (key, _build_own_time_plan(m))
     return m._plan[1]
@@ -262,7 +280,7 @@ def _build_own_time_plan(m: ClockModel) -> tuple[list[list[pl.Expr]], list[pl.Ex
     steps = [[_lookup("node", m.node_ref).alias("_ref"), _lookup("node", m.boots).alias("_boot"),
               _lookup("file", m.file_ref).alias("_fref")],
              [pl.coalesce("_fref", "_ref", pl.lit(m.bundle_ref, pl.Datetime("us"))).alias("_ref"),
-              (c("_fref").is_null() & m.no_future).alias("_past"), _exact(m.tz).alias("_exact")]]
+              (c("_fref").is_null() & m.no_future).alias("_past"), _exact(m).alias("_exact")]]
     # the year of year-less times: the one that puts them closest to the file's last time (with nothing to
     # date the bundle), else the node's or the bundle's dated lines (a December line next to January
     # references belongs to the year before)
@@ -275,7 +293,7 @@ def _build_own_time_plan(m: ClockModel) -> tuple[list[list[pl.Expr]], list[pl.Ex
             .when(c("_same") - c("_ref") > half_year).then(c("_ry") - 1)
             .when(c("_ref") - c("_same") > half_year).then(c("_ry") + 1).otherwise(c("_ry")))
     steps.append([year.alias("_year")])
-    best = _as_utc(_with_year(c("_yl"), c("_year")), m.tz)
+    best = _local(_with_year(c("_yl"), c("_year")), m)
     from_boot = c("_boot") + pl.duration(microseconds=(c("uptime") * 1e6).cast(pl.Int64))
     steps.append([pl.when(c("_yl").is_not_null()).then(best).alias("_yearless")])
     final = [pl.coalesce("_exact", "_yearless", from_boot).alias("ts"),

@@ -357,6 +357,7 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
     answered = [f for f in findings if f.category in outcome_data().request_level and life.ready_before(f)]
     fatal = [f for f in findings if f.set_aside is None and f.category in outcome_data().fatal
              and (f.category not in outcome_data().request_level or f in answered)]
+    deaths = [f for f in fatal if f.category not in outcome_data().request_level]   # (the engine's, not a request's)
     again = life.failed_again(fatal + [f for f in findings + others if f.role == "cause" and f.set_aside is None],
                               [f for f in findings if f.category == "symptom.restart"])
     causes = [f for f in findings if f.role == "cause" and f.explained_by is None and f.set_aside is None]
@@ -376,11 +377,11 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
             "; it explains the errors that follow it" if strong else "")
         load = load_before(ev, root) if root.category == "oom.inference" else None
         return Decision(False, root, confidence, reason, findings, load=load,
-                        outcome=life.outcome(root, again, answered))
+                        outcome=life.outcome(root, again, answered, deaths))
     first_death = first(fatal, cat) if fatal else None
     other, template, repeats = _other(others, findings)
     failure = first([f for f in (first_death, other) if f is not None], cat) if (first_death or other) else None
-    outcome = life.outcome(failure, again, answered)
+    outcome = life.outcome(failure, again, answered, deaths)
     if failure is None:
         healthy = outcome.state in HEALTHY
         return Decision(healthy, None, "high" if healthy else "low",
@@ -393,7 +394,7 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
     if vanished is not None and not says_why(own_error, vanished) and not accounted(vanished, findings, cat):
         return Decision(False, vanished, "low", "a worker vanished and nothing in the bundle says why: it was killed "
                         "from outside (an OOM killer, an operator, an orchestrator) on its node",
-                        findings + [vanished], outcome=life.outcome(vanished, again, answered))
+                        findings + [vanished], outcome=life.outcome(vanished, again, answered, deaths))
     roots = {k for k, c in cat.categories.items() if c.group not in ("symptom", "context")}
     # (a symptom its node went on from, a retried connect, says nothing of the failure)
     fallback = [f for f in findings if f.role == "symptom" and f.category in roots and f.set_aside is None

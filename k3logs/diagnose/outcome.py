@@ -64,13 +64,17 @@ class _At:
         return self.ts is not None and ts is not None and self.ts > ts
 
 
+def _all(rows: pl.DataFrame) -> dict:
+    """(node, attempt) -> the rows' places, in time order."""
+    out: dict = {}
+    for node, attempt, ts, file, line in _rows(rows, "node", "attempt", "ts", "file", "line"):
+        out.setdefault((node, attempt), []).append(_At(ts, file, line))
+    return out
+
+
 def _first(rows: pl.DataFrame) -> dict:
     """(node, attempt) -> the first row's place."""
-    out = {}
-    for node, attempt, ts, file, line in _rows(rows, "node", "attempt", "ts", "file", "line"):
-        if (node, attempt) not in out:
-            out[node, attempt] = _At(ts, file, line)
-    return out
+    return {k: ats[0] for k, ats in _all(rows).items()}
 
 
 def _rows(frame: pl.DataFrame, *cols: str):
@@ -104,7 +108,8 @@ class Lifecycle:
                              .alias("attempt"))
         marks = ev.filter(pl.col("mark").is_not_null() | pl.col("progress")).select(cols)
         self.ready = _first(marks.filter(pl.col("mark") == "serving"))
-        self.stops = _first(marks.filter(pl.col("mark") == "shutdown"))
+        self._stops = _all(marks.filter(pl.col("mark") == "shutdown"))
+        self.stops = {k: ats[0] for k, ats in self._stops.items()}
         timed_stops = marks.filter((pl.col("mark") == "shutdown") & pl.col("ts").is_not_null()).sort("ts")
         self.last_stop = _At(*timed_stops.select("ts", "file", "line").row(-1)) if timed_stops.height else None
         self.eid_attempt = dict(zip(ev["eid"].to_list(), ev["attempt"].to_list()))
@@ -141,15 +146,17 @@ class Lifecycle:
         return self.eid_attempt.get(f.eid)
 
     def after_stop(self, f) -> _At | None:
-        """The stop of the finding's attempt when the finding comes after it (its trail), else None.
-        A finding of no node, in a bundle whose stops are all of named nodes, is measured against the first stop
-        in the deployment."""
+        """A stop of the finding's attempt that the finding comes after (its trail), else None: any of its stop
+        lines (two files may state the same stop in the same second; one orders before the finding by its
+        lines). A finding of no node, in a bundle whose stops are all of named nodes, is measured against the
+        first stop in the deployment."""
         if f.node is None and not any(n is None for n, _ in self.stops):
             stops = sorted((s for s in self.stops.values() if s.ts is not None), key=lambda s: s.ts)
-            stop = stops[0] if stops else None
+            stop = stops[0] if stops and stops[0].before(f.ts, f.file, f.line) else None
         else:  # (a bundle that names no node has its attempts too)
-            stop = self.stops.get((f.node, self.attempt_of(f)))
-        if stop is None or not stop.before(f.ts, f.file, f.line):
+            stop = next((s for s in self._stops.get((f.node, self.attempt_of(f)), [])
+                         if s.before(f.ts, f.file, f.line)), None)
+        if stop is None:
             return None
         # a kernel line's clock may run seconds apart from the deployment's (KERNEL_SLACK_S)
         close = f.source == "kernel" and f.file != stop.file and f.ts is not None and stop.ts is not None and \
@@ -245,30 +252,34 @@ class Lifecycle:
         return any(len(a) >= 2 for a in per_node.values()) or max(counts, default=0) >= 2 or \
             bool(restarts and not counts)
 
-    def still_working_after(self, f, answered: list = ()) -> bool:
+    def still_working_after(self, f, answered: list = (), deaths: list = ()) -> bool:
         """The finding's node kept logging its engine's stats after it, or kept answering requests (`answered`:
         failed requests, with their times) for ANSWERING_S or more, with no stop: the server is up (an API server
-        that outlives its engine and answers 500 to every request serves, and fails its requests)."""
+        that outlives its engine and answers 500 to every request serves, and fails its requests). Counted from
+        the engine's death when one follows the finding (`deaths`: a hung engine's stats and timeouts before
+        the watchdog kills it are its crash, not a server that serves)."""
         if f.ts is None:
             return False
-        rows = self.stats.filter((pl.col("node") == f.node) & (pl.col("ts") > f.ts)) if f.node is not None \
-            else self.stats.filter(pl.col("ts") > f.ts)
-        later = [a.ts for a in answered if a.ts is not None and a.ts > f.ts and a.node == f.node]
-        answering = len(later) >= 2 and (max(later) - f.ts).total_seconds() >= ANSWERING_S
+        died = [d.ts for d in deaths if d.ts is not None and d.ts >= f.ts and d.node == f.node]
+        since = min(died, default=f.ts)
+        rows = self.stats.filter((pl.col("node") == f.node) & (pl.col("ts") > since)) if f.node is not None \
+            else self.stats.filter(pl.col("ts") > since)
+        later = [a.ts for a in answered if a.ts is not None and a.ts > since and a.node == f.node]
+        answering = len(later) >= 2 and (max(later) - since).total_seconds() >= ANSWERING_S
         stopped = self.after_stop(f) is not None or self.stops.get((f.node, self.attempt_of(f)))
         return (rows.height >= 2 and not stopped) or (answering and self.after_stop(f) is None)
 
     # --------------------------------------------------------------------------------------------
-    def outcome(self, failure, again: bool, answered: list = ()) -> Outcome:
+    def outcome(self, failure, again: bool, answered: list = (), deaths: list = ()) -> Outcome:
         """The outcome, given the failure that explains it (the root cause, or the first sign of a death
         when no cause was found; None: nothing abnormal), whether it failed again after a restart, and the
-        requests the server failed (still_working_after)."""
+        requests the server failed and the deaths of its engine (still_working_after)."""
         if failure is not None:
             where = dict(file=failure.file, line=failure.line)
             if again:
                 return Outcome("restart_loop", **where, detail="it was started again and again, and failed each time")
             if self.ready_before(failure) and not failure.unready:  # (a port it never bound: never ready)
-                if self.still_working_after(failure, answered):
+                if self.still_working_after(failure, answered, deaths):
                     return Outcome("failing_requests", **where,
                                    detail="it was serving and kept running, but failed from then on")
                 return Outcome("crashed", **where, detail="it was serving, then failed")

@@ -425,9 +425,14 @@ def parse_clocks(sink: Sink, lines: list[str], base: int) -> None:
     """Clock evidence: chrony's 'System time : X seconds fast|slow of NTP time' (a host's error) and the
     same `date` taken on several hosts at once (pdsh / clush 'host: <time>' lines: of two hosts or more, or of
     one whose name holds a digit; a note's lone 'collected-at: <time>' names a key, not a host)."""
-    chrony, date_reading = FACTS["chrony_offset"], FACTS["host_date_reading"]
+    chrony, date_reading, zone = FACTS["chrony_offset"], FACTS["host_date_reading"], FACTS["timedatectl_zone"]
     readings = []
     for i, ln in enumerate(lines):
+        if (m := zone.match(ln)):   # +0200 -> 7200 (seconds east of UTC)
+            off = m.group("off")
+            sink.add("utc_offset", str((1 if off[0] == "+" else -1) * (int(off[1:3]) * 3600 + int(off[3:]) * 60)),
+                     base + i + 1)
+            continue
         m = chrony.match(ln.strip())
         if m:
             sec = float(m.group("sec")) * (1 if m.group("dir") == "fast" else -1)
