@@ -847,3 +847,27 @@ def test_a_stop_two_files_state_in_the_same_second_makes_what_follows_it_in_eith
     d = decision(tmp_path, {"gpu-a1/job.out": job,
                             "gpu-a1/vllm.log": START + LOADED + READY + SERVING + [api(5, 1, "Shutting down"), dead]})
     assert state(d) == ("stopped", None) and d.healthy
+
+
+def _later(lines: list[str], minutes: int) -> list[str]:
+    """The same lines, `minutes` later (a second start in the same log)."""
+    return [re.sub(r" 07:(\d\d):", lambda m: f" 07:{int(m.group(1)) + minutes:02d}:", ln) for ln in lines]
+
+
+def test_stopped_then_started_again_and_serving_is_serving(tmp_path):
+    first = START + LOADED + READY + SERVING + STOP
+    d = decision(tmp_path, {"gpu-a1/vllm.log": first + _later(START + LOADED + READY + SERVING, 10)})
+    assert state(d) == ("serving", None) and d.healthy
+    # near miss: the second run was stopped too
+    d = decision(tmp_path / "b", {"gpu-a1/vllm.log": first + _later(START + LOADED + READY + SERVING + STOP, 10)})
+    assert state(d) == ("stopped", None)
+
+
+def test_a_start_that_failed_then_a_rerun_that_serves_is_serving_and_an_incident(tmp_path):
+    failed = START + [worker(1, 0, "Starting to load model m...", pid=5150), LOAD_OOM]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": failed + _later(START + LOADED + READY + SERVING, 10)})
+    assert state(d) == ("serving", "oom.load") and not d.healthy
+    # near miss: the rerun never became ready either
+    d = decision(tmp_path / "b", {"gpu-a1/vllm.log": failed + _later(START + [worker(1, 0, "Starting to load model m...",
+                                                                                    pid=5151)], 10)})
+    assert d.outcome.state == "never_ready"

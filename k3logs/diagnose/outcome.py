@@ -219,16 +219,21 @@ class Lifecycle:
         return ready if ready is not None and ready.after(f.ts, f.file, f.line) else None
 
     def serving_elsewhere(self, f) -> _At | None:
-        """A server on another node than the finding's that became ready in its last attempt and was never
-        stopped: the service went on while the finding's part never joined it."""
-        if f.node is None:
-            return None
+        """A server that became ready in its node's last attempt and was never stopped, on another node than the
+        finding's or in a later attempt of its own (a rerun after a fix): the service went on, or is back, while
+        the finding's part never joined it."""
+        mine = self.attempt_of(f)
+        return next((r for (node, attempt), r in self._serving_at_end()
+                     if (f.node is not None and node is not None and node != f.node)
+                     or (node == f.node and mine is not None and attempt is not None and attempt > mine)), None)
+
+    def _serving_at_end(self) -> list:
+        """((node, attempt), ready) of each node whose last attempt became ready and was never stopped."""
         last: dict = {}
         for node, attempt in [*self.ready, *self.stops]:
             last[node] = max(last.get(node, attempt), attempt, key=lambda a: (a is not None, a or 0))
-        return next((r for (node, attempt), r in sorted(self.ready.items(), key=lambda kv: str(kv[0]))
-                     if node is not None and node != f.node and attempt == last[node]
-                     and (node, attempt) not in self.stops), None)
+        return [(k, r) for k, r in sorted(self.ready.items(), key=lambda kv: str(kv[0]))
+                if k[1] == last[k[0]] and k not in self.stops]
 
     def ready_before(self, f) -> bool:
         """The deployment was ready (any node, in the finding's attempt or, for a node without serving
@@ -285,7 +290,8 @@ class Lifecycle:
                 return Outcome("crashed", **where, detail="it was serving, then failed")
             if (other := self.serving_elsewhere(failure)) is not None:
                 return Outcome("serving", other.file, other.line, "a part that never became ready failed (a "
-                               "rollout's new pod, a replacement) while a server on another node went on serving")
+                               "rollout's new pod, a replacement, a start later run again) while a server on "
+                               "another node went on serving, or a later start serves")
             return Outcome("never_ready", **where, detail="it failed before the server was ready")
         if not self.app_log:
             return Outcome("inconclusive", detail="the bundle holds no log of the deployment itself")
@@ -296,6 +302,11 @@ class Lifecycle:
         if on.height >= 2:
             return Outcome("serving", on["file"][0], on["line"][0], "it was stopped in one place and went on serving "
                            "in another (a rolling update, a replacement)")
+        # started again after the last stop and serving (a restart after a change of configuration)
+        again = [r for (_, attempt), r in self._serving_at_end()
+                 if last and r.ts is not None and last.ts is not None and r.ts > last.ts]
+        if again:
+            return Outcome("serving", again[0].file, again[0].line, "it was stopped, started again and serves")
         if stops:
             s = stops[0]
             return Outcome("stopped", s.file, s.line, "it was stopped, with nothing abnormal before")
