@@ -871,3 +871,19 @@ def test_a_start_that_failed_then_a_rerun_that_serves_is_serving_and_an_incident
     d = decision(tmp_path / "b", {"gpu-a1/vllm.log": failed + _later(START + [worker(1, 0, "Starting to load model m...",
                                                                                     pid=5151)], 10)})
     assert d.outcome.state == "never_ready"
+
+
+CHAT = "ValueError: As of transformers v4.44, default chat template is no longer allowed, so you must provide a " \
+       "chat template if the tokenizer does not define one."
+
+
+def test_an_error_that_recurs_in_its_process_minutes_later_was_not_survived(tmp_path):
+    # the same error in the API server at 07:04 and, after work in between, at 07:14: the first is the cause
+    busy = api(4, 50, "Avg prompt throughput: 80.0 tokens/s, Avg generation throughput: 310.0 tokens/s, "
+                      "Running: 5 reqs, Waiting: 0 reqs, GPU KV cache usage: 9.0%")
+    lines = START + LOADED + READY + SERVING + [api(4, 10, CHAT, "ERROR"), busy, api(14, 10, CHAT, "ERROR")]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": lines})
+    assert d.root is not None and d.root.line == lines.index(api(4, 10, CHAT, "ERROR")) + 1
+    # near miss: once, and the process went on working: survived
+    d = decision(tmp_path / "b", {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + [api(4, 10, CHAT, "ERROR"), busy]})
+    assert d.root is None

@@ -24,7 +24,7 @@ from .detect import families, holds_prefilter, named_causes, outcome_data
 from .findings import (EXPLAIN_WINDOW_S, SAME_FAILURE_S, TIE_SECONDS, Decision, Finding, as_int, benign_eids,
                        exceptions, findings_of, load_before)
 from .order import first, seconds, sort_key
-from .outcome import HEALTHY, KERNEL_SLACK_S, Lifecycle
+from .outcome import HEALTHY, KERNEL_SLACK_S, Lifecycle, who
 from .templates import mask_template, same_template
 from .vanished import accounted, peer_gone_first, says_why, vanished_worker
 
@@ -270,13 +270,20 @@ def _set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] |
                    for h in causes)
 
     def fails_again(f: Finding) -> bool:
-        """Something later in its scope fails that it explains, or fails the same way."""
+        """Something later in its scope fails that it explains (within the explanation window), or fails the
+        same way on its node (within it, or however much later in the same process: a fault that recurs in the
+        process that logged it was not survived; a kernel line names no process of the deployment)."""
         i = at[id(f)]
         return any(g is not f and g.set_aside is None and sort_key(f) < sort_key(g)
-                   and (((g.explained_by == i or i in g.explainers) and not nearer_cause(f, g))
-                        or (g.category == f.category and g.node == f.node))
                    and (g.role == "cause" or g.category in outcome_data().fatal)
-                   and (dt := seconds(f, g)) is not None and 0 <= dt <= EXPLAIN_WINDOW_S for g in findings)
+                   and (dt := seconds(f, g)) is not None and dt >= 0
+                   and ((dt <= EXPLAIN_WINDOW_S and (g.explained_by == i or i in g.explainers)
+                         and not nearer_cause(f, g))
+                        or (g.category == f.category and g.node == f.node
+                            and (dt <= EXPLAIN_WINDOW_S or (
+                                (w := who(f.source, f.pid, f.ident, f.file)) and w == who(g.source, g.pid, g.ident, g.file)
+                                and life.attempt_of(g) == life.attempt_of(f)))))
+                   for g in findings)
 
     def failed_meanwhile(f: Finding, back: Finding) -> bool:
         """A failure f can explain came between it and its device's return (or with either)."""
