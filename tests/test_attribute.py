@@ -1156,6 +1156,18 @@ def test_ray_s_local_node_ip_in_a_node_s_file_names_that_node_s_address(tmp_path
     assert near.attribution.ip_node == {}   # near miss: a file of no node says nothing of whose address it is
 
 
+def test_the_one_ray_address_left_is_the_one_node_of_the_slurm_job_left(tmp_path):
+    # the job ran on two nodes; the head's address is known, the worker's is not: the one Ray address left is it
+    files = {"gpu-c016/vllm.log": text_of(RELAYED.replace("10.52.4.24", "10.70.12.42")),
+             "gpu-c016/ip-addr.txt": "$ hostname -I\n10.70.12.41\n"}
+    env = "SLURM_JOB_ID=771234\nSLURM_JOB_NAME=serve\nSLURM_NNODES={n}\nSLURM_JOB_NODELIST=gpu-c[016-{last}]\n"
+    a = analyze_files(tmp_path / "a", {**files, "env.txt": env.format(n=2, last="017")})
+    assert a.attribution.ip_node.get("10.70.12.42") == "gpu-c017"
+    # near miss: three nodes in the job, two without an address: which one is it?
+    b = analyze_files(tmp_path / "b", {**files, "env.txt": env.format(n=3, last="018")})
+    assert "10.70.12.42" not in b.attribution.ip_node
+
+
 def test_flat_files_named_by_host_are_their_hosts(tmp_path):
     kern = "[ 100.000000] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  580.95.05\n"
     fn = analyze_files(tmp_path / "a", {"dmesg.gpu-x17.txt": kern, "dmesg.gpu-x18.txt": kern,

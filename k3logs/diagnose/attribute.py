@@ -267,6 +267,14 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
     for r in reads["own_ip"]:
         if (node := a.file_node.get(r.file)) and a.ip_node.setdefault(r.g["ip"], node) == node:
             a.said("ip", r.g["ip"], f"'Local node IP' on {r.file}:{r.line} (a file of {node})")
+    # the Slurm job's one node whose address nothing gives, and the one Ray address no host is tied to: one node
+    ray_ips = seen_ips | {r.g["ip"] for r in reads["ray_node"] + reads["subject"] if r.g.get("ip")}
+    left_ips = sorted(ip for ip in ray_ips if ip not in a.ip_node)
+    left_hosts = sorted(h for h in hints.job_hosts if w.is_host(h) and h not in set(a.ip_node.values()))
+    if len(hints.job_hosts) >= 2 and len(left_ips) == 1 and len(left_hosts) == 1:
+        a.ip_node[left_ips[0]] = left_hosts[0]
+        a.said("ip", left_ips[0], f"the one Ray address no host is tied to, and the one node of the Slurm job "
+                                  f"({', '.join(sorted(hints.job_hosts))}) whose address nothing gives")
 
     # 4. what a line is about, or where it happened; Kubernetes event objects; Slurm tasks
     for r in reads["subject"]:
