@@ -207,27 +207,27 @@ def test_a_consumer_that_stops_early_leaves_no_thread_behind(tmp_path):
 def test_the_lines_kept_before_an_untimed_hit_do_not_depend_on_where_a_batch_starts(tmp_path):
     # a kernel line with no time of day keeps the two lines before it (the record it continues, and a
     # time for it): also when it is the first or second line of a batch, from the batch before
-    from k3logs.ingest.stream import ingest
-    from k3logs.ingest.keep import Keep
-    from k3logs.ingest.discover import Bundle
-    from k3logs.diagnose.detect import anchors
-    from k3logs.catalogue.load import load_catalogue
     lines = []
     for i in range(300):
         lines.append(f"[{100 + i:6d}.000000] cni0: port {i % 40}(veth{i:07x}) entered blocking state")
         if i % 7 == 3:
             lines.append(f"[{100 + i:6d}.500000] mce: [Hardware Error]: Machine check events logged")
     root = make_bundle(tmp_path, {"node-a/dmesg.txt": text_of(*lines)})
-    keep = Keep(anchors(load_catalogue()))
-
-    def kept(batch_bytes: int) -> list[int]:
-        ing = ingest(Bundle(root), Settings(batch_bytes=batch_bytes), keep)
-        return pl.concat(ing.events)["line"].to_list()
-
-    whole = kept(1 << 20)
+    whole = kept_lines(root, 1 << 20)
     assert len(whole) == 3 * sum(1 for i in range(300) if i % 7 == 3)
     for batch_bytes in range(1500, 2600, 37):
-        assert kept(batch_bytes) == whole, batch_bytes
+        assert kept_lines(root, batch_bytes) == whole, batch_bytes
+
+
+def kept_lines(root, batch_bytes: int) -> list[int]:
+    """The lines analyze keeps of the bundle at `root`, read in batches of `batch_bytes`."""
+    from k3logs.catalogue.load import load_catalogue
+    from k3logs.diagnose.detect import anchors
+    from k3logs.ingest.discover import Bundle
+    from k3logs.ingest.keep import Keep
+    from k3logs.ingest.stream import ingest
+    ing = ingest(Bundle(root), Settings(batch_bytes=batch_bytes), Keep(anchors(load_catalogue())))
+    return pl.concat(ing.events)["line"].to_list()
 
 
 def test_logged_prompts_are_not_kept_for_the_analysis_whatever_they_quote(tmp_path):
@@ -384,11 +384,6 @@ def test_a_small_file_cut_by_a_truncated_archive_has_its_last_line_marked_in_a_p
 def test_an_untimed_hit_keeps_the_row_that_times_it_a_few_rows_back_whatever_the_batches(tmp_path):
     # a timed line, three untimed detail lines, then an NCCL WARN with no time of day: the analysis keeps the
     # timed line (beyond the two rows of context) so the WARN is timed as the event table times it
-    from k3logs.catalogue.load import load_catalogue
-    from k3logs.diagnose.detect import anchors
-    from k3logs.ingest.discover import Bundle
-    from k3logs.ingest.keep import Keep
-    from k3logs.ingest.stream import ingest
     lines, warns = [], 0
     for i in range(120):
         lines += [f"INFO 08-11 10:{i // 60:02d}:{i % 60:02d} [x.py:1] step {i}", "  a", "  b", "  c"]
@@ -397,16 +392,10 @@ def test_an_untimed_hit_keeps_the_row_that_times_it_a_few_rows_back_whatever_the
             lines.append("gpu-a:77:91 [0] transport/net_ib.cc:1700 NCCL WARN NET/IB : Got completion from peer "
                          "10.0.0.2<51234> with status=12 opcode=0 len=0 vendor err 129 (Recv) localGid ::ffff:10.0.0.1")
     root = make_bundle(tmp_path, {"node-a/nccl.log": text_of(*lines)})
-    keep = Keep(anchors(load_catalogue()))
-
-    def kept(batch_bytes: int) -> list[int]:
-        ing = ingest(Bundle(root), Settings(batch_bytes=batch_bytes), keep)
-        return pl.concat(ing.events)["line"].to_list()
-
-    whole = kept(1 << 20)
+    whole = kept_lines(root, 1 << 20)
     assert len(whole) == 4 * warns      # the WARN, its two rows of context, and the timed row four back
     for batch_bytes in range(1500, 2600, 53):
-        assert kept(batch_bytes) == whole, batch_bytes
+        assert kept_lines(root, batch_bytes) == whole, batch_bytes
     a = analyze_files(tmp_path / "a", {"node-a/nccl.log": text_of(*lines)})
     warn = a.events.filter(pl.col("text").str.contains("Got completion")).row(0, named=True)
     assert warn["ts"] is not None and warn["ts"].strftime("%H:%M:%S") == "10:00:04"
