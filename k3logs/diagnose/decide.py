@@ -269,21 +269,24 @@ def _set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] |
                                                         and 0 <= seconds(g, h) <= TIE_SECONDS))
                    for h in causes)
 
+    def same_process(f: Finding, g: Finding) -> bool:
+        """Both logged by one process of the deployment in one attempt (a kernel line names none)."""
+        w = who(f.source, f.pid, f.ident, f.file)
+        return bool(w) and w == who(g.source, g.pid, g.ident, g.file) and life.attempt_of(g) == life.attempt_of(f)
+
     def fails_again(f: Finding) -> bool:
         """Something later in its scope fails that it explains (within the explanation window), or fails the
-        same way on its node (within it, or however much later in the same process: a fault that recurs in the
-        process that logged it was not survived; a kernel line names no process of the deployment)."""
+        same way on its node (within it, or however much later in the process that logged it: a fault that
+        recurs there was not survived)."""
         i = at[id(f)]
+
+        def again(g: Finding, dt: float) -> bool:
+            explained = (g.explained_by == i or i in g.explainers) and not nearer_cause(f, g)
+            recurs = g.category == f.category and g.node == f.node
+            return (dt <= EXPLAIN_WINDOW_S and (explained or recurs)) or (recurs and same_process(f, g))
         return any(g is not f and g.set_aside is None and sort_key(f) < sort_key(g)
                    and (g.role == "cause" or g.category in outcome_data().fatal)
-                   and (dt := seconds(f, g)) is not None and dt >= 0
-                   and ((dt <= EXPLAIN_WINDOW_S and (g.explained_by == i or i in g.explainers)
-                         and not nearer_cause(f, g))
-                        or (g.category == f.category and g.node == f.node
-                            and (dt <= EXPLAIN_WINDOW_S or (
-                                (w := who(f.source, f.pid, f.ident, f.file)) and w == who(g.source, g.pid, g.ident, g.file)
-                                and life.attempt_of(g) == life.attempt_of(f)))))
-                   for g in findings)
+                   and (dt := seconds(f, g)) is not None and dt >= 0 and again(g, dt) for g in findings)
 
     def failed_meanwhile(f: Finding, back: Finding) -> bool:
         """A failure f can explain came between it and its device's return (or with either)."""
