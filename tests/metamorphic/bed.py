@@ -77,6 +77,11 @@ KNOWN: dict[tuple[str, str], str] = {
         "no longer share its naming family, so the missing node is counted (--nnodes) but not named") for c in (
         "c545-llama405b-pp3-3node-oom-inference-rank13-partial", "c510-torchrun-master-port-29500-stale-agent-node2-missing")},
     ("c314-k3-ep24-experts-not-divisible-3node-lws", "skew-within"): SKEW_TIE,
+    ("c789-xid79-pcibus-2node-mp", "skew-within"): SKEW_TIE,
+    ("c784-flat-hostnamed-files-segfault", "rename-files"): (
+        "flat files named by host (vllm-HOST.log, dmesg.HOST.txt) renamed apart: no line prints a host, so no host is "
+        "known, and the names no longer share a template (dump001-HOST.log, notes006-HOST.dat); no rule takes the "
+        "host-like tokens that the file names share as the hosts"),
     ("c406-k3-deepep-on-nvl72-no-rdma-nvshmem", "skew-within"): SKEW_TIE,
     ("c316-v0-llama31-8b-128k-default-len-l4-gke", "wrap-docker"): PHASE_TIE,
     ("c316-v0-llama31-8b-128k-default-len-l4-gke", "wrap-journald-json"): PHASE_TIE,
