@@ -517,6 +517,19 @@ def test_a_host_srun_says_a_task_ended_on_took_part_and_its_missing_log_is_named
     assert any("gpu-h100-a02" in m for m in a.missing)
 
 
+def test_the_schedulers_lines_about_a_node_in_a_job_output_are_not_its_log(tmp_path):
+    # the job's output at the top holds only srun's and slurmstepd's reports about gpu-h100-a02: not its log
+    log = "\n".join(START + LOADED) + "\n"
+    job = log + ("rdzv endpoint gpu-h100-a02:29400\nsrun: error: gpu-h100-a01: task 1: Exited with exit code 1\n"
+                 "slurmstepd: error: *** STEP 77.0 ON gpu-h100-a02 CANCELLED AT 2026-11-18T07:05:00 ***\n"
+                 "srun: error: gpu-h100-a02: task 0: Exited with exit code 1\n")
+    a = run(make_bundle(tmp_path, {"gpu-h100-a01/vllm.log": log, "slurm-77.out": job}))
+    assert any("logs of node gpu-h100-a02" in m for m in a.missing)
+    # near miss: with its own log beside it, nothing is missing of it
+    b = run(make_bundle(tmp_path / "b", {"gpu-h100-a01/vllm.log": log, "gpu-h100-a02/vllm.log": log, "slurm-77.out": job}))
+    assert not any("gpu-h100-a02" in m for m in b.missing)
+
+
 def test_a_torchrun_node_count_beyond_the_nodes_with_logs_is_said(tmp_path):
     a = run(make_bundle(tmp_path, {"gpu-h100-a01/vllm.log": "\n".join(START + LOADED) + "\n",
                                    "job.sbatch": "srun torchrun --nnodes 3 --nproc-per-node 8 serve.py\n"}))

@@ -21,6 +21,7 @@ import polars as pl
 
 from k3logs.catalogue.regexes import Regexes
 
+from .assign import NODE_SRC
 from .outcome import HOST_KINDS
 
 OWN_SHARE = 0.25   # of a log file's attributed lines
@@ -66,9 +67,12 @@ def nodes_with_logs(ev: pl.DataFrame, files, display, file_node: dict[str, str |
                  if f.kind not in HOST_KINDS and not f.prose and not f.is_dump and f.lines}
     named_ev = ev.filter(pl.col("node").is_not_null())
     # a node whose lines are a good part of a log file (the file's, or the tasks' of a job's output that
-    # srun gathers) has a log; a few lines forwarded into another node's log do not make one
+    # srun gathers) has a log; a few lines forwarded into another node's log do not make one, nor lines about
+    # it (srun's and slurmstepd's reports of its tasks, a line that names it)
     owner = pl.col("file").replace_strict(file_node, default=None, return_dtype=pl.String)
-    share = (named_ev.filter(pl.col("file").is_in(sorted(own_files))).group_by("file", "node").len()
+    about = [NODE_SRC.index(k) + 1 for k in ("subject", "named")]
+    share = (named_ev.filter(pl.col("file").is_in(sorted(own_files)) & ~pl.col("node_src").is_in(about))
+             .group_by("file", "node").len()
              .with_columns((pl.col("len") / pl.col("len").sum().over("file")).alias("share"))
              .filter(owner.is_null() | (owner == pl.col("node"))))
     listings = sorted({display(f.file) for f in files if f.kind in LISTINGS})
