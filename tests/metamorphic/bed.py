@@ -30,7 +30,7 @@ DROPPED_NODE = ("evidence_missing names a node whose logs are absent where the b
                 "c214, c703, c739, c754 and c777 name it nowhere (only a count is possible), c740 only as an NCCL socket's remote peer; c309's note writes the two hosts with their stages "
                 "between them ('h200-pp-a stage 0, h200-pp-b stage 1'), no list; c568's note names it alone on a line "
                 "two lines above its --node-rank; c303 keeps a log of the node outside its folder (its pod's init "
-                "container, by kubectl), and c764 (the job's srun output at the top holds its task's lines), so the "
+                "container, by kubectl), and c764 and c883 (the job's srun output at the top holds its task's lines), so the "
                 "node is not missing a log; c605 names it only inside its own folder "
                 "(its host-info and docker inspect), which goes with it, and c766 in its own docker log; c840 and c776 name it "
                 "nowhere outside its folder; c859 keeps the node's own NCCL debug files at the top "
@@ -58,6 +58,7 @@ KNOWN: dict[tuple[str, str], str] = {
         "c740-nccl-dmabuf524-k3-dp2-docker",
         "c754-docker-2node-xid94-ecc-cudagraph",
         "c764-slurm-ray-2node-scancel",
+        "c883-pcie-aer-xid79-during-weight-load-slurm-2node-pp2",
         "c776-pp2-h200-docker-stalled-start",
         "c777-ray-pp2-h200-serving-crash",
     )},
@@ -78,6 +79,13 @@ KNOWN: dict[tuple[str, str], str] = {
         "c545-llama405b-pp3-3node-oom-inference-rank13-partial", "c510-torchrun-master-port-29500-stale-agent-node2-missing")},
     ("c314-k3-ep24-experts-not-divisible-3node-lws", "skew-within"): SKEW_TIE,
     ("c789-xid79-pcibus-2node-mp", "skew-within"): SKEW_TIE,
+    **{("c879-oom-load-ray-pp2-a100-40g-node", t): (
+        "a worker's error and Ray's relayed copy of it in the head's log are stated in the same second: the tie goes "
+        "to the copy when its file sorts first (renamed hosts) or its clock is a second early (within the "
+        "tolerance), and the copy carries no rank") for t in ("rename-hosts", "skew-within", "skew-beyond")},
+    ("c883-pcie-aer-xid79-during-weight-load-slurm-2node-pp2", "shift-clock"): (
+        "the transform does not move journald JSON's __REALTIME_TIMESTAMP, so the kernel's Xid stays 98 days before "
+        "everything else (the bed's limit, not k3logs')"),
     ("c784-flat-hostnamed-files-segfault", "rename-files"): (
         "flat files named by host (vllm-HOST.log, dmesg.HOST.txt) renamed apart: no line prints a host, so no host is "
         "known, and the names no longer share a template (dump001-HOST.log, notes006-HOST.dat); no rule takes the "
