@@ -23,7 +23,7 @@ from conftest import TESTS_DIR
 from metamorphic import bed
 from k3logs import api
 from k3logs.api import evaluate_corpus
-from k3logs.evaluate.score import score, summary
+from k3logs.evaluate.score import score
 from k3logs.pipeline import run, stream_events
 from k3logs.settings import Settings
 
@@ -75,6 +75,9 @@ def causal_lines(fc: dict) -> list[tuple[str, int]]:
 @pytest.mark.parametrize("case", cases_but("verdict"))
 def test_case_verdict_matches_the_truth(case):
     truth, r = truth_of(case), report_of(case)
+    # `k3logs eval corpora` scores it as passed too (its tables and exit statuses: test_cli, on small corpora)
+    s = score(case, truth, r)
+    assert s.passed, s.error or {c: (s.got.get(c), s.want.get(c)) for c, ok in s.ok.items() if not ok}
     cats = [truth["root_cause"], *truth.get("root_cause_alt", [])]
     assert r.root_cause.category in cats, f"category {r.root_cause.category}, want one of {cats}"
     outcomes = [truth["outcome"], *truth.get("outcome_alt", [])]
@@ -187,7 +190,7 @@ MULTI_NODE_FOLDER_CASES = [c for c in CASES if sum(1 for p in (CORPORA / c / "bu
 
 
 # (the shipping transforms below run on a sample of the cases, to keep the suite within its time)
-@pytest.mark.parametrize("case", MULTI_NODE_FOLDER_CASES[::3])
+@pytest.mark.parametrize("case", MULTI_NODE_FOLDER_CASES[::5])
 def test_a_ticket_folder_of_per_node_archives_reports_the_same(case, tmp_path):
     # as operators ship it: each node's folder archived on its node (node-a.tar.gz holding node-a/...), the
     # archives and the shared files in a ticket's folder beside a note. Only the paths change
@@ -211,7 +214,7 @@ def test_a_ticket_folder_of_per_node_archives_reports_the_same(case, tmp_path):
     assert {n.node for n in got.nodes} == {n.node for n in want.nodes}
 
 
-@pytest.mark.parametrize("case", CASES[::4])
+@pytest.mark.parametrize("case", CASES[::8])
 def test_a_bundle_copied_through_windows_reports_the_same(case, tmp_path):
     # every text file with CRLF line ends (vLLM's own CR LF becomes CR CR LF); every other case also in
     # UTF-16, as PowerShell's `>` writes it
@@ -246,14 +249,6 @@ def test_every_cause_signature_fires_on_a_corpus_case():
         status = tool.main(["coverage.py", str(CORPORA)])
     missing = [ln.split()[0] for ln in out.getvalue().splitlines() if ln.strip()]
     assert status == 0 and missing == [], f"{err.getvalue().strip()}: {', '.join(missing)}"
-
-
-def test_eval_of_the_corpus_fails_only_its_known_cases():
-    # `k3logs eval corpora`'s scores over every case, on the reports the tests above made (the command's tables
-    # and exit statuses are tested in test_cli on small corpora)
-    scores = [score(c, truth_of(c), report_of(c)) for c in CASES]
-    assert {s.case for s in scores if not s.passed} == {c for c in CASES if "verdict" in KNOWN.get(c, {})}
-    assert summary(scores)["false_alarms"] == 0
 
 
 @pytest.mark.skipif(not REALWORLD.is_dir(), reason="../shared/realworld is not present")
