@@ -4,8 +4,12 @@ pids and times)."""
 from __future__ import annotations
 
 import gzip
+import importlib.util
 import io
+import os
+import shutil
 import tarfile
+import tempfile
 import zipfile
 from pathlib import Path
 from typing import Iterable, Mapping
@@ -153,6 +157,40 @@ TESTS_DIR = Path(__file__).resolve().parent
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: takes more than 20 s (still runs by default; deselect with -m 'not slow')")
+    os.environ.setdefault(FIRED_DIR, tempfile.mkdtemp(prefix="k3logs-fired-"))   # (xdist workers inherit it)
+
+
+# every cause signature fires on some corpus case (tools/coverage.py). Each case's verdict test records what
+# fired on it and the run checks the union once every case has been seen: a test over the whole corpus had to
+# analyse every case again on one worker, minutes of the suite's ten.
+FIRED_DIR = "K3LOGS_TEST_FIRED_DIR"
+
+
+def record_fired(case: str, signatures: Iterable[str]) -> None:
+    (Path(os.environ[FIRED_DIR]) / f"{case}.txt").write_text("".join(f"{s}\n" for s in sorted(set(signatures))))
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if hasattr(session.config, "workerinput") or FIRED_DIR not in os.environ:
+        return   # (a worker: the controller checks)
+    records = Path(os.environ.pop(FIRED_DIR))
+    fired = {s for f in records.glob("*.txt") for s in f.read_text().split()}
+    seen, cases = len(list(records.glob("*.txt"))), len(list((TESTS_DIR.parent / "corpora").glob("*/truth.json")))
+    shutil.rmtree(records, ignore_errors=True)
+    if seen < cases:
+        return   # (a selection of the tests: not every case was analysed)
+    spec = importlib.util.spec_from_file_location("k3logs_coverage_tool", TESTS_DIR.parent / "tools" / "coverage.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    from k3logs.catalogue.load import load_catalogue
+    missing = tool.unfired(load_catalogue(), fired)
+    if missing:
+        out = session.config.get_terminal_writer()
+        out.line()
+        out.line(f"FAILED: {len(missing)} cause signatures fire on no corpus case (tools/coverage.py):", red=True)
+        for line in missing:
+            out.line(f"  {line}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 # the modules that read every corpus case share one analysis of each (tests/metamorphic/bed.py caches it per

@@ -22,13 +22,17 @@ def fired_signatures(root: Path) -> dict[str, list[str]]:
     return where
 
 
+def unfired(cat, fired) -> list[str]:
+    """One line per cause signature of `cat` that is not in `fired`."""
+    return [f"{s.id:45} {s.category:24} {s.location}" for s in cat.signatures if s.role == "cause" and s.id not in fired]
+
+
 def main(argv: list[str]) -> int:
     root = Path(argv[1] if len(argv) > 1 else "corpora")
     cat = load_catalogue()
-    where = fired_signatures(root)
-    missing = [s for s in cat.signatures if s.role == "cause" and s.id not in where]
-    for s in missing:
-        print(f"{s.id:45} {s.category:24} {s.location}")
+    missing = unfired(cat, fired_signatures(root))
+    for line in missing:
+        print(line)
     print(f"{len(missing)} of {sum(s.role == 'cause' for s in cat.signatures)} cause signatures fire on no case",
           file=sys.stderr)
     return 1 if missing else 0
