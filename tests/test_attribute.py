@@ -1156,6 +1156,18 @@ def test_ray_s_local_node_ip_in_a_node_s_file_names_that_node_s_address(tmp_path
     assert near.attribution.ip_node == {}   # near miss: a file of no node says nothing of whose address it is
 
 
+def test_a_launcher_starting_ray_on_a_host_names_the_local_node_ip_ray_prints_next(tmp_path):
+    job = ["[09:02:09] Starting Ray HEAD on gpu-h200-p11", "Local node IP: 10.52.4.11", "Ray runtime started.",
+           "[09:02:25] Starting Ray WORKER 1 on gpu-h200-p14", "Local node IP: 10.52.4.24", RELAYED]
+    a = analyze_files(tmp_path / "a", {"slurm-4242.out": text_of(*job)})
+    assert a.attribution.ip_node == {"10.52.4.11": "gpu-h200-p11", "10.52.4.24": "gpu-h200-p14"}
+    # near miss: the worker's launcher line comes after its 'Local node IP' (that address follows the head's
+    # start, with another `ray start` line between): no host is tied to it
+    swapped = [job[0], job[1], job[2], job[4], job[3], RELAYED]
+    b = analyze_files(tmp_path / "b", {"slurm-4242.out": text_of(*swapped)})
+    assert b.attribution.ip_node == {"10.52.4.11": "gpu-h200-p11"}
+
+
 def test_the_one_ray_address_left_is_the_one_node_of_the_slurm_job_left(tmp_path):
     # the job ran on two nodes; the head's address is known, the worker's is not: the one Ray address left is it
     files = {"gpu-c016/vllm.log": text_of(RELAYED.replace("10.52.4.24", "10.70.12.42")),

@@ -254,6 +254,16 @@ def test_frame_phase_takes_the_innermost_known_frame(frames, phase):
     assert frame_phase(frames) == phase
 
 
+def test_a_landmark_within_the_steps_of_the_frame_s_function_is_more_specific_than_the_frame():
+    stack = ["worker_main", "__init__", "init_device", "__init__", "build_logitsprocs"]
+    # vLLM's init_device also joins the process group: a process that printed it had reached distributed init
+    assert frame_phase(stack, "distributed_init") == "distributed_init"
+    assert frame_phase(stack) == "device_init"
+    # near misses: a landmark beyond the function's steps, and a function that runs one step, give the frame's
+    assert frame_phase(stack, "model_load") == "device_init"
+    assert frame_phase(["load_model", "load_weights"], "cudagraph_capture") == "model_load"
+
+
 @pytest.mark.parametrize("line, starts", [
     ("Setting OMP_NUM_THREADS environment variable for each process to be 1 in default, to avoid your system being "
      "overloaded, please further tune the variable for optimal performance in your application as needed.", True),

@@ -74,7 +74,8 @@ def test_chained_traceback_lists_every_link_first_exception_first():
     assert tb["exc_messages"] == ["[Errno 111] Connection refused", "cannot connect",
                                   "NCCL error in: NCCLUtils.hpp:268, unhandled system error"]
     assert tb["exc_lines"] == [4, 11, 18]
-    assert tb["frames"] == ["connect"]
+    # the stacks outermost first: the last exception's (what the process was doing), down to the first's
+    assert tb["frames"] == ["<module>", "retry", "connect"]
     assert tb["text"] == "ConnectionRefusedError: [Errno 111] Connection refused"
 
 
@@ -356,3 +357,30 @@ def test_a_later_record_of_the_same_worker_is_not_part_of_its_exception_message(
     assert span(tb) == (2, 6)   # the line written with the exception goes on its message; the restart's does not
     assert tb["exc_messages"] == ["Error 803: system has unsupported display driver\nhint: check the driver"]
     assert row(df, 7)["text"] == "WorkerProc failed to start."
+
+
+DOWNLOAD = [
+    "Traceback (most recent call last):",
+    '  File "/venv/lib/python3.12/site-packages/urllib3/connectionpool.py", line 841, in urlopen',
+    "    retries = retries.increment(",
+    "urllib3.exceptions.ProxyError: ('Unable to connect to proxy', NameResolutionError('webproxy'))",
+    "",
+    "The above exception was the direct cause of the following exception:",
+    "",
+    "Traceback (most recent call last):",
+    '  File "/venv/lib/python3.12/site-packages/vllm/v1/worker/gpu_worker.py", line 213, in load_model',
+    "    self.model_runner.load_model()",
+    '  File "/venv/lib/python3.12/site-packages/huggingface_hub/hf_api.py", line 2652, in model_info',
+    "    r = get_session().get(path)",
+    "requests.exceptions.ProxyError: Unable to connect to proxy",
+]
+
+
+def test_a_chained_exception_s_phase_comes_from_every_stack_of_the_chain():
+    from k3logs.diagnose.detect import frame_phase
+    [tb] = tracebacks(folded(DOWNLOAD))
+    # the download's own stack names no step of the server; the exception raised from it was in load_model
+    assert frame_phase(tb["frames"]) == "model_load"
+    # near miss: the first exception alone (no chain) says nothing of the phase
+    [alone] = tracebacks(folded(DOWNLOAD[:4]))
+    assert alone["frames"] == ["urlopen"] and frame_phase(alone["frames"]) is None

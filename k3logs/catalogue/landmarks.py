@@ -65,7 +65,18 @@ def load_landmarks(path: Path, issues: list[Issue]) -> tuple[Landmark, ...]:
     if got is None:
         return ()
     _lines(*got, path, issues)
+    _frames(got[0], path, issues)
     return _landmarks(*got, path, issues)
+
+
+def _frames(data: dict, path: Path, issues: list[Issue]) -> None:
+    """[frames] names phases; a [frame_reach] function is a frame's, and reaches no earlier than its phase."""
+    table = {fn: p for p, fns in data.get("frames", {}).items() for fn in fns}
+    bad = [f"[frames] {p!r} is no phase" for p in data.get("frames", {}) if p not in PHASES]
+    for fn, reach in data.get("frame_reach", {}).items():
+        if fn not in table or reach not in PHASES or PHASES.index(reach) < PHASES.index(table[fn]):
+            bad.append(f"[frame_reach] {fn} = {reach!r}: needs a [frames] function and a phase no earlier than its")
+    issues += [Issue("error", "frames", b, SourceLocation(str(path))) for b in bad]
 
 
 def _lines(data: dict, text: str, path: Path, issues: list[Issue]) -> dict[str, str]:

@@ -39,17 +39,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timezone
 
-import numpy as np
 import polars as pl
 
-from k3logs.catalogue.witnesses import Witnesses, builtin_witnesses, expand_nodelist, expand_tasks
+from k3logs.catalogue.witnesses import Witnesses, builtin_witnesses
 
 from .assign import apply_nodes, host_columns
-from .attribution import (RX, Attribution, DumpHints, elastic_entries, ensure, host_field, is_ip, line_rx, nth,
-                          short_host, step_of)
+from .attribution import RX, Attribution, DumpHints, elastic_entries, ensure, host_field, is_ip, line_rx, short_host
 from .clock import parse_iso
 from .folders import folder_node_of, host_named_files, node_files, node_folders
 from .ranks import learn_gpus, learn_ranks
+from .slurm import learn_tasks
 
 
 def anchors() -> tuple[str, ...]:
@@ -63,7 +62,7 @@ def folded_anchors() -> tuple[str, ...]:
 
 
 @dataclass
-class _Read:
+class Read:
     """One line witness read from a kept line."""
 
     name: str
@@ -74,10 +73,10 @@ class _Read:
     g: dict
 
 
-def _line_witnesses(ev: pl.DataFrame, w: Witnesses) -> dict[str, list[_Read]]:
+def _line_witnesses(ev: pl.DataFrame, w: Witnesses) -> dict[str, list[Read]]:
     """Every line witness of patterns/attribution.toml found in the events (a vectorised prefilter, then the
     witness's regex on the few lines that hold one of its literals)."""
-    out: dict[str, list[_Read]] = defaultdict(list)
+    out: dict[str, list[Read]] = defaultdict(list)
     if not ev.height or not w.lines:
         return out
     folded = list(w.folded_prefilters)
@@ -93,12 +92,12 @@ def _line_witnesses(ev: pl.DataFrame, w: Witnesses) -> dict[str, list[_Read]]:
                 continue
             m = lw.regex.search(text)
             if m:
-                out[lw.kind].append(_Read(lw.name, lw.kind, file, line, t,
+                out[lw.kind].append(Read(lw.name, lw.kind, file, line, t,
                                           {k: v for k, v in m.groupdict().items() if v is not None}))
     return out
 
 
-class _Names:
+class Names:
     """Resolves a name a line prints to a node: a pod's or a container's hostname to the node it runs on (or to
     nothing when the bundle does not say), an IP to its host (or itself: the name of last resort)."""
 
@@ -125,7 +124,7 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
     a = Attribution()
     ev = host_columns(elastic_entries(ensure(events)))
     reads = _line_witnesses(ev, w)
-    names = _Names(a, w)
+    names = Names(a, w)
 
     # 1. pods and the nodes they run on; the names lines print that are a pod's or a container's, not a node's
     for pod, node in sorted(hints.pod_node.items()):
@@ -267,6 +266,10 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
     for r in reads["own_ip"]:
         if (node := a.file_node.get(r.file)) and a.ip_node.setdefault(r.g["ip"], node) == node:
             a.said("ip", r.g["ip"], f"'Local node IP' on {r.file}:{r.line} (a file of {node})")
+        elif not node and (start := _launched_on(r, reads, w)) and a.ip_node.setdefault(r.g["ip"], start.g["host"]) \
+                == start.g["host"]:
+            a.said("ip", r.g["ip"], f"'Local node IP' on {r.file}:{r.line}, printed by the `ray start` that line "
+                                    f"{start.line} launches on {start.g['host']}")
     # the Slurm job's one node whose address nothing gives, and the one Ray address no host is tied to: one node
     ray_ips = seen_ips | {r.g["ip"] for r in reads["ray_node"] + reads["subject"] if r.g.get("ip")}
     left_ips = sorted(ip for ip in ray_ips if ip not in a.ip_node)
@@ -307,7 +310,7 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
             a.span_node[f] = resolved
     a.span_time = {f: sorted((s, e, t.astimezone(timezone.utc).replace(tzinfo=None))
                              for s, e, iso in spans if (t := parse_iso(iso))) for f, spans in hints.span_time.items()}
-    _slurm(ev, reads, a, names, hints.nodelists)
+    learn_tasks(ev, reads, a, names, hints.nodelists)
 
     nodes_seen = {n for n in a.file_node.values() if n} | known_hosts | set(a.subject_node.values()) | \
         set(a.task_node.values()) | {n for spans in a.span_node.values() for _, _, n in spans}
@@ -344,6 +347,15 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
     return a
 
 
+def _launched_on(own_ip: Read, reads: dict[str, list[Read]], w: Witnesses, within: int = 10) -> Read | None:
+    """The launcher line that starts Ray on a host, when it is the last Ray line before `own_ip` in its file
+    (within a few lines): in one job output of several nodes, the 'Local node IP' that `ray start` prints next."""
+    before = [r for r in [*reads["starts_ray"], *reads["own_ip"]]
+              if r.file == own_ip.file and own_ip.line - within <= r.line < own_ip.line]
+    last = max(before, key=lambda r: r.line, default=None)
+    return last if last and last.kind == "starts_ray" and w.is_host(last.g["host"]) else None
+
+
 def _full_names(names: Iterable[str], nodes: set[str], w: Witnesses) -> dict[str, str]:
     """The fully qualified name the bundle gives each node, where it gives exactly one (EKS names its nodes
     ip-10-0-1-2.us-west-2.compute.internal, which is what `kubectl describe node` takes; NCCL prints the
@@ -355,7 +367,7 @@ def _full_names(names: Iterable[str], nodes: set[str], w: Witnesses) -> dict[str
     return {short: next(iter(f)) for short, f in full.items() if len(f) == 1}
 
 
-def _subject(r: _Read, a: Attribution, ray_ids: dict[str, str], names: _Names) -> tuple[str | None, str]:
+def _subject(r: Read, a: Attribution, ray_ids: dict[str, str], names: Names) -> tuple[str | None, str]:
     """The node a line is about (a Ray node's name or address), and how it was told."""
     g = r.g
     ip = g.get("ip") or ray_ids.get(g.get("node_id", ""))
@@ -371,77 +383,3 @@ def _subject(r: _Read, a: Attribution, ray_ids: dict[str, str], names: _Names) -
         how = f"{label}, Ray node IP {ip}" + (f" via {via}" if via and node != ip else " (no host named for it)")
         return node, how
     return None, ""
-
-
-def _slurm(ev: pl.DataFrame, reads: dict[str, list[_Read]], a: Attribution, names: _Names,
-           dumped: dict[str, str]) -> None:
-    """Slurm `srun -l` task labels -> nodes (and ranks when the task is the rank), per file and job step: the
-    tasks srun's own errors place on a host, the host a task prints, else the step's tasks per node over the job's
-    node list (block distribution, Slurm's default): the file's own, else the one node list the bundle's dumps
-    give (`dumped`: an `env` printed by the batch step)."""
-    labelled = ev.filter(pl.col("w_task").is_not_null())
-    if not labelled.height:
-        return
-    for f in sorted(labelled["file"].unique().to_list()):
-        steps = sorted(r.line for r in reads["step"] if r.file == f and r.task is None)
-        a.steps[f] = steps
-        lists = sorted((r.line, expand_nodelist(r.g["nodelist"])) for r in reads["nodelist"] if r.file == f)
-        nodelist = next((nl for _, nl in lists if nl), [])
-        nl_at = next((f"line {ln}" for ln, nl in lists if nl), None)
-        if not nodelist and len(dumped) == 1:
-            (text, nl_at), = dumped.items()
-            nodelist = expand_nodelist(text)
-        env = " ".join(t for t in ev.filter((pl.col("file") == f) & pl.col("text").str.contains("SLURM_N"))["text"])
-        tasks_here = labelled.filter(pl.col("file") == f)
-        here_steps = np.searchsorted(np.array(steps, dtype=np.int64), tasks_here["line"].to_numpy(), side="right")
-        for step in range(len(steps) + 1):
-            args = next((r.g["args"] for r in reads["step"] if r.file == f and r.task is None and step
-                         and r.line == steps[step - 1]), "")
-            in_step = tasks_here.filter(pl.Series(here_steps == step))
-            ids = sorted(set(in_step["w_task"].to_list()))
-            per_node = _per_node(args, env, len(nodelist), max(ids) + 1 if ids else 0)
-            # every task of the step, also those whose lines analyze did not keep
-            n_tasks = max(ids) + 1 if ids else 0
-            if m := RX["step_ntasks"].search(args):
-                n_tasks = max(n_tasks, int(m.group(1)))
-            elif nodelist and per_node:
-                n_tasks = max(n_tasks, per_node * len(nodelist))
-            ids = list(range(min(n_tasks, 1 << 16)))
-            if not ids:
-                continue
-            header = f"the step on line {steps[step - 1]}" if step else "the job's first step"
-            for r in [*reads["task_hosts"], *reads["task_host"]]:
-                if r.file != f or step_of(a, f, r.line) != step:
-                    continue
-                node = names.host(r.g["host"])
-                if not node or not names.w.is_host(node):
-                    continue
-                for t in (expand_tasks(r.g["tasks"]) if r.kind == "task_hosts" else [r.task]):
-                    if t is not None and a.task_node.setdefault((f, step, t), node) == node:
-                        a.said("task", (f, step, t), f"srun -l task {t}: " + (
-                            f"srun's own line {r.line} places it on {r.g['host']}" if r.kind == "task_hosts"
-                            else f"it prints its host {r.g['host']} on line {r.line}"))
-            if nodelist and per_node:
-                for t in ids:
-                    if (f, step, t) not in a.task_node and t // per_node < len(nodelist):
-                        node = names.host(nodelist[t // per_node])
-                        a.task_node[(f, step, t)] = node
-                        a.said("task", (f, step, t), f"srun -l task {t} of {header}: {per_node} task(s) per node "
-                                                     f"over the job's nodes ({nl_at}), the "
-                                                     f"{nth(t // per_node + 1)} is {nodelist[t // per_node]}")
-            if args and RX["task_is_rank"].search(args):
-                for t in ids:
-                    a.task_rank[(f, step, t)] = t
-                    a.said("task_rank", (f, step, t), f"srun -l task {t}: {header} gives each task its id as RANK "
-                                                      f"(SLURM_PROCID)")
-
-
-def _per_node(args: str, env: str, nnodes_listed: int, ntasks_seen: int) -> int | None:
-    """Tasks per node of a step: --ntasks-per-node, else its tasks over its nodes (or the job's)."""
-    if m := RX["step_per_node"].search(args):
-        return int(m.group(1)) or None
-    ntasks = RX["step_ntasks"].search(args) or RX["job_ntasks"].search(env)
-    nnodes = RX["step_nnodes"].search(args) or RX["job_nnodes"].search(env)
-    n_t = int(ntasks.group(1)) if ntasks else ntasks_seen
-    n_n = int(nnodes.group(1)) if nnodes else nnodes_listed
-    return -(-n_t // n_n) if n_t and n_n else None

@@ -12,7 +12,7 @@ import polars as pl
 from k3logs.catalogue.landmarks import Landmark, builtin_landmarks, landmark_data
 from k3logs.catalogue.read import Prefiltered
 from k3logs.catalogue.signatures import Catalogue
-from k3logs.schema import at_rows
+from k3logs.schema import PHASES, at_rows
 
 DETECTION_SCHEMA = {"eid": pl.UInt32, "link": pl.Int32, "part": pl.Int32, "sig": pl.String, "fields": pl.String}
 
@@ -194,13 +194,19 @@ def progress_regex() -> tuple[tuple[str, ...], str] | None:
     return (tuple(p["prefilter"]), p["regex"]) if p else None
 
 
-def frame_phase(frames: list[str] | None) -> str | None:
+def frame_phase(frames: list[str] | None, observed: str | None = None) -> str | None:
     """The phase named by the innermost stack frame that landmarks.toml [frames] knows; a forward pass
-    (a serving frame) that a startup step runs (profile_run's dummy batch) is that step's."""
-    table = {fn: phase for phase, fns in landmark_data().get("frames", {}).items() for fn in fns}
-    known = [table[fn] for fn in frames or [] if fn in table]   # outermost first
-    startup = [p for p in known if p != "serving"]
-    return (startup[-1] if known and known[-1] == "serving" and startup else known[-1]) if known else None
+    (a serving frame) that a startup step runs (profile_run's dummy batch) is that step's. The landmark phase
+    `observed` stands where it lies within the steps that frame's function runs ([frame_reach])."""
+    data = landmark_data()
+    table = {fn: phase for phase, fns in data.get("frames", {}).items() for fn in fns}
+    known = [fn for fn in frames or [] if fn in table]   # outermost first
+    startup = [fn for fn in known if table[fn] != "serving"]
+    fn = (startup[-1] if table[known[-1]] == "serving" and startup else known[-1]) if known else None
+    if fn is None:
+        return None
+    reach = data.get("frame_reach", {}).get(fn, table[fn])
+    return observed if observed in PHASES[PHASES.index(table[fn]):PHASES.index(reach) + 1] else table[fn]
 
 
 def phase_marks(ev: pl.DataFrame) -> pl.DataFrame:

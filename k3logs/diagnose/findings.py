@@ -164,7 +164,7 @@ def _phase(observed: str | None, frames: list[str] | None, sig: Signature | None
     """The stack's innermost known frame first; else the last landmark reached, moved forward to the
     signature's own phase when the landmarks lag behind it (they are sparse: a driver fault at import
     happens at device init whatever was printed before)."""
-    from_stack = frame_phase(frames)
+    from_stack = frame_phase(frames, observed)
     if from_stack:
         return from_stack
     hint = sig.phase[0] if sig is not None and sig.phase else None

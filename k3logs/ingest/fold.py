@@ -244,8 +244,12 @@ def fold_tracebacks(df: pl.DataFrame) -> pl.DataFrame:
                      and (m := frame_func.match(texts[j]))]
             frames.append(stack[::-1])
         else:
-            upto = b.exc[0][0]
-            frames.append([m.group(1) for j in b.rows if j < upto and (m := frame_func.match(b.text(j, texts)))])
+            # a chained exception's stacks, its last (outermost) first: the first exception's traceback starts at
+            # the frame that caught it, the one raised from it ('direct cause', 'during handling') shows the rest
+            # of what the process was doing (load_model above a download's requests frames)
+            bounds = [-1, *(rows[0] for rows in b.exc)]
+            frames.append([m.group(1) for lo, hi in reversed(list(zip(bounds, bounds[1:]))) for j in b.rows
+                           if lo < j < hi and (m := frame_func.match(b.text(j, texts)))])
         absorbed += b.rows[1:]
         heads.append(b.rows[0])
         t, m, ln = [], [], []

@@ -1,0 +1,88 @@
+"""Slurm `srun -l` task labels -> nodes and ranks (attribution's witness 4: docs/how-it-decides.md)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import polars as pl
+
+from k3logs.catalogue.witnesses import expand_nodelist, expand_tasks
+
+from .attribution import RX, Attribution, nth, step_of
+
+if TYPE_CHECKING:
+    from .attribute import Names, Read
+
+
+def learn_tasks(ev: pl.DataFrame, reads: dict[str, list[Read]], a: Attribution, names: Names,
+                dumped: dict[str, str]) -> None:
+    """Slurm `srun -l` task labels -> nodes (and ranks when the task is the rank), per file and job step: the
+    tasks srun's own errors place on a host, the host a task prints, else the step's tasks per node over the job's
+    node list (block distribution, Slurm's default): the file's own, else the one node list the bundle's dumps
+    give (`dumped`: an `env` printed by the batch step)."""
+    labelled = ev.filter(pl.col("w_task").is_not_null())
+    if not labelled.height:
+        return
+    for f in sorted(labelled["file"].unique().to_list()):
+        steps = sorted(r.line for r in reads["step"] if r.file == f and r.task is None)
+        a.steps[f] = steps
+        lists = sorted((r.line, expand_nodelist(r.g["nodelist"])) for r in reads["nodelist"] if r.file == f)
+        nodelist = next((nl for _, nl in lists if nl), [])
+        nl_at = next((f"line {ln}" for ln, nl in lists if nl), None)
+        if not nodelist and len(dumped) == 1:
+            (text, nl_at), = dumped.items()
+            nodelist = expand_nodelist(text)
+        env = " ".join(t for t in ev.filter((pl.col("file") == f) & pl.col("text").str.contains("SLURM_N"))["text"])
+        tasks_here = labelled.filter(pl.col("file") == f)
+        here_steps = np.searchsorted(np.array(steps, dtype=np.int64), tasks_here["line"].to_numpy(), side="right")
+        for step in range(len(steps) + 1):
+            args = next((r.g["args"] for r in reads["step"] if r.file == f and r.task is None and step
+                         and r.line == steps[step - 1]), "")
+            in_step = tasks_here.filter(pl.Series(here_steps == step))
+            ids = sorted(set(in_step["w_task"].to_list()))
+            per_node = _per_node(args, env, len(nodelist), max(ids) + 1 if ids else 0)
+            # every task of the step, also those whose lines analyze did not keep
+            n_tasks = max(ids) + 1 if ids else 0
+            if m := RX["step_ntasks"].search(args):
+                n_tasks = max(n_tasks, int(m.group(1)))
+            elif nodelist and per_node:
+                n_tasks = max(n_tasks, per_node * len(nodelist))
+            ids = list(range(min(n_tasks, 1 << 16)))
+            if not ids:
+                continue
+            header = f"the step on line {steps[step - 1]}" if step else "the job's first step"
+            for r in [*reads["task_hosts"], *reads["task_host"]]:
+                if r.file != f or step_of(a, f, r.line) != step:
+                    continue
+                node = names.host(r.g["host"])
+                if not node or not names.w.is_host(node):
+                    continue
+                for t in (expand_tasks(r.g["tasks"]) if r.kind == "task_hosts" else [r.task]):
+                    if t is not None and a.task_node.setdefault((f, step, t), node) == node:
+                        a.said("task", (f, step, t), f"srun -l task {t}: " + (
+                            f"srun's own line {r.line} places it on {r.g['host']}" if r.kind == "task_hosts"
+                            else f"it prints its host {r.g['host']} on line {r.line}"))
+            if nodelist and per_node:
+                for t in ids:
+                    if (f, step, t) not in a.task_node and t // per_node < len(nodelist):
+                        node = names.host(nodelist[t // per_node])
+                        a.task_node[(f, step, t)] = node
+                        a.said("task", (f, step, t), f"srun -l task {t} of {header}: {per_node} task(s) per node "
+                                                     f"over the job's nodes ({nl_at}), the "
+                                                     f"{nth(t // per_node + 1)} is {nodelist[t // per_node]}")
+            if args and RX["task_is_rank"].search(args):
+                for t in ids:
+                    a.task_rank[(f, step, t)] = t
+                    a.said("task_rank", (f, step, t), f"srun -l task {t}: {header} gives each task its id as RANK "
+                                                      f"(SLURM_PROCID)")
+
+
+def _per_node(args: str, env: str, nnodes_listed: int, ntasks_seen: int) -> int | None:
+    """Tasks per node of a step: --ntasks-per-node, else its tasks over its nodes (or the job's)."""
+    if m := RX["step_per_node"].search(args):
+        return int(m.group(1)) or None
+    ntasks = RX["step_ntasks"].search(args) or RX["job_ntasks"].search(env)
+    nnodes = RX["step_nnodes"].search(args) or RX["job_nnodes"].search(env)
+    n_t = int(ntasks.group(1)) if ntasks else ntasks_seen
+    n_n = int(nnodes.group(1)) if nnodes else nnodes_listed
+    return -(-n_t // n_n) if n_t and n_n else None
