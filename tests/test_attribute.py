@@ -912,6 +912,19 @@ def test_a_shell_comment_naming_the_host_makes_it_the_bundle_s_only_node(tmp_pat
     assert witness_of(a, "vllm-serve.log", 2)[0] == "the bundle's only node (the provenance note on df-h.txt:1)"
 
 
+@pytest.mark.parametrize("history", ["# ~/.bash_history of mlops@gpu-a40-07\ncd ~/serving\n",
+                                     "mlops@gpu-a40-07:~/serving$ vllm serve Qwen/Qwen2.5-7B-Instruct\n",
+                                     "[root@gpu-a40-07 ~]# nvidia-smi -L\n"])
+def test_a_shell_s_user_at_host_makes_it_the_bundle_s_only_node(tmp_path, history):
+    a = analyze_files(tmp_path, {"vllm-serve.log": ONE_HOST["vllm-serve.log"], "history.txt": history})
+    assert event_at(a.events, "vllm-serve.log", 2)["node"] == "gpu-a40-07"
+    # near miss: a command that logs in to that host, or mails it, does not say the bundle was taken there
+    near = analyze_files(tmp_path / "near", {"vllm-serve.log": ONE_HOST["vllm-serve.log"],
+                                              "history.txt": "ssh mlops@gpu-a40-07 'nvidia-smi'\n"
+                                                             "mail oncall@gpu-a40-07 < report.txt\n"})
+    assert event_at(near.events, "vllm-serve.log", 2)["node"] is None
+
+
 def test_near_miss_a_bundle_naming_a_second_host_gives_no_node_by_default(tmp_path):
     a = analyze_files(tmp_path, {**ONE_HOST, "env.txt": "# collected on gpu-a40-08\nNCCL_DEBUG=WARN\n"})
     assert event_at(a.events, "vllm-serve.log", 2)["node"] is None
@@ -943,6 +956,17 @@ def test_a_kernel_pid_is_not_a_containers_pid(tmp_path):
                                             "gpu-a01/proc-status.txt": "Name:\tpython3\nNSpid:\t48213\t212\n"})
     assert event_at(a.events, "gpu-a01/dmesg.txt", 1)["rank"] == 3
     assert "host pid 48213 is pid 212 in its container (NSpid)" in witness_of(a, "gpu-a01/dmesg.txt", 1)[1]
+
+
+def test_an_xid_naming_its_process_takes_that_process_s_rank(tmp_path):
+    xid = "[Mon Aug 25 23:20:00 2025] NVRM: Xid (PCI:0000:3a:00): 45, pid=212, name=VLLM::Worker_TP, Ch 00000010"
+    unknown = "[Mon Aug 25 23:20:00 2025] NVRM: Xid (PCI:0000:3a:00): 74, pid='<unknown>', name=<unknown>, NVLink: " \
+              "fatal error detected on link 11"
+    a = analyze_files(tmp_path, {"gpu-a01/vllm.log": text_of(assigned(3, 4, 212)),
+                                 "gpu-a01/dmesg.txt": text_of(xid, unknown)})
+    assert event_at(a.events, "gpu-a01/dmesg.txt", 1)["rank"] == 3
+    # near miss: the driver could not tell whose work it was
+    assert event_at(a.events, "gpu-a01/dmesg.txt", 2)["rank"] is None
 
 
 def test_a_kernel_pid_is_the_process_of_a_plain_log_with_the_same_pid(tmp_path):

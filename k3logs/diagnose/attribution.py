@@ -20,7 +20,7 @@ RX = Regexes("diagnose.toml")
 # the lines whose fields attribution reads (ranks, worlds, devices, PCI addresses, GPU identities, the tasks the
 # kernel names) are data, each with its samples: patterns/attribution.toml [[rank_line]] (looked up when used,
 # never at import: loading checks them with polars, whose threads must not start before a process forks)
-KERNEL_TASK_LINES = ("kernel_task_crash", "kernel_task_killed", "kernel_task_oom")
+KERNEL_TASK_LINES = ("kernel_task_crash", "kernel_task_killed", "kernel_task_oom", "kernel_task_xid")
 
 
 def line_rx(name: str) -> str:
