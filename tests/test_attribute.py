@@ -969,6 +969,20 @@ def test_an_xid_naming_its_process_takes_that_process_s_rank(tmp_path):
     assert event_at(a.events, "gpu-a01/dmesg.txt", 2)["rank"] is None
 
 
+@pytest.mark.parametrize("pid_mode, rank", [("host", 3), ("", None)])
+def test_a_container_sharing_the_host_s_pids_is_named_by_its_inspect_beside_its_log(tmp_path, pid_mode, rank):
+    import json
+    cid = "9f4c1e07b2d85a36c0e19b7f4a2d6e58c3b10f97e2a4d5c86b1e0f3a9c7d2b45"
+    docker = text_of(*(json.dumps({"log": ln + "\n", "stream": "stdout", "time": "2025-08-25T23:15:45.1Z"})
+                       for ln in ("(APIServer pid=1) " + PLATFORM, assigned(3, 4, 212))))
+    inspect = json.dumps([{"Id": cid, "Name": "/vllm-pp", "Config": {"Hostname": "gpu-a01"},
+                           "HostConfig": {"NetworkMode": "host", "PidMode": pid_mode}}], indent=2)
+    a = analyze_files(tmp_path, {f"gpu-a01/containers/{cid}/{cid}-json.log": docker, "gpu-a01/docker-inspect.json": inspect,
+                                 "gpu-a01/dmesg.txt": text_of(OOM_212)})
+    # PidMode host: the kernel's pid 212 is the worker's own; near miss: a container of its own pid namespace
+    assert event_at(a.events, "gpu-a01/dmesg.txt", 1)["rank"] == rank
+
+
 def test_a_kernel_pid_is_the_process_of_a_plain_log_with_the_same_pid(tmp_path):
     a = analyze_files(tmp_path, {"gpu-a01/vllm.log": text_of(assigned(3, 4, 212)), "gpu-a01/dmesg.txt": text_of(OOM_212)})
     assert event_at(a.events, "gpu-a01/dmesg.txt", 1)["rank"] == 3

@@ -175,6 +175,9 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
     for r in reads["ray_node"] + reads["subject"]:
         if r.g.get("node_id") and r.g.get("ip"):
             ray_ids.setdefault(r.g["node_id"], r.g["ip"])
+        if r.kind == "ray_node" and (name := r.g.get("name")) and not is_ip(name) and w.is_host(name) \
+                and r.g.get("ip") and a.ip_node.setdefault(r.g["ip"], name) == name:
+            a.said("ip", r.g["ip"], f"Ray's node registration on {r.file}:{r.line} ({name} at {r.g['ip']})")
 
     # 3. the host each file's own lines name (lines relayed from other nodes by Ray carry ip=), resolved
     own = ev.filter(pl.col("_h").is_not_null() & pl.col("ip").is_null()).group_by("file", "_h") \
@@ -313,7 +316,7 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
     learn_tasks(ev, reads, a, names, hints.nodelists)
 
     nodes_seen = {n for n in a.file_node.values() if n} | known_hosts | set(a.subject_node.values()) | \
-        set(a.task_node.values()) | {n for spans in a.span_node.values() for _, _, n in spans}
+        set(a.task_node.values()) | {n for spans in a.span_node.values() for _, _, n in spans} | set(a.pod_node.values())
     nodes_seen = {n for n in nodes_seen if n and (not is_ip(n) or n in a.subject_node.values())}
     a.single_node = next(iter(nodes_seen)) if len(nodes_seen) == 1 else None
     named = sorted(h for h, n in a.alias_node.items() if n is None and h not in pods)

@@ -137,6 +137,7 @@ class DumpHints:
     file_ips: dict[str, list[str]] = field(default_factory=dict)     # a dump's own addresses (`ip addr`)
     gpu_ids: dict[str, list[dict]] = field(default_factory=dict)     # a dump's GPUs: index, bus_id, uuid, serial
     host_pid_mode: set[str] = field(default_factory=set)             # files of a container sharing the host's pids
+    host_pid_containers: set[str] = field(default_factory=set)       # ... and the ids and names of such containers
     pid_ns: dict[int, int] = field(default_factory=dict)             # host pid -> container pid (NSpid)
     nodelists: dict[str, str] = field(default_factory=dict)          # a Slurm job's node list -> where it is read
     job_hosts: set[str] = field(default_factory=set)                 # hosts a job's node lists name (sacct, env)
@@ -191,6 +192,8 @@ def hints_from_facts(facts: Iterable) -> DumpHints:
             h.gpu_ids.setdefault(f.file, []).append({**fields, "where": at})
         elif f.name == "pid_mode" and f.value == "host":
             h.host_pid_mode.add(f.file)
+        elif f.name == "host_pid_container":
+            h.host_pid_containers |= set(words)
         elif f.name == "nspid" and len(words) == 2 and all(x.isdigit() for x in words):
             h.pid_ns.setdefault(int(words[0]), int(words[1]))
         elif f.name == "slurm_nodelist" and words:

@@ -34,7 +34,10 @@ def learn_ranks(ev: pl.DataFrame, a: Attribution, hints: DumpHints) -> None:
         .select(where.alias("w"))["w"].unique().to_list()
     in_ns = pl.col("wrapper").is_in(list(CONTAINER_WRAPPERS)).fill_null(False) | (
         pl.col("ip").is_null() & where.is_in(pid1)).fill_null(False)
-    in_ns = in_ns & ~pl.col("file").is_in(list(hints.host_pid_mode))
+    shares_host = pl.col("file").is_in(list(hints.host_pid_mode))
+    for name in sorted(n for n in hints.host_pid_containers if len(n) >= 12):   # (its log: containers/ID/ID-json.log)
+        shares_host = shares_host | pl.col("file").str.contains(name, literal=True)
+    in_ns = in_ns & ~shares_host
     ranks = ev.filter(pl.col("pid").is_not_null())
     cols = ["node", "pid", "file", "line", "_epoch"]
     assigned = fields(ranks, "assigned", *cols).drop_nulls(["r"])

@@ -96,7 +96,11 @@ def parse_docker_inspect(sink: Sink, lines: list[str], base: int) -> None:
             else:
                 sink.add("container_hostname", hn, at('"Hostname"'))
         if host.get("PidMode") == "host":
+            # (with the container's id and name: its log file is named by one of them)
             sink.add("pid_mode", "host", at('"PidMode"'))
+            names = [str(d[k]).lstrip("/") for k in ("Id", "Name") if isinstance(d.get(k), str) and d[k].strip("/")]
+            if names:
+                sink.add("host_pid_container", " ".join(names), at('"PidMode"'))
         if state:
             running = state.get("Running") is True or state.get("Status") == "running"
             if "ExitCode" in state and not running:
