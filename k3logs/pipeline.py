@@ -21,6 +21,7 @@ from k3logs.catalogue.formats import builtin_formats
 from k3logs.catalogue.load import load_catalogue
 from k3logs.catalogue.signatures import Catalogue
 from k3logs.diagnose import assign, attribute, clock
+from k3logs.diagnose.assign import task_ranks
 from k3logs.diagnose.attribution import Attribution, hints_from_facts
 from k3logs.diagnose.clock import ClockModel, ClockReport, parse_iso
 from k3logs.diagnose.decide import decide
@@ -154,7 +155,8 @@ def run(path: str | Path, settings: Settings | None = None, catalogue: Catalogue
     app_files = set(events.filter(pl.col("source").is_in(APP_KINDS))["file"].unique().to_list()) - host
     prose = {lt.bundle.display(f.file) for f in lt.ingested.files if f.prose}
     restarts = max((int(f.value) for f in facts if f.name == "restart_count" and f.value.isdigit()), default=None)
-    decision = quiet_verdict(decide(events, det, cat, app_files, prose, restarts, lt.attribution.ip_node), checks, events,
+    decision = quiet_verdict(decide(events, det, cat, app_files, prose, restarts, lt.attribution.ip_node,
+                                   task_ranks(lt.attribution)), checks, events,
                              dumps, cat, bool(app_files))
     nnodes = max([int(f.value) for f in facts if f.name == "nnodes" and f.value.isdigit()] or [0]) or None
     missing = missing_parts(events, lt.ingested.files, lt.bundle.display, lt.attribution.file_node,

@@ -112,6 +112,21 @@ def test_a_kernel_line_a_few_seconds_after_the_stop_by_its_clock_is_no_trail(tmp
     assert root_of(a).phase != "shutdown"
 
 
+MISMATCH = "NVRM: API mismatch: the client has the version 580.95.05, but"
+
+
+@pytest.mark.parametrize("t, phase", [("10:05:12", "startup"),   # the second the server started again
+                                      ("10:05:09", None)])       # near miss: seconds before it: the stop's trail
+def test_a_kernel_line_in_the_second_the_server_started_again_is_the_new_start_s(tmp_path, t, phase):
+    start = "INFO 08-11 10:05:12 [__init__.py:220] No platform detected, vLLM is running on UnspecifiedPlatform"
+    a = analyze_files(tmp_path, {
+        "node-b/vllm.log": text_of(UP, "(APIServer pid=1) INFO 08-11 10:05:00 [launcher.py:1] Shutting down FastAPI "
+                                       "HTTP server.", start),
+        "node-b/kern.log": f"2026-08-11T{t}+00:00 gpu-b kernel: {MISMATCH}\n"})
+    f = finding(a, "nvml-driver-library-mismatch")
+    assert (f.set_aside is None, f.phase) == (True, phase) if phase else f.set_aside.startswith("after the stop")
+
+
 def test_kernel_oom_kill_explains_the_vanished_worker_and_the_timeouts(tmp_path):
     a = analyze_files(tmp_path, {
         "node-a/vllm.log": text_of(assigned(0, 2, 101), WATCHDOG.format(r=0, t="10:10:05")),
@@ -766,3 +781,32 @@ def test_a_fault_stated_after_the_errors_it_explains_takes_the_first_ones_phase(
     fs = [root, _found(2, "nccl.ib_transport", "cause", 40, "n03", "serving", explained_by=0)]
     _lagging_phase(root, fs)
     assert root.phase == "shutdown"
+
+
+# ------------------------------------------------------------------------------------------
+# a kill names its victim
+# ------------------------------------------------------------------------------------------
+SUDO_KILL = "Nov 10 10:05:{s} gpu-a01 sudo[9{s}]: ops : TTY=pts/3 ; PWD=/home/ops ; USER=root ; COMMAND=/usr/bin/kill -9 {pid}"
+DIED = "(EngineCore_DP0 pid=200) ERROR 11-10 10:05:31 [multiproc_executor.py:1] Worker proc VllmWorker-1 died unexpectedly, " \
+       "shutting down executor."
+
+
+def test_a_kill_of_a_worker_is_the_cause_on_the_worker_s_rank(tmp_path):
+    up = [UP.replace("08-11", "11-10"), STATS.replace("08-11", "11-10").format(t="10:05:00", g=90.1, run=4, wait=0,
+                                                                                kv=12.0)]
+    log = text_of(assigned(0, 2, 211).replace("08-11", "11-10"), assigned(1, 2, 212).replace("08-11", "11-10"), *up,
+                  DIED)
+    a = analyze_files(tmp_path, {"gpu-a01/vllm.log": log, "gpu-a01/auth.log": text_of(SUDO_KILL.format(s=30, pid=212))})
+    root = root_of(a)
+    assert (root.sig, root.file, root.rank) == ("kill-sent-to-pid", "gpu-a01/auth.log", 1)
+
+
+def test_a_kill_of_another_process_the_deployment_served_after_is_survived(tmp_path):
+    stats = [STATS.replace("08-11", "11-10").format(t=f"10:05:{s}", g=90.1, run=4, wait=0, kv=12.0) for s in (0, 20)]
+    log = text_of(assigned(0, 2, 211).replace("08-11", "11-10"), assigned(1, 2, 212).replace("08-11", "11-10"),
+                  UP.replace("08-11", "11-10"), *stats, DIED)
+    auth = text_of(SUDO_KILL.format(s=10, pid=47105), SUDO_KILL.format(s=30, pid=212))
+    a = analyze_files(tmp_path, {"gpu-a01/vllm.log": log, "gpu-a01/auth.log": auth})
+    # the stale process killed first is none of the deployment's, and the server answered after it
+    assert "none of the deployment's processes" in a.decision.findings[0].set_aside
+    assert (root_of(a).line, root_of(a).rank) == (2, 1)

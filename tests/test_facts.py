@@ -378,6 +378,34 @@ def test_deployment_json():
     assert one(got, "max_model_len")[0] == "8192"
 
 
+LWS = """apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+spec:
+  leaderWorkerTemplate:
+    size: 2
+    leaderTemplate:
+      spec:
+        nodeSelector: {nvidia.com/gpu.product: NVIDIA-GB300, nvidia.com/gpu.clique: "7a31"}
+        containers:
+        - name: leader
+          image: vllm/vllm-openai:kimi-k3
+          args: ["moonshotai/Kimi-K3", "--tensor-parallel-size", "8", "--enable-expert-parallel", "--nnodes", "2"]
+    workerTemplate:
+      spec:
+        containers:
+        - name: worker
+          image: vllm/vllm-openai:kimi-k3
+"""
+
+
+def test_a_leader_worker_set_gives_its_leader_s_command_and_its_nvlink_clique():
+    got = facts("pod_spec", LWS)
+    assert one(got, "tensor_parallel_size")[0] == "8"   # the leader's template, not only the workers'
+    assert one(got, "mnnvl") == ("true", 8)
+    # near miss: pinned to a GPU product, not to a clique: nothing says its nodes share NVLink
+    assert values(facts("pod_spec", LWS.replace(', nvidia.com/gpu.clique: "7a31"', "")), "mnnvl") == []
+
+
 def test_describe_pod_and_node():
     got = facts("k8s_describe", S.DESCRIBE_POD)
     assert one(got, "node_name") == ("gpu-c12", 3)

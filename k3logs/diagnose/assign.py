@@ -228,7 +228,7 @@ def _kernel(ev: pl.DataFrame, a: Attribution) -> pl.DataFrame:
                            ev["rank_src"].cast(pl.Int8).scatter(idx, sub["rank_src"].cast(pl.Int8)))
 
 
-def _task_ranks(a: Attribution) -> dict[tuple[str | None, int], int]:
+def task_ranks(a: Attribution) -> dict[tuple[str | None, int], int]:
     """(node, task id the kernel prints) -> rank: host pids only (a container's own pids are not what the kernel
     prints, unless the bundle maps them: NSpid), and threads of those processes."""
     out: dict[tuple[str | None, int], int] = {}
@@ -247,7 +247,7 @@ def _task_ranks(a: Attribution) -> dict[tuple[str | None, int], int]:
 def _kernel_task(kern: pl.DataFrame, a: Attribution) -> pl.DataFrame:
     """A kernel line about a task (a segfault, an OOM kill) takes the rank of the process it names (of the
     process a crashed thread belongs to)."""
-    table = _task_ranks(a)
+    table = task_ranks(a)
     if not table:
         return kern
     tr = pl.DataFrame([(n, t, r) for (n, t), r in table.items()],

@@ -144,10 +144,11 @@ def _stated_before(root: Finding, findings: list[Finding], cat: Catalogue) -> Fi
     return stated
 
 
-def _borrow_rank(root: Finding, findings: list[Finding]) -> None:
-    """A cause with no rank (a kernel line, a crash written by C code) takes the rank of the first
-    event it explains on its node, or of a dead-worker symptom that names it right after. A cause whose
-    time is unknown (kernel seconds since boot with no boot time) also takes that event's phase."""
+def _borrow_rank(root: Finding, findings: list[Finding], pid_rank: dict[tuple, int]) -> None:
+    """A cause with no rank (a kernel line, a crash written by C code) takes the rank of the process it names
+    (`pid_rank`: (node, host pid) -> rank), else of the first event it explains on its
+    node, or of a dead-worker symptom that names it right after. A cause whose time is unknown (kernel seconds
+    since boot with no boot time) also takes that event's phase."""
     # what it explains: itself, or the other lines of the same failure (an oom-kill block) that
     # explained those events first
     same = {i for i, f in enumerate(findings) if f is root or (f.category == root.category and f.node == root.node)}
@@ -159,7 +160,11 @@ def _borrow_rank(root: Finding, findings: list[Finding]) -> None:
     if root.rank is not None:
         return
     # the same process on the same node (a kernel line names its pid): its own lines say its rank
-    pid = root.pid if root.pid is not None else as_int(root.fields.get("pid"))
+    named = as_int(root.fields.get("pid"))   # (the pid the line is about, a kill's victim, before its writer's)
+    pid = named if named is not None else root.pid
+    if named is not None and (root.node, named) in pid_rank:
+        root.rank = pid_rank[(root.node, named)]
+        return
     same_pid = [f for f in findings if f.rank is not None and f.node == root.node and pid is not None
                 and (f.pid == pid or as_int(f.fields.get("pid")) == pid)]
     linked = same_pid or [f for f in explained if f.rank is not None and f.node == root.node]
@@ -309,7 +314,14 @@ def _set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] |
         if stop is not None:
             f.set_aside = f"after the stop at {stop.file}:{stop.line} (the shutdown's trail)"
             continue
-        if f.role == "cause" and (met := life.joined_after(f)) is not None:
+        # (a kill a program or a person sent: the kernel's own kills are told by the process's name, above)
+        victim = as_int(f.fields.get("pid")) if f.category in outcome_data().process_categories \
+            and f.source != "kernel" else None
+        if f.role == "cause" and victim is not None and (f.node, victim) not in life.pids \
+                and (went_on := life.went_on_anywhere(f)) is not None:
+            f.set_aside = f"survived: pid {victim} is none of the deployment's processes, and the deployment went " \
+                          f"on working ({went_on.file}:{went_on.line})"
+        elif f.role == "cause" and (met := life.joined_after(f)) is not None:
             f.set_aside = f"survived: its group formed after it ({met.file}:{met.line})"
         elif f.role == "cause" and (went_on := life.progress_after(f, f.category in node_wide)) is not None \
                 and not fails_again(f):
@@ -350,12 +362,15 @@ def _foreign_process(f: Finding) -> str | None:
 
 def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: frozenset[str] | set[str] | None = None,
            prose: frozenset[str] | set[str] = frozenset(), restarts_seen: int | None = None,
-           peer_node: dict[str, str] | None = None) -> Decision:
+           peer_node: dict[str, str] | None = None, pid_rank: dict[tuple, int] | None = None) -> Decision:
     """The outcome of the run, and the earliest event that explains it (module docstring, outcome.py).
     `app_files`: the deployment's own logs (default: every file); `prose`: files read as plain text (notes,
     tickets): their untimed plain lines mention errors; `restarts_seen`: restarts the orchestrator's state
-    shows (a pod's or container's restart count); `peer_node`: the node of each IP the bundle ties to one."""
+    shows (a pod's or container's restart count); `peer_node`: the node of each IP the bundle ties to one;
+    `pid_rank`: the rank of each (node, host pid), as the kernel and the host's tools see pids."""
     life = Lifecycle(ev, set(ev["file"].unique().to_list()) if app_files is None else app_files, restarts_seen)
+    pid_rank = pid_rank or {}
+    life.pids |= set(pid_rank)   # (the deployment's processes as the host sees them too)
     findings = findings_of(ev, det, cat)
     _explain(findings, cat)
     others = exceptions(ev, benign_eids(det, cat, findings))
@@ -373,7 +388,7 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
     causes = [f for f in findings if f.role == "cause" and f.explained_by is None and f.set_aside is None]
     if causes:
         root = _statement(first(causes, cat), findings)
-        _borrow_rank(root, findings)
+        _borrow_rank(root, findings, pid_rank)
         _stack_phase(root, findings)
         _lagging_phase(root, findings)
         root_at = findings.index(root)
@@ -411,7 +426,7 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
                 and life.progress_after(f, node_wide=True) is None]
     if fallback:
         root = _stated_before(first(fallback, cat), findings, cat)
-        _borrow_rank(root, findings)
+        _borrow_rank(root, findings, pid_rank)
         return Decision(False, root, "low",
                         "only symptoms were found; the earliest one that names a root-cause category is reported, "
                         "but the real cause is probably outside the bundle", findings, outcome=outcome)

@@ -113,6 +113,9 @@ class Lifecycle:
         timed_stops = marks.filter((pl.col("mark") == "shutdown") & pl.col("ts").is_not_null()).sort("ts")
         self.last_stop = _At(*timed_stops.select("ts", "file", "line").row(-1)) if timed_stops.height else None
         self.eid_attempt = dict(zip(ev["eid"].to_list(), ev["attempt"].to_list()))
+        # the deployment's own processes, by node (its logs' pids)
+        mine = ev.filter(pl.col("file").is_in(list(self.app_files)) & pl.col("pid").is_not_null()).select("node", "pid")
+        self.pids = set(zip(mine["node"].to_list(), mine["pid"].to_list()))
         # progress by (node, attempt) and by (node, attempt, the process): in time order
         self._progress: dict[tuple, list[_At]] = {}
         progress = self._progress
@@ -177,13 +180,18 @@ class Lifecycle:
             own = [at for at in self._progress.get((f.node, attempt, "rank", f.rank), [])
                    if at.ts is not None and at.ts > f.ts]
             return min(own, key=lambda at: at.ts) if own else self._serving_after(f.ts)
-        if not w:  # (a node's work after its restart is a new attempt's: the fault was not survived there)
-            later = [at for key, ats in self._progress.items() for at in ats
-                     if len(key) == 2 and f.ts is not None and at.ts is not None and at.ts > f.ts
-                     and key[1] == self._attempt_at(key[0], f.ts)]
-            return min(later, key=lambda at: at.ts) if later else None
+        if not w:
+            return self.went_on_anywhere(f)
         key = (f.node, self.attempt_of(f)) if node_wide else (f.node, self.attempt_of(f), *w)
         return next((at for at in self._progress.get(key, []) if at.after(f.ts, f.file, f.line)), None)
+
+    def went_on_anywhere(self, f) -> _At | None:
+        """The first sign of work of the deployment, on any node, after the finding. (A node's work after its
+        restart is a new attempt's: the fault was not survived there.)"""
+        later = [at for key, ats in self._progress.items() for at in ats
+                 if len(key) == 2 and f.ts is not None and at.ts is not None and at.ts > f.ts
+                 and key[1] == self._attempt_at(key[0], f.ts)]
+        return min(later, key=lambda at: at.ts) if later else None
 
     def _serving_after(self, ts: datetime) -> _At | None:
         """The first sign after `ts` that the deployment served: a node became ready, or worked once ready."""

@@ -66,8 +66,25 @@ def assign_phases(ev: pl.DataFrame, outside: frozenset[str] | set[str] = frozens
     unplaced = pl.col("ts").is_null() | (pl.col("phase").is_null() & (pl.col("source") == "kernel"))
     ev = ev.join(last_node, on="node", how="left", nulls_equal=True).with_columns(
         pl.when(unplaced).then(pl.coalesce("phase", "_lastp")).otherwise(pl.col("phase")).alias("phase"))
-    ev = _kernel_before_stop(ev)
+    ev = _kernel_before_stop(_kernel_at_start(ev))
     return ev.rename({"_mark": "mark", "_attempt": "attempt"}).drop("_lastp", "_mi", "_restart", "_dep")
+
+
+def _kernel_at_start(ev: pl.DataFrame) -> pl.DataFrame:
+    """A kernel line in the second its node started again (the driver answering the new start) is the new
+    attempt's, though it sorts before that attempt's first line. (rows in time order)"""
+    late = (pl.col("source") == "kernel") & (pl.col("phase") == "shutdown") & pl.col("ts").is_not_null()
+    rows = ev.select(late.fill_null(False).arg_true()).to_series()
+    starts = ev.filter(pl.col("_restart") & pl.col("ts").is_not_null() & pl.col("phase").is_not_null())
+    if not len(rows) or starts.is_empty():
+        return ev
+    got = ev[rows].select(pl.Series("_i", rows), "node", "ts").sort("ts").join_asof(
+        starts.select("node", pl.col("ts").alias("_start"), pl.col("phase").alias("_p"), pl.col("_attempt").alias("_a"))
+        .sort("_start"), left_on="ts", right_on="_start", by="node", strategy="forward",
+        tolerance=timedelta(seconds=TIE_SECONDS), check_sortedness=False).filter(pl.col("_p").is_not_null())
+    if got.is_empty():
+        return ev
+    return ev.with_columns(ev["phase"].scatter(got["_i"], got["_p"]), ev["_attempt"].scatter(got["_i"], got["_a"]))
 
 
 def _kernel_before_stop(ev: pl.DataFrame) -> pl.DataFrame:

@@ -130,13 +130,16 @@ def _pod_specs(doc: object) -> list[tuple[dict, dict]]:
         return []
     spec = doc.get("spec") if isinstance(doc.get("spec"), dict) else doc
     status = _d(doc.get("status"))
+    found = []
     for path in (("jobTemplate", "spec", "template", "spec"), ("template", "spec"), ("leaderWorkerTemplate",
-                 "workerTemplate", "spec")):
+                 "leaderTemplate", "spec"), ("leaderWorkerTemplate", "workerTemplate", "spec")):
         cur = spec
         for k in path:
             cur = cur.get(k) if isinstance(cur, dict) else None
         if isinstance(cur, dict) and isinstance(cur.get("containers"), list):
-            return [(cur, {})]
+            found.append((cur, {}))   # (a LeaderWorkerSet has two: the leader's and the workers')
+    if found:
+        return found
     if isinstance(spec.get("containers"), list):
         return [(spec, status)]
     return []
@@ -299,6 +302,9 @@ def _one_pod(sink: Sink, spec: dict, status: dict, at) -> None:
         sink.add("node_name", spec["nodeName"], at("nodeName"))
     if spec.get("hostIPC") is True:
         sink.add("ipc_mode", "host", at("hostIPC"))
+    for label, value in _d(spec.get("nodeSelector")).items():
+        if FACTS["nvlink_clique_label"].match(str(label)) and str(value or "").strip():
+            sink.add("mnnvl", "true", at(str(label)))   # (pinned to one clique: its nodes share NVLink)
     shm_volumes = {}
     for v in _l(spec.get("volumes")):
         ed = _d(_d(v).get("emptyDir"))
