@@ -832,6 +832,18 @@ def test_srun_errors_place_tasks_on_hosts_and_without_a_node_list_tasks_have_no_
     assert "srun's own line 7" in witness_of(a, "slurm.out", 6)[0]
 
 
+@pytest.mark.parametrize("between, node", [("", "hgx-b06"),
+                                            ("0: WARNING still loading\n", None)])   # near miss: not right before
+def test_slurmstepd_errors_right_before_srun_s_report_of_a_task_are_about_its_host(tmp_path, between, node):
+    out = ("0: INFO 11-18 09:14:32 [api_server.py:1] vLLM API server version 0.11.0\n"
+           "slurmstepd: error: pyxis: container start failed with error code: 1\n"
+           "slurmstepd: error: pyxis:     nvidia-container-cli: requirement error: unsatisfied condition: cuda>=13.0\n"
+           + between + "srun: error: hgx-b06: task 1: Exited with exit code 1\n"
+           "slurmstepd: error: *** STEP 88213.0 ON hgx-b05 CANCELLED AT 2026-11-18T09:16:04 ***\n")
+    a = analyze_files(tmp_path, {"slurm.out": out})
+    assert event_at(a.events, "slurm.out", 3)["node"] == node
+
+
 ENV_DUMP = "SLURM_JOB_ID=884213\nSLURM_JOB_NODELIST={}\nSLURM_NNODES=2\nSLURMD_NODENAME=hgx-b05\n"
 
 

@@ -729,3 +729,14 @@ def test_a_pod_table_gives_each_pod_not_ready_its_restart_count(table, counts):
     got = [f.value for f in facts_from_dump("text", "pods.txt", "$ kubectl get pods -o wide\n" + table, None)
            if f.name == "restart_count"]
     assert got == counts
+
+
+@pytest.mark.parametrize("command, pods", [
+    ("kubectl -n llm debug qwen3-6d8f7c9b5-r7tkz -it --copy-to=dbg-lmcache --container=vllm -- bash", ["dbg-lmcache"]),
+    ("kubectl exec -it -n llm vllm-0 -- bash", ["vllm-0"]),
+    ("kubectl logs vllm-0 --previous", []),                     # near miss: reads a pod's log, opens no shell in it
+])
+def test_a_shell_opened_in_a_pod_names_that_pod(command, pods):
+    text = f"$ {command}\nroot@{pods[0] if pods else 'gpu-a01'}:/vllm-workspace# pip check\nNo broken requirements found.\n"
+    got = [f.value for f in facts_from_dump("text", "session.txt", text, None) if f.name == "pod_name"]
+    assert got == pods

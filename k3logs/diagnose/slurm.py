@@ -86,3 +86,26 @@ def _per_node(args: str, env: str, nnodes_listed: int, ntasks_seen: int) -> int 
     n_t = int(ntasks.group(1)) if ntasks else ntasks_seen
     n_n = int(nnodes.group(1)) if nnodes else nnodes_listed
     return -(-n_t // n_n) if n_t and n_n else None
+
+
+STEPD_RUN = 8   # slurmstepd lines that lead up to srun's report of the task they were about, at most
+
+
+def learn_stepd_errors(ev: pl.DataFrame, reads: dict[str, list[Read]], a: Attribution, names: Names) -> None:
+    """The unlabelled `slurmstepd: error:` lines right before srun's 'error: HOST: task N: Exited' are that
+    host's step daemon reporting why the task could not run (a container that would not start, a plugin that
+    failed): they are about HOST."""
+    for r in reads["task_hosts"]:
+        node = names.host(r.g["host"])
+        if not node or not names.w.is_host(node):
+            continue
+        before = ev.filter((pl.col("file") == r.file) & (pl.col("line") < r.line)
+                           & (pl.col("line") >= r.line - STEPD_RUN) & pl.col("w_task").is_null()).sort("line")
+        expect = r.line - 1
+        for line, text in reversed(list(zip(before["line"].to_list(), before["text"].to_list()))):
+            if line != expect or not RX["stepd_error"].match(text or ""):
+                break
+            a.subject_node.setdefault((r.file, line), node)
+            a.said("subject", (r.file, line), f"slurmstepd's error before srun's report of the task on {r.g['host']} "
+                                              f"(line {r.line})")
+            expect -= 1

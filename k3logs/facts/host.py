@@ -288,6 +288,8 @@ def parse_manifest(sink: Sink, lines: list[str], base: int) -> None:
 def parse_misc(sink: Sink, lines: list[str], base: int, command: str | None) -> None:
     """One-line outputs worth keeping from a shell transcript: kernel, OFED, kernel-module driver version."""
     cmd = command or ""
+    if m := FACTS["kubectl_pod_shell"].search(cmd):
+        sink.add("pod_name", m.group("copy") or m.group("pod"), max(base, 1))
     body = [(base + i + 1, ln.strip()) for i, ln in enumerate(lines) if ln.strip()]
     if not body:
         return
