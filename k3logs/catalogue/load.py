@@ -73,6 +73,20 @@ def cache_dir() -> Path | None:
     return Path(base) / "k3logs"
 
 
+def private_cache(name: str) -> Path | None:
+    """A folder `name` under the cache folder that only this user can write (created), or None: what is loaded
+    from it (compiled templates) runs as code, so it is never anyone else's."""
+    folder = cache_dir()
+    if folder is None or not hasattr(os, "getuid"):
+        return None
+    try:
+        sub = folder / name
+        sub.mkdir(mode=0o700, parents=True, exist_ok=True)
+        return sub if _own(folder) and _own(sub) else None
+    except OSError:
+        return None
+
+
 def _content_key(key: tuple) -> str:
     """The hash of the folders (and whether each exists), every pattern file's content, the code of this package
     (what is pickled is its records) and Python."""
