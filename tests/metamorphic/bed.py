@@ -33,8 +33,9 @@ DROPPED_NODE = ("evidence_missing names a node whose logs are absent where the b
                 "container, by kubectl), and c764 and c883 (the job's srun output at the top holds its task's lines), so the "
                 "node is not missing a log; c605 names it only inside its own folder "
                 "(its host-info and docker inspect), which goes with it, and c766 in its own docker log; c840 and c776 name it "
-                "nowhere outside its folder; c859 keeps the node's own NCCL debug files at the top "
-                "(nccl-logs/nccl.HOST.PID.log), so the node is not missing a log")
+                "nowhere outside its folder, nor do c904 and c905; c859 keeps the node's own NCCL debug files at the top "
+                "(nccl-logs/nccl.HOST.PID.log), so the node is not missing a log; c921's Slurm output at the top holds "
+                "its task's lines, as c764's")
 LONE_ARCHIVE = ("a bundle that is one archive (an incident's .tar.zst) inside another container: the container's single "
                 "member is taken off the names as a lone top folder, or kept with a top folder around it, so the first "
                 "cause's file loses or gains a leading part (incident-N.tar.zst/...)")
@@ -61,6 +62,9 @@ KNOWN: dict[tuple[str, str], str] = {
         "c883-pcie-aer-xid79-during-weight-load-slurm-2node-pp2",
         "c776-pp2-h200-docker-stalled-start",
         "c777-ray-pp2-h200-serving-crash",
+        "c904-docker-memcg-oom-worker-load-pp2",
+        "c905-healthy-dp2-ep16-stopped-maintenance",
+        "c921-xid48-dbe-pp4-slurm-clock-skew",
     )},
     **{(c, t): LONE_ARCHIVE for c in ("c549-nvswitch-fatal-fm-log-nvls-2node-tarzst",
                                        "c741-mixed-cu12-cu13-wheels-importerror-targz")
@@ -93,6 +97,18 @@ KNOWN: dict[tuple[str, str], str] = {
     ("c406-k3-deepep-on-nvl72-no-rdma-nvshmem", "skew-within"): SKEW_TIE,
     ("c316-v0-llama31-8b-128k-default-len-l4-gke", "wrap-docker"): PHASE_TIE,
     ("c316-v0-llama31-8b-128k-default-len-l4-gke", "wrap-journald-json"): PHASE_TIE,
+    **{("c902-ray-rtxpro-llama70b", t): (
+        "a wrapper gives each line a time within its second: torch's sm_120 warning (10:23:04) and the 'no kernel "
+        "image' error (10:23:05), a second apart in the bundle, come 0.99999 s apart, within the same-second tie, "
+        "where the more specific signature wins") for t in ("wrap-docker", "wrap-cri", "wrap-kubectl",
+                                                              "wrap-journald-json", "wrap-podman")},
+    ("c900-k3-h200-2node-docker", "rename-hosts"): (
+        "two nodes on two NCCL builds, one each: the build the bundle shows first is the deployment's, so the odd "
+        "one out follows the folders' order, which renamed hosts change; the leader's build should be the reference "
+        "(c526: the worker pulled a newer build; here it kept an older one), and a fact does not say which node leads"),
+    ("c906-journald-sudo-kill-worker-pp2", "renumber-pids"): (
+        "the transform renumbers the pids log formats carry (a process prefix, journald _PID), not a pid inside a "
+        "command's text: sudo's 'kill -9 48213' keeps the old pid, which no worker has after it (the bed's limit)"),
 }
 
 
