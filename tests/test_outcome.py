@@ -186,6 +186,18 @@ def test_a_request_that_failed_while_the_server_went_on_generating_was_survived(
     assert all(f.set_aside.startswith("survived") for f in d.findings if f.category == "symptom.http_error")
 
 
+@pytest.mark.parametrize("times, state", [(3, "failing_requests"),   # the same failure on every such request
+                                          (2, "serving")])            # near miss: twice, between successes
+def test_a_request_failure_that_recurs_while_others_succeed_fails_a_kind_of_request(tmp_path, times, state):
+    lines = []
+    for i in range(times):
+        lines += [api(4, 10 + 2 * i, f'10.0.0.{i}:5000 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error'),
+                  api(4, 11 + 2 * i, "Avg prompt throughput: 80.0 tokens/s, Avg generation throughput: 310.0 tokens/s, "
+                                     "Running: 5 reqs, Waiting: 0 reqs, GPU KV cache usage: 9.0%")]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + lines})
+    assert d.outcome.state == state and d.healthy == (state == "serving")
+
+
 @pytest.mark.parametrize("minutes, state", [(12, "failing_requests"),   # the API server outlived its engine
                                             (1, "crashed")])             # near miss: it ended within a minute
 def test_a_server_that_answers_500_for_minutes_after_its_engine_died_fails_requests(tmp_path, minutes, state):

@@ -293,6 +293,14 @@ def _set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] |
                    and (g.role == "cause" or g.category in outcome_data().fatal)
                    and (dt := seconds(f, g)) is not None and dt >= 0 and again(g, dt) for g in findings)
 
+    def systematic(f: Finding) -> bool:
+        """The same failure (its line's template) recurs in its process, however its later copies fared: a kind
+        of request fails every time (a series' last copy has nothing after it to fail again). (Not for a fault of
+        the node's GPU stack that the deployment worked on after: that is another program's, however often.)"""
+        shape = mask_template(f.text)
+        return sum(g.sig == f.sig and same_process(f, g) and same_template(shape, mask_template(g.text))
+                   for g in findings) >= outcome_data().request_systematic
+
     def failed_meanwhile(f: Finding, back: Finding) -> bool:
         """A failure f can explain came between it and its device's return (or with either)."""
         explains = set(sigs[f.sig].explains) if f.sig in sigs else set()
@@ -324,14 +332,14 @@ def _set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] |
         elif f.role == "cause" and (met := life.joined_after(f)) is not None:
             f.set_aside = f"survived: its group formed after it ({met.file}:{met.line})"
         elif f.role == "cause" and (went_on := life.progress_after(f, f.category in node_wide)) is not None \
-                and not fails_again(f):
+                and not fails_again(f) and (f.category in node_wide or not systematic(f)):
             wide = f.source == "kernel" or f.category in node_wide
             f.set_aside = f"survived: {'its node' if wide else 'its process'} went on working " \
                           f"({went_on.file}:{went_on.line})"
         elif f.role == "cause" and (up := life.ready_after(f)) is not None and not fails_again(f):
             f.set_aside = f"survived: its node became ready after it ({up.file}:{up.line})"
         elif f.category in outcome_data().request_level and (went_on := life.progress_after(f)) is not None \
-                and not fails_again(f):
+                and not fails_again(f) and not systematic(f):
             f.set_aside = f"survived: its server went on generating ({went_on.file}:{went_on.line}): one request failed"
         elif f.role == "cause" and (back := recovered.get(id(f))) is not None and not failed_meanwhile(f, back):
             f.set_aside = f"survived: the device came back ({back.file}:{back.line}) before anything failed"

@@ -169,6 +169,7 @@ class OutcomeData:
     processes: str               # the deployment's process names (comm), a regex
     process_categories: frozenset[str]  # categories of kernel lines that name their process
     request_level: frozenset[str] = frozenset()  # symptoms of one request failing
+    request_systematic: int = 3  # the same request failure this often in one process fails a kind of request
 
 
 @lru_cache(maxsize=1)
@@ -176,7 +177,7 @@ def outcome_data() -> OutcomeData:
     d = landmark_data().get("outcome", {})
     return OutcomeData(frozenset(d.get("fatal", [])), frozenset(d.get("vanished", [])), d.get("killed_signature", ""),
                        d.get("processes", ".*"), frozenset(d.get("process_categories", [])),
-                       frozenset(d.get("request_level", [])))
+                       frozenset(d.get("request_level", [])), int(d.get("request_systematic", 3)))
 
 
 @lru_cache(maxsize=1)
