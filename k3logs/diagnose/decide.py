@@ -295,8 +295,9 @@ def _set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] |
 
     def systematic(f: Finding) -> bool:
         """The same failure (its line's template) recurs in its process, however its later copies fared: a kind
-        of request fails every time (a series' last copy has nothing after it to fail again). (Not for a fault of
-        the node's GPU stack that the deployment worked on after: that is another program's, however often.)"""
+        of request fails every time (a series' last copy has nothing after it to fail again). For a request's
+        failure and an exception no signature knows: a known error that recurs (a retried connect, another
+        program's GPU warning) has rules of its own."""
         shape = mask_template(f.text)
         return sum(g.sig == f.sig and same_process(f, g) and same_template(shape, mask_template(g.text))
                    for g in findings) >= outcome_data().request_systematic
@@ -332,7 +333,7 @@ def _set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] |
         elif f.role == "cause" and (met := life.joined_after(f)) is not None:
             f.set_aside = f"survived: its group formed after it ({met.file}:{met.line})"
         elif f.role == "cause" and (went_on := life.progress_after(f, f.category in node_wide)) is not None \
-                and not fails_again(f) and (f.category in node_wide or not systematic(f)):
+                and not fails_again(f) and not (f.sig is None and systematic(f)):
             wide = f.source == "kernel" or f.category in node_wide
             f.set_aside = f"survived: {'its node' if wide else 'its process'} went on working " \
                           f"({went_on.file}:{went_on.line})"
