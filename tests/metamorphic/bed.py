@@ -35,7 +35,7 @@ DROPPED_NODE = ("evidence_missing names a node whose logs are absent where the b
                 "(its host-info and docker inspect), which goes with it, and c766 in its own docker log; c840 and c776 name it "
                 "nowhere outside its folder, nor do c904 and c905; c859 keeps the node's own NCCL debug files at the top "
                 "(nccl-logs/nccl.HOST.PID.log), so the node is not missing a log; c921's Slurm output at the top holds "
-                "its task's lines, as c764's")
+                "its task's lines, as c764's; c941's ticket names the pair as 'dgx-b200-041/042', the second only by its number")
 LONE_ARCHIVE = ("a bundle that is one archive (an incident's .tar.zst) inside another container: the container's single "
                 "member is taken off the names as a lone top folder, or kept with a top folder around it, so the first "
                 "cause's file loses or gains a leading part (incident-N.tar.zst/...)")
@@ -65,6 +65,7 @@ KNOWN: dict[tuple[str, str], str] = {
         "c904-docker-memcg-oom-worker-load-pp2",
         "c905-healthy-dp2-ep16-stopped-maintenance",
         "c921-xid48-dbe-pp4-slurm-clock-skew",
+        "c941-healthy-ib-flap-recovered-journald",
     )},
     **{(c, t): LONE_ARCHIVE for c in ("c549-nvswitch-fatal-fm-log-nvls-2node-tarzst",
                                        "c741-mixed-cu12-cu13-wheels-importerror-targz")
