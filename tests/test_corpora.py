@@ -97,7 +97,8 @@ def test_case_verdict_matches_the_truth(case):
         assert r.origin.node == origin["node"]
     if origin.get("rank") is not None:
         assert r.origin.rank == origin["rank"]
-    phases = [truth.get("phase"), *truth.get("phase_alt", [])]
+    alt = truth.get("phase_alt", [])   # (alone or as a list, as k3logs eval reads it)
+    phases = [truth.get("phase"), *([alt] if isinstance(alt, str) else alt)]
     assert r.phase in phases, f"phase {r.phase}, want one of {phases}"
 
 
@@ -187,7 +188,7 @@ MULTI_NODE_FOLDER_CASES = [c for c in CASES if sum(1 for p in (CORPORA / c / "bu
 
 
 # (the shipping transforms below run on a sample of the cases, to keep the suite within its time)
-@pytest.mark.parametrize("case", MULTI_NODE_FOLDER_CASES[::5])
+@pytest.mark.parametrize("case", MULTI_NODE_FOLDER_CASES[::8])
 def test_a_ticket_folder_of_per_node_archives_reports_the_same(case, tmp_path):
     # as operators ship it: each node's folder archived on its node (node-a.tar.gz holding node-a/...), the
     # archives and the shared files in a ticket's folder beside a note. Only the paths change
@@ -211,7 +212,7 @@ def test_a_ticket_folder_of_per_node_archives_reports_the_same(case, tmp_path):
     assert {n.node for n in got.nodes} == {n.node for n in want.nodes}
 
 
-@pytest.mark.parametrize("case", CASES[::8])
+@pytest.mark.parametrize("case", CASES[::12])
 def test_a_bundle_copied_through_windows_reports_the_same(case, tmp_path):
     # every text file with CRLF line ends (vLLM's own CR LF becomes CR CR LF); every other case also in
     # UTF-16, as PowerShell's `>` writes it
