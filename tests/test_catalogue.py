@@ -160,7 +160,7 @@ def test_a_checked_catalogue_is_cached_by_content_and_read_back_without_loading(
     user.mkdir()
     (user / "mine.toml").write_text(USER_SIG.format(id="widget-exploded", category="proc.segfault", title="W"))
     first = load_catalogue([user])
-    assert len(list((tmp_path / "cache").glob("catalogue-*.pickle"))) == 1
+    assert len(list((tmp_path / "cache" / "catalogues").glob("catalogue-*.pickle"))) == 1
     monkeypatch.setattr(fresh_process, "_LOADED", {})   # another process: the memo is empty, the cache is not
 
     def no_load(dirs):
@@ -179,8 +179,8 @@ def test_near_miss_a_changed_pattern_file_or_a_cache_others_can_write_is_loaded_
     monkeypatch.setattr(fresh_process, "_LOADED", {})
     (user / "mine.toml").write_text(USER_SIG.format(id="widget-exploded", category="proc.segfault", title="V2"))
     assert load_catalogue([user]).by_id("widget-exploded").title == "V2"   # the content changed: a new key
-    assert len(list((tmp_path / "cache").glob("catalogue-*.pickle"))) == 2
-    for p in (tmp_path / "cache").glob("catalogue-*.pickle"):
+    assert len(list((tmp_path / "cache" / "catalogues").glob("catalogue-*.pickle"))) == 2
+    for p in (tmp_path / "cache" / "catalogues").glob("catalogue-*.pickle"):
         p.chmod(0o666)   # writable by anyone: never unpickled
     monkeypatch.setattr(fresh_process, "_LOADED", {})
     loads = []

@@ -768,18 +768,18 @@ def _found(i: int, category: str, role: str, ts, node: str, phase: str | None, e
 
 
 def test_a_fault_stated_after_the_errors_it_explains_takes_the_first_ones_phase():
-    from k3logs.diagnose.decide import _lagging_phase
+    from k3logs.diagnose.borrow import lagging_phase
     # the node controller's timed NotReady (0) comes 9 s after the peer's NCCL error (2), which the untimed
     # statement of the same loss (1) explains; by then the engine was shutting down
     root = _found(0, "infra.node_lost", "cause", 37, "n11", "shutdown")
     fs = [root, _found(1, "infra.node_lost", "cause", None, "n11", "serving"),
           _found(2, "nccl.ib_transport", "cause", 28, "n03", "serving", explained_by=1)]
-    _lagging_phase(root, fs)
+    lagging_phase(root, fs)
     assert root.phase == "serving"
     # near miss: what it explains comes after it: its own phase stands
     root = _found(0, "infra.node_lost", "cause", 37, "n11", "shutdown")
     fs = [root, _found(2, "nccl.ib_transport", "cause", 40, "n03", "serving", explained_by=0)]
-    _lagging_phase(root, fs)
+    lagging_phase(root, fs)
     assert root.phase == "shutdown"
 
 

@@ -75,7 +75,7 @@ def cache_dir() -> Path | None:
 
 def private_cache(name: str) -> Path | None:
     """A folder `name` under the cache folder that only this user can write (created), or None: what is loaded
-    from it (compiled templates) runs as code, so it is never anyone else's."""
+    from it (pickled catalogues, compiled templates) runs as code, so it is never anyone else's."""
     folder = cache_dir()
     if folder is None or not hasattr(os, "getuid"):
         return None
@@ -109,14 +109,14 @@ def _own(path: Path) -> bool:
 
 
 def _cached_load(dirs: tuple[Path, ...], key: tuple | None) -> tuple[Catalogue, list[Issue]]:
-    """_load, through the cache folder when there is one that only this user can write. Any trouble with the
-    cache (unreadable, someone else's, full disk) only means a load from the pattern files."""
-    folder = cache_dir()
-    if folder is None or key is None or not hasattr(os, "getuid"):
+    """_load, through a cache folder that only this user can write. Any trouble with the cache (unreadable,
+    someone else's, full disk) only means a load from the pattern files."""
+    folder = private_cache("catalogues") if key is not None else None
+    if folder is None:
         return _load(dirs)
+    path = folder / f"catalogue-{_content_key(key)}.pickle"
     try:
-        path = folder / f"catalogue-{_content_key(key)}.pickle"
-        if path.is_file() and _own(folder) and _own(path):
+        if path.is_file() and _own(path):
             with open(path, "rb") as f:
                 loaded = pickle.load(f)
             if isinstance(loaded, tuple) and len(loaded) == 2 and isinstance(loaded[0], Catalogue):
@@ -125,12 +125,10 @@ def _cached_load(dirs: tuple[Path, ...], key: tuple | None) -> tuple[Catalogue, 
         pass
     loaded = _load(dirs)
     try:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        if _own(folder):
-            fd, tmp = tempfile.mkstemp(dir=folder, prefix=".catalogue-")
-            with os.fdopen(fd, "wb") as f:
-                pickle.dump(loaded, f, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, path)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".catalogue-")
+        with os.fdopen(fd, "wb") as f:
+            pickle.dump(loaded, f, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)
     except Exception:  # noqa: BLE001
         pass
     return loaded

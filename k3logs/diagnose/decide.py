@@ -15,17 +15,19 @@
 from __future__ import annotations
 
 import re
+from itertools import islice
 
 import polars as pl
 
 from k3logs.catalogue.signatures import Catalogue, Signature
 
 from .detect import families, holds_prefilter, named_causes, outcome_data
-from .findings import (EXPLAIN_WINDOW_S, SAME_FAILURE_S, TIE_SECONDS, Decision, Finding, as_int, benign_eids,
+from .findings import (EXPLAIN_WINDOW_S, TIE_SECONDS, Decision, Finding, as_int, benign_eids,
                        exceptions, findings_of, load_before)
 from .order import first, seconds, sort_key
 from .outcome import HEALTHY, KERNEL_SLACK_S, Lifecycle, who
 from .templates import mask_template, same_template
+from .borrow import borrow_rank, lagging_phase, stack_phase
 from .vanished import accounted, peer_gone_first, says_why, vanished_worker
 
 
@@ -144,72 +146,6 @@ def _stated_before(root: Finding, findings: list[Finding], cat: Catalogue) -> Fi
     return stated
 
 
-def _borrow_rank(root: Finding, findings: list[Finding], pid_rank: dict[tuple, int]) -> None:
-    """A cause with no rank (a kernel line, a crash written by C code) takes the rank of the process it names
-    (`pid_rank`: (node, host pid) -> rank), else of the first event it explains on its
-    node, or of a dead-worker symptom that names it right after. A cause whose time is unknown (kernel seconds
-    since boot with no boot time) also takes that event's phase."""
-    # what it explains: itself, or the other lines of the same failure (an oom-kill block) that
-    # explained those events first
-    same = {i for i, f in enumerate(findings) if f is root or (f.category == root.category and f.node == root.node)}
-    explained = [f for f in findings if f.explained_by in same]
-    if root.ts is None or root.ts_quality == "relative":
-        placed = [f for f in explained if f.phase and f.ts is not None]
-        if placed:
-            root.phase = sorted(placed, key=sort_key)[0].phase
-    if root.rank is not None:
-        return
-    # the same process on the same node (a kernel line names its pid): its own lines say its rank
-    named = as_int(root.fields.get("pid"))   # (the pid the line is about, a kill's victim, before its writer's)
-    pid = named if named is not None else root.pid
-    if named is not None and (root.node, named) in pid_rank:
-        root.rank = pid_rank[(root.node, named)]
-        return
-    same_pid = [f for f in findings if f.rank is not None and f.node == root.node and pid is not None
-                and (f.pid == pid or as_int(f.fields.get("pid")) == pid)]
-    linked = same_pid or [f for f in explained if f.rank is not None and f.node == root.node]
-    near = [f for f in findings if f.role == "symptom" and f.rank is not None and f.node == root.node
-            and (dt := seconds(root, f)) is not None and -TIE_SECONDS <= dt <= 120 and ("rank" in f.fields or "worker" in f.fields)]
-    # the same fault seen by one rank in the same instant (the kernel's segfault line and the worker's own
-    # 'SIGSEGV received'): the host's pid is not the container's, the time and the kind of failure are
-    same_fault = [f for f in findings if f.rank is not None and f.node == root.node and f.category == root.category
-                  and (dt := seconds(root, f)) is not None and abs(dt) <= 2 * TIE_SECONDS]
-    if len({f.rank for f in same_fault}) > 1:
-        same_fault = []
-    for group in (linked, same_fault, near):
-        if group:
-            pick = sorted(group, key=sort_key)[0]
-            root.rank = pick.rank
-            if root.node is None:
-                root.node = pick.node
-            return
-
-
-def _stack_phase(root: Finding, findings: list[Finding]) -> None:
-    """A cause whose own line has no stack takes the phase that a stack of the same failure shows
-    (a driver fault warned about at import, then raised inside init_device on every worker)."""
-    if root.phase_from_stack:
-        return
-    same = [f for f in findings if f.category == root.category and f.phase_from_stack and f.phase
-            and (root.node is None or f.node in (None, root.node))
-            and (dt := seconds(root, f)) is not None and -TIE_SECONDS <= dt <= SAME_FAILURE_S]
-    if same:
-        root.phase = sorted(same, key=sort_key)[0].phase
-
-
-def _lagging_phase(root: Finding, findings: list[Finding]) -> None:
-    """A fault stated after errors it explains (a node controller marks a node NotReady 40 s after its last
-    heartbeat, while its peers have already failed) happened no later than the first of them: the phase is that
-    one's (not the shutdown its consequences began). The fault: the root and its other statements (same category,
-    same node)."""
-    fault = {i for i, f in enumerate(findings) if f is root or (f.role == "cause" and f.category == root.category
-                                                                and f.node == root.node)}
-    earlier = [f for f in findings if f.explained_by in fault and f.phase and (dt := seconds(f, root)) is not None
-               and dt > 0]
-    if earlier:
-        root.phase = min(earlier, key=sort_key).phase
-
-
 def _other(candidates: list[Finding], findings: list[Finding]) -> tuple[Finding | None, str | None, int]:
     """The first exception the service did not survive (not a known symptom's line, if another is left), and
     how many node/ranks repeat its template."""
@@ -261,6 +197,7 @@ def _set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] |
     (its process went on working after it, or its node for a kernel line or a `node_wide` category, and it
     explains nothing that follows; or its device came back before anything it explains failed)."""
     at = {id(f): i for i, f in enumerate(findings)}
+    shapes: dict[int, str] = {}   # (each line's template, made once)
     recovered, sigs = recovered or {}, sigs or {}
 
     causes = [h for h in findings if h.role == "cause"]
@@ -298,9 +235,14 @@ def _set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] |
         of request fails every time (a series' last copy has nothing after it to fail again). For a request's
         failure and an exception no signature knows: a known error that recurs (a retried connect, another
         program's GPU warning) has rules of its own."""
-        shape = mask_template(f.text)
-        return sum(g.sig == f.sig and same_process(f, g) and same_template(shape, mask_template(g.text))
-                   for g in findings) >= outcome_data().request_systematic
+        need = outcome_data().request_systematic
+        copies = (g for g in findings if g.sig == f.sig and same_process(f, g) and same_template(shape(f), shape(g)))
+        return len(list(islice(copies, need))) >= need
+
+    def shape(f: Finding) -> str:
+        if id(f) not in shapes:
+            shapes[id(f)] = mask_template(f.text)
+        return shapes[id(f)]
 
     def failed_meanwhile(f: Finding, back: Finding) -> bool:
         """A failure f can explain came between it and its device's return (or with either)."""
@@ -377,9 +319,9 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
     tickets): their untimed plain lines mention errors; `restarts_seen`: restarts the orchestrator's state
     shows (a pod's or container's restart count); `peer_node`: the node of each IP the bundle ties to one;
     `pid_rank`: the rank of each (node, host pid), as the kernel and the host's tools see pids."""
-    life = Lifecycle(ev, set(ev["file"].unique().to_list()) if app_files is None else app_files, restarts_seen)
     pid_rank = pid_rank or {}
-    life.pids |= set(pid_rank)   # (the deployment's processes as the host sees them too)
+    life = Lifecycle(ev, set(ev["file"].unique().to_list()) if app_files is None else app_files, restarts_seen,
+                     host_pids=pid_rank)
     findings = findings_of(ev, det, cat)
     _explain(findings, cat)
     others = exceptions(ev, benign_eids(det, cat, findings))
@@ -397,9 +339,9 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
     causes = [f for f in findings if f.role == "cause" and f.explained_by is None and f.set_aside is None]
     if causes:
         root = _statement(first(causes, cat), findings)
-        _borrow_rank(root, findings, pid_rank)
-        _stack_phase(root, findings)
-        _lagging_phase(root, findings)
+        borrow_rank(root, findings, pid_rank)
+        stack_phase(root, findings)
+        lagging_phase(root, findings)
         root_at = findings.index(root)
         strong = any(f.explained_by == root_at for f in findings)
         timed = root.ts is not None and root.ts_quality in ("exact", "inferred")
@@ -435,7 +377,7 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
                 and life.progress_after(f, node_wide=True) is None]
     if fallback:
         root = _stated_before(first(fallback, cat), findings, cat)
-        _borrow_rank(root, findings, pid_rank)
+        borrow_rank(root, findings, pid_rank)
         return Decision(False, root, "low",
                         "only symptoms were found; the earliest one that names a root-cause category is reported, "
                         "but the real cause is probably outside the bundle", findings, outcome=outcome)

@@ -17,6 +17,7 @@ stopped, serving, or inconclusive (no application log could show it). An inciden
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -94,9 +95,11 @@ def who(source: str | None, pid: int | None, ident: str | None, file: str) -> tu
 
 class Lifecycle:
     """The deployment's attempts, readiness, stops and progress, from the landmarks of every node.
-    `restarts_seen`: restarts that the bundle's orchestrator state shows (pod restart counts; None: none shown)."""
+    `restarts_seen`: restarts that the bundle's orchestrator state shows (pod restart counts; None: none shown);
+    `host_pids`: (node, pid) of the deployment's processes as the host sees them (the kernel, the host's tools)."""
 
-    def __init__(self, ev: pl.DataFrame, app_files: frozenset[str] | set[str], restarts_seen: int | None = None):
+    def __init__(self, ev: pl.DataFrame, app_files: frozenset[str] | set[str], restarts_seen: int | None = None,
+                 host_pids: Iterable[tuple] = ()):
         self.app_files, self.app_log, self.restarts_seen = set(app_files), bool(app_files), restarts_seen
         cols = ("eid", "node", "rank", "pid", "ident", "source", "ts", "file", "line", "mark", "attempt", "progress")
         if not set(cols) <= set(ev.columns):
@@ -113,9 +116,9 @@ class Lifecycle:
         timed_stops = marks.filter((pl.col("mark") == "shutdown") & pl.col("ts").is_not_null()).sort("ts")
         self.last_stop = _At(*timed_stops.select("ts", "file", "line").row(-1)) if timed_stops.height else None
         self.eid_attempt = dict(zip(ev["eid"].to_list(), ev["attempt"].to_list()))
-        # the deployment's own processes, by node (its logs' pids)
+        # the deployment's own processes, by node (its logs' pids, and the host's)
         mine = ev.filter(pl.col("file").is_in(list(self.app_files)) & pl.col("pid").is_not_null()).select("node", "pid")
-        self.pids = set(zip(mine["node"].to_list(), mine["pid"].to_list()))
+        self.pids = set(zip(mine["node"].to_list(), mine["pid"].to_list())) | set(host_pids)
         # progress by (node, attempt) and by (node, attempt, the process): in time order
         self._progress: dict[tuple, list[_At]] = {}
         progress = self._progress

@@ -66,41 +66,36 @@ def assign_phases(ev: pl.DataFrame, outside: frozenset[str] | set[str] = frozens
     unplaced = pl.col("ts").is_null() | (pl.col("phase").is_null() & (pl.col("source") == "kernel"))
     ev = ev.join(last_node, on="node", how="left", nulls_equal=True).with_columns(
         pl.when(unplaced).then(pl.coalesce("phase", "_lastp")).otherwise(pl.col("phase")).alias("phase"))
-    ev = _kernel_before_stop(_kernel_at_start(ev))
+    ev = _late_kernel_lines(ev)
     return ev.rename({"_mark": "mark", "_attempt": "attempt"}).drop("_lastp", "_mi", "_restart", "_dep")
 
 
-def _kernel_at_start(ev: pl.DataFrame) -> pl.DataFrame:
-    """A kernel line in the second its node started again (the driver answering the new start) is the new
-    attempt's, though it sorts before that attempt's first line. (rows in time order)"""
-    late = (pl.col("source") == "kernel") & (pl.col("phase") == "shutdown") & pl.col("ts").is_not_null()
-    rows = ev.select(late.fill_null(False).arg_true()).to_series()
-    starts = ev.filter(pl.col("_restart") & pl.col("ts").is_not_null() & pl.col("phase").is_not_null())
-    if not len(rows) or starts.is_empty():
-        return ev
-    got = ev[rows].select(pl.Series("_i", rows), "node", "ts").sort("ts").join_asof(
-        starts.select("node", pl.col("ts").alias("_start"), pl.col("phase").alias("_p"), pl.col("_attempt").alias("_a"))
-        .sort("_start"), left_on="ts", right_on="_start", by="node", strategy="forward",
-        tolerance=timedelta(seconds=TIE_SECONDS), check_sortedness=False).filter(pl.col("_p").is_not_null())
-    if got.is_empty():
-        return ev
-    return ev.with_columns(ev["phase"].scatter(got["_i"], got["_p"]), ev["_attempt"].scatter(got["_i"], got["_a"]))
-
-
-def _kernel_before_stop(ev: pl.DataFrame) -> pl.DataFrame:
-    """A kernel line stamped up to KERNEL_SLACK_S after its own node's stop (its clock may run seconds apart from
-    the deployment's) takes the phase the node was in before that stop. (rows in time order)"""
+def _late_kernel_lines(ev: pl.DataFrame) -> pl.DataFrame:
+    """A kernel line that falls after its node's stop is the new attempt's when the node started again within
+    the same second (the driver answering the new start; it sorts before that attempt's first line), else, up
+    to KERNEL_SLACK_S after the stop (its clock may run seconds apart from the deployment's), the phase the node
+    was in before it. (rows in time order)"""
     late = (pl.col("source") == "kernel") & (pl.col("phase") == "shutdown") & pl.col("ts").is_not_null()
     rows = ev.select(late.fill_null(False).arg_true()).to_series()
     if not len(rows):
         return ev
+    phase, attempt = ev["phase"], ev["_attempt"]
+    lines = ev[rows].select(pl.Series("_i", rows), "node", "ts")
+    starts = ev.filter(pl.col("_restart") & pl.col("ts").is_not_null() & pl.col("phase").is_not_null())
+    if not starts.is_empty():
+        got = lines.sort("ts").join_asof(
+            starts.select("node", pl.col("ts").alias("_start"), pl.col("phase").alias("_p"),
+                          pl.col("_attempt").alias("_a")).sort("_start"),
+            left_on="ts", right_on="_start", by="node", strategy="forward", tolerance=timedelta(seconds=TIE_SECONDS),
+            check_sortedness=False).filter(pl.col("_p").is_not_null())
+        phase, attempt = phase.scatter(got["_i"], got["_p"]), attempt.scatter(got["_i"], got["_a"])
+        lines = lines.filter(~pl.col("_i").is_in(got["_i"].implode()))
     app = ev.filter((pl.col("source") != "kernel").fill_null(True) & pl.col("ts").is_not_null())
     stops = app.filter(pl.col("_mark") == "shutdown").group_by("node").agg(pl.col("ts").min().alias("_stop"))
     before = app.join(stops, on="node").filter((pl.col("ts") < pl.col("_stop")) & pl.col("phase").is_not_null()) \
         .group_by("node").agg(pl.col("phase").last().alias("_p"), pl.col("_stop").first())
-    got = ev[rows].select(pl.Series("_i", rows), "node", "ts").join(before, on="node") \
-        .filter((pl.col("ts") - pl.col("_stop")) <= pl.duration(seconds=KERNEL_SLACK_S))
-    return ev.with_columns(ev["phase"].scatter(got["_i"], got["_p"])) if got.height else ev
+    got = lines.join(before, on="node").filter((pl.col("ts") - pl.col("_stop")) <= pl.duration(seconds=KERNEL_SLACK_S))
+    return ev.with_columns(phase.scatter(got["_i"], got["_p"]) if got.height else phase, attempt)
 
 
 def _opens_start(ev: pl.DataFrame) -> pl.Series:

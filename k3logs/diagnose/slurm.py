@@ -95,17 +95,18 @@ def learn_stepd_errors(ev: pl.DataFrame, reads: dict[str, list[Read]], a: Attrib
     """The unlabelled `slurmstepd: error:` lines right before srun's 'error: HOST: task N: Exited' are that
     host's step daemon reporting why the task could not run (a container that would not start, a plugin that
     failed): they are about HOST."""
-    for r in reads["task_hosts"]:
-        node = names.host(r.g["host"])
-        if not node or not names.w.is_host(node):
-            continue
-        before = ev.filter((pl.col("file") == r.file) & (pl.col("line") < r.line)
-                           & (pl.col("line") >= r.line - STEPD_RUN) & pl.col("w_task").is_null()).sort("line")
-        expect = r.line - 1
-        for line, text in reversed(list(zip(before["line"].to_list(), before["text"].to_list()))):
-            if line != expect or not RX["stepd_error"].match(text or ""):
-                break
+    reports = [(r, node) for r in reads["task_hosts"]
+               if (node := names.host(r.g["host"])) and names.w.is_host(node)]
+    if not reports:
+        return
+    # (the step daemon's unlabelled error lines of the files with such reports, found once)
+    rows = ev.filter(pl.col("file").is_in(list({r.file for r, _ in reports})) & pl.col("w_task").is_null()
+                     & pl.col("text").str.starts_with("slurmstepd"))
+    errors = {(f, n) for f, n, t in rows.select("file", "line", "text").iter_rows() if RX["stepd_error"].match(t)}
+    for r, node in reports:
+        line = r.line - 1
+        while (r.file, line) in errors and line >= r.line - STEPD_RUN:
             a.subject_node.setdefault((r.file, line), node)
             a.said("subject", (r.file, line), f"slurmstepd's error before srun's report of the task on {r.g['host']} "
                                               f"(line {r.line})")
-            expect -= 1
+            line -= 1

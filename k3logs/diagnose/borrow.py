@@ -1,0 +1,72 @@
+"""What the root cause takes from the other witnesses of its fault: the rank of the process it names or of
+the events it explains, and the phase that a stack or an earlier consequence of the same failure shows."""
+from __future__ import annotations
+
+from .findings import SAME_FAILURE_S, TIE_SECONDS, Finding, as_int
+from .order import seconds, sort_key
+
+
+def borrow_rank(root: Finding, findings: list[Finding], pid_rank: dict[tuple, int]) -> None:
+    """A cause with no rank (a kernel line, a crash written by C code) takes the rank of the process it names
+    (`pid_rank`: (node, host pid) -> rank), else of the first event it explains on its
+    node, or of a dead-worker symptom that names it right after. A cause whose time is unknown (kernel seconds
+    since boot with no boot time) also takes that event's phase."""
+    # what it explains: itself, or the other lines of the same failure (an oom-kill block) that
+    # explained those events first
+    same = {i for i, f in enumerate(findings) if f is root or (f.category == root.category and f.node == root.node)}
+    explained = [f for f in findings if f.explained_by in same]
+    if root.ts is None or root.ts_quality == "relative":
+        placed = [f for f in explained if f.phase and f.ts is not None]
+        if placed:
+            root.phase = sorted(placed, key=sort_key)[0].phase
+    if root.rank is not None:
+        return
+    # the same process on the same node (a kernel line names its pid): its own lines say its rank
+    named = as_int(root.fields.get("pid"))   # (the pid the line is about, a kill's victim, before its writer's)
+    pid = named if named is not None else root.pid
+    if named is not None and (root.node, named) in pid_rank:
+        root.rank = pid_rank[(root.node, named)]
+        return
+    same_pid = [f for f in findings if f.rank is not None and f.node == root.node and pid is not None
+                and (f.pid == pid or as_int(f.fields.get("pid")) == pid)]
+    linked = same_pid or [f for f in explained if f.rank is not None and f.node == root.node]
+    near = [f for f in findings if f.role == "symptom" and f.rank is not None and f.node == root.node
+            and (dt := seconds(root, f)) is not None and -TIE_SECONDS <= dt <= 120 and ("rank" in f.fields or "worker" in f.fields)]
+    # the same fault seen by one rank in the same instant (the kernel's segfault line and the worker's own
+    # 'SIGSEGV received'): the host's pid is not the container's, the time and the kind of failure are
+    same_fault = [f for f in findings if f.rank is not None and f.node == root.node and f.category == root.category
+                  and (dt := seconds(root, f)) is not None and abs(dt) <= 2 * TIE_SECONDS]
+    if len({f.rank for f in same_fault}) > 1:
+        same_fault = []
+    for group in (linked, same_fault, near):
+        if group:
+            pick = sorted(group, key=sort_key)[0]
+            root.rank = pick.rank
+            if root.node is None:
+                root.node = pick.node
+            return
+
+
+def stack_phase(root: Finding, findings: list[Finding]) -> None:
+    """A cause whose own line has no stack takes the phase that a stack of the same failure shows
+    (a driver fault warned about at import, then raised inside init_device on every worker)."""
+    if root.phase_from_stack:
+        return
+    same = [f for f in findings if f.category == root.category and f.phase_from_stack and f.phase
+            and (root.node is None or f.node in (None, root.node))
+            and (dt := seconds(root, f)) is not None and -TIE_SECONDS <= dt <= SAME_FAILURE_S]
+    if same:
+        root.phase = sorted(same, key=sort_key)[0].phase
+
+
+def lagging_phase(root: Finding, findings: list[Finding]) -> None:
+    """A fault stated after errors it explains (a node controller marks a node NotReady 40 s after its last
+    heartbeat, while its peers have already failed) happened no later than the first of them: the phase is that
+    one's (not the shutdown its consequences began). The fault: the root and its other statements (same category,
+    same node)."""
+    fault = {i for i, f in enumerate(findings) if f is root or (f.role == "cause" and f.category == root.category
+                                                                and f.node == root.node)}
+    earlier = [f for f in findings if f.explained_by in fault and f.phase and (dt := seconds(f, root)) is not None
+               and dt > 0]
+    if earlier:
+        root.phase = min(earlier, key=sort_key).phase
