@@ -783,6 +783,33 @@ def test_a_fault_stated_after_the_errors_it_explains_takes_the_first_ones_phase(
     assert root.phase == "shutdown"
 
 
+def _complaint(i: int, node: str, peer: str):
+    f = _found(i, "nccl.ib_transport", "cause", 10 + i, node, "serving")
+    f.fields, f.rank = {"peer": peer}, i
+    return f
+
+
+def test_the_node_that_several_others_cannot_reach_is_the_one_at_fault():
+    from k3logs.diagnose.borrow import silent_peer
+    peers = {"10.0.0.2": "n2", "10.0.0.1": "n1", "10.0.0.3": "n3"}
+    # n1 and n3 cannot reach n2, which complains of nobody
+    root = _complaint(0, "n1", "10.0.0.2")
+    silent_peer(root, [root, _complaint(1, "n3", "10.0.0.2")], peers)
+    assert (root.node, root.rank) == ("n2", None) and "n1, n3" in root.node_from
+    # near miss: one complainer cannot tell which end failed
+    root = _complaint(0, "n1", "10.0.0.2")
+    silent_peer(root, [root, _complaint(1, "n1", "10.0.0.2")], peers)
+    assert (root.node, root.rank, root.node_from) == ("n1", 0, None)
+    # near miss: the ends complain of each other
+    root = _complaint(0, "n1", "10.0.0.2")
+    silent_peer(root, [root, _complaint(1, "n2", "10.0.0.1"), _complaint(2, "n3", "10.0.0.2")], peers)
+    assert root.node == "n1"
+    # near miss: a peer address the bundle ties to no node
+    root = _complaint(0, "n1", "192.168.9.9")
+    silent_peer(root, [root, _complaint(1, "n3", "192.168.9.9")], peers)
+    assert root.node == "n1"
+
+
 # ------------------------------------------------------------------------------------------
 # a kill names its victim
 # ------------------------------------------------------------------------------------------

@@ -198,6 +198,28 @@ def test_a_request_failure_that_recurs_while_others_succeed_fails_a_kind_of_requ
     assert d.outcome.state == state and d.healthy == (state == "serving")
 
 
+def _raised(m: int) -> list[str]:
+    """A request's handler raising a known error (a module its option needs is not installed)."""
+    return [api(m, 10, text, "ERROR") for text in (
+        "Error in chat completion stream generator.", "Traceback (most recent call last):",
+        '  File "/usr/local/lib/python3.12/dist-packages/vllm/v1/structured_output/backend_xgrammar.py", line 40, '
+        'in validate_xgrammar_grammar', "    import xgrammar as xgr", "ModuleNotFoundError: No module named 'xgrammar'")]
+
+
+@pytest.mark.parametrize("raised, want", [(True, ("failing_requests", "dep.missing_module")),   # every such request
+                                          (False, ("serving", None))])      # near miss: a warning that recurs
+def test_a_known_exception_that_recurs_while_others_succeed_fails_a_kind_of_request(tmp_path, raised, want):
+    busy = "Avg prompt throughput: 80.0 tokens/s, Avg generation throughput: 310.0 tokens/s, Running: 5 reqs, " \
+           "Waiting: 0 reqs, GPU KV cache usage: 9.0%"
+    lines = []
+    for m in range(4, 7):
+        lines += (_raised(m) if raised else [api(m, 10, "Failed to import from vllm._rocm_C with ModuleNotFoundError("
+                                                        "\"No module named 'vllm._rocm_C'\")", "WARNING")])
+        lines.append(api(m, 20, busy))
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + lines})
+    assert state(d) == want
+
+
 @pytest.mark.parametrize("minutes, state", [(12, "failing_requests"),   # the API server outlived its engine
                                             (1, "crashed")])             # near miss: it ended within a minute
 def test_a_server_that_answers_500_for_minutes_after_its_engine_died_fails_requests(tmp_path, minutes, state):

@@ -1,5 +1,6 @@
 """What the root cause takes from the other witnesses of its fault: the rank of the process it names or of
-the events it explains, and the phase that a stack or an earlier consequence of the same failure shows."""
+the events it explains, the node at the silent end of a link that fails, and the phase that a stack or an
+earlier consequence of the same failure shows."""
 from __future__ import annotations
 
 from .findings import SAME_FAILURE_S, TIE_SECONDS, Finding, as_int
@@ -70,3 +71,24 @@ def lagging_phase(root: Finding, findings: list[Finding]) -> None:
                and dt > 0]
     if earlier:
         root.phase = min(earlier, key=sort_key).phase
+
+
+def silent_peer(root: Finding, findings: list[Finding], peer_node: dict[str, str]) -> None:
+    """The node that several others cannot reach is the one at fault: when the root names a peer it could not
+    reach (a connect that found no route, a send the peer never acknowledged), and such complaints from two or
+    more nodes all name peers on one other node that itself complains of none, the fault is that node's (its
+    port, its firewall): the complainers are its witnesses. One complainer cannot tell which end failed, nor can
+    both ends complaining of each other: the root's own node stands."""
+    if root.fields.get("peer") is None:
+        return
+    complaints = [f for f in findings if f.role == "cause" and f.set_aside is None and f.fields.get("peer")]
+    ends = {peer_node.get(f.fields["peer"]) for f in complaints}
+    by = sorted({f.node for f in complaints if f.node})
+    if len(ends) != 1 or None in ends or len(by) < 2:
+        return
+    (end,) = ends
+    if end in by:
+        return
+    root.node, root.rank = end, None
+    root.node_from = f"the peer ({root.fields['peer']}) that the connection errors of {', '.join(by)} could not " \
+                     f"reach, which reports no such error itself"

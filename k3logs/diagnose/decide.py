@@ -27,7 +27,7 @@ from .findings import (EXPLAIN_WINDOW_S, TIE_SECONDS, Decision, Finding, as_int,
 from .order import first, seconds, sort_key
 from .outcome import HEALTHY, KERNEL_SLACK_S, Lifecycle, who
 from .templates import mask_template, same_template
-from .borrow import borrow_rank, lagging_phase, stack_phase
+from .borrow import borrow_rank, lagging_phase, silent_peer, stack_phase
 from .vanished import accounted, peer_gone_first, says_why, vanished_worker
 
 
@@ -233,8 +233,8 @@ def _set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] |
     def systematic(f: Finding) -> bool:
         """The same failure (its line's template) recurs in its process, however its later copies fared: a kind
         of request fails every time (a series' last copy has nothing after it to fail again). For a request's
-        failure and an exception no signature knows: a known error that recurs (a retried connect, another
-        program's GPU warning) has rules of its own."""
+        failure and an exception raised (known or not): a known error line that recurs outside a traceback (a
+        retried connect, another program's GPU warning) has rules of its own."""
         need = outcome_data().request_systematic
         copies = (g for g in findings if g.sig == f.sig and same_process(f, g) and same_template(shape(f), shape(g)))
         return len(list(islice(copies, need))) >= need
@@ -275,7 +275,7 @@ def _set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] |
         elif f.role == "cause" and (met := life.joined_after(f)) is not None:
             f.set_aside = f"survived: its group formed after it ({met.file}:{met.line})"
         elif f.role == "cause" and (went_on := life.progress_after(f, f.category in node_wide)) is not None \
-                and not fails_again(f) and not (f.sig is None and systematic(f)):
+                and not fails_again(f) and not ((f.sig is None or f.source == "traceback") and systematic(f)):
             wide = f.source == "kernel" or f.category in node_wide
             f.set_aside = f"survived: {'its node' if wide else 'its process'} went on working " \
                           f"({went_on.file}:{went_on.line})"
@@ -340,6 +340,8 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
     if causes:
         root = _statement(first(causes, cat), findings)
         borrow_rank(root, findings, pid_rank)
+        outcome = life.outcome(root, again, answered, deaths)   # (where it was seen to fail, before silent_peer)
+        silent_peer(root, findings, peer_node or {})
         stack_phase(root, findings)
         lagging_phase(root, findings)
         root_at = findings.index(root)
@@ -352,8 +354,7 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
                   "the cause that the logs name and that explains the rest") + (
             "; it explains the errors that follow it" if strong else "")
         load = load_before(ev, root) if root.category == "oom.inference" else None
-        return Decision(False, root, confidence, reason, findings, load=load,
-                        outcome=life.outcome(root, again, answered, deaths))
+        return Decision(False, root, confidence, reason, findings, load=load, outcome=outcome)
     first_death = first(fatal, cat) if fatal else None
     other, template, repeats = _other(others, findings)
     failure = first([f for f in (first_death, other) if f is not None], cat) if (first_death or other) else None

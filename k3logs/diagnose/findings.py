@@ -55,6 +55,7 @@ class Finding:
     unready: bool = False             # its signature's: the server it happens to never listened (the outcome)
     set_aside: str | None = None      # why it cannot be the cause: after the stop (its trail), or survived
     ident: str | None = None          # the unit or container that logged it (journald, compose), if any
+    node_from: str | None = None      # the witness that gave it its node when its own line did not (the report's)
 
 
 @dataclass

@@ -305,7 +305,7 @@ def _origin(a: Analysis, root: Finding) -> Origin:
         row = hit.row(0, named=True) if hit.height else None
     node_from, rank_from = witness(a.attribution, row) if row else (None, None)
     if row is not None and row.get("node") != root.node:
-        node_from = "another witness of the same fault" if root.node is not None else None
+        node_from = (root.node_from or "another witness of the same fault") if root.node is not None else None
     if row is not None and row.get("rank") != root.rank:
         rank_from = "another witness of the same fault" if root.rank is not None else None
     if rank_from and row is not None and row.get("source") == "kernel" and row.get("rank") == root.rank:
