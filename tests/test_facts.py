@@ -714,6 +714,18 @@ def test_sacct_node_lists_are_read_whole_when_the_rows_are_off_the_dashes_by_a_c
     assert got == ["hpc-gpu-n[17-18]", "hpc-gpu-n17"]
 
 
+@pytest.mark.parametrize("text, lists", [
+    ("JobId=4471824 JobName=serve\n   NodeList=hgx-b[05-06]\n   BatchHost=hgx-b05\n   NumNodes=2\n", ["hgx-b[05-06]"]),
+    (SACCT_ONE.replace("     hpc-gpu-n17", "hpc-gpu-n[17-18]", 1), ["hpc-gpu-n[17-18]"]),   # the job's own row
+    # near miss: two jobs' NodeList lines, or a table of two jobs: no one job's list
+    ("JobId=1\n   NodeList=hgx-b[05-06]\nJobId=2\n   NodeList=hgx-b[07-08]\n", []),
+    (SACCT_ONE + f"{'88413':<12} {'train':>10} {'hpc-gpu-n17':>16} {'RUNNING':>10}\n", []),
+])
+def test_a_job_dump_gives_the_job_s_node_list_as_its_environment_would(text, lists):
+    got = [f.value for f in facts_from_dump("text", "job.txt", text, None) if f.name == "slurm_nodelist"]
+    assert got == lists
+
+
 @pytest.mark.parametrize("table, counts", [
     ("NAME     READY   STATUS    RESTARTS      AGE   IP           NODE\n"
      "vllm-0   0/1     Running   3 (2m ago)    14m   10.68.2.31   gke-pool-x2mq\n"

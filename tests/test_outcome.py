@@ -934,3 +934,44 @@ def test_an_error_that_recurs_in_its_process_minutes_later_was_not_survived(tmp_
     # near miss: once, and the process went on working: survived
     d = decision(tmp_path / "b", {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + [api(4, 10, CHAT, "ERROR"), busy]})
     assert d.root is None
+
+
+@pytest.mark.parametrize("node, trail", [("10.30.8.7", True),    # an address no host is tied to: any node's
+                                         ("gpu-b9", False)])       # near miss: a named node that never stopped
+def test_what_a_node_known_only_by_its_address_logs_after_the_stop_is_the_trail(node, trail):
+    from datetime import datetime
+    from types import SimpleNamespace
+
+    import polars as pl
+
+    from k3logs.diagnose.outcome import Lifecycle
+    t = [datetime(2025, 7, 24, 17, 30, s) for s in (0, 2, 5)]
+    ev = pl.DataFrame({"eid": [0, 1, 2], "node": ["gpu-b7", "gpu-b8", node], "rank": [None] * 3, "pid": [None] * 3,
+                       "ident": [None] * 3, "source": ["log", "log", "ray"], "ts": t, "file": ["job.out"] * 3,
+                       "line": [10, 11, 20], "mark": ["shutdown", "shutdown", None], "attempt": [1, 1, 1],
+                       "progress": [False] * 3}, schema_overrides={"rank": pl.Int64, "pid": pl.Int64, "ident": pl.String})
+    life = Lifecycle(ev, {"job.out"})
+    f = SimpleNamespace(eid=2, node=node, ts=t[2], file="job.out", line=20, source="ray")
+    assert (life.after_stop(f) is not None) == trail
+
+
+def test_a_service_is_ready_only_by_its_own_landmarks_when_services_share_a_node(tmp_path):
+    # another compose service of the node (an embedding server) was ready; this one failed before it was
+    def svc(name: str, m: int, text: str) -> str:
+        return f"{name}-1  | 2025-09-03T08:{m:02d}:00.000000000Z {text}"
+    embed = [svc("embed", 1, "(APIServer pid=7) INFO 09-03 08:01:00 [api_server.py:1] vLLM API server version 0.10.1"),
+             svc("embed", 2, "(APIServer pid=7) INFO 09-03 08:02:00 [launcher.py:1] Application startup complete.")]
+    chat = [svc("chat", 1, "(APIServer pid=9) INFO 09-03 08:01:00 [api_server.py:1] vLLM API server version 0.10.1"),
+            svc("chat", 3, "(VllmWorker TP1 pid=286) ERROR 09-03 08:03:00 [worker.py:1] torch.OutOfMemoryError: CUDA "
+                           "out of memory. Tried to allocate 28.00 MiB. GPU 1 has a total capacity of 79.19 GiB")]
+    assert decision(tmp_path, {"compose-logs.txt": embed + chat}).outcome.state == "never_ready"
+
+
+def test_near_miss_a_service_that_was_ready_itself_crashed(tmp_path):
+    def svc(m: int, text: str) -> str:
+        return f"chat-1  | 2025-09-03T08:{m:02d}:00.000000000Z {text}"
+    chat = [svc(1, "(APIServer pid=9) INFO 09-03 08:01:00 [api_server.py:1] vLLM API server version 0.10.1"),
+            svc(2, "(APIServer pid=9) INFO 09-03 08:02:00 [launcher.py:1] Application startup complete."),
+            svc(3, "(VllmWorker TP1 pid=286) ERROR 09-03 08:03:00 [worker.py:1] torch.OutOfMemoryError: CUDA "
+                   "out of memory. Tried to allocate 28.00 MiB. GPU 1 has a total capacity of 79.19 GiB")]
+    assert decision(tmp_path, {"compose-logs.txt": chat}).outcome.state == "crashed"

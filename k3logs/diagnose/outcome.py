@@ -17,6 +17,7 @@ stopped, serving, or inconclusive (no application log could show it). An inciden
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -26,6 +27,7 @@ import polars as pl
 from .detect import joined
 
 APP_KINDS = ("vllm", "torch", "ray", "nccl")   # logs of the deployment itself (not the kernel's, not the host's)
+ADDRESS = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}")   # a node named only by its IP
 HOST_KINDS = ("journal", "kernel", "k8s_events")  # the host's and the orchestrator's: they mark no phase of it
 HEALTHY = ("stopped", "serving")
 TIE_SECONDS = 1.0
@@ -111,6 +113,12 @@ class Lifecycle:
                              .alias("attempt"))
         marks = ev.filter(pl.col("mark").is_not_null() | pl.col("progress")).select(cols)
         self.ready = _first(marks.filter(pl.col("mark") == "serving"))
+        # services that share a node (compose): (node, container or unit) with landmarks of its own, and (node,
+        # attempt, it) -> its first serving mark
+        named = marks.filter(pl.col("mark").is_not_null() & pl.col("ident").is_not_null())
+        self._services = set(zip(named["node"].to_list(), named["ident"].to_list()))
+        self._ready_ident = {(n, a, i): _At(ts, file, line) for n, a, i, ts, file, line in reversed(list(_rows(
+            named.filter(pl.col("mark") == "serving"), "node", "attempt", "ident", "ts", "file", "line")))}
         self._stops = _all(marks.filter(pl.col("mark") == "shutdown"))
         self.stops = {k: ats[0] for k, ats in self._stops.items()}
         timed_stops = marks.filter((pl.col("mark") == "shutdown") & pl.col("ts").is_not_null()).sort("ts")
@@ -154,9 +162,12 @@ class Lifecycle:
     def after_stop(self, f) -> _At | None:
         """A stop of the finding's attempt that the finding comes after (its trail), else None: any of its stop
         lines (two files may state the same stop in the same second; one orders before the finding by its
-        lines). A finding of no node, in a bundle whose stops are all of named nodes, is measured against the
-        first stop in the deployment."""
-        if f.node is None and not any(n is None for n, _ in self.stops):
+        lines). A finding of no node, or of a node known only by an address no host is tied to (it may be any
+        of them), in a bundle whose stops are all of named nodes, is measured against the first stop in the
+        deployment."""
+        named = [n for n, _ in self.stops]
+        unnamed = f.node is None or (ADDRESS.fullmatch(f.node) is not None and f.node not in named)
+        if unnamed and named and not any(n is None or ADDRESS.fullmatch(n) for n in named):
             stops = sorted((s for s in self.stops.values() if s.ts is not None), key=lambda s: s.ts)
             stop = stops[0] if stops and stops[0].before(f.ts, f.file, f.line) else None
         else:  # (a bundle that names no node has its attempts too)
@@ -248,7 +259,12 @@ class Lifecycle:
 
     def ready_before(self, f) -> bool:
         """The deployment was ready (any node, in the finding's attempt or, for a node without serving
-        landmarks of its own such as a headless worker, any node's) before the finding."""
+        landmarks of its own such as a headless worker, any node's) before the finding. A finding of a container
+        or unit with landmarks of its own is ready only by its own (another compose service of its node was
+        ready on its own)."""
+        if (f.node, getattr(f, "ident", None)) in self._services:
+            own = self._ready_ident.get((f.node, self.attempt_of(f), f.ident))
+            return own is not None and own.before(f.ts, f.file, f.line)
         mine = [r for (n, a), r in self.ready.items() if n == f.node and a == self.attempt_of(f)]
         headless = not any(n == f.node for n, _ in self.ready)  # (a node ready in another attempt has its own)
         others = list(self.ready.values()) if headless else []

@@ -36,7 +36,11 @@ def _cell(line: str, span: tuple[int, int]) -> str:
 def parse_slurm_job(sink: Sink, lines: list[str], base: int) -> None:
     """`scontrol show job` of a job of one node: its NodeList is the node its batch step ran on; so is the one
     host every row of `sacct -j` gives (the job and its steps). Each row's node list is a `job_nodes` fact (the
-    nodes that took part: missing.py)."""
+    nodes that took part: missing.py). The job's own list (scontrol's one NodeList, sacct's job row) is its
+    `slurm_nodelist`, as the job's environment gives it (srun -l tasks over its nodes: slurm.learn_tasks)."""
+    lists = [(i, m.group("nodes")) for i, ln in enumerate(lines) if (m := FACTS["slurm_job_nodes"].match(ln))]
+    if len(lists) == 1:
+        sink.add("slurm_nodelist", lists[0][1], base + lists[0][0] + 1)
     if any(FACTS["slurm_job_one_node"].search(ln) for ln in lines):
         hit = next(((i, m) for i, ln in enumerate(lines) if (m := FACTS["slurm_job_nodelist"].match(ln))), None)
         if hit:
@@ -45,5 +49,7 @@ def parse_slurm_job(sink: Sink, lines: list[str], base: int) -> None:
     cells = job_nodelists(lines)
     for i, cell in cells:
         sink.add("job_nodes", cell, base + i + 1)
+    if cells and not lists:
+        sink.add("slurm_nodelist", cells[0][1], base + cells[0][0] + 1)
     if len({c for _, c in cells}) == 1 and FACTS["host_token"].fullmatch(cells[0][1]):
         sink.add("node_name", cells[0][1], base + cells[0][0] + 1)

@@ -185,8 +185,8 @@ def sniff(head: bytes, size: int | None = None, formats: Formats | None = None) 
         idents = Counter(i for ln in lines if (i := _journal_ident(ln, pats)))
         if idents and idents.most_common(1)[0][0] == "kernel":
             counts["kernel"] = n
-        elif not counts.get("vllm"):
-            counts["journal"] += n // 2 + 1
+        elif not counts.get("vllm"):   # (lines of a generic format in a journal are the journal's own)
+            counts["journal"] = min(n, counts["journal"] + n // 2 + 1 + counts.pop("log", 0))
     if counts:
         if counts.get("vllm", 0) * VLLM_SHARE >= n:
             kind = "vllm"
