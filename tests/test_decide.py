@@ -810,6 +810,17 @@ def test_the_node_that_several_others_cannot_reach_is_the_one_at_fault():
     assert root.node == "n1"
 
 
+@pytest.mark.parametrize("copy_node, want", [("head", 1),    # the copy on another node names no rank
+                                              ("w1", 0)])     # near miss: one node's two lines keep their order
+def test_a_failing_process_s_own_line_wins_the_same_second_over_a_copy_relayed_by_another_node(copy_node, want):
+    from k3logs.catalogue.load import load_catalogue
+    from k3logs.diagnose.order import first
+    copy = _found(0, "oom.load", "cause", 3, copy_node, "model_load")   # (its file, f0, sorts first)
+    own = _found(1, "oom.load", "cause", 3, "w1", "model_load")
+    own.rank = 4
+    assert first([copy, own], load_catalogue()).eid == want
+
+
 # ------------------------------------------------------------------------------------------
 # a kill names its victim
 # ------------------------------------------------------------------------------------------

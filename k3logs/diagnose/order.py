@@ -1,5 +1,6 @@
 """Which of several findings came first: by time after clock alignment (a kernel's seconds since boot only against
-its own file), then the more specific statement (the signature's priority), then the triage order."""
+its own file), then the more specific statement (the signature's priority, the kernel's, one that names its rank),
+then the triage order."""
 from __future__ import annotations
 
 from k3logs.catalogue.signatures import Catalogue
@@ -35,5 +36,12 @@ def first(cands: list[Finding], cat: Catalogue) -> Finding:
         tied = [c for c in cands if c.ts is not None and abs((c.ts - first.ts).total_seconds()) < TIE_SECONDS]
         tied += [c for c in untimed if c.priority > first.priority]
     triage = {k: v.triage for k, v in cat.categories.items()}
-    # (as specific, the kernel's statement first: the hardware's own report names the device the others only feel)
-    return sorted(tied, key=lambda c: (-c.priority, c.source != "kernel", sort_key(c), triage.get(c.category, 99)))[0]
+    # (as specific, the kernel's statement first: the hardware's own report names the device the others only feel;
+    # then one that names its rank before a line of another node that names none: the failing process's own line
+    # before the copy another node relays of it)
+    ranked = {c.node for c in tied if c.rank is not None}
+
+    def relayed(c: Finding) -> bool:
+        return c.rank is None and bool(ranked - {c.node})
+    return sorted(tied, key=lambda c: (-c.priority, c.source != "kernel", relayed(c), sort_key(c),
+                                       triage.get(c.category, 99)))[0]

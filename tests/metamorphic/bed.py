@@ -35,7 +35,9 @@ DROPPED_NODE = ("evidence_missing names a node whose logs are absent where the b
                 "(its host-info and docker inspect), which goes with it, and c766 in its own docker log; c840 and c776 name it "
                 "nowhere outside its folder, nor do c904 and c905; c859 keeps the node's own NCCL debug files at the top "
                 "(nccl-logs/nccl.HOST.PID.log), so the node is not missing a log; c921's Slurm output at the top holds "
-                "its task's lines, as c764's; c941's ticket names the pair as 'dgx-b200-041/042', the second only by its number")
+                "its task's lines, as c764's; c941's ticket names the pair as 'dgx-b200-041/042', the second only by its number; "
+                "c954's launch note names the node only before a command ('# worker node gpu-a40-11: ray start ...'), "
+                "and c963 names it nowhere outside its folder")
 LONE_ARCHIVE = ("a bundle that is one archive (an incident's .tar.zst) inside another container: the container's single "
                 "member is taken off the names as a lone top folder, or kept with a top folder around it, so the first "
                 "cause's file loses or gains a leading part (incident-N.tar.zst/...)")
@@ -66,6 +68,8 @@ KNOWN: dict[tuple[str, str], str] = {
         "c905-healthy-dp2-ep16-stopped-maintenance",
         "c921-xid48-dbe-pp4-slurm-clock-skew",
         "c941-healthy-ib-flap-recovered-journald",
+        "c954-ray-pp2-hetero-a100-40g-oom-load",
+        "c963-xid119-gsp-profile-b200-nodedirs",
     )},
     **{(c, t): LONE_ARCHIVE for c in ("c549-nvswitch-fatal-fm-log-nvls-2node-tarzst",
                                        "c741-mixed-cu12-cu13-wheels-importerror-targz")
@@ -84,10 +88,13 @@ KNOWN: dict[tuple[str, str], str] = {
         "c545-llama405b-pp3-3node-oom-inference-rank13-partial", "c510-torchrun-master-port-29500-stale-agent-node2-missing")},
     ("c314-k3-ep24-experts-not-divisible-3node-lws", "skew-within"): SKEW_TIE,
     ("c789-xid79-pcibus-2node-mp", "skew-within"): SKEW_TIE,
-    **{("c879-oom-load-ray-pp2-a100-40g-node", t): (
-        "a worker's error and Ray's relayed copy of it in the head's log are stated in the same second: the tie goes "
-        "to the copy when its file sorts first (renamed hosts) or its clock is a second early (within the "
-        "tolerance), and the copy carries no rank") for t in ("rename-hosts", "skew-within", "skew-beyond")},
+    ("c879-oom-load-ray-pp2-a100-40g-node", "skew-within"): (
+        "a worker's error and Ray's relayed copy of it in the head's log are stated in the same second; the worker's "
+        "own line wins the tie (it names its rank), but a clock a second early within the tolerance puts the "
+        "copy first, and the copy carries no rank"),
+    ("c954-ray-pp2-hetero-a100-40g-oom-load", "wrap-journald-json"): (
+        "the transform gives each file one journald _PID, so the head's EngineCore exception takes the rank of the "
+        "head's workers and ties with the worker's own OOM line, which the wrapper's times put a microsecond later"),
     ("c883-pcie-aer-xid79-during-weight-load-slurm-2node-pp2", "shift-clock"): (
         "the transform does not move journald JSON's __REALTIME_TIMESTAMP, so the kernel's Xid stays 98 days before "
         "everything else (the bed's limit, not k3logs')"),
