@@ -88,10 +88,11 @@ KNOWN: dict[tuple[str, str], str] = {
         "c545-llama405b-pp3-3node-oom-inference-rank13-partial", "c510-torchrun-master-port-29500-stale-agent-node2-missing")},
     ("c314-k3-ep24-experts-not-divisible-3node-lws", "skew-within"): SKEW_TIE,
     ("c789-xid79-pcibus-2node-mp", "skew-within"): SKEW_TIE,
-    ("c879-oom-load-ray-pp2-a100-40g-node", "skew-within"): (
+    **{("c879-oom-load-ray-pp2-a100-40g-node", t): (
         "a worker's error and Ray's relayed copy of it in the head's log are stated in the same second; the worker's "
-        "own line wins the tie (it names its rank), but a clock a second early within the tolerance puts the "
-        "copy first, and the copy carries no rank"),
+        "own line wins a tie it is in (it names its rank), but a clock a second early, or hosts renamed so that the "
+        "copy's node loses the rank its host gave it, put the copy first, and the copy carries no rank")
+       for t in ("rename-hosts", "skew-within", "skew-beyond")},
     ("c954-ray-pp2-hetero-a100-40g-oom-load", "wrap-journald-json"): (
         "the transform gives each file one journald _PID, so the head's EngineCore exception takes the rank of the "
         "head's workers and ties with the worker's own OOM line, which the wrapper's times put a microsecond later"),
