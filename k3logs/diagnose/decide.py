@@ -21,13 +21,13 @@ import polars as pl
 
 from k3logs.catalogue.signatures import Catalogue, Signature
 
+from .borrow import borrow_rank, lagging_phase, silent_peer, stack_phase
 from .detect import families, holds_prefilter, named_causes, outcome_data
 from .findings import (EXPLAIN_WINDOW_S, TIE_SECONDS, Decision, Finding, as_int, benign_eids,
                        exceptions, findings_of, load_before)
 from .order import first, seconds, sort_key
 from .outcome import HEALTHY, KERNEL_SLACK_S, Lifecycle, who
 from .templates import mask_template, same_template
-from .borrow import borrow_rank, lagging_phase, silent_peer, stack_phase
 from .vanished import accounted, peer_gone_first, says_why, vanished_worker
 
 
