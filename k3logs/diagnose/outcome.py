@@ -17,17 +17,16 @@ stopped, serving, or inconclusive (no application log could show it). An inciden
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
 import polars as pl
 
+from .attribution import is_ip
 from .detect import joined
 
 APP_KINDS = ("vllm", "torch", "ray", "nccl")   # logs of the deployment itself (not the kernel's, not the host's)
-ADDRESS = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}")   # a node named only by its IP
 HOST_KINDS = ("journal", "kernel", "k8s_events")  # the host's and the orchestrator's: they mark no phase of it
 HEALTHY = ("stopped", "serving")
 TIE_SECONDS = 1.0
@@ -166,8 +165,8 @@ class Lifecycle:
         of them), in a bundle whose stops are all of named nodes, is measured against the first stop in the
         deployment."""
         named = [n for n, _ in self.stops]
-        unnamed = f.node is None or (ADDRESS.fullmatch(f.node) is not None and f.node not in named)
-        if unnamed and named and not any(n is None or ADDRESS.fullmatch(n) for n in named):
+        unnamed = f.node is None or (is_ip(f.node) and f.node not in named)
+        if unnamed and named and not any(n is None or is_ip(n) for n in named):
             stops = sorted((s for s in self.stops.values() if s.ts is not None), key=lambda s: s.ts)
             stop = stops[0] if stops and stops[0].before(f.ts, f.file, f.line) else None
         else:  # (a bundle that names no node has its attempts too)
