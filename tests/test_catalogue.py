@@ -189,6 +189,28 @@ def test_near_miss_a_changed_pattern_file_or_a_cache_others_can_write_is_loaded_
     assert load_catalogue([user]).by_id("widget-exploded").title == "V2" and loads == [1]
 
 
+def test_a_pattern_file_is_parsed_once_and_its_data_read_back_by_content(tmp_path, fresh_process, monkeypatch):
+    from k3logs.catalogue import cache
+    text = 'a = 1\n[[b]]\nc = "x"\n'
+    assert cache.parse_toml(text) == {"a": 1, "b": [{"c": "x"}]}
+    monkeypatch.setattr(cache.tomllib, "loads", lambda t: pytest.fail("parsed again"))
+    assert cache.parse_toml(text) == {"a": 1, "b": [{"c": "x"}]}
+
+
+def test_near_miss_other_text_or_a_cache_others_can_write_is_parsed_anew(tmp_path, fresh_process, monkeypatch):
+    from k3logs.catalogue import cache
+    cache.parse_toml("a = 1\n")
+    assert cache.parse_toml("a = 2\n") == {"a": 2}
+    for p in (tmp_path / "cache" / "toml").glob("*.pickle"):
+        p.chmod(0o666)
+    parsed = []
+    real = cache.tomllib.loads
+    monkeypatch.setattr(cache.tomllib, "loads", lambda t: parsed.append(t) or real(t))
+    assert cache.parse_toml("a = 1\n") == {"a": 1} and parsed == ["a = 1\n"]
+    with pytest.raises(cache.tomllib.TOMLDecodeError):   # what cannot be parsed is never kept
+        cache.parse_toml("a = \n")
+
+
 def test_user_folder_signature_with_a_builtin_id_replaces_it(tmp_path):
     (tmp_path / "signatures").mkdir()
     (tmp_path / "signatures" / "override.toml").write_text(

@@ -3,15 +3,13 @@ content) under the user's cache folder."""
 from __future__ import annotations
 
 import hashlib
-import os
-import pickle
 import sys
-import tempfile
 from pathlib import Path
 
 from k3logs.errors import CatalogueError, SourceLocation
 from k3logs.resources import data_dir
 
+from .cache import CACHE_ENV, kept  # noqa: F401 - CACHE_ENV: the switch tests set
 from .read import Issue
 from .signatures import Catalogue, Signature, _load_categories, _load_signature_file, _load_xid
 
@@ -20,10 +18,8 @@ from .signatures import Catalogue, Signature, _load_categories, _load_signature_
 # analysing bundle after bundle loads once; an edited file is read again)
 _LOADED: dict[tuple, tuple] = {}
 _LOADED_MAX = 8
-# ... and across processes: the checked catalogue kept under the user's cache folder by the hash of every
-# pattern file's content and of this module (a CLI run unpickles it in 10 ms). K3LOGS_CACHE_DIR names another
-# folder; empty or "off" turns it off.
-CACHE_ENV = "K3LOGS_CACHE_DIR"
+# ... and across processes: the checked catalogue kept under the user's cache folder (cache.py) by the hash of
+# every pattern file's content and of this module (a CLI run unpickles it in 10 ms).
 
 
 def pattern_dirs(extra: list[Path] | tuple[Path, ...] = ()) -> tuple[Path, ...]:
@@ -64,29 +60,6 @@ def load_catalogue(extra_dirs: list[Path] | tuple[Path, ...] = (), collect_error
     return cat
 
 
-def cache_dir() -> Path | None:
-    """Where checked catalogues are kept (None: nowhere)."""
-    named = os.environ.get(CACHE_ENV)
-    if named is not None:
-        return None if named.strip() in ("", "off") else Path(named)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "k3logs"
-
-
-def private_cache(name: str) -> Path | None:
-    """A folder `name` under the cache folder that only this user can write (created), or None: what is loaded
-    from it (pickled catalogues, compiled templates) runs as code, so it is never anyone else's."""
-    folder = cache_dir()
-    if folder is None or not hasattr(os, "getuid"):
-        return None
-    try:
-        sub = folder / name
-        sub.mkdir(mode=0o700, parents=True, exist_ok=True)
-        return sub if _own(folder) and _own(sub) else None
-    except OSError:
-        return None
-
-
 def _content_key(key: tuple) -> str:
     """The hash of the folders (and whether each exists), every pattern file's content, the code of this package
     (what is pickled is its records) and Python."""
@@ -102,36 +75,12 @@ def _content_key(key: tuple) -> str:
     return h.hexdigest()[:32]
 
 
-def _own(path: Path) -> bool:
-    """Whether only this user can have written `path` (a pickle is loaded from nowhere else)."""
-    st = path.stat()
-    return st.st_uid == os.getuid() and not st.st_mode & 0o022
-
-
 def _cached_load(dirs: tuple[Path, ...], key: tuple | None) -> tuple[Catalogue, list[Issue]]:
-    """_load, through a cache folder that only this user can write. Any trouble with the cache (unreadable,
-    someone else's, full disk) only means a load from the pattern files."""
-    folder = private_cache("catalogues") if key is not None else None
-    if folder is None:
+    """_load, through the cache folder (see cache.py)."""
+    if key is None:
         return _load(dirs)
-    path = folder / f"catalogue-{_content_key(key)}.pickle"
-    try:
-        if path.is_file() and _own(path):
-            with open(path, "rb") as f:
-                loaded = pickle.load(f)
-            if isinstance(loaded, tuple) and len(loaded) == 2 and isinstance(loaded[0], Catalogue):
-                return loaded
-    except Exception:  # noqa: BLE001 - a cache is only ever a shortcut
-        pass
-    loaded = _load(dirs)
-    try:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".catalogue-")
-        with os.fdopen(fd, "wb") as f:
-            pickle.dump(loaded, f, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, path)
-    except Exception:  # noqa: BLE001
-        pass
-    return loaded
+    return kept("catalogues", f"catalogue-{_content_key(key)}", lambda: _load(dirs),
+                lambda got: isinstance(got, tuple) and len(got) == 2 and isinstance(got[0], Catalogue))
 
 
 def _load(dirs: tuple[Path, ...]) -> tuple[Catalogue, list[Issue]]:

@@ -11,6 +11,8 @@ import polars as pl
 
 from k3logs.errors import CatalogueError, SourceLocation
 
+from .cache import parse_toml
+
 
 @dataclass(frozen=True)
 class Issue:
@@ -63,7 +65,7 @@ def read_toml(path: Path, issues: list[Issue]) -> tuple[dict, str] | None:
     """A pattern file's data and text, or None with the problem (file:line) added to `issues`."""
     try:
         text = path.read_text(encoding="utf-8")
-        return tomllib.loads(text), text
+        return parse_toml(text), text
     except tomllib.TOMLDecodeError as e:
         issues.append(Issue("error", "toml", f"not valid TOML: {e}", SourceLocation(str(path), _toml_error_line(e))))
     except (OSError, UnicodeDecodeError) as e:

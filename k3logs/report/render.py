@@ -8,7 +8,7 @@ from functools import lru_cache
 import jinja2
 from markupsafe import Markup
 
-from k3logs.catalogue.load import private_cache
+from k3logs.catalogue.cache import private_cache
 from k3logs.contract import Report
 from k3logs.gate import visible
 from k3logs.resources import data_dir
