@@ -975,3 +975,60 @@ def test_near_miss_a_service_that_was_ready_itself_crashed(tmp_path):
             svc(3, "(VllmWorker TP1 pid=286) ERROR 09-03 08:03:00 [worker.py:1] torch.OutOfMemoryError: CUDA "
                    "out of memory. Tried to allocate 28.00 MiB. GPU 1 has a total capacity of 79.19 GiB")]
     assert decision(tmp_path, {"compose-logs.txt": chat}).outcome.state == "crashed"
+
+
+# ------------------------------------------------------------------------------------------------------
+# stops vLLM's own signal handler reports, errors a start survived, kills an eviction caused
+# ------------------------------------------------------------------------------------------------------
+SIGTERM_TRAIL = ["Traceback (most recent call last):",
+                 '  File "/venv/vllm/entrypoints/openai/api_server.py", line 1916, in signal_handler',
+                 '    raise KeyboardInterrupt("terminated")', "KeyboardInterrupt: terminated"]
+
+
+def test_a_start_that_vllms_sigterm_handler_interrupts_was_stopped_not_failed(tmp_path):
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + [worker(1, 0, "Starting to load model m...")] + SIGTERM_TRAIL})
+    assert state(d) == ("stopped", None) and d.healthy
+
+
+def test_near_miss_a_failure_before_the_sigterm_handlers_stop_is_the_cause(tmp_path):
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + [worker(1, 0, "Starting to load model m..."),
+                                                        OOM.replace("07:04:30", "07:01:30")] + SIGTERM_TRAIL})
+    assert d.root is not None and d.root.category == "oom.load" and not d.healthy
+
+
+HUB = api(0, 2, "Error retrieving safetensors: Cannot reach https://hf-mirror.com/m/resolve/main/model.safetensors: "
+                "offline mode is enabled.", level="ERROR")
+KILLED = "./serve.sh: line 9: 4711 Killed                  vllm serve m --port 8000"
+
+
+def test_what_fails_after_the_server_an_error_let_start_is_ready_is_not_that_errors_failure(tmp_path):
+    # (the shell's 'Killed' has no time of its own: it takes its neighbour's, seconds after the error)
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + [HUB] + LOADED + READY + [KILLED]})
+    assert d.root is not None and d.root.category == "proc.killed"
+    assert next(f for f in d.findings if f.category == "model.download_failed").set_aside.startswith("survived")
+
+
+def test_near_miss_an_error_followed_by_a_death_before_any_readiness_is_the_cause(tmp_path):
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + [HUB, KILLED]})
+    assert d.root is not None and d.root.category == "model.download_failed" and d.outcome.state == "never_ready"
+
+
+EVICTED = 'Message:          Usage of EmptyDir volume "hf-cache" exceeds the limit "100Gi". '
+
+
+def attempt(m: int) -> list[str]:
+    return [api(m, 0, "vLLM API server version 0.27.2"), worker(m, 20, "Starting to load model m...")] + \
+        [api(m, 50, "Traceback (most recent call last):")] + SIGTERM_TRAIL[1:]
+
+
+def test_stops_an_eviction_explains_are_failed_attempts_in_the_phase_the_work_had_reached(tmp_path):
+    d = decision(tmp_path, {"gpu-a1/vllm.log": attempt(0) + attempt(2) + attempt(4),
+                            "describe-pod.txt": ["Name:             vllm-0", "Namespace:        llm",
+                                                 "Node:             gpu-a1/10.0.0.5", "Status:           Failed",
+                                                 "Reason:           Evicted", EVICTED]})
+    assert state(d) == ("restart_loop", "storage.disk_full") and d.root.phase == "model_load"
+
+
+def test_near_miss_stops_with_no_cause_that_explains_them_are_an_operators(tmp_path):
+    d = decision(tmp_path, {"gpu-a1/vllm.log": attempt(0) + attempt(2) + attempt(4)})
+    assert state(d) == ("stopped", None) and d.healthy

@@ -11,13 +11,14 @@ def borrow_rank(root: Finding, findings: list[Finding], pid_rank: dict[tuple, in
     """A cause with no rank (a kernel line, a crash written by C code) takes the rank of the process it names
     (`pid_rank`: (node, host pid) -> rank), else of the first event it explains on its
     node, or of a dead-worker symptom that names it right after. A cause whose time is unknown (kernel seconds
-    since boot with no boot time) also takes that event's phase."""
+    since boot with no boot time) also takes that event's phase, unless that is the shutdown (an eviction's
+    stop: the cause came before it)."""
     # what it explains: itself, or the other lines of the same failure (an oom-kill block) that
     # explained those events first
     same = {i for i, f in enumerate(findings) if f is root or (f.category == root.category and f.node == root.node)}
     explained = [f for f in findings if f.explained_by in same]
     if root.ts is None or root.ts_quality == "relative":
-        placed = [f for f in explained if f.phase and f.ts is not None]
+        placed = [f for f in explained if f.phase and f.phase != "shutdown" and f.ts is not None]
         if placed:
             root.phase = sorted(placed, key=sort_key)[0].phase
     if root.rank is not None:

@@ -216,14 +216,16 @@ def _set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] |
         w = who(f.source, f.pid, f.ident, f.file)
         return bool(w) and w == who(g.source, g.pid, g.ident, g.file) and life.attempt_of(g) == life.attempt_of(f)
 
-    def fails_again(f: Finding) -> bool:
-        """Something later in its scope fails that it explains (within the explanation window), or fails the
-        same way on its node (within it, or however much later in the process that logged it: a fault that
-        recurs there was not survived)."""
+    def fails_again(f: Finding, ready=None) -> bool:
+        """Something later in its scope fails that it explains (within the explanation window; before `ready`,
+        the node's readiness after it, if given: what fails once the server it let start is up is no failure of
+        its start), or fails the same way on its node (within it, or however much later in the process that
+        logged it: a fault that recurs there was not survived)."""
         i = at[id(f)]
 
         def again(g: Finding, dt: float) -> bool:
-            explained = (g.explained_by == i or i in g.explainers) and not nearer_cause(f, g)
+            explained = (g.explained_by == i or i in g.explainers) and not nearer_cause(f, g) \
+                and (ready is None or ready.after(g.ts, g.file, g.line))
             recurs = g.category == f.category and g.node == f.node
             return (dt <= EXPLAIN_WINDOW_S and (explained or recurs)) or (recurs and same_process(f, g))
         return any(g is not f and g.set_aside is None and sort_key(f) < sort_key(g)
@@ -279,7 +281,7 @@ def _set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] |
             wide = f.source == "kernel" or f.category in node_wide
             f.set_aside = f"survived: {'its node' if wide else 'its process'} went on working " \
                           f"({went_on.file}:{went_on.line})"
-        elif f.role == "cause" and (up := life.ready_after(f)) is not None and not fails_again(f):
+        elif f.role == "cause" and (up := life.ready_after(f)) is not None and not fails_again(f, up):
             f.set_aside = f"survived: its node became ready after it ({up.file}:{up.line})"
         elif f.category in outcome_data().request_level and (went_on := life.progress_after(f)) is not None \
                 and not fails_again(f) and not systematic(f):
@@ -325,7 +327,8 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
     findings = findings_of(ev, det, cat)
     _explain(findings, cat)
     others = exceptions(ev, benign_eids(det, cat, findings))
-    _set_aside(findings + others, life, prose, _recoveries(ev, findings, cat), {s.id: s for s in cat.signatures},
+    sigs = {s.id: s for s in cat.signatures}
+    _set_aside(findings + others, life, prose, _recoveries(ev, findings, cat), sigs,
                frozenset(c.id for c in cat.categories.values() if c.node_wide))
     peer_gone_first(findings, peer_node or {}, cat)
     _unexplain_by_set_aside(findings)
@@ -334,8 +337,9 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
     fatal = [f for f in findings if f.set_aside is None and f.category in outcome_data().fatal
              and (f.category not in outcome_data().request_level or f in answered)]
     deaths = [f for f in fatal if f.category not in outcome_data().request_level]   # (the engine's, not a request's)
-    again = life.failed_again(fatal + [f for f in findings + others if f.role == "cause" and f.set_aside is None],
-                              [f for f in findings if f.category == "symptom.restart"])
+    standing = [f for f in findings + others if f.role == "cause" and f.set_aside is None]
+    again = life.failed_again(fatal + standing, [f for f in findings if f.category == "symptom.restart"],
+                              [f for f in standing if f.sig in sigs and "symptom.sigterm" in sigs[f.sig].explains])
     causes = [f for f in findings if f.role == "cause" and f.explained_by is None and f.set_aside is None]
     if causes:
         root = _statement(first(causes, cat), findings)

@@ -269,14 +269,19 @@ class Lifecycle:
         others = list(self.ready.values()) if headless else []
         return any(r.before(f.ts, f.file, f.line) for r in mine + others)
 
-    def failed_again(self, failures: list, restarts: list = ()) -> bool:
+    def failed_again(self, failures: list, restarts: list = (), killers: list = ()) -> bool:
         """The deployment failed in more than one attempt of one node, or its orchestrator shows restarts: two or
         more, or a restart symptom (`restarts`: CrashLoopBackOff, a back-off, systemd's restart job) unless every
         restart count the bundle shows is below two (one crash and its back-off is a crash, restarted). (An
-        untimed line, a pod's last state, has no attempt of its own.)"""
+        untimed line, a pod's last state, has no attempt of its own.) An attempt stopped from outside after a
+        cause that explains such a kill (`killers`: an eviction, untimed or before the stop) failed too: the
+        stop was that cause's doing, not an operator's."""
         per_node: dict = {}
         for f in (f for f in failures if f.ts is not None):
             per_node.setdefault(f.node, set()).add(self.attempt_of(f))
+        for (node, attempt), stop in self.stops.items():
+            if any(k.node == node and (k.ts is None or stop.after(k.ts, k.file, k.line)) for k in killers):
+                per_node.setdefault(node, set()).add(attempt)
         counts = [int(v) for f in restarts for k in ("restarts", "restart_count")
                   if str(v := f.fields.get(k, "")).isdigit()] + \
             ([self.restarts_seen] if self.restarts_seen is not None else [])

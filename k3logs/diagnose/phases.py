@@ -61,13 +61,20 @@ def assign_phases(ev: pl.DataFrame, outside: frozenset[str] | set[str] = frozens
     phase_i = pl.max_horizontal(own_i, node_late, pl.when(own_serving).then(-1).otherwise(pl.col("_dep")))
     ev = ev.with_columns(phase_i.replace_strict(names, default=None, return_dtype=pl.String).alias("phase"))
     # kernel lines whose time is unknown, or that come before the service logged anything (an earlier
-    # attempt of a crash loop), take the phase the node's logs reached
-    last_node = ev.filter(pl.col("_mark").is_not_null()).group_by("node").agg(pl.col("_mark").last().alias("_lastp"))
+    # attempt of a crash loop), take the phase the node's logs reached; a line whose time is unknown (a pod's
+    # status, an event's age) that would fall in the node's stop takes the furthest phase its work reached
+    # before it (a stop is where the work ended, not what it was doing)
+    last_node = ev.filter(pl.col("_mark").is_not_null()).group_by("node").agg(
+        pl.col("_mark").last().alias("_lastp"),
+        pl.col("_mi").filter((pl.col("_mark") != "shutdown") & (pl.col("_attempt") == pl.col("_attempt").max()))
+        .max().replace_strict(names, default=None, return_dtype=pl.String).alias("_workp"))
     unplaced = pl.col("ts").is_null() | (pl.col("phase").is_null() & (pl.col("source") == "kernel"))
     ev = ev.join(last_node, on="node", how="left", nulls_equal=True).with_columns(
         pl.when(unplaced).then(pl.coalesce("phase", "_lastp")).otherwise(pl.col("phase")).alias("phase"))
+    ev = ev.with_columns(pl.when(pl.col("ts").is_null() & (pl.col("phase") == "shutdown"))
+                         .then(pl.coalesce("_workp", "phase")).otherwise(pl.col("phase")).alias("phase"))
     ev = _late_kernel_lines(ev)
-    return ev.rename({"_mark": "mark", "_attempt": "attempt"}).drop("_lastp", "_mi", "_restart", "_dep")
+    return ev.rename({"_mark": "mark", "_attempt": "attempt"}).drop("_lastp", "_workp", "_mi", "_restart", "_dep")
 
 
 def _late_kernel_lines(ev: pl.DataFrame) -> pl.DataFrame:
