@@ -102,4 +102,4 @@ DUMP_KINDS = (
 # captures: OpenAI request/response bodies as JSON lines, read by `k3logs prefix` / `toolcalls` and for the
 # go-live verdict, never as log lines (a prompt quoting an error is not that error)
 OTHER_KINDS = ("text", "binary", "empty", "captures")
-WRAPPERS = ("none", "docker_json", "cri", "rfc3339", "journald", "compose", "kubectl_prefix")
+WRAPPERS = ("none", "docker_json", "cri", "rfc3339", "journald", "compose", "kubectl_prefix", "stern")

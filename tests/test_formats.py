@@ -207,6 +207,19 @@ def test_kubectl_prefix_keeps_the_pod_and_container_not_as_a_host():
     assert r["wt"] == datetime(2025, 6, 24, 13, 6, 11, 200000)
 
 
+def test_stern_keeps_the_pod_and_container_and_reads_the_time_it_prints():
+    r = parse_lines(["kimi-k3-0-1 vllm 2026-05-12T11:23:55.8Z ERROR 05-12 11:23:55 [x.py:1] Worker proc died"],
+                    kind="vllm", wrappers=("stern",)).row(0, named=True)
+    assert (r["w_pod"], r["w_container"], r["w_host"]) == ("kimi-k3-0-1", "vllm", None)
+    assert r["wt"] == datetime(2026, 5, 12, 11, 23, 55, 800000)
+
+
+def test_near_miss_two_words_before_a_line_without_sterns_time_are_not_a_pod():
+    r = parse_lines(["kimi-k3-0-1 vllm INFO 05-12 11:23:57 [serve.py:244] Headless worker node exiting"],
+                    kind="vllm", wrappers=("stern",)).row(0, named=True)
+    assert r["w_pod"] is None
+
+
 def test_loader_rejects_json_fields_on_a_line_format_or_without_text(tmp_path):
     with pytest.raises(CatalogueError, match="json"):
         _load(tmp_path, '[[wrapper]]\nname = "j"\nregex = "^\\\\{"\njson = { host = "H" }\nsamples = [{ line = "{" }]\n')
