@@ -246,6 +246,9 @@ def test_progress_and_joined_lines_read_their_samples(section, column):
     (["capture_model", "load_model", "helper"], "model_load"),
     (["execute_model", "forward"], "serving"),
     (["determine_num_available_blocks", "profile_run", "_dummy_run", "execute_model"], "kv_cache_init"),
+    # torch.compile run by the profiling pass: compilation, not the KV cache's sizing
+    (["determine_available_memory", "profile_run", "standalone_compile", "compile_fx", "_compile_fx_inner"],
+     "cudagraph_capture"),
     (["main", "helper"], None),
     ([], None),
     (None, None),
