@@ -1032,3 +1032,25 @@ def test_stops_an_eviction_explains_are_failed_attempts_in_the_phase_the_work_ha
 def test_near_miss_stops_with_no_cause_that_explains_them_are_an_operators(tmp_path):
     d = decision(tmp_path, {"gpu-a1/vllm.log": attempt(0) + attempt(2) + attempt(4)})
     assert state(d) == ("stopped", None) and d.healthy
+
+
+ENGINE_GONE = [api(6, 0, "Engine core proc EngineCore_DP0 died unexpectedly, shutting down client.", level="ERROR"),
+               api(6, 0, "AsyncLLM output_handler failed.", level="ERROR"), "Traceback (most recent call last):",
+               '  File "/venv/vllm/v1/engine/core_client.py", line 885, in get_output_async',
+               "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) "
+               "for the root cause."]
+
+
+def test_an_engine_that_dies_with_no_cause_anywhere_was_killed_not_failed_by_its_own_error(tmp_path):
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + ENGINE_GONE})
+    died = len(START + LOADED + READY + SERVING) + 1
+    assert state(d) == ("crashed", "proc.killed") and d.root.line == died   # the death, not the EngineDeadError
+    assert not any(f.category == "other" for f in d.findings)
+
+
+def test_near_miss_an_engine_that_raised_before_it_died_died_of_that(tmp_path):
+    raised = [worker(5, 50, "Traceback (most recent call last):", level="ERROR"),
+              '  File "/venv/vllm/v1/worker/gpu_model_runner.py", line 10, in execute_model',
+              "KeyError: 'mm_hashes'"]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + raised + ENGINE_GONE})
+    assert d.root is not None and d.root.category == "other" and "KeyError" in d.root.text

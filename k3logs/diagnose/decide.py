@@ -218,9 +218,10 @@ def _set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] |
 
     def fails_again(f: Finding, ready=None) -> bool:
         """Something later in its scope fails that it explains (within the explanation window; before `ready`,
-        the node's readiness after it, if given: what fails once the server it let start is up is no failure of
-        its start), or fails the same way on its node (within it, or however much later in the process that
-        logged it: a fault that recurs there was not survived)."""
+        the node's readiness after the error of a process that names itself, if given: what fails once the
+        server it let start is up is no failure of its start; an unnamed block, a crash dump, may stand anywhere
+        before its neighbours' times), or fails the same way on its node (within it, or however much later in
+        the process that logged it: a fault that recurs there was not survived)."""
         i = at[id(f)]
 
         def again(g: Finding, dt: float) -> bool:
@@ -281,7 +282,8 @@ def _set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] |
             wide = f.source == "kernel" or f.category in node_wide
             f.set_aside = f"survived: {'its node' if wide else 'its process'} went on working " \
                           f"({went_on.file}:{went_on.line})"
-        elif f.role == "cause" and (up := life.ready_after(f)) is not None and not fails_again(f, up):
+        elif f.role == "cause" and (up := life.ready_after(f)) is not None \
+                and not fails_again(f, up if f.pid is not None or f.ident else None):
             f.set_aside = f"survived: its node became ready after it ({up.file}:{up.line})"
         elif f.category in outcome_data().request_level and (went_on := life.progress_after(f)) is not None \
                 and not fails_again(f) and not systematic(f):
@@ -326,7 +328,7 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
                      host_pids=pid_rank)
     findings = findings_of(ev, det, cat)
     _explain(findings, cat)
-    others = exceptions(ev, benign_eids(det, cat, findings))
+    others = exceptions(ev, benign_eids(det, cat, findings), [f.eid for f in findings if f.role == "symptom"])
     sigs = {s.id: s for s in cat.signatures}
     _set_aside(findings + others, life, prose, _recoveries(ev, findings, cat), sigs,
                frozenset(c.id for c in cat.categories.values() if c.node_wide))

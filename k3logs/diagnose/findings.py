@@ -213,14 +213,18 @@ def as_int(v) -> int | None:
         return None
 
 
-def exceptions(ev: pl.DataFrame, benign: pl.Series) -> list[Finding]:
+def exceptions(ev: pl.DataFrame, benign: pl.Series, symptoms: list[int] = ()) -> list[Finding]:
     """Exceptions and ERROR lines no signature knows (nor sets aside as benign), as `other` candidates in
-    time order; the first that the service did not survive names an incident that no signature fits."""
+    time order; the first that the service did not survive names an incident that no signature fits. A lone
+    exception a symptom signature knows (`symptoms`: their events; EngineDeadError) is that symptom, not an
+    unknown error; one chained to others may hide an unknown one and stays."""
     cand = ev.filter(
         (pl.col("exc_types").is_not_null() & (pl.col("text").str.starts_with("Fatal Python error").not_()))
         | (pl.col("text").str.contains(decision_line("exception_line"))
            & pl.col("level").is_in(["ERROR", "CRITICAL"]).fill_null(True)))
-    cand = cand.filter(~pl.col("eid").is_in(benign.implode()))
+    known = pl.col("eid").is_in(pl.Series(list(symptoms), dtype=pl.UInt32).implode()) \
+        & (pl.col("exc_types").list.len().fill_null(0) <= 1)
+    cand = cand.filter(~pl.col("eid").is_in(benign.implode()) & ~known)
     out = []
     for r in cand.sort(["ts", "file", "line"], nulls_last=True).iter_rows(named=True):
         text = r["text"].split("\n", 1)[0]
