@@ -1054,3 +1054,19 @@ def test_near_miss_an_engine_that_raised_before_it_died_died_of_that(tmp_path):
               "KeyError: 'mm_hashes'"]
     d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + raised + ENGINE_GONE})
     assert d.root is not None and d.root.category == "other" and "KeyError" in d.root.text
+
+
+CAPTURED = worker(2, 30, "Graph capturing finished in 5 secs, took 0.33 GiB")
+WARMUP_FAILS = worker(2, 31, "RuntimeError: Could not find nvcc and default cuda_home='/usr/local/cuda' doesn't exist",
+                      level="ERROR")
+
+
+def test_an_engine_that_failed_to_start_was_never_ready_whatever_landmark_came_before(tmp_path):
+    failed = api(2, 31, "EngineCore failed to start.", level="ERROR")
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + [CAPTURED, failed, WARMUP_FAILS]})
+    assert state(d) == ("never_ready", "compile.failed")
+
+
+def test_near_miss_the_same_failure_with_no_failed_start_after_the_capture_crashed_a_ready_engine(tmp_path):
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + [CAPTURED, WARMUP_FAILS]})
+    assert state(d) == ("crashed", "compile.failed")

@@ -346,6 +346,10 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
     if causes:
         root = _statement(first(causes, cat), findings)
         borrow_rank(root, findings, pid_rank)
+        root.unready = root.unready or any(
+            f.category in outcome_data().unready and f.set_aside is None and f.node == root.node
+            and life.attempt_of(f) == life.attempt_of(root)
+            and (sort_key(root) <= sort_key(f) or abs(seconds(root, f) or 0.0) <= TIE_SECONDS) for f in findings)
         outcome = life.outcome(root, again, answered, deaths)   # (where it was seen to fail, before silent_peer)
         silent_peer(root, findings, peer_node or {})
         stack_phase(root, findings)

@@ -170,6 +170,7 @@ class OutcomeData:
     process_categories: frozenset[str]  # categories of kernel lines that name their process
     request_level: frozenset[str] = frozenset()  # symptoms of one request failing
     request_systematic: int = 3  # the same request failure this often in one process fails a kind of request
+    unready: frozenset[str] = frozenset()  # symptoms that say the server never became ready (whatever it printed)
 
 
 @lru_cache(maxsize=1)
@@ -177,7 +178,8 @@ def outcome_data() -> OutcomeData:
     d = landmark_data().get("outcome", {})
     return OutcomeData(frozenset(d.get("fatal", [])), frozenset(d.get("vanished", [])), d.get("killed_signature", ""),
                        d.get("processes", ".*"), frozenset(d.get("process_categories", [])),
-                       frozenset(d.get("request_level", [])), int(d.get("request_systematic", 3)))
+                       frozenset(d.get("request_level", [])), int(d.get("request_systematic", 3)),
+                       frozenset(d.get("unready", [])))
 
 
 @lru_cache(maxsize=1)
