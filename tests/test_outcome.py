@@ -1070,3 +1070,22 @@ def test_an_engine_that_failed_to_start_was_never_ready_whatever_landmark_came_b
 def test_near_miss_the_same_failure_with_no_failed_start_after_the_capture_crashed_a_ready_engine(tmp_path):
     d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + [CAPTURED, WARMUP_FAILS]})
     assert state(d) == ("crashed", "compile.failed")
+
+
+def api_raised(*frames: str) -> list[str]:
+    return ["Traceback (most recent call last):"] + \
+        [f'  File "/venv/vllm/entrypoints/openai/api_server.py", line 9, in {fn}' for fn in frames] + \
+        ["ValueError: unreadable vocabulary file"]
+
+
+def test_an_error_its_stack_places_in_the_servers_start_came_before_readiness(tmp_path):
+    # (the engine captured its graphs; the API server failed building its handlers, after its workers went)
+    gone = [worker(2, 40, "Parent process exited, terminating worker")]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + [CAPTURED] + gone + api_raised("run_server", "init_app_state")})
+    assert d.outcome.state == "never_ready"
+
+
+def test_near_miss_an_error_of_a_serving_step_after_the_capture_crashed_a_ready_engine(tmp_path):
+    gone = [worker(2, 40, "Parent process exited, terminating worker")]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + [CAPTURED] + gone + api_raised("run_busy_loop", "execute_model")})
+    assert d.outcome.state == "crashed"

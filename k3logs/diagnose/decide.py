@@ -23,7 +23,7 @@ from k3logs.catalogue.signatures import Catalogue, Signature
 
 from .borrow import borrow_rank, lagging_phase, silent_peer, stack_phase
 from .detect import families, holds_prefilter, named_causes, outcome_data
-from .findings import (EXPLAIN_WINDOW_S, TIE_SECONDS, Decision, Finding, as_int, benign_eids,
+from .findings import (EXPLAIN_WINDOW_S, SAME_FAILURE_S, TIE_SECONDS, Decision, Finding, as_int, benign_eids,
                        exceptions, findings_of, load_before)
 from .order import first, seconds, sort_key
 from .outcome import HEALTHY, KERNEL_SLACK_S, Lifecycle, who
@@ -368,6 +368,9 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
     first_death = first(fatal, cat) if fatal else None
     other, template, repeats = _other(others, findings)
     failure = first([f for f in (first_death, other) if f is not None], cat) if (first_death or other) else None
+    if other is not None and other.unready and failure is not None and failure is not other \
+            and (dt := seconds(failure, other)) is not None and 0 <= dt <= SAME_FAILURE_S:
+        failure.unready = True   # (a start's own error, printed as its process exits, after the workers it took down)
     outcome = life.outcome(failure, again, answered, deaths)
     if failure is None:
         healthy = outcome.state in HEALTHY

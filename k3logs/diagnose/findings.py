@@ -139,7 +139,7 @@ def findings_of(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue) -> list[Fin
             node=r["node"], rank=rank, pid=r["pid"], phase=phase, text=text.split("\n", 1)[0], source=r["source"],
             ident=r["ident"],
             uptime=r["uptime"], fields=fields,
-            title=title, phase_from_stack=stack_phase, unready=sig.unready))
+            title=title, phase_from_stack=stack_phase, unready=sig.unready or _starting(r["frames"])))
     return out
 
 
@@ -233,8 +233,16 @@ def exceptions(ev: pl.DataFrame, benign: pl.Series, symptoms: list[int] = ()) ->
                            span=(r["line"], r["line_end"] or r["line"]), ts=r["ts"], ts_quality=r["ts_quality"],
                            node=r["node"], rank=r["rank"], pid=r["pid"],
                            phase=_phase(r["phase"], r["frames"], None), text=text,
-                           source=r["source"], ident=r["ident"], title="Unrecognised error: " + mask_template(text)))
+                           source=r["source"], ident=r["ident"], title="Unrecognised error: " + mask_template(text),
+                           unready=_starting(r["frames"])))
     return out
+
+
+def _starting(frames: list[str] | None) -> bool:
+    """The stack places the failure in the server's start (its innermost known frame is a start-up step's): it
+    failed before the server was ready, whatever another process of it printed."""
+    phase = frame_phase(frames)
+    return phase is not None and PHASES.index(phase) < PHASES.index("serving")
 
 
 def load_before(ev: pl.DataFrame, f: Finding) -> dict | None:
