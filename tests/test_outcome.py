@@ -1089,3 +1089,24 @@ def test_near_miss_an_error_of_a_serving_step_after_the_capture_crashed_a_ready_
     gone = [worker(2, 40, "Parent process exited, terminating worker")]
     d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + [CAPTURED] + gone + api_raised("run_busy_loop", "execute_model")})
     assert d.outcome.state == "crashed"
+
+
+def test_an_import_warning_just_before_a_start_is_that_starts_not_the_previous_runs(tmp_path):
+    # a run that served yesterday, then today's start: its import-time warning is its first line
+    broken = "WARNING 11-19 09:00:00 [_custom_ops.py:14] Failed to import from vllm._C with ImportError('/venv/vllm/" \
+             "_C.abi3.so: undefined symbol: _ZN5torch7LibraryC1E')"
+    today = [line.replace("11-18 07:", "11-19 09:") for line in START + LOADED]
+    dies = worker(1, 30, "AttributeError: '_OpNamespace' '_C' object has no attribute 'rms_norm'", level="ERROR") \
+        .replace("11-18 07:", "11-19 09:")
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + [broken] + today + [dies]})
+    assert state(d) == ("never_ready", "dep.undefined_symbol")
+
+
+def test_near_miss_a_warning_minutes_before_a_start_stays_with_the_run_before(tmp_path):
+    broken = "WARNING 11-19 08:58:00 [_custom_ops.py:14] Failed to import from vllm._C with ImportError('/venv/vllm/" \
+             "_C.abi3.so: undefined symbol: _ZN5torch7LibraryC1E')"
+    today = [line.replace("11-18 07:", "11-19 09:") for line in START + LOADED]
+    dies = worker(1, 30, "AttributeError: '_OpNamespace' '_C' object has no attribute 'rms_norm'", level="ERROR") \
+        .replace("11-18 07:", "11-19 09:")
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + [broken] + today + [dies]})
+    assert d.outcome.state == "restart_loop"

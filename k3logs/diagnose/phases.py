@@ -107,10 +107,11 @@ def _late_kernel_lines(ev: pl.DataFrame) -> pl.DataFrame:
 
 def _opens_start(ev: pl.DataFrame) -> pl.Series:
     """Startup lines that a restart landmark follows on their node within SAME_START_S (the platform is
-    detected at import, before the server prints its version): the new attempt begins with them, so that
-    they are not the previous attempt's work. (rows in time order)"""
-    starts = ev.filter(pl.col("_restart") & pl.col("ts").is_not_null()).select("node", pl.col("ts").alias("_next"))
-    probe = ev.select(pl.int_range(pl.len()).alias("_i"), "node", "ts", "_mark").filter(
+    detected, vLLM's compiled ops are imported, at import, before the server prints its version): the new attempt
+    begins with them, so that they are not the previous attempt's work. (rows in time order)"""
+    node = pl.col("node").cast(pl.String).fill_null("")   # (a bundle that names no node: one node, joined too)
+    starts = ev.filter(pl.col("_restart") & pl.col("ts").is_not_null()).select(node, pl.col("ts").alias("_next"))
+    probe = ev.select(pl.int_range(pl.len()).alias("_i"), node, "ts", "_mark").filter(
         (pl.col("_mark") == "startup") & pl.col("ts").is_not_null())
     if starts.is_empty() or probe.is_empty():
         return pl.Series("_restart", [False] * ev.height)
