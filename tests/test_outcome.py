@@ -1110,3 +1110,25 @@ def test_near_miss_a_warning_minutes_before_a_start_stays_with_the_run_before(tm
         .replace("11-18 07:", "11-19 09:")
     d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + [broken] + today + [dies]})
     assert d.outcome.state == "restart_loop"
+
+
+MISMATCH = "2026-11-18T07:04:10+00:00 gpu-a1 kernel: NVRM: API mismatch: the client 'nvidia-smi' (pid 991)#012NVRM: " \
+           "has the version 580.95.05, but this kernel module has#012NVRM: the version 580.82.07.  Please make sure"
+
+
+def test_a_fault_its_run_outlived_has_the_phase_where_it_bit_at_the_next_start(tmp_path):
+    later = [api(30, 0, "vLLM API server version 0.27.2"),
+             worker(30, 5, "RuntimeError: Failed to infer device type", level="ERROR")]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING +
+                            [api(20, 0, "Avg prompt throughput: 9.0 tokens/s, Avg generation throughput: 40.5 "
+                                        "tokens/s, Running: 1 reqs")] + later,
+                            "gpu-a1/kern.log": [MISMATCH]})
+    assert d.root.category == "env.driver_mismatch" and d.root.phase != "serving"
+
+
+def test_near_miss_a_fault_its_run_did_not_outlive_keeps_its_own_phase(tmp_path):
+    later = [api(30, 0, "vLLM API server version 0.27.2"),
+             worker(30, 5, "RuntimeError: Failed to infer device type", level="ERROR")]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + later,
+                            "gpu-a1/kern.log": [MISMATCH]})
+    assert d.root.category == "env.driver_mismatch" and d.root.phase == "serving"

@@ -61,17 +61,23 @@ def stack_phase(root: Finding, findings: list[Finding]) -> None:
         root.phase = sorted(same, key=sort_key)[0].phase
 
 
-def lagging_phase(root: Finding, findings: list[Finding]) -> None:
+def lagging_phase(root: Finding, findings: list[Finding], attempt_of=lambda f: None, outlived: bool = False) -> None:
     """A fault stated after errors it explains (a node controller marks a node NotReady 40 s after its last
     heartbeat, while its peers have already failed) happened no later than the first of them: the phase is that
-    one's (not the shutdown its consequences began). The fault: the root and its other statements (same category,
-    same node)."""
+    one's (not the shutdown its consequences began). A fault its own run outlived (`outlived`: it went on working
+    after it), whose first failure is in a later start of its node (a driver upgraded under a running server: the next start cannot use the GPU), has
+    that failure's phase too. The fault: the root and its other statements (same category, same node)."""
     fault = {i for i, f in enumerate(findings) if f is root or (f.role == "cause" and f.category == root.category
                                                                 and f.node == root.node)}
-    earlier = [f for f in findings if f.explained_by in fault and f.phase and (dt := seconds(f, root)) is not None
-               and dt > 0]
+    explained = [f for f in findings if f.explained_by in fault and f.phase]
+    earlier = [f for f in explained if (dt := seconds(f, root)) is not None and dt > 0]
     if earlier:
         root.phase = min(earlier, key=sort_key).phase
+        return
+    mine = attempt_of(root)
+    later = sorted((f for f in explained if f.node == root.node and f.set_aside is None), key=sort_key)
+    if outlived and later and mine is not None and (first_attempt := attempt_of(later[0])) is not None and first_attempt > mine:
+        root.phase = later[0].phase
 
 
 def silent_peer(root: Finding, findings: list[Finding], peer_node: dict[str, str]) -> None:

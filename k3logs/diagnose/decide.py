@@ -353,7 +353,7 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
         outcome = life.outcome(root, again, answered, deaths)   # (where it was seen to fail, before silent_peer)
         silent_peer(root, findings, peer_node or {})
         stack_phase(root, findings)
-        lagging_phase(root, findings)
+        lagging_phase(root, findings, life.attempt_of, life.progress_after(root, True) is not None)
         root_at = findings.index(root)
         strong = any(f.explained_by == root_at for f in findings)
         timed = root.ts is not None and root.ts_quality in ("exact", "inferred")
