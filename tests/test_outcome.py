@@ -1087,48 +1087,35 @@ def test_an_error_its_stack_places_in_the_servers_start_came_before_readiness(tm
 
 def test_near_miss_an_error_of_a_serving_step_after_the_capture_crashed_a_ready_engine(tmp_path):
     gone = [worker(2, 40, "Parent process exited, terminating worker")]
-    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + [CAPTURED] + gone + api_raised("run_busy_loop", "execute_model")})
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + [CAPTURED] + gone +
+                            api_raised("run_busy_loop", "execute_model")})
     assert d.outcome.state == "crashed"
 
 
-def test_an_import_warning_just_before_a_start_is_that_starts_not_the_previous_runs(tmp_path):
-    # a run that served yesterday, then today's start: its import-time warning is its first line
-    broken = "WARNING 11-19 09:00:00 [_custom_ops.py:14] Failed to import from vllm._C with ImportError('/venv/vllm/" \
-             "_C.abi3.so: undefined symbol: _ZN5torch7LibraryC1E')"
+@pytest.mark.parametrize("warned, outcome", [
+    ("09:00:00", "never_ready"),    # seconds before today's start: its import-time warning is its first line
+    ("08:58:00", "restart_loop"),   # near miss: minutes before it, the warning stays with the run before
+])
+def test_an_import_warning_just_before_a_start_is_that_starts_not_the_previous_runs(tmp_path, warned, outcome):
+    broken = f"WARNING 11-19 {warned} [_custom_ops.py:14] Failed to import from vllm._C with ImportError('/venv/" \
+             "vllm/_C.abi3.so: undefined symbol: _ZN5torch7LibraryC1E')"
     today = [line.replace("11-18 07:", "11-19 09:") for line in START + LOADED]
     dies = worker(1, 30, "AttributeError: '_OpNamespace' '_C' object has no attribute 'rms_norm'", level="ERROR") \
         .replace("11-18 07:", "11-19 09:")
     d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + [broken] + today + [dies]})
-    assert state(d) == ("never_ready", "dep.undefined_symbol")
-
-
-def test_near_miss_a_warning_minutes_before_a_start_stays_with_the_run_before(tmp_path):
-    broken = "WARNING 11-19 08:58:00 [_custom_ops.py:14] Failed to import from vllm._C with ImportError('/venv/vllm/" \
-             "_C.abi3.so: undefined symbol: _ZN5torch7LibraryC1E')"
-    today = [line.replace("11-18 07:", "11-19 09:") for line in START + LOADED]
-    dies = worker(1, 30, "AttributeError: '_OpNamespace' '_C' object has no attribute 'rms_norm'", level="ERROR") \
-        .replace("11-18 07:", "11-19 09:")
-    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + [broken] + today + [dies]})
-    assert d.outcome.state == "restart_loop"
+    assert state(d) == (outcome, "dep.undefined_symbol")
 
 
 MISMATCH = "2026-11-18T07:04:10+00:00 gpu-a1 kernel: NVRM: API mismatch: the client 'nvidia-smi' (pid 991)#012NVRM: " \
            "has the version 580.95.05, but this kernel module has#012NVRM: the version 580.82.07.  Please make sure"
 
 
-def test_a_fault_its_run_outlived_has_the_phase_where_it_bit_at_the_next_start(tmp_path):
+@pytest.mark.parametrize("outlived", [True, False])   # near miss: its run did not outlive it: its own phase
+def test_a_fault_its_run_outlived_has_the_phase_where_it_bit_at_the_next_start(tmp_path, outlived):
+    went_on = [api(20, 0, "Avg prompt throughput: 9.0 tokens/s, Avg generation throughput: 40.5 tokens/s, "
+                          "Running: 1 reqs")] if outlived else []
     later = [api(30, 0, "vLLM API server version 0.27.2"),
              worker(30, 5, "RuntimeError: Failed to infer device type", level="ERROR")]
-    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING +
-                            [api(20, 0, "Avg prompt throughput: 9.0 tokens/s, Avg generation throughput: 40.5 "
-                                        "tokens/s, Running: 1 reqs")] + later,
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + went_on + later,
                             "gpu-a1/kern.log": [MISMATCH]})
-    assert d.root.category == "env.driver_mismatch" and d.root.phase != "serving"
-
-
-def test_near_miss_a_fault_its_run_did_not_outlive_keeps_its_own_phase(tmp_path):
-    later = [api(30, 0, "vLLM API server version 0.27.2"),
-             worker(30, 5, "RuntimeError: Failed to infer device type", level="ERROR")]
-    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + later,
-                            "gpu-a1/kern.log": [MISMATCH]})
-    assert d.root.category == "env.driver_mismatch" and d.root.phase == "serving"
+    assert d.root.category == "env.driver_mismatch" and (d.root.phase == "serving") != outlived
