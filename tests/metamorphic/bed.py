@@ -37,7 +37,7 @@ DROPPED_NODE = ("evidence_missing names a node whose logs are absent where the b
                 "(nccl-logs/nccl.HOST.PID.log), so the node is not missing a log; c921's Slurm output at the top holds "
                 "its task's lines, as c764's; c941's ticket names the pair as 'dgx-b200-041/042', the second only by its number; "
                 "c954's launch note names the node only before a command ('# worker node gpu-a40-11: ray start ...'), "
-                "and c963 names it nowhere outside its folder")
+                "and c963 names it nowhere outside its folder, nor c970 (only its own docker inspect, which goes with it)")
 LONE_ARCHIVE = ("a bundle that is one archive (an incident's .tar.zst) inside another container: the container's single "
                 "member is taken off the names as a lone top folder, or kept with a top folder around it, so the first "
                 "cause's file loses or gains a leading part (incident-N.tar.zst/...)")
@@ -70,6 +70,7 @@ KNOWN: dict[tuple[str, str], str] = {
         "c941-healthy-ib-flap-recovered-journald",
         "c954-ray-pp2-hetero-a100-40g-oom-load",
         "c963-xid119-gsp-profile-b200-nodedirs",
+        "c970-host-oom-memcg-docker-node-folder-inspect",
     )},
     **{(c, t): LONE_ARCHIVE for c in ("c549-nvswitch-fatal-fm-log-nvls-2node-tarzst",
                                        "c741-mixed-cu12-cu13-wheels-importerror-targz")
