@@ -15,7 +15,7 @@ CACHE_ENV = "K3LOGS_CACHE_DIR"
 
 
 def cache_dir() -> Path | None:
-    """Where checked catalogues are kept (None: nowhere)."""
+    """Where the cache is kept (None: nowhere)."""
     named = os.environ.get(CACHE_ENV)
     if named is not None:
         return None if named.strip() in ("", "off") else Path(named)
@@ -41,7 +41,6 @@ def owned(path: Path) -> bool:
     """Whether only this user can have written `path` (a pickle is loaded from nowhere else)."""
     st = path.stat()
     return st.st_uid == os.getuid() and not st.st_mode & 0o022
-
 
 
 def kept(sub: str, key: str, make, accept):

@@ -29,7 +29,8 @@ def line_rx(name: str) -> str:
 
 
 MAX_WRAPPING_FOLDERS = 3  # folders that only wrap the rest (incident-42/bundle/...) looked into for node folders
-CONTAINER_WRAPPERS = {"docker_json", "cri", "kubectl_prefix", "stern", "compose"}  # a container's output: its pids are its own
+# a container's output: its pids are its own
+CONTAINER_WRAPPERS = {"docker_json", "cri", "kubectl_prefix", "stern", "compose"}
 FACT_WITNESS = {  # how a report names the dump fact that gave a host: by fact, and by the dump it came from
     "hostname": "the hostname in {where}", "node_name": "the node name in {where}",
     "provenance": "the provenance note in {where}", "uname_host": "`uname -a` in {where}",

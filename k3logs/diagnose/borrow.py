@@ -61,12 +61,14 @@ def stack_phase(root: Finding, findings: list[Finding]) -> None:
         root.phase = sorted(same, key=sort_key)[0].phase
 
 
-def lagging_phase(root: Finding, findings: list[Finding], attempt_of=lambda f: None, outlived: bool = False) -> None:
+def lagging_phase(root: Finding, findings: list[Finding], attempt_of=lambda f: None,
+                  outlived: bool = False) -> None:
     """A fault stated after errors it explains (a node controller marks a node NotReady 40 s after its last
     heartbeat, while its peers have already failed) happened no later than the first of them: the phase is that
     one's (not the shutdown its consequences began). A fault its own run outlived (`outlived`: it went on working
-    after it), whose first failure is in a later start of its node (a driver upgraded under a running server: the next start cannot use the GPU), has
-    that failure's phase too. The fault: the root and its other statements (same category, same node)."""
+    after it), whose first failure is in a later start of its node (a driver upgraded under a running server: the
+    next start cannot use the GPU), has that failure's phase too. The fault: the root and its other statements
+    (same category, same node)."""
     fault = {i for i, f in enumerate(findings) if f is root or (f.role == "cause" and f.category == root.category
                                                                 and f.node == root.node)}
     explained = [f for f in findings if f.explained_by in fault and f.phase]
@@ -74,9 +76,9 @@ def lagging_phase(root: Finding, findings: list[Finding], attempt_of=lambda f: N
     if earlier:
         root.phase = min(earlier, key=sort_key).phase
         return
-    mine = attempt_of(root)
     later = sorted((f for f in explained if f.node == root.node and f.set_aside is None), key=sort_key)
-    if outlived and later and mine is not None and (first_attempt := attempt_of(later[0])) is not None and first_attempt > mine:
+    mine, theirs = attempt_of(root), attempt_of(later[0]) if later else None
+    if outlived and mine is not None and theirs is not None and theirs > mine:
         root.phase = later[0].phase
 
 

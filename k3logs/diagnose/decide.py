@@ -299,6 +299,15 @@ def _set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] |
             f.set_aside = f"the same failure as where it shows its time: {aside[(f.node, f.category)]}"
 
 
+def _never_ready_after(root: Finding, findings: list[Finding], life: Lifecycle) -> bool:
+    """A symptom that says the server never became ready ('EngineCore failed to start') follows the root in its
+    node's attempt, or states it in the same second (the header before its traceback): the root came before
+    readiness, whatever landmark another process printed before it."""
+    return any(f.category in outcome_data().unready and f.set_aside is None and f.node == root.node
+               and life.attempt_of(f) == life.attempt_of(root)
+               and (sort_key(root) <= sort_key(f) or abs(seconds(root, f) or 0.0) <= TIE_SECONDS) for f in findings)
+
+
 def _unexplain_by_set_aside(findings: list[Finding]) -> None:
     """An explanation by a finding that was set aside (a flap the service survived, a shutdown's trail) is
     void: the finding is explained by the first of its other explainers still standing, or by none."""
@@ -346,10 +355,7 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
     if causes:
         root = _statement(first(causes, cat), findings)
         borrow_rank(root, findings, pid_rank)
-        root.unready = root.unready or any(
-            f.category in outcome_data().unready and f.set_aside is None and f.node == root.node
-            and life.attempt_of(f) == life.attempt_of(root)
-            and (sort_key(root) <= sort_key(f) or abs(seconds(root, f) or 0.0) <= TIE_SECONDS) for f in findings)
+        root.unready = root.unready or _never_ready_after(root, findings, life)
         outcome = life.outcome(root, again, answered, deaths)   # (where it was seen to fail, before silent_peer)
         silent_peer(root, findings, peer_node or {})
         stack_phase(root, findings)
