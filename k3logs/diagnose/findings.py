@@ -52,7 +52,8 @@ class Finding:
     explainers: set[int] = field(default_factory=set)  # every earlier cause that could explain it (explained_by: the first)
     title: str | None = None
     phase_from_stack: bool = False
-    unready: bool = False             # its signature's: the server it happens to never listened (the outcome)
+    unready: bool = False             # it came before readiness: its signature says so (a port never bound), its
+                                      # stack (a start-up step), or a failed start that follows it (the outcome)
     set_aside: str | None = None      # why it cannot be the cause: after the stop (its trail), or survived
     ident: str | None = None          # the unit or container that logged it (journald, compose), if any
     node_from: str | None = None      # the witness that gave it its node when its own line did not (the report's)
