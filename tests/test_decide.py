@@ -368,6 +368,34 @@ def test_a_dead_worker_symptom_takes_the_global_rank_of_the_worker_it_names(tmp_
     assert (dead.node, dead.rank) == ("node-b", want)
 
 
+def stage(name: str, dp: int, pp: int, ranks: tuple[int, ...]) -> list[str]:
+    """Workers of TP2 named `name` with their TP index; `ranks` their global ranks."""
+    return [f"({name.format(i=i)} pid={700 + r}) INFO 08-11 10:00:00 [parallel_state.py:1] rank {r} in world size "
+            f"8 is assigned as DP rank {dp}, PP rank {pp}, TP rank {i}, EP rank {r}" for i, r in enumerate(ranks)]
+
+
+def test_a_dead_worker_named_by_its_executor_rank_is_that_rank_on_a_pipeline_stage_node(tmp_path):
+    # vLLM names a worker process VllmWorker-<its rank in the executor>: on the second pipeline stage's node,
+    # VllmWorker-3 is rank 3 (its TP index is 1)
+    a = analyze_files(tmp_path, {"node-a/vllm.log": text_of(*stage("Worker_PP0_TP{i}", 0, 0, (0, 1))),
+                                 "node-b/vllm.log": text_of(*stage("Worker_PP1_TP{i}", 0, 1, (2, 3)),
+                                     "ERROR 08-11 10:05:00 [multiproc_executor.py:271] Worker proc VllmWorker-3 died "
+                                     "unexpectedly, shutting down executor.")})
+    (dead,) = [f for f in a.decision.findings if f.sig == "worker-proc-died"]
+    assert (dead.node, dead.rank) == ("node-b", 3)
+
+
+def test_a_dead_worker_executor_rank_names_no_rank_on_a_node_of_several_replicas(tmp_path):
+    # two data-parallel replicas on one node: VllmWorker-1 is rank 1 or rank 3, the line does not say which
+    a = analyze_files(tmp_path, {"node-a/vllm.log": text_of(*stage("Worker_PP0_TP{i}", 0, 0, (4, 5))),
+                                 "node-b/vllm.log": text_of(
+        *stage("Worker_DP0_TP{i}", 0, 0, (0, 1)), *stage("Worker_DP1_TP{i}", 1, 0, (2, 3)),
+        "ERROR 08-11 10:05:00 [multiproc_executor.py:271] Worker proc VllmWorker-1 died unexpectedly, shutting down "
+        "executor.")})
+    (dead,) = [f for f in a.decision.findings if f.sig == "worker-proc-died"]
+    assert dead.rank is None
+
+
 def test_a_dead_worker_index_is_its_rank_when_no_worker_line_says_otherwise(tmp_path):
     a = analyze_files(tmp_path, {"vllm.log": text_of(
         "(EngineCore_DP0 pid=256) ERROR 08-11 10:05:00 [multiproc_executor.py:149] Worker proc VllmWorker-3 died "

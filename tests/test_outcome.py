@@ -755,6 +755,39 @@ def test_a_run_stopped_before_the_bundles_first_start_is_an_attempt_of_its_own(t
     assert d.root is not None and d.root.category.startswith("oom.") and d.root.set_aside is None
 
 
+def _load_fails_before_and_after_a_start(tmp_path, before: list[str]):
+    """A capture that begins inside a start: `before` it shows, then a load OOM, then the next start that fails
+    the same way."""
+    again = [api(6, 0, "vLLM API server version 0.27.2"), worker(6, 10, "Starting to load model m...", pid=5150),
+             worker(6, 30, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB.", pid=5150,
+                    level="ERROR")]
+    return decision(tmp_path, {"gpu-a1/vllm.log": before + [LOAD_OOM] + again})
+
+
+def test_a_start_that_loaded_weights_before_the_bundles_first_start_is_an_attempt_of_its_own(tmp_path):
+    # the capture begins during a model load: a start does not come after its own load
+    d = _load_fails_before_and_after_a_start(tmp_path, [worker(1, 0, "Starting to load model m...", pid=5150)])
+    assert state(d) == ("restart_loop", "oom.load")
+
+
+@pytest.mark.parametrize("mark, own", [("model_load", True), ("shutdown", True),
+                                       ("startup", False), (None, False)])  # near misses: no work, no stop
+def test_lines_before_the_first_start_are_an_attempt_of_their_own_only_past_a_load_or_a_stop(mark, own):
+    # (import-time lines, 'Automatically detected platform', come before a start's version line)
+    from datetime import datetime
+
+    import polars as pl
+
+    from k3logs.diagnose.outcome import Lifecycle
+    ev = pl.DataFrame({"eid": [0, 1], "node": ["gpu-a1"] * 2, "rank": [None] * 2, "pid": [None] * 2,
+                       "ident": [None] * 2, "source": ["log"] * 2,
+                       "ts": [datetime(2025, 7, 24, 17, 30, s) for s in (0, 1)], "file": ["vllm.log"] * 2,
+                       "line": [1, 2], "mark": [mark, "startup"], "attempt": [0, 1], "progress": [False] * 2},
+                      schema_overrides={"rank": pl.Int64, "pid": pl.Int64, "ident": pl.String, "mark": pl.String})
+    life = Lifecycle(ev, {"vllm.log"})
+    assert (life.eid_attempt[0] != life.eid_attempt[1]) == own
+
+
 def test_near_miss_a_failure_after_the_stop_with_no_new_start_is_the_shutdowns_trail(tmp_path):
     trail = [worker(5, 2, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.", level="ERROR")]
     d = decision(tmp_path, {"gpu-a1/vllm.log": SERVING + STOP + trail})

@@ -176,24 +176,27 @@ def _phase(observed: str | None, frames: list[str] | None, sig: Signature | None
 
 
 def _dead_worker_ranks(ev: pl.DataFrame):
-    """A line about a dead worker names it by its process name ('Worker proc Worker_PP1_TP5 died'), the
-    executor's index ('Worker proc VllmWorker-0 died') or its pid, not by its global rank: under data parallel,
+    """A line about a dead worker names it by its process name ('Worker proc Worker_PP1_TP5 died'), its
+    executor rank ('Worker proc VllmWorker-0 died') or its pid, not by its global rank: under data parallel,
     VllmWorker-0 of the fourth replica is rank 24. The worker's own lines carry its attributed rank; a name or
-    pid that gives one rank on its node is used, else the index itself when the node has no attributed workers
-    (one replica: index = rank)."""
+    pid that gives one rank on its node is used; else, on a node that runs one replica, the executor rank when
+    the node holds that rank (pipeline stages across nodes: VllmWorker-11 is rank 11 on the second node); else
+    the TP index it maps to on its node; else the index itself when the node has no attributed workers."""
     own = ev.filter(pl.col("rank").is_not_null() & pl.col("node").is_not_null()) \
         .select("node", "pid", "proc", "rank",
                 pl.col("proc").str.extract_groups(RX["worker_name"].pattern).alias("name"))
-    own = own.select("node", "pid", "proc", "rank",
+    own = own.select("node", "pid", "proc", "rank", pl.col("name").struct.field("dp").is_not_null().alias("dp"),
                      pl.coalesce(pl.col("name").struct.field(g) for g in ("tp", "tp2", "rank"))
                      .cast(pl.Int64, strict=False).alias("index"))
+    node_ranks = {n: set(r) for n, r, dp in own.group_by("node").agg(pl.col("rank").unique(), pl.col("dp").any())
+                  .iter_rows() if not dp}
     by_index = own.drop_nulls("index").group_by("node", "index").agg(pl.col("rank").unique())
     by_pid = own.drop_nulls("pid").group_by("node", "pid").agg(pl.col("rank").unique())
     by_name = own.drop_nulls("proc").group_by("node", "proc").agg(pl.col("rank").unique())
     index_rank = {(n, i): r[0] for n, i, r in by_index.iter_rows() if len(r) == 1}
     pid_rank = {(n, p): r[0] for n, p, r in by_pid.iter_rows() if len(r) == 1}
     name_rank = {(n, p): r[0] for n, p, r in by_name.iter_rows() if len(r) == 1}
-    mapped_nodes = {n for n, _ in index_rank}
+    mapped_nodes = set(by_index["node"].to_list())
 
     def rank_of(node: str | None, fields: dict, rank: int | None) -> int | None:
         pid, index = as_int(fields.get("pid")), as_int(fields.get("worker"))
@@ -202,6 +205,8 @@ def _dead_worker_ranks(ev: pl.DataFrame):
         if (node, fields.get("proc")) in name_rank:
             return name_rank[(node, fields.get("proc"))]
         if index is not None:
+            if index in node_ranks.get(node, ()):
+                return index
             return index_rank.get((node, index), index if node not in mapped_nodes else rank)
         return rank
     return rank_of

@@ -23,6 +23,8 @@ from datetime import datetime
 
 import polars as pl
 
+from k3logs.schema import PHASES
+
 from .attribution import is_ip
 from .detect import joined
 
@@ -105,10 +107,12 @@ class Lifecycle:
         cols = ("eid", "node", "rank", "pid", "ident", "source", "ts", "file", "line", "mark", "attempt", "progress")
         if not set(cols) <= set(ev.columns):
             ev = pl.DataFrame(schema={c: pl.Int64 for c in cols})
-        # (lines before a node's first start landmark belong to its first attempt, unless they end in a stop: a
-        # run the operator stopped before this bundle's first start is an attempt of its own)
-        stopped = ((pl.col("attempt") == 0) & (pl.col("mark") == "shutdown")).fill_null(False).any().over("node")
-        ev = ev.with_columns(pl.when(stopped).then(pl.col("attempt")).otherwise(pl.col("attempt").clip(lower_bound=1))
+        # (lines before a node's first start landmark belong to its first attempt, unless they end in a stop or
+        # reached a model's load: a run stopped, or a start that had loaded weights, before this bundle's first
+        # start line is an attempt of its own; a start does not come after its own load)
+        own = ((pl.col("attempt") == 0) & pl.col("mark").is_in(PHASES[PHASES.index("model_load"):])) \
+            .fill_null(False).any().over("node")
+        ev = ev.with_columns(pl.when(own).then(pl.col("attempt")).otherwise(pl.col("attempt").clip(lower_bound=1))
                              .alias("attempt"))
         marks = ev.filter(pl.col("mark").is_not_null() | pl.col("progress")).select(cols)
         self.ready = _first(marks.filter(pl.col("mark") == "serving"))
