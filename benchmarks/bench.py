@@ -9,16 +9,20 @@ For each bundle it measures, each in a fresh process (peak RSS from the kernel's
   ingest    the pass `analyze` runs to read, sniff, parse the lines it needs and attribute them
   analyze   `k3logs analyze BUNDLE --format json` end to end
   events    `k3logs events BUNDLE -o events.parquet` (every line parsed and written)
-and prints a markdown table (seconds, MB/s, CPU seconds, peak RSS, ratio to rg). Nothing here is a test: numbers
-depend on the machine; the README quotes one run with the command that made it. The k3logs runs use a bytecode
-cache in --workdir, as an installed tool has one (PYTHONDONTWRITEBYTECODE would otherwise make every run compile
-the package's source again, about 0.2 s here).
+and prints a markdown table (seconds, MB/s, CPU seconds, peak RSS, ratio to rg). The commands of one bundle run
+in turn, `--repeat` rounds (rg, ingest, analyze, events, rg, ingest, ...), and each time is the median of its
+rounds: a machine that slows down for a while slows every command alike. A gzipped bundle (`--gzip MB`) is
+compared with `rg -z` (ripgrep decompressing each member with gzip, as `zcat | rg` does). Nothing here is a test:
+numbers depend on the machine; the README quotes one run with the command that made it. The k3logs runs use a
+bytecode cache in --workdir, as an installed tool has one (PYTHONDONTWRITEBYTECODE would otherwise make every run
+compile the package's source again, about 0.2 s here). Where the time of one analysis goes: benchmarks/stages.py.
 """
 from __future__ import annotations
 
 import argparse
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -51,18 +55,24 @@ def wall(cmd: list[str]) -> float:
     return time.perf_counter() - t
 
 
-def measure(cmd: list[str], repeat: int) -> tuple[float, int, float]:
-    """Best wall time over `repeat` runs (warm page cache), and the peak RSS (KiB) and CPU seconds (user +
-    system) of one more run measured by GNU time."""
-    best = min(wall(cmd) for _ in range(repeat))
-    rss, cpu = 0, float("nan")
-    if os.path.exists("/usr/bin/time"):
-        with tempfile.NamedTemporaryFile("r") as f:
-            subprocess.run(["/usr/bin/time", "-f", "%M %U %S", "-o", f.name, *cmd], stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL, env=ENV)
-            kib, user, system = f.read().strip().splitlines()[-1].split()
-            rss, cpu = int(kib), float(user) + float(system)
-    return best, rss, cpu
+def measure(cmds: list[list[str]], repeat: int) -> list[tuple[float, int, float]]:
+    """The median wall time of each command over `repeat` rounds that run the commands in turn (warm page
+    cache), and the peak RSS (KiB) and CPU seconds (user + system) of one more run measured by GNU time."""
+    times: list[list[float]] = [[] for _ in cmds]
+    for _ in range(repeat):
+        for i, cmd in enumerate(cmds):
+            times[i].append(wall(cmd))
+    out = []
+    for cmd, t in zip(cmds, times):
+        rss, cpu = 0, float("nan")
+        if os.path.exists("/usr/bin/time"):
+            with tempfile.NamedTemporaryFile("r") as f:
+                subprocess.run(["/usr/bin/time", "-f", "%M %U %S", "-o", f.name, *cmd], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, env=ENV)
+                kib, user, system = f.read().strip().splitlines()[-1].split()
+                rss, cpu = int(kib), float(user) + float(system)
+        out.append((statistics.median(t), rss, cpu))
+    return out
 
 
 def bundle_bytes(path: Path) -> int:
@@ -76,8 +86,10 @@ def main() -> int:
     ap.add_argument("--request-log", type=int, nargs="*", default=[300, 1000], metavar="MB",
                     help="sizes of generated bundles with vLLM's request logging on (genbundle --request-log: a "
                          "'Received request ...: prompt: ...' line per request); none: `--request-log` alone")
+    ap.add_argument("--gzip", type=int, nargs="*", default=[], metavar="MB",
+                    help="sizes of generated bundles whose logs are gzipped (compared with `rg -z`)")
     ap.add_argument("--fault", default="xid79", help="genbundle fault of the generated bundles")
-    ap.add_argument("--repeat", type=int, default=2, help="runs per measurement (best time is kept)")
+    ap.add_argument("--repeat", type=int, default=3, help="rounds per bundle (the median time is kept)")
     ap.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "k3logs-bench")
     ap.add_argument("--skip-events", action="store_true", help="do not measure `k3logs events`")
     a = ap.parse_args()
@@ -87,13 +99,15 @@ def main() -> int:
     k3 = shutil.which("k3logs") or str(Path(sys.executable).parent / "k3logs")
     sigs = SHARED / "baseline-signatures.txt"
     bundles = list(a.bundle)
-    generated = [] if a.bundle else [(mb, False) for mb in a.mb] + [(mb, True) for mb in a.request_log]
-    for mb, requests in generated:
-        out = a.workdir / f"gen-{mb}mb-{a.fault}{'-requests' if requests else ''}"
+    generated = [] if a.bundle else ([(mb, "") for mb in a.mb] + [(mb, "requests") for mb in a.request_log]
+                                     + [(mb, "gzip") for mb in a.gzip])
+    for mb, kind in generated:
+        out = a.workdir / f"gen-{mb}mb-{a.fault}{'-' + kind if kind else ''}"
         if not (out / "bundle").is_dir():
             subprocess.run([sys.executable, str(SHARED / "genbundle.py"), str(out), "--nodes", "2",
                             "--ranks-per-node", "8", "--mb", str(mb), "--seed", "7", "--fault", a.fault]
-                           + (["--request-log"] if requests else []), check=True, stdout=subprocess.DEVNULL)
+                           + {"": [], "requests": ["--request-log"], "gzip": ["--gzip"]}[kind],
+                           check=True, stdout=subprocess.DEVNULL)
         bundles.append(out / "bundle")
     version = subprocess.run([rg, "--version"], capture_output=True, text=True).stdout.split("\n")[0] if rg else "MISSING"
     print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}; {version}\n")
@@ -102,17 +116,18 @@ def main() -> int:
     for b in bundles:
         size = bundle_bytes(b)
         mb = size / 1e6
-        rows = []
-        base = None
+        zipped = any(b.rglob("*.gz"))
+        steps: list[tuple[str, list[str]]] = []
         if rg and sigs.exists():
-            base, rss, cpu = measure([rg, "-c", "-f", str(sigs), str(b)], a.repeat)
-            rows.append(("rg -c -f baseline-signatures", base, rss, cpu))
-        rows.append(("ingest (analyze's pass)", *measure([sys.executable, "-c", INGEST, str(b)], a.repeat)))
-        rows.append(("k3logs analyze", *measure([k3, "analyze", str(b), "--format", "json"], a.repeat)))
-        if not a.skip_events:
-            with tempfile.TemporaryDirectory() as d:
-                rows.append(("k3logs events", *measure([k3, "events", str(b), "-o", str(Path(d) / "e.parquet")],
-                                                        a.repeat)))
+            steps.append(("rg -z -c -f baseline-signatures" if zipped else "rg -c -f baseline-signatures",
+                          [rg, *(["-z"] if zipped else []), "-c", "-f", str(sigs), str(b)]))
+        steps.append(("ingest (analyze's pass)", [sys.executable, "-c", INGEST, str(b)]))
+        steps.append(("k3logs analyze", [k3, "analyze", str(b), "--format", "json"]))
+        with tempfile.TemporaryDirectory() as d:
+            if not a.skip_events:
+                steps.append(("k3logs events", [k3, "events", str(b), "-o", str(Path(d) / "e.parquet")]))
+            rows = [(name, *got) for (name, _), got in zip(steps, measure([c for _, c in steps], a.repeat))]
+        base = rows[0][1] if rows[0][0].startswith("rg") else None
         for name, secs, rss, cpu in rows:
             ratio = f"{secs / base:.1f}" if base else "n/a"
             print(f"| {b.parent.name or b.name} | {mb:.0f} MB | {name} | {secs:.2f} | {mb / secs:.0f} | {cpu:.1f} | "

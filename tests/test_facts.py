@@ -752,3 +752,16 @@ def test_a_shell_opened_in_a_pod_names_that_pod(command, pods):
     text = f"$ {command}\nroot@{pods[0] if pods else 'gpu-a01'}:/vllm-workspace# pip check\nNo broken requirements found.\n"
     got = [f.value for f in facts_from_dump("text", "session.txt", text, None) if f.name == "pod_name"]
     assert got == pods
+
+
+SCHEDULED = "2026-10-14T0{m}:00:00Z   Normal   Scheduled   {pod}   Successfully assigned inference/{pod} to h200-node-12"
+
+
+@pytest.mark.parametrize("pods, want", [
+    (["k3-serve-0-1"] * 4, ["3"]),               # the same pod made anew three times: three restarts
+    (["k3-serve-0-1", "k3-serve-0"], []),         # near miss: two pods, each scheduled once
+])
+def test_a_pod_scheduled_again_and_again_counts_its_restarts(pods, want):
+    text = "\n".join(SCHEDULED.format(m=i, pod=p) for i, p in enumerate(pods)) + "\n"
+    got = [f.value for f in facts_from_dump("k8s_events", "events.txt", text, None) if f.name == "restart_count"]
+    assert got == want

@@ -198,6 +198,31 @@ def test_a_request_failure_that_recurs_while_others_succeed_fails_a_kind_of_requ
     assert d.outcome.state == state and d.healthy == (state == "serving")
 
 
+BUSY = [api(4, s, "Avg prompt throughput: 80.0 tokens/s, Avg generation throughput: 310.0 tokens/s, Running: 48 reqs, "
+                  "Waiting: 16 reqs, GPU KV cache usage: 74.0%") for s in (50, 59)]
+
+
+def gateway(s: int, status: int) -> str:
+    """An nginx access log line in front of the server (another process: it logs no work of its own)."""
+    return f'10.30.9.203 - - [18/Nov/2025:07:04:{s:02d} +0000] "POST /v1/chat/completions HTTP/1.1" {status} 197 "-" "httpx"'
+
+
+@pytest.mark.parametrize("status, state", [(503, "serving"),             # a full server refusing, again and again
+                                           (500, "failing_requests")])   # near miss: a kind of request fails
+def test_refusals_for_capacity_the_server_answered_after_were_survived_however_often(tmp_path, status, state):
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + BUSY,
+                            "gpu-a1/nginx-access.log": [gateway(10 + i, status) for i in range(5)]})
+    assert d.outcome.state == state and d.healthy == (state == "serving")
+
+
+def test_near_miss_refusals_with_nothing_generated_after_them_fail_requests(tmp_path):
+    idle = [api(4, s, "Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 0.0 tokens/s, "
+                      "Running: 0 reqs, Waiting: 0 reqs, GPU KV cache usage: 0.0%") for s in (50, 59)]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + idle,
+                            "gpu-a1/nginx-access.log": [gateway(10 + i, 503) for i in range(5)]})
+    assert d.outcome.state == "failing_requests" and not d.healthy
+
+
 def _raised(m: int) -> list[str]:
     """A request's handler raising a known error (a module its option needs is not installed)."""
     return [api(m, 10, text, "ERROR") for text in (
@@ -220,13 +245,15 @@ def test_a_known_exception_that_recurs_while_others_succeed_fails_a_kind_of_requ
     assert state(d) == want
 
 
-@pytest.mark.parametrize("minutes, state", [(12, "failing_requests"),   # the API server outlived its engine
-                                            (1, "crashed")])             # near miss: it ended within a minute
-def test_a_server_that_answers_500_for_minutes_after_its_engine_died_fails_requests(tmp_path, minutes, state):
+@pytest.mark.parametrize("minutes, stopped, state", [
+    (12, True, "failing_requests"),   # the API server outlived its engine
+    (1, False, "failing_requests"),   # it still answered, failing, when the bundle was taken
+    (1, True, "crashed")])            # near miss: it ended within a minute
+def test_a_server_that_answers_500_for_minutes_after_its_engine_died_fails_requests(tmp_path, minutes, stopped, state):
     dead = [OOM, api(4, 31, "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue.", "ERROR")]
     failing = [api(4 + m, 40, f'10.0.0.{m}:5000 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error')
                for m in range(minutes + 1)]
-    stop = [api(5 + minutes, 0, "Shutting down"), api(5 + minutes, 1, "Application shutdown complete.")]
+    stop = [api(5 + minutes, 0, "Shutting down"), api(5 + minutes, 1, "Application shutdown complete.")] * stopped
     d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + dead + failing + stop})
     assert (d.outcome.state, d.root.category) == (state, "oom.inference")
 

@@ -285,8 +285,8 @@ def _set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] |
         elif f.role == "cause" and (up := life.ready_after(f)) is not None \
                 and not fails_again(f, up if f.pid is not None or f.ident else None):
             f.set_aside = f"survived: its node became ready after it ({up.file}:{up.line})"
-        elif f.category in outcome_data().request_level and (went_on := life.progress_after(f)) is not None \
-                and not fails_again(f) and not systematic(f):
+        elif f.category in outcome_data().request_level and (went_on := life.served_after(f)) is not None \
+                and not fails_again(f) and (f.fields.get("status") in outcome_data().shed_status or not systematic(f)):
             f.set_aside = f"survived: its server went on generating ({went_on.file}:{went_on.line}): one request failed"
         elif f.role == "cause" and (back := recovered.get(id(f))) is not None and not failed_meanwhile(f, back):
             f.set_aside = f"survived: the device came back ({back.file}:{back.line}) before anything failed"

@@ -36,8 +36,9 @@ TIE_SECONDS = 1.0
 # from the wall clock): a kernel line explains an application error up to this much before it, by the two clocks,
 # and is no stop's trail up to this much after the stop
 KERNEL_SLACK_S = 5.0
-# a server that still answers requests (failing them) this long after a failure serves on, and fails its requests;
-# one that a liveness probe or its own exit ends sooner crashed (probes give up within a minute or two)
+# a server that still answers requests (failing them) this long after a failure, or until the bundle ends, serves on
+# and fails its requests; one that a liveness probe or its own exit ends sooner crashed (probes give up within a
+# minute or two)
 ANSWERING_S = 300.0
 
 
@@ -202,6 +203,13 @@ class Lifecycle:
         key = (f.node, self.attempt_of(f)) if node_wide else (f.node, self.attempt_of(f), *w)
         return next((at for at in self._progress.get(key, []) if at.after(f.ts, f.file, f.line)), None)
 
+    def served_after(self, f) -> _At | None:
+        """The first sign of work after a request's failure: of its process; for a process that does no work of its
+        own (a gateway, a proxy in front of the server), of any process of its node."""
+        w = who(f.source, f.pid, getattr(f, "ident", None), f.file)
+        own = (f.node, self.attempt_of(f), *w) in self._progress if w else False
+        return self.progress_after(f) if own else self.progress_after(f, node_wide=True)
+
     def went_on_anywhere(self, f) -> _At | None:
         """The first sign of work of the deployment, on any node, after the finding. (A node's work after its
         restart is a new attempt's: the fault was not survived there.)"""
@@ -294,10 +302,10 @@ class Lifecycle:
 
     def still_working_after(self, f, answered: list = (), deaths: list = ()) -> bool:
         """The finding's node kept logging its engine's stats after it, or kept answering requests (`answered`:
-        failed requests, with their times) for ANSWERING_S or more, with no stop: the server is up (an API server
-        that outlives its engine and answers 500 to every request serves, and fails its requests). Counted from
-        the engine's death when one follows the finding (`deaths`: a hung engine's stats and timeouts before
-        the watchdog kills it are its crash, not a server that serves)."""
+        failed requests, with their times) for ANSWERING_S or more, or until the bundle ends, with no stop: the
+        server is up (an API server that outlives its engine and answers 500 to every request serves, and fails its
+        requests). Counted from the engine's death when one follows the finding (`deaths`: a hung engine's stats
+        and timeouts before the watchdog kills it are its crash, not a server that serves)."""
         if f.ts is None:
             return False
         died = [d.ts for d in deaths if d.ts is not None and d.ts >= f.ts and d.node == f.node]
@@ -305,8 +313,10 @@ class Lifecycle:
         rows = self.stats.filter((pl.col("node") == f.node) & (pl.col("ts") > since)) if f.node is not None \
             else self.stats.filter(pl.col("ts") > since)
         later = [a.ts for a in answered if a.ts is not None and a.ts > since and a.node == f.node]
-        answering = len(later) >= 2 and (max(later) - since).total_seconds() >= ANSWERING_S
         stopped = self.after_stop(f) is not None or self.stops.get((f.node, self.attempt_of(f)))
+        # (its attempt ended: stopped, or the node started again)
+        ended = stopped or any(a != self.attempt_of(f) and t > since for t, a in self._begun.get(f.node, []))
+        answering = len(later) >= 2 and ((max(later) - since).total_seconds() >= ANSWERING_S or not ended)
         return (rows.height >= 2 and not stopped) or (answering and self.after_stop(f) is None)
 
     # --------------------------------------------------------------------------------------------

@@ -350,6 +350,20 @@ def _one_pod(sink: Sink, spec: dict, status: dict, at) -> None:
 # ------------------------------------------------------------------------------------------
 # Docker Compose files
 # ------------------------------------------------------------------------------------------
+def parse_schedulings(sink: Sink, lines: list[str], base: int) -> None:
+    """A pod put on a node again and again ('Successfully assigned NS/POD to NODE' events, each a new pod of the same
+    name: a LeaderWorkerSet recreating its group, a StatefulSet's pod deleted) was restarted by its orchestrator,
+    whose restart count (`restart_count`) stays 0 for a pod made anew: the schedulings after the first are its
+    restarts."""
+    seen: dict[str, list[int]] = {}
+    for i, line in enumerate(lines):
+        if m := FACTS["scheduled_event"].search(line):
+            seen.setdefault(f"{m.group('ns')}/{m.group('pod')}", []).append(base + i + 1)
+    for at in seen.values():
+        if len(at) >= 2:
+            sink.add("restart_count", str(len(at) - 1), at[-1])
+
+
 def parse_compose(sink: Sink, lines: list[str], base: int) -> None:
     """Each service of a Compose file (anchors and `<<` merges resolved): its image, the command it runs
     (entrypoint + command; for a vllm-openai image the command is `vllm serve`'s arguments), its
