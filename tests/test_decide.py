@@ -876,3 +876,51 @@ def test_a_kill_of_another_process_the_deployment_served_after_is_survived(tmp_p
     # the stale process killed first is none of the deployment's, and the server answered after it
     assert "none of the deployment's processes" in a.decision.findings[0].set_aside
     assert (root_of(a).line, root_of(a).rank) == (2, 1)
+
+
+# ------------------------------------------------------------------------------------------
+# a rank behind its communicator when the watchdogs fire was stuck
+# ------------------------------------------------------------------------------------------
+def pg_status(rank: int, guid: int, enqueued: int, s: int = 7) -> str:
+    return (f"[rank{rank}]:[E1008 14:12:0{s}.401822118 ProcessGroupNCCL.cpp:2057] [PG ID 5 PG GUID {guid} Rank "
+            f"{rank % 2}]  failure detected by watchdog at work sequence id: 88412 PG status: last enqueued work: "
+            f"{enqueued}, last completed work: 88411")
+
+
+@pytest.mark.parametrize("guids, enqueued, want", [
+    ((23, 23), (88412, 88411), 13),     # rank 13 never began collective 88412: it was stuck
+    ((23, 23), (88412, 88412), None),   # near miss: both began it, neither is behind
+    ((17, 23), (88412, 88411), None),   # near miss: two communicators count their work apart
+])
+def test_the_rank_behind_its_communicator_when_the_watchdogs_fire_is_the_stuck_one(tmp_path, guids, enqueued, want):
+    lines = [pg_status(5, guids[0], enqueued[0]), pg_status(13, guids[1], enqueued[1])]
+    a = analyze_files(tmp_path, {"vllm.log": text_of(*lines)})
+    root = a.decision.root
+    assert (root.rank if root is not None and root.title and "stuck" in root.title else None) == want
+
+
+# ------------------------------------------------------------------------------------------
+# a fault logged before its node's start got anywhere bit where it shows
+# ------------------------------------------------------------------------------------------
+FM = ("2026-06-22T{t}+0000 gpu-a1 nv-fabricmanager[3127]: fabric manager NVIDIA GPU driver interface version "
+      "580.82.07 don't match with driver version 580.95.05. Please update with matching NVIDIA driver package.")
+START_802 = ["INFO 06-22 05:00:00 [api_server.py:1] vLLM API server version 0.10.1",
+             "(VllmWorker TP0 pid=77) INFO 06-22 05:00:10 [cuda.py:1] Using Flash Attention backend on V1 engine.",
+             "(VllmWorker TP0 pid=77) ERROR 06-22 05:00:12 [worker.py:1] RuntimeError: Unexpected error from "
+             "cudaGetDeviceCount(). Error 802: system not yet initialized"]
+
+
+@pytest.mark.parametrize("t, phase", [("03:10:52", "device_init"),   # hours before: it bit at device init
+                                      ("05:00:05", "startup")])      # near miss: in the start, seconds before
+def test_a_host_fault_logged_before_the_start_takes_the_phase_where_it_bit(tmp_path, t, phase):
+    a = analyze_files(tmp_path, {"gpu-a1/journal.txt": FM.format(t=t) + "\n", "gpu-a1/vllm.log": text_of(*START_802)})
+    root = root_of(a)
+    assert (root.file, root.phase) == ("gpu-a1/journal.txt", phase)
+
+
+def test_near_miss_a_fault_the_deployments_own_log_states_at_its_start_keeps_the_start_phase(tmp_path):
+    # the unit's own journal: its start failed there (and again later, further along): the start is where it failed
+    a = analyze_files(tmp_path, {"gpu-a1/vllm.log": text_of(FM.format(t="03:10:52").replace(
+        "nv-fabricmanager[3127]: ", "vllm[3127]: "), *START_802)})
+    root = root_of(a)
+    assert (root.file, root.line, root.phase) == ("gpu-a1/vllm.log", 1, "startup")

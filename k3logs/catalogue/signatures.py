@@ -24,7 +24,7 @@ SEVERITIES = ("critical", "error", "warning", "info")
 SIGNATURE_KEYS = {
     "id", "category", "title", "role", "prefilter", "regex", "sources", "phase", "phase_category",
     "explains", "scope", "table", "priority", "explanation", "remediation", "references", "samples", "veto",
-    "after", "recovery", "user_data", "states", "unready",
+    "after", "recovery", "user_data", "states", "unready", "persists",
 }
 VETOES = ("line", "after")
 REQUIRED_KEYS = ("id", "category", "title", "role", "prefilter", "regex", "samples")
@@ -86,6 +86,9 @@ class Signature(Prefiltered):
     # cause: the server it happens to never listened, whatever start landmarks it printed before (the outcome is
     # never_ready: a port it could not bind is the last step of some versions' start)
     unready: bool = False
+    # cause: a state of its node that holds until someone fixes it (a fabric manager that did not start): what of
+    # its category fails on its node later, however much later, is it again (decide: not survived)
+    persists: bool = False
     location: SourceLocation = field(default=SourceLocation("<memory>"), compare=False)
 
     @property
@@ -299,6 +302,8 @@ def signature_from_dict(d: dict, location: SourceLocation, text: str = "", end: 
         problem(f"signature {sid!r}: states is a category, for context signatures only", "states")
     if not isinstance(d.get("unready", False), bool) or (d.get("unready") and role != "cause"):
         problem(f"signature {sid!r}: unready is true or false, for cause signatures only", "unready")
+    if not isinstance(d.get("persists", False), bool) or (d.get("persists") and role != "cause"):
+        problem(f"signature {sid!r}: persists is true or false, for cause signatures only", "persists")
     table = d.get("table")
     if table is not None and table not in TABLES:
         problem(f"signature {sid!r}: table {table!r} is not one of {TABLES}", "table")
@@ -354,6 +359,7 @@ def signature_from_dict(d: dict, location: SourceLocation, text: str = "", end: 
         match=matches, no_match=no_match, veto=str(d.get("veto", "line")),
         after=tuple(_str_list(d.get("after"), "after", plist)), recovery=recovery,
         user_data=d.get("user_data") is True, states=d.get("states"), unready=d.get("unready") is True,
+        persists=d.get("persists") is True,
         location=location,
     )
     return sig, issues

@@ -7,12 +7,14 @@ from .findings import SAME_FAILURE_S, TIE_SECONDS, Finding, as_int
 from .order import seconds, sort_key
 
 
-def borrow_rank(root: Finding, findings: list[Finding], pid_rank: dict[tuple, int]) -> None:
+def borrow_rank(root: Finding, findings: list[Finding], pid_rank: dict[tuple, int],
+                node_wide: frozenset[str] = frozenset()) -> None:
     """A cause with no rank (a kernel line, a crash written by C code) takes the rank of the process it names
     (`pid_rank`: (node, host pid) -> rank), else of the first event it explains on its
-    node, or of a dead-worker symptom that names it right after. A cause whose time is unknown (kernel seconds
-    since boot with no boot time) also takes that event's phase, unless that is the shutdown (an eviction's
-    stop: the cause came before it)."""
+    node, or of a dead-worker symptom that names it right after; a fault of the whole node (`node_wide`
+    categories: a driver, the fabric manager) names no process and takes no rank from what it explains. A cause
+    whose time is unknown (kernel seconds since boot with no boot time) also takes that event's phase, unless that
+    is the shutdown (an eviction's stop: the cause came before it)."""
     # what it explains: itself, or the other lines of the same failure (an oom-kill block) that
     # explained those events first
     same = {i for i, f in enumerate(findings) if f is root or (f.category == root.category and f.node == root.node)}
@@ -31,7 +33,16 @@ def borrow_rank(root: Finding, findings: list[Finding], pid_rank: dict[tuple, in
         return
     same_pid = [f for f in findings if f.rank is not None and f.node == root.node and pid is not None
                 and (f.pid == pid or as_int(f.fields.get("pid")) == pid)]
+    if not same_pid and root.category in node_wide:
+        return
     linked = same_pid or [f for f in explained if f.rank is not None and f.node == root.node]
+    if not same_pid and linked:
+        # (several ranks of its node failing alike in the same instant first: none of them is its origin; a worker
+        # that died and the others its executor then lost are not alike)
+        head = sorted(linked, key=sort_key)[0]
+        if any(f.rank != head.rank and f.sig == head.sig and (dt := seconds(head, f)) is not None
+               and 0 <= dt <= TIE_SECONDS for f in linked):
+            linked = []
     near = [f for f in findings if f.role == "symptom" and f.rank is not None and f.node == root.node
             and (dt := seconds(root, f)) is not None and -TIE_SECONDS <= dt <= 120 and ("rank" in f.fields or "worker" in f.fields)]
     # the same fault seen by one rank in the same instant (the kernel's segfault line and the worker's own
@@ -62,13 +73,15 @@ def stack_phase(root: Finding, findings: list[Finding]) -> None:
 
 
 def lagging_phase(root: Finding, findings: list[Finding], attempt_of=lambda f: None,
-                  outlived: bool = False) -> None:
+                  outlived: bool = False, host_logged: bool = False) -> None:
     """A fault stated after errors it explains (a node controller marks a node NotReady 40 s after its last
     heartbeat, while its peers have already failed) happened no later than the first of them: the phase is that
     one's (not the shutdown its consequences began). A fault its own run outlived (`outlived`: it went on working
     after it), whose first failure is in a later start of its node (a driver upgraded under a running server: the
-    next start cannot use the GPU), has that failure's phase too. The fault: the root and its other statements
-    (same category, same node)."""
+    next start cannot use the GPU), has that failure's phase too; so does a fault logged outside the deployment's
+    own logs (`host_logged`) while its node's start had not got anywhere, a minute or more before it shows (a
+    fabric manager that failed at boot: the server's start fails at device init). The fault: the root and its
+    other statements (same category, same node)."""
     fault = {i for i, f in enumerate(findings) if f is root or (f.role == "cause" and f.category == root.category
                                                                 and f.node == root.node)}
     explained = [f for f in findings if f.explained_by in fault and f.phase]
@@ -80,6 +93,14 @@ def lagging_phase(root: Finding, findings: list[Finding], attempt_of=lambda f: N
     mine, theirs = attempt_of(root), attempt_of(later[0]) if later else None
     if outlived and mine is not None and theirs is not None and theirs > mine:
         root.phase = later[0].phase
+    elif root.phase == "startup" and host_logged:
+        # a fault logged before its node's start got anywhere bit where it, or what it explains, next shows past
+        # the start (a warning at import, then the error in device init)
+        shown = sorted((f for i, f in enumerate(findings) if (i in fault or f.explained_by in fault) and f.phase
+                        and f.node == root.node and f.set_aside is None
+                        and (dt := seconds(root, f)) is not None and dt > SAME_FAILURE_S), key=sort_key)
+        bit = [f.phase for f in shown if (dt := seconds(shown[0], f)) is not None and dt <= SAME_FAILURE_S]
+        root.phase = next((p for p in bit if p != "startup"), root.phase)
 
 
 def silent_peer(root: Finding, findings: list[Finding], peer_node: dict[str, str]) -> None:

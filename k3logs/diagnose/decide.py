@@ -28,7 +28,7 @@ from .findings import (EXPLAIN_WINDOW_S, SAME_FAILURE_S, TIE_SECONDS, Decision, 
 from .order import first, seconds, sort_key
 from .outcome import HEALTHY, KERNEL_SLACK_S, Lifecycle, who
 from .templates import mask_template, same_template
-from .vanished import accounted, peer_gone_first, says_why, vanished_worker
+from .vanished import accounted, peer_gone_first, says_why, stuck_rank, vanished_worker
 
 
 def _in_scope(a: Finding, b: Finding, scope: str) -> bool:
@@ -221,17 +221,22 @@ def _set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] |
         the node's readiness after the error of a process that names itself, if given: what fails once the
         server it let start is up is no failure of its start; an unnamed block, a crash dump, may stand anywhere
         before its neighbours' times), or fails the same way on its node (within it, or however much later in
-        the process that logged it: a fault that recurs there was not survived)."""
+        the process that logged it, or on its node for a signature that `persists`, a state of the node such as
+        a fabric manager that did not start: a fault that recurs there was not survived)."""
         i = at[id(f)]
 
         def again(g: Finding, dt: float) -> bool:
             explained = (g.explained_by == i or i in g.explainers) and not nearer_cause(f, g) \
                 and (ready is None or ready.after(g.ts, g.file, g.line))
             recurs = g.category == f.category and g.node == f.node
-            return (dt <= EXPLAIN_WINDOW_S and (explained or recurs)) or (recurs and same_process(f, g))
+            return (dt <= EXPLAIN_WINDOW_S and (explained or recurs)) or \
+                (recurs and (same_process(f, g) or persists(f)))
         return any(g is not f and g.set_aside is None and sort_key(f) < sort_key(g)
                    and (g.role == "cause" or g.category in outcome_data().fatal)
                    and (dt := seconds(f, g)) is not None and dt >= 0 and again(g, dt) for g in findings)
+
+    def persists(f: Finding) -> bool:
+        return f.sig in sigs and sigs[f.sig].persists
 
     def systematic(f: Finding) -> bool:
         """The same failure (its line's template) recurs in its process, however its later copies fared: a kind
@@ -339,8 +344,8 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
     _explain(findings, cat)
     others = exceptions(ev, benign_eids(det, cat, findings), [f.eid for f in findings if f.role == "symptom"])
     sigs = {s.id: s for s in cat.signatures}
-    _set_aside(findings + others, life, prose, _recoveries(ev, findings, cat), sigs,
-               frozenset(c.id for c in cat.categories.values() if c.node_wide))
+    node_wide = frozenset(c.id for c in cat.categories.values() if c.node_wide)
+    _set_aside(findings + others, life, prose, _recoveries(ev, findings, cat), sigs, node_wide)
     peer_gone_first(findings, peer_node or {}, cat)
     _unexplain_by_set_aside(findings)
     # (requests refused before the server is ready are a probe's, not failures)
@@ -354,12 +359,13 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
     causes = [f for f in findings if f.role == "cause" and f.explained_by is None and f.set_aside is None]
     if causes:
         root = _statement(first(causes, cat), findings)
-        borrow_rank(root, findings, pid_rank)
+        borrow_rank(root, findings, pid_rank, node_wide)
         root.unready = root.unready or _never_ready_after(root, findings, life)
         outcome = life.outcome(root, again, answered, deaths)   # (where it was seen to fail, before silent_peer)
         silent_peer(root, findings, peer_node or {})
         stack_phase(root, findings)
-        lagging_phase(root, findings, life.attempt_of, life.progress_after(root, True) is not None)
+        lagging_phase(root, findings, life.attempt_of, life.progress_after(root, True) is not None,
+                      root.file not in life.app_files)
         root_at = findings.index(root)
         strong = any(f.explained_by == root_at for f in findings)
         timed = root.ts is not None and root.ts_quality in ("exact", "inferred")
@@ -384,6 +390,10 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
                         "nothing abnormal was found before the run " + (
                             "was stopped" if outcome.state == "stopped" else "ends") if healthy
                         else outcome.detail, findings, outcome=outcome)
+    if (stuck := stuck_rank(findings)) is not None:
+        return Decision(False, stuck, "low", "the ranks timed out in a collective that one rank never began (its "
+                        "last enqueued work is behind its communicator's): that rank was stuck, the others waited for it",
+                        findings + [stuck], outcome=outcome)
     vanished = vanished_worker(findings, cat)
     symptom_lines = {f.eid for f in findings if f.role == "symptom"}
     own_error = other if other is not None and other.eid not in symptom_lines else None
@@ -397,7 +407,7 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
                 and life.progress_after(f, node_wide=True) is None]
     if fallback:
         root = _stated_before(first(fallback, cat), findings, cat)
-        borrow_rank(root, findings, pid_rank)
+        borrow_rank(root, findings, pid_rank, node_wide)
         return Decision(False, root, "low",
                         "only symptoms were found; the earliest one that names a root-cause category is reported, "
                         "but the real cause is probably outside the bundle", findings, outcome=outcome)

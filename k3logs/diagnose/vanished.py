@@ -1,5 +1,6 @@
-"""A worker that vanished with no cause anywhere (a dead worker, a dead actor, a failed child, and nothing that says
-why): it was killed from outside, and the cause is proc.killed on that worker (how-it-decides.md)."""
+"""Who failed first when nothing says why: a worker that vanished with no cause anywhere (a dead worker, a dead actor,
+a failed child) was killed from outside, and the cause is proc.killed on that worker; a rank whose collective
+work is behind its communicator's when their watchdogs fire was stuck, and the timeouts are its (how-it-decides.md)."""
 from __future__ import annotations
 
 from k3logs.catalogue.signatures import Catalogue
@@ -84,3 +85,24 @@ def peer_gone_first(findings: list[Finding], peer_node: dict[str, str], cat: Cat
             what = "was reported lost" if g.role == "context" else "had lost a worker"
             f.set_aside = f"its peer {g.node} {what} just before ({g.file}:{g.line}): the process at the other end " \
                           "was gone"
+
+
+def stuck_rank(findings: list[Finding]) -> Finding | None:
+    """Every member of a communicator reports its last enqueued collective when the watchdog fires (torch's
+    'PG status: last enqueued work: N', 'Last enqueued NCCL work: N'): a member whose count is behind the others'
+    never began the collective they timed out in. It was stuck (not dead), and the others waited for it: the cause
+    is nccl.timeout on that rank, at the first line that shows it behind."""
+    members: dict[str, list[tuple[int, Finding]]] = {}
+    for f in findings:
+        pg, done = f.fields.get("pg"), f.fields.get("enqueued")
+        if f.set_aside is None and f.category == "nccl.timeout" and pg and done and done.lstrip("-").isdigit():
+            members.setdefault(pg, []).append((int(done), f))
+    behind = [f for group in members.values() if len({f.rank for _, f in group}) >= 2
+              for n, f in group if n < max(m for m, _ in group) and f.rank is not None]
+    if not behind:
+        return None
+    w = min(behind, key=sort_key)
+    return Finding(eid=w.eid, sig=w.sig, category="nccl.timeout", role="cause", priority=0, file=w.file, line=w.line,
+                   span=w.span, ts=w.ts, ts_quality=w.ts_quality, node=w.node, rank=w.rank, pid=w.pid, phase=w.phase,
+                   text=w.text, fields=w.fields,
+                   title=f"rank {w.rank} never began the collective its communicator timed out in: it was stuck")
