@@ -156,7 +156,7 @@ def run(path: str | Path, settings: Settings | None = None, catalogue: Catalogue
     prose = {lt.bundle.display(f.file) for f in lt.ingested.files if f.prose}
     restarts = max((int(f.value) for f in facts if f.name == "restart_count" and f.value.isdigit()), default=None)
     decision = quiet_verdict(decide(events, det, cat, app_files, prose, restarts, lt.attribution.ip_node,
-                                   task_ranks(lt.attribution)), checks, events,
+                                   task_ranks(lt.attribution), lt.attribution.raised_by), checks, events,
                              dumps, cat, bool(app_files))
     nnodes = max([int(f.value) for f in facts if f.name == "nnodes" and f.value.isdigit()] or [0]) or None
     missing = missing_parts(events, lt.ingested.files, lt.bundle.display, lt.attribution.file_node,

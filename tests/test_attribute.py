@@ -1253,20 +1253,22 @@ def test_a_folder_whose_files_all_hold_one_host_is_that_hosts(tmp_path):
     assert fn["gpu-x17.vllm-serve.log"] is None
 
 
-def test_a_relayed_ray_task_error_is_the_actor_that_raised_it_to_its_exception_line(tmp_path):
+@pytest.mark.parametrize("relayed", [True, False])   # near miss: the driver's own CUDA error
+def test_a_cause_in_a_relayed_ray_task_error_is_the_actor_that_raised_it(tmp_path, relayed):
     ec = "(EngineCore_DP0 pid=48502) ERROR 05-06 16:43:12 [core.py:720] "
+    head = ("ray.exceptions.RayTaskError(RuntimeError): ray::RayWorkerWrapper.__ray_call__() (pid=4811, "
+            "ip=10.128.0.22, actor_id=392dbf6ce)") if relayed else "Traceback (most recent call last):"
     lines = [
         "(RayWorkerWrapper pid=4811, ip=10.128.0.22) INFO 05-06 16:00:01 [parallel_state.py:1] rank 9 in world size 12 "
         "is assigned as DP rank 0, PP rank 2, TP rank 1, EP rank 9",
         ec + "EngineCore encountered a fatal error.",
-        ec + "ray.exceptions.RayTaskError(RuntimeError): ray::RayWorkerWrapper.__ray_call__() (pid=4811, "
-             "ip=10.128.0.22, actor_id=392dbf6ce)",
+        ec + head,
         ec + '  File "/opt/vllm/model_executor/layers/fused_moe.py", line 88, in topk',
         ec + "RuntimeError: CUDA error: an illegal memory access was encountered",
-        ec + "CUDA kernel errors might be asynchronously reported at some other API call",   # (the driver's again)
     ]
     a = analyze_files(tmp_path, {"gpu-h1/vllm-serve.log": "\n".join(lines) + "\n"})
-    ev = a.events.filter(pl.col("file") == "gpu-h1/vllm-serve.log")
-    at = {r["line"]: (r["node"], r["rank"]) for r in ev.iter_rows(named=True)}
-    assert at[3] == at[5] == ("10.128.0.22", 9)
-    assert at[2] == at[6] == ("gpu-h1", None)   # (the driver's own lines, before and after)
+    root = a.decision.root
+    assert (root.category, root.line) == ("gpu.illegal_access", 5)
+    assert (root.node, root.rank) == (("10.128.0.22", 9) if relayed else ("gpu-h1", None))
+    # (the line itself stays the engine core's, which printed it)
+    assert event_at(a.events, "gpu-h1/vllm-serve.log", 5)["node"] == "gpu-h1"

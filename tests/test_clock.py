@@ -127,12 +127,13 @@ def test_dates_written_inside_lines_give_the_year(tmp_path):
 
 
 def test_an_access_logs_dates_give_the_year_of_the_lines_around_it(tmp_path, now_2026_06_15):
-    """A reverse proxy's access log beside vLLM's in one compose log: its [08/May/2025:10:34:17 +0000] dates
-    the bundle, so vLLM's year-less lines are in 2025, not in the most recent past year (2026)."""
+    """A reverse proxy's access log beside vLLM's in one compose log: its [08/May/2025:10:34:17 +0000] (the
+    Common Log Format's time, a line's own) dates the bundle, so vLLM's year-less lines are in 2025, not in the
+    most recent past year (2026)."""
     access = '10.61.3.22 - - [08/May/2025:10:34:17 +0000] "POST /v1/chat/completions HTTP/1.1" 200 8434 "-" "httpx"'
     a = analyze_files(tmp_path, {"vllm.log": text_of(vllm("05-08 10:34:16"), access)}, keep_all=True)
     assert at(a, "vllm.log", 1) == ("2025-05-08T10:34:16", "inferred")
-    assert a.clock.year_source == "dates written inside log lines"
+    assert a.clock.year_source == "dated lines in the bundle"
     # near miss: the same request line without the access log's year leaves the year to the assumption
     a = analyze_files(tmp_path / "near", {"vllm.log": text_of(vllm("05-08 10:34:16"),
                                                               access.replace("/2025:", ":"))}, keep_all=True)

@@ -913,9 +913,12 @@ START_802 = ["INFO 06-22 05:00:00 [api_server.py:1] vLLM API server version 0.10
 @pytest.mark.parametrize("t, phase", [("03:10:52", "device_init"),   # hours before: it bit at device init
                                       ("05:00:05", "startup")])      # near miss: in the start, seconds before
 def test_a_host_fault_logged_before_the_start_takes_the_phase_where_it_bit(tmp_path, t, phase):
-    a = analyze_files(tmp_path, {"gpu-a1/journal.txt": FM.format(t=t) + "\n", "gpu-a1/vllm.log": text_of(*START_802)})
+    died = "(VllmWorker TP0 pid=77) ERROR 06-22 05:00:12 [multiproc_executor.py:1] WorkerProc failed to start."
+    a = analyze_files(tmp_path, {"gpu-a1/journal.txt": FM.format(t=t) + "\n",
+                                 "gpu-a1/vllm.log": text_of(*START_802, died)})
     root = root_of(a)
-    assert (root.file, root.phase) == ("gpu-a1/journal.txt", phase)
+    # (a fault of the whole node names no process: no rank from the worker whose start it failed)
+    assert (root.file, root.phase, root.rank) == ("gpu-a1/journal.txt", phase, None)
 
 
 def test_near_miss_a_fault_the_deployments_own_log_states_at_its_start_keeps_the_start_phase(tmp_path):
@@ -924,3 +927,29 @@ def test_near_miss_a_fault_the_deployments_own_log_states_at_its_start_keeps_the
         "nv-fabricmanager[3127]: ", "vllm[3127]: "), *START_802)})
     root = root_of(a)
     assert (root.file, root.line, root.phase) == ("gpu-a1/vllm.log", 1, "startup")
+
+
+# ------------------------------------------------------------------------------------------
+# a cause with no rank takes none from several ranks failing alike at once
+# ------------------------------------------------------------------------------------------
+UNREACHABLE = "[W317 09:41:23.405024838 socket.cpp:767] [c10d] The client socket has failed to connect to " \
+              "[gpu-a017]:29500 (errno: 113 - No route to host)."
+
+
+def _rank_line(r: int) -> str:
+    return (f"(Worker_PP1_TP{r - 8} pid={700 + r}) INFO 03-17 09:41:20 [parallel_state.py:1] rank {r} in world size "
+            f"16 is assigned as DP rank 0, PP rank 1, TP rank {r - 8}, EP rank {r - 8}")
+
+
+@pytest.mark.parametrize("alike, rank", [(True, None),    # every rank's start fails the same way at once
+                                         (False, 9)])     # near miss: one rank's, then the others it took down
+def test_a_cause_takes_no_rank_from_several_ranks_failing_alike_at_once(tmp_path, alike, rank):
+    died = [f"(Worker_PP1_TP{r - 8} pid={700 + r}) ERROR 03-17 09:51:20 [multiproc_executor.py:1] WorkerProc "
+            f"failed to start." for r in (9, 10, 11)]
+    if not alike:
+        died = [died[0]] + [f"(Worker_PP1_TP{r - 8} pid={700 + r}) INFO 03-17 09:51:20 [multiproc_executor.py:1] "
+                            f"Parent process exited, terminating worker" for r in (10, 11)]
+    a = analyze_files(tmp_path, {"gpu-a018/vllm.log": text_of(*[_rank_line(r) for r in (9, 10, 11)], UNREACHABLE,
+                                                              *died)})
+    root = root_of(a)
+    assert (root.category, root.rank) == ("nccl.bootstrap", rank)

@@ -300,9 +300,9 @@ def test_the_mapping_carries_files_lines_and_nodes_over():
 
 
 # ------------------------------------------------------------------------------------------------------
-# the sample: a transform for every eighth case, scored against the case's truth
+# the sample: a transform for every SAMPLE_EVERY-th case (bed.py), scored against the case's truth
 # ------------------------------------------------------------------------------------------------------
-def test_the_sample_gives_every_eighth_case_a_transform_and_every_transform_a_case():
+def test_the_sample_gives_every_tenth_case_a_transform_and_every_transform_a_case():
     s = bed.sample()
     sampled = [c for c in bed.cases() if bed.slots(c)]
     assert all(len(v) == 1 for v in s.values()) and len(s) >= sum(map(bed.base_right, sampled)) - 1

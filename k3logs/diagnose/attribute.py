@@ -339,14 +339,12 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
     a.nodes = sorted(n for n in nodes_seen if n and not is_ip(n))
     ev = apply_nodes(ev, a)
     a.nodes = sorted(ev["node"].drop_nulls().unique().to_list())
-    # a relayed traceback is about the actor that raised it: the node its own relayed lines (pid, ip) are on
+    learn_ranks(ev, a, hints)
+    # what a relayed traceback shows was raised by an actor: the node its own relayed lines (pid, ip) are on
     for key, (ip, pid) in _remote_raises(ev, reads["remote_raise"]).items():
         own = ev.filter((pl.col("pid") == pid) & (pl.col("ip") == ip) & pl.col("node").is_not_null())["node"]
         if own.len():
-            a.subject_node[key] = own[0]
-            a.subject_pid[key] = (own[0], pid)
-            a.said("subject", key, f"the actor that raised it (pid {pid}, ip {ip}), as the traceback relaying it says")
-    learn_ranks(ev, a, hints)
+            a.raised_by[key] = (own[0], a.pid_rank.get((own[0], pid)))
     for key, (node, pid) in a.subject_pid.items():
         if (node, pid) in a.pid_rank:
             a.subject_rank[key] = a.pid_rank[(node, pid)]

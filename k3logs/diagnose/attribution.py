@@ -100,6 +100,9 @@ class Attribution:
     subject_node: dict[tuple[str, int], str] = field(default_factory=dict)   # (file, line) -> node it is about
     subject_pid: dict[tuple[str, int], tuple[str | None, int]] = field(default_factory=dict)  # -> (node, pid)
     subject_rank: dict[tuple[str, int], int] = field(default_factory=dict)   # (file, line) -> rank it is about
+    # (file, line) -> (node, rank) of the actor that raised what a relayed traceback shows (the line stays the
+    # relaying process's: the finding on it is the actor's)
+    raised_by: dict[tuple[str, int], tuple[str, int | None]] = field(default_factory=dict)
     task_node: dict[tuple[str, int, int], str] = field(default_factory=dict)   # (file, step, task) -> node
     task_rank: dict[tuple[str, int, int], int] = field(default_factory=dict)   # (file, step, task) -> rank
     steps: dict[str, list[int]] = field(default_factory=dict)         # file -> the first line of each Slurm step

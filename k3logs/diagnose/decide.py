@@ -331,12 +331,14 @@ def _foreign_process(f: Finding) -> str | None:
 
 def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: frozenset[str] | set[str] | None = None,
            prose: frozenset[str] | set[str] = frozenset(), restarts_seen: int | None = None,
-           peer_node: dict[str, str] | None = None, pid_rank: dict[tuple, int] | None = None) -> Decision:
+           peer_node: dict[str, str] | None = None, pid_rank: dict[tuple, int] | None = None,
+           raised_by: dict[tuple[str, int], tuple] | None = None) -> Decision:
     """The outcome of the run, and the earliest event that explains it (module docstring, outcome.py).
     `app_files`: the deployment's own logs (default: every file); `prose`: files read as plain text (notes,
     tickets): their untimed plain lines mention errors; `restarts_seen`: restarts the orchestrator's state
     shows (a pod's or container's restart count); `peer_node`: the node of each IP the bundle ties to one;
-    `pid_rank`: the rank of each (node, host pid), as the kernel and the host's tools see pids."""
+    `pid_rank`: the rank of each (node, host pid), as the kernel and the host's tools see pids; `raised_by`: the
+    (node, rank) of the actor that raised what a relayed traceback's line shows, by (file, line)."""
     pid_rank = pid_rank or {}
     life = Lifecycle(ev, set(ev["file"].unique().to_list()) if app_files is None else app_files, restarts_seen,
                      host_pids=pid_rank)
@@ -356,12 +358,19 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
     standing = [f for f in findings + others if f.role == "cause" and f.set_aside is None]
     again = life.failed_again(fatal + standing, [f for f in findings if f.category == "symptom.restart"],
                               [f for f in standing if f.sig in sigs and "symptom.sigterm" in sigs[f.sig].explains])
+    raised_by = raised_by or {}
+    for f in findings:   # (a cause a relayed traceback shows is the rank's that raised it, once the run is judged)
+        if f.role == "cause" and (f.file, f.line) in raised_by and raised_by[(f.file, f.line)][1] is not None:
+            f.rank = raised_by[(f.file, f.line)][1]
     causes = [f for f in findings if f.role == "cause" and f.explained_by is None and f.set_aside is None]
     if causes:
         root = _statement(first(causes, cat), findings)
         borrow_rank(root, findings, pid_rank, node_wide)
         root.unready = root.unready or _never_ready_after(root, findings, life)
         outcome = life.outcome(root, again, answered, deaths)   # (where it was seen to fail, before silent_peer)
+        if (root.file, root.line) in raised_by:   # (its node: the actor's, not the one that printed it)
+            root.node = raised_by[(root.file, root.line)][0]
+            root.node_from = "the actor that raised it (the pid and ip its RayTaskError names)"
         silent_peer(root, findings, peer_node or {})
         stack_phase(root, findings)
         lagging_phase(root, findings, life.attempt_of, life.progress_after(root, True) is not None,
@@ -392,8 +401,8 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
                         else outcome.detail, findings, outcome=outcome)
     if (stuck := stuck_rank(findings)) is not None:
         return Decision(False, stuck, "low", "the ranks timed out in a collective that one rank never began (its "
-                        "last enqueued work is behind its communicator's): that rank was stuck, the others waited for it",
-                        findings + [stuck], outcome=outcome)
+                        "last enqueued work is behind its communicator's): that rank was stuck, the others waited "
+                        "for it", findings + [stuck], outcome=outcome)
     vanished = vanished_worker(findings, cat)
     symptom_lines = {f.eid for f in findings if f.role == "symptom"}
     own_error = other if other is not None and other.eid not in symptom_lines else None
