@@ -170,10 +170,10 @@ def test_attribution_spot_check(case, i):
         assert ev["ts"] is not None and as_printed(case, ev) == sc["ts"]
 
 
-# (every third case, and each known difference: a second pass over every line of every case cost the suite a
+# (every fourth case, and each known difference: a second pass over every line of every case cost the suite a
 # minute and a half of its ten; every other case, at 440 cases, more than its margin)
 @pytest.mark.parametrize("case", [p for i, p in enumerate(cases_but("events"))
-                                  if i % 3 == 0 or KNOWN.get(p.values[0], {}).get("events")])
+                                  if i % 4 == 0 or KNOWN.get(p.values[0], {}).get("events")])
 def test_the_event_table_attributes_and_times_each_line_as_the_analysis_does(case):
     # `events` learns from analyze's lines, then applies what it learnt batch by batch (a batch is one file,
     # mostly one node and pid): the lines both hold must agree. (A traceback the analysis holds from its
@@ -215,7 +215,7 @@ def test_a_ticket_folder_of_per_node_archives_reports_the_same(case, tmp_path):
     assert {n.node for n in got.nodes} == {n.node for n in want.nodes}
 
 
-@pytest.mark.parametrize("case", CASES[::12])
+@pytest.mark.parametrize("case", CASES[::16])
 def test_a_bundle_copied_through_windows_reports_the_same(case, tmp_path):
     # every text file with CRLF line ends (vLLM's own CR LF becomes CR CR LF); every other case also in
     # UTF-16, as PowerShell's `>` writes it
