@@ -513,10 +513,10 @@ def test_ray_cancels_a_bundle_past_its_time_limit(tmp_path, monkeypatch):
     monkeypatch.setenv(SLOW_ENV, "b-hangs=600")  # before Ray starts: its workers inherit it
     # (the workers are started before the first bundle: their start, over 20 s on this 2-core machine running
     # two fuzz jobs beside the suite, does not count against a bundle)
-    r = invoke("scan", archive, "-o", tmp_path / "out", "--ray", "local", "--jobs", "2", "--bundle-timeout", "5")
+    r = invoke("scan", archive, "-o", tmp_path / "out", "--ray", "local", "--jobs", "2", "--bundle-timeout", "10")
     assert r.exit_code == 3, r.stderr
     rows = rows_by_path(tmp_path / "out")
-    assert rows["b-hangs"]["error"] == "timed out after 5 s: its worker was stopped (--bundle-timeout)"
+    assert rows["b-hangs"]["error"] == "timed out after 10 s: its worker was stopped (--bundle-timeout)"
     assert rows["a-fast"]["error"] is None and rows["c-fast"]["error"] is None
 
 
