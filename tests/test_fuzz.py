@@ -42,7 +42,7 @@ from k3logs.settings import Settings
 from k3logs.ingest.sniff import sniff
 
 _HEALTH = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
-settings.register_profile("fuzz-ci", max_examples=30, deadline=None, suppress_health_check=_HEALTH)
+settings.register_profile("fuzz-ci", max_examples=15, deadline=None, suppress_health_check=_HEALTH)
 settings.register_profile("long", max_examples=5000, deadline=None, suppress_health_check=_HEALTH)
 FUZZ = settings.get_profile("long" if os.environ.get("HYPOTHESIS_PROFILE") == "long" else "fuzz-ci")
 

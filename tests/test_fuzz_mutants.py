@@ -17,7 +17,7 @@ from k3logs.cli import cli
 
 CORPORA = Path(__file__).resolve().parent.parent / "corpora"
 CASES = sorted(p.parent for p in CORPORA.glob("*/truth.json"))
-RUNS = 32  # (each ~0.7 s; benchmarks/fuzz.py runs thousands; 48 until the suite neared its ten minutes)
+RUNS = 24  # (each ~0.7 s; benchmarks/fuzz.py runs thousands; 48 until the suite neared its ten minutes)
 HANG_S = 180  # a run still going after this long is a hang (no timing: the runs take a second or two)
 
 

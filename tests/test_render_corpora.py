@@ -1,4 +1,4 @@
-"""Corpus cases (every other one) render in every form: markdown with its picture, the SVG (well-formed XML, one
+"""Corpus cases (every third one) render in every form: markdown with its picture, the SVG (well-formed XML, one
 lane per rank of the report, the first cause on its origin's lane, one mark per symptom, kernel event and cause)
 and the HTML report (well-formed, self-contained, every cited line's context that the bundle holds).
 The analyses are the ones test_corpora.py already made (cached), so this costs only the rendering."""
@@ -32,8 +32,8 @@ def _expand(spans: str) -> list[int]:
     return out
 
 
-# (every other case: rendering all of them with their context cost the suite half a minute of its ten)
-@pytest.mark.parametrize("case", CASES[::2])
+# (every third case: rendering all of them with their context cost the suite half a minute of its ten)
+@pytest.mark.parametrize("case", CASES[::3])
 def test_case_renders_markdown_svg_and_html(case):
     r = report_of(analysis_of(case), str(CORPORA / case / "bundle"), Settings(), context_lines=3)
 
