@@ -1272,3 +1272,23 @@ def test_a_cause_in_a_relayed_ray_task_error_is_the_actor_that_raised_it(tmp_pat
     assert (root.node, root.rank) == (("10.128.0.22", 9) if relayed else ("gpu-h1", None))
     # (the line itself stays the engine core's, which printed it)
     assert event_at(a.events, "gpu-h1/vllm-serve.log", 5)["node"] == "gpu-h1"
+
+
+@pytest.mark.parametrize("own_log", [True, False])   # near miss: the relay is the only witness
+def test_the_actors_own_log_wins_over_the_traceback_a_driver_relays_in_the_same_second(tmp_path, own_log):
+    ec = "(EngineCore_DP0 pid=48502) ERROR 05-06 16:43:12 [core.py:720] "
+    cuda = "RuntimeError: CUDA error: an illegal memory access was encountered"
+    driver = [
+        "(RayWorkerWrapper pid=4811, ip=10.128.0.22) INFO 05-06 16:00:01 [parallel_state.py:1] rank 9 in world size "
+        "12 is assigned as DP rank 0, PP rank 2, TP rank 1, EP rank 9",
+        ec + "EngineCore encountered a fatal error.",
+        ec + "ray.exceptions.RayTaskError(RuntimeError): ray::RayWorkerWrapper.__ray_call__() (pid=4811, "
+        "ip=10.128.0.22, actor_id=392dbf6ce)",
+        ec + '  File "/opt/vllm/model_executor/layers/fused_moe.py", line 88, in topk',
+        ec + cuda,
+    ]
+    files = {"gpu-h1/vllm-serve.log": "\n".join(driver) + "\n", "etc-hosts.txt": "10.128.0.22 gpu-w2\n"}
+    if own_log:   # (sorted after the driver's file, which wins a tie on the file's name alone)
+        files["gpu-w2/worker-4811.out"] = f"ERROR 05-06 16:43:12 [worker_base.py:620] {cuda}\n"
+    root = analyze_files(tmp_path, files).decision.root
+    assert (root.file, root.line) == (("gpu-w2/worker-4811.out", 1) if own_log else ("gpu-h1/vllm-serve.log", 5))

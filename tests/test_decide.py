@@ -99,6 +99,20 @@ def test_a_kernel_line_a_few_seconds_after_the_error_by_its_clock_still_explains
     assert root_of(a).category == root
 
 
+@pytest.mark.parametrize("t, node, root", [("10:00:10", "gpu-b", "nvrm-xid"),      # 3 s after, by the kernel's clock
+                                           ("10:00:10", "gpu-c", "cuda-uncorrectable-ecc"),  # near miss: other node
+                                           ("10:00:16", "gpu-b", "cuda-uncorrectable-ecc")])  # near miss: 9 s after
+def test_the_kernels_report_of_the_fault_a_process_states_comes_first_within_its_clocks_slack(tmp_path, t, node,
+                                                                                                root):
+    ecc = ("(Worker_TP1 pid=202) ERROR 08-11 10:00:07 [core.py:1] RuntimeError: CUDA error: uncorrectable ECC "
+           "error encountered")
+    a = analyze_files(tmp_path, {
+        "gpu-b/vllm.log": text_of(assigned(1, 2, 202), ecc),
+        f"{node}/kern.log": f"2026-08-11T{t}+00:00 {node} kernel: NVRM: Xid (PCI:0000:9b:00): 48, pid=202, An "
+                            "uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer.\n"})
+    assert root_of(a).sig == root
+
+
 @pytest.mark.parametrize("t, root", [("10:00:10", "gpu.xid"),              # 2 s after the stop, by the kernel's clock
                                      ("10:00:40", "gpu.illegal_access")])  # near miss: half a minute after: a trail
 def test_a_kernel_line_a_few_seconds_after_the_stop_by_its_clock_is_no_trail(tmp_path, t, root):
@@ -953,3 +967,25 @@ def test_a_cause_takes_no_rank_from_several_ranks_failing_alike_at_once(tmp_path
                                                               *died)})
     root = root_of(a)
     assert (root.category, root.rank) == ("nccl.bootstrap", rank)
+
+
+@pytest.mark.parametrize("retry_at, rank", [("15:03:30.100000", 0), ("15:03:30.400000", 1)])
+def test_a_cause_takes_no_rank_from_a_line_it_explains_printed_before_it(tmp_path, retry_at, rank):
+    # near miss: the same retry printed after the cause is its consequence, the first on its node
+    w0, w1 = "(Worker_PP0_TP0 pid=277) ", "(Worker_PP0_TP1 pid=280) "
+    lines = [
+        w0 + "INFO 12-02 15:03:29 [gpu_worker.py:97] world_size=2 rank=0 local_rank=0 "
+        "distributed_init_method=tcp://10.0.0.1:29511 backend=nccl",
+        w1 + "INFO 12-02 15:03:29 [gpu_worker.py:97] world_size=2 rank=1 local_rank=1 "
+        "distributed_init_method=tcp://10.0.0.1:29511 backend=nccl",
+        f"[W1202 {retry_at} socket.cpp:755] [c10d] The client socket has failed to connect to [h1]:29511 "
+        "(errno: 111 - Connection refused).",
+        "[W1202 15:03:30.352338 socket.cpp:462] [c10d] The server socket has failed to bind to [::]:29511 "
+        "(errno: 98 - Address already in use).",
+        w0 + "ERROR 12-02 15:03:31 [multiproc_executor.py:810] WorkerProc failed to start.",
+    ]
+    lines[2] = w1 + lines[2]
+    if retry_at > "15:03:30.3":   # (in the order it was printed)
+        lines[2], lines[3] = lines[3], lines[2]
+    root = root_of(analyze_files(tmp_path, {"h1/vllm.log": "\n".join(lines) + "\n"}))
+    assert (root.category, root.rank) == ("net.port_in_use", rank)

@@ -35,7 +35,7 @@ def borrow_rank(root: Finding, findings: list[Finding], pid_rank: dict[tuple, in
                 and (f.pid == pid or as_int(f.fields.get("pid")) == pid)]
     if not same_pid and root.category in node_wide:
         return
-    linked = same_pid or [f for f in explained if f.rank is not None and f.node == root.node]
+    linked = same_pid or [f for f in explained if f.rank is not None and f.node == root.node and not_before(root, f)]
     if not same_pid and linked:
         # (several ranks of its node failing alike in the same instant first: none of them is its origin; a worker
         # that died and the others its executor then lost are not alike)
@@ -58,6 +58,14 @@ def borrow_rank(root: Finding, findings: list[Finding], pid_rank: dict[tuple, in
             if root.node is None:
                 root.node = pick.node
             return
+
+
+def not_before(a: Finding, b: Finding) -> bool:
+    """b was not printed before a: a line a cause explains within the tie but before it, by a clock finer than
+    a second, is another rank's trouble that came first (a retry), not its consequence. A whole second, as most
+    logs print, holds any instant of that second."""
+    dt = seconds(a, b)
+    return dt is None or dt >= 0 or (b.ts.microsecond == 0 and dt > -1)
 
 
 def stack_phase(root: Finding, findings: list[Finding]) -> None:

@@ -360,8 +360,9 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
                               [f for f in standing if f.sig in sigs and "symptom.sigterm" in sigs[f.sig].explains])
     raised_by = raised_by or {}
     for f in findings:   # (a cause a relayed traceback shows is the rank's that raised it, once the run is judged)
-        if f.role == "cause" and (f.file, f.line) in raised_by and raised_by[(f.file, f.line)][1] is not None:
-            f.rank = raised_by[(f.file, f.line)][1]
+        if f.role == "cause" and (f.file, f.line) in raised_by:
+            f.raised_on, rank = raised_by[(f.file, f.line)]
+            f.rank = f.rank if rank is None else rank
     causes = [f for f in findings if f.role == "cause" and f.explained_by is None and f.set_aside is None]
     if causes:
         root = _statement(first(causes, cat), findings)

@@ -57,6 +57,7 @@ class Finding:
     set_aside: str | None = None      # why it cannot be the cause: after the stop (its trail), or survived
     ident: str | None = None          # the unit or container that logged it (journald, compose), if any
     node_from: str | None = None      # the witness that gave it its node when its own line did not (the report's)
+    raised_on: str | None = None      # the node of the actor that raised it, when another process printed it (Ray)
 
 
 @dataclass

@@ -6,6 +6,7 @@ from __future__ import annotations
 from k3logs.catalogue.signatures import Catalogue
 
 from .findings import TIE_SECONDS, Finding
+from .outcome import KERNEL_SLACK_S
 
 
 def seconds(a: Finding, b: Finding) -> float | None:
@@ -35,13 +36,21 @@ def first(cands: list[Finding], cat: Catalogue) -> Finding:
     else:  # (and a more specific untimed statement of the same fault, an event's age, may well be earlier)
         tied = [c for c in cands if c.ts is not None and abs((c.ts - first.ts).total_seconds()) < TIE_SECONDS]
         tied += [c for c in untimed if c.priority > first.priority]
+        # the kernel's report of the fault a process states, on that process's node, within the kernel clock's slack
+        tied += [c for c in cands if c.source == "kernel" and not any(c is t for t in tied)
+                 and c.category == first.category
+                 and (c.raised_on or c.node) == (first.raised_on or first.node) and c.ts is not None
+                 and abs((c.ts - first.ts).total_seconds()) <= KERNEL_SLACK_S]
     triage = {k: v.triage for k, v in cat.categories.items()}
     # (as specific, the kernel's statement first: the hardware's own report names the device the others only feel;
     # then one that names its rank before a line of another node that names none: the failing process's own line
-    # before the copy another node relays of it)
-    ranked = {c.node for c in tied if c.rank is not None}
+    # before the copy another node relays of it, and the raiser's own log before the traceback a driver relays)
+    ranked = {c.raised_on or c.node for c in tied if c.rank is not None}
+    own_logs = {(c.node, c.file) for c in tied if c.raised_on is None}
 
     def relayed(c: Finding) -> bool:
+        if c.raised_on is not None:
+            return any(node == c.raised_on and file != c.file for node, file in own_logs)
         return c.rank is None and bool(ranked - {c.node})
     return sorted(tied, key=lambda c: (-c.priority, c.source != "kernel", relayed(c), sort_key(c),
                                        triage.get(c.category, 99)))[0]
