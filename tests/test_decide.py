@@ -989,3 +989,29 @@ def test_a_cause_takes_no_rank_from_a_line_it_explains_printed_before_it(tmp_pat
         lines[2], lines[3] = lines[3], lines[2]
     root = root_of(analyze_files(tmp_path, {"h1/vllm.log": "\n".join(lines) + "\n"}))
     assert (root.category, root.rank) == ("net.port_in_use", rank)
+
+
+@pytest.mark.parametrize("pid, rank", [(3391, 7), (4242, None)])   # near miss: a pid no worker of the node has
+def test_the_worker_rays_memory_monitor_killed_is_the_rank_its_pid_names(tmp_path, pid, rank):
+    kill = (f"[2026-09-14 11:02:37,160 I 1187 1187] node_manager.cc:3193: Killing 1 worker(s), kill details: Memory on "
+            f"the node (IP: 10.88.14.37, ID: e31f0c9a) where the lease (actor ID: 5f8db1e9, name=RayWorkerProc.__init__, "
+            f"pid={pid}, memory used=171.40GB) was running was 1459.64GB / 1536.00GB (0.950286), which exceeds the "
+            "memory usage threshold of 0.95. Ray killed this worker (ID: 3be7bea3) because it was the most recently "
+            "scheduled task")
+    worker = ("(RayWorkerProc pid=3391) INFO 09-14 02:30:01 [parallel_state.py:1] rank 7 in world size 8 is assigned as "
+              "DP rank 0, PP rank 0, TP rank 7, EP rank 7")
+    root = root_of(analyze_files(tmp_path, {"hgx-n12/raylet.out": text_of(kill), "hgx-n12/replica.log": text_of(worker),
+                                            "etc-hosts.txt": "10.88.14.37 hgx-n12\n"}))
+    assert (root.category, root.rank) == ("oom.host", rank)
+
+
+@pytest.mark.parametrize("extra, root", [("", "config.prefix_caching_off"),              # K3 recomputing every prefix
+                                         (" \\\n  --enable-prefix-caching", "other")])   # near miss: it was on
+def test_k3_without_prefix_caching_explains_gateway_timeouts_the_server_never_logs_failing(tmp_path, extra, root):
+    timeouts = "\n".join(f'[2026-08-11T10:0{m}:00.000Z] "POST /v1/chat/completions HTTP/1.1" 504 UT 491626 24 120004 '
+                         f'- "10.9.4.250" "agent/1.0" "b0d22d8{m}" "kimi.llm.internal" "10.244.3.17:8000"'
+                         for m in (6, 7, 8)) + "\n"
+    a = analyze_files(tmp_path, {"launch.sh": K3_LAUNCH.format(extra=extra), "vllm.log": QUIET_LOG,
+                                 "gateway/envoy-access.log": timeouts})
+    assert root_of(a).category == root
+    assert root != "config.prefix_caching_off" or root_of(a).phase == "serving"   # (where it showed)

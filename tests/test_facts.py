@@ -765,3 +765,10 @@ def test_a_pod_scheduled_again_and_again_counts_its_restarts(pods, want):
     text = "\n".join(SCHEDULED.format(m=i, pod=p) for i, p in enumerate(pods)) + "\n"
     got = [f.value for f in facts_from_dump("k8s_events", "events.txt", text, None) if f.name == "restart_count"]
     assert got == want
+
+
+def test_the_boot_time_in_proc_stat_is_the_kernels_own_in_utc():
+    got = facts("uptime", "$ date\nWed Nov  4 03:52:17 UTC 2026\n$ grep btime /proc/stat\nbtime 1793135692\n")
+    assert one(got, "boot_time") == ("2026-10-27T21:14:52+00:00", 4)
+    # near miss: a /proc/stat line of another counter says nothing of the boot
+    assert not values(facts("uptime", "$ head -1 /proc/stat\ncpu  10132153 290696 3084719 46828483\n"), "boot_time")

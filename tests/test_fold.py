@@ -4,6 +4,7 @@ indented kernel continuation lines."""
 from __future__ import annotations
 
 import polars as pl
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -116,6 +117,20 @@ def test_multi_line_exception_message_is_kept_whole():
     msg = tb["exc_messages"][0]
     assert msg.startswith("NCCL error in:") and msg.endswith("Last error:\nsocketStartConnect: Connect to "
                                                              "10.0.3.17<41275> failed : Software caused connection abort")
+
+
+PTXAS = ["Traceback (most recent call last):", '  File "/srv/triton/compiler.py", line 442, in make_cubin',
+         '    raise PTXASError(f"{error}")', "triton.runtime.errors.PTXASError: PTXAS error: Internal Triton PTX "
+         "codegen error", "`ptxas` stderr:", "ptxas fatal   : Value 'sm_121a' is not defined for option 'gpu-name'"]
+
+
+@pytest.mark.parametrize("kept", [[1, 2, 3, 4, 6], [1, 2, 3, 4, 5, 6]])   # near miss: every line kept
+def test_each_part_of_a_message_keeps_its_lines_place_where_lines_between_were_not_kept(kept):
+    # (the analysis keeps only the lines it needs: a part's line is the first line's plus its place)
+    df = parse_lines(PTXAS).filter(pl.col("line").is_in(kept))
+    [tb] = tracebacks(fold_tracebacks(df))
+    parts = tb["exc_messages"][0].split("\n")
+    assert tb["exc_lines"][0] + parts.index(PTXAS[5]) == 6
 
 
 def test_logger_prefixed_traceback_folds_with_its_records_time_and_level():

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from conftest import analyze_files, make_bundle
+from conftest import analyze_files, make_bundle, text_of
 from k3logs.diagnose.missing import spans
 from k3logs.pipeline import run
 
@@ -1179,3 +1179,48 @@ def test_a_fault_its_run_outlived_has_the_phase_where_it_bit_at_the_next_start(t
     d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + went_on + later,
                             "gpu-a1/kern.log": [MISMATCH]})
     assert d.root.category == "env.driver_mismatch" and (d.root.phase == "serving") != outlived
+
+
+# ------------------------------------------------------------------------------------------
+# a rolling update: a pod that waited for a node, old pods stopped while new ones serve
+# ------------------------------------------------------------------------------------------
+def events_of_update(scheduled: str) -> str:
+    head = "LAST                   TYPE      REASON              OBJECT              COUNT   MESSAGE"
+    return text_of(head,
+                   "2026-08-11T10:00:30Z   Warning   FailedScheduling    vllm-new-m9c4t      1       0/4 nodes are "
+                   "available: 4 Insufficient nvidia.com/gpu.",
+                   f"2026-08-11T10:00:50Z   Normal    Scheduled           {scheduled}      1       Successfully "
+                   f"assigned llm/{scheduled} to gpu-b2")
+
+
+@pytest.mark.parametrize("scheduled, healthy", [("vllm-new-m9c4t", True),     # the pod that waited got its node
+                                                ("vllm-new-x7k2p", False)])   # near miss: another pod's
+def test_a_pod_scheduled_after_it_waited_for_a_node_survived_it(tmp_path, scheduled, healthy):
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING,
+                            "kubectl/events.txt": events_of_update(scheduled)})
+    assert d.healthy == healthy
+
+
+def test_a_run_that_still_serves_is_in_serving_though_an_old_pods_stop_comes_last_in_the_files(tmp_path):
+    from conftest import report_of
+    later = [api(6, s, SERVING[0].split("] ", 1)[1]) for s in (0, 10)]
+    root = make_bundle(tmp_path, {"gpu-a1/new-pod.log": "\n".join(START + LOADED + READY + later) + "\n",
+                                  "gpu-a2/old-pod.log": "\n".join(SERVING + STOP) + "\n",
+                                  "kubectl/events.txt": text_of(  # (an untimed header, in the phase of the stop)
+                                      "$ kubectl get events -n llm", "LAST                   TYPE      REASON     "
+                                      "OBJECT     COUNT   MESSAGE", "2026-11-18T07:05:00Z   Normal    Killing    "
+                                      "vllm-old   1       Stopping container vllm")})
+    r = report_of(run(root))
+    assert (r.outcome.state, r.phase) == ("serving", "serving")
+
+
+@pytest.mark.parametrize("second_args, state", [("{'model': 'm', 'tensor_parallel_size': 2}", "never_ready"),
+                                                ("{'model': 'm', 'tensor_parallel_size': 1}", "restart_loop")])
+def test_a_rerun_with_other_arguments_is_another_run_not_the_first_started_again(tmp_path, second_args, state):
+    # near miss: the same arguments started again and failing again is a loop
+    def attempt(m: int, args: str) -> list[str]:
+        return [api(m, 0, "vLLM API server version 0.27.2"), api(m, 1, f"non-default args: {args}"),
+                worker(m, 30, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.", level="ERROR")]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": attempt(0, "{'model': 'm', 'tensor_parallel_size': 1}")
+                            + attempt(5, second_args)})
+    assert d.outcome.state == state

@@ -160,8 +160,9 @@ def _other(candidates: list[Finding], findings: list[Finding]) -> tuple[Finding 
 
 
 def _recoveries(ev: pl.DataFrame, findings: list[Finding], cat: Catalogue) -> dict[int, Finding]:
-    """id(finding) -> the first line after it, on its node, saying its device is back: the signature's
-    `recovery` with the same value in every field both name and the finding has."""
+    """id(finding) -> the first line after it, on its node (any, for a finding of no node: a pod waiting for
+    one), saying its device is back: the signature's `recovery` with the same value in every field both name and
+    the finding has."""
     out: dict[int, Finding] = {}
     for sig in cat.signatures:
         mine = [f for f in findings if f.sig == sig.id and f.ts is not None] if sig.recovery else []
@@ -176,8 +177,8 @@ def _recoveries(ev: pl.DataFrame, findings: list[Finding], cat: Catalogue) -> di
             pl.col("text").str.extract_groups(rec.regex).alias("_g")).unnest("_g")
         shared = [k for k in rec.fields if k in sig.fields]
         for f in mine:
-            for r in rows.filter(pl.col("node").eq_missing(f.node) & (pl.col("ts") >= f.ts)).sort("ts", "line") \
-                    .iter_rows(named=True):
+            node = pl.col("node").eq_missing(f.node) if f.node is not None else pl.lit(True)
+            for r in rows.filter(node & (pl.col("ts") >= f.ts)).sort("ts", "line").iter_rows(named=True):
                 same = [k for k in shared if f.fields.get(k) is not None and r[k] is not None]
                 later = r["line"] > f.line if r["file"] == f.file else r["ts"] > f.ts
                 if same and later and all(str(f.fields[k]) == r[k] for k in same):

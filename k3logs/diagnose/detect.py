@@ -172,6 +172,7 @@ class OutcomeData:
     request_systematic: int = 3  # the same request failure this often in one process fails a kind of request
     unready: frozenset[str] = frozenset()  # symptoms that say the server never became ready (whatever it printed)
     shed_status: frozenset[str] = frozenset()  # HTTP statuses that refuse a request for capacity (server full)
+    run_args: str | None = None  # the line that shows the arguments an attempt ran with (group 1: the arguments)
 
 
 @lru_cache(maxsize=1)
@@ -180,7 +181,8 @@ def outcome_data() -> OutcomeData:
     return OutcomeData(frozenset(d.get("fatal", [])), frozenset(d.get("vanished", [])), d.get("killed_signature", ""),
                        d.get("processes", ".*"), frozenset(d.get("process_categories", [])),
                        frozenset(d.get("request_level", [])), int(d.get("request_systematic", 3)),
-                       frozenset(d.get("unready", [])), frozenset(str(x) for x in d.get("shed_status", [])))
+                       frozenset(d.get("unready", [])), frozenset(str(x) for x in d.get("shed_status", [])),
+                       d.get("run_args"))
 
 
 @lru_cache(maxsize=1)

@@ -69,12 +69,13 @@ def node_folders(files: list[str], file_hosts: dict[str, str], known_hosts: set[
     if out and len(left) == 1 and len(unplaced) == 1:
         out[left[0]] = next(iter(unplaced))
         why[left[0]] = f"node folder {left[0]}/ (the one folder and the one host left: {out[left[0]]})"
-    # the other folders are nodes only when they look like siblings (node-a, node-b), not like a layout
-    # (var-lib-docker, host)
+    # the other folders are nodes only when they look like siblings of another node folder (node-a, node-b; a
+    # prefill and a decode node beside a gateway's), not like a layout (var-lib-docker, host)
     candidates = [d for d in dirs if d not in out and not w.is_generic_folder(name[d])]
-    if candidates and len(candidates) + len(out) >= 2 and \
-            len(os.path.commonprefix([name[d] for d in [*candidates, *out]])) >= 3:
-        for d in candidates:
+    if candidates and len(candidates) + len(out) >= 2:
+        everyone = [*candidates, *out]
+        for d in [d for d in candidates if any(len(os.path.commonprefix([name[d], name[o]])) >= 3
+                                               for o in everyone if o != d)]:
             out[d] = name[d]
             why[d] = f"node folder {d}/"
     # a bundle of one node: its one folder, named like a host, whose files print no other host (not one folder

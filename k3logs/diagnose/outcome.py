@@ -26,7 +26,7 @@ import polars as pl
 from k3logs.schema import PHASES
 
 from .attribution import is_ip
-from .detect import joined
+from .detect import joined, outcome_data
 
 APP_KINDS = ("vllm", "torch", "ray", "nccl")   # logs of the deployment itself (not the kernel's, not the host's)
 HOST_KINDS = ("journal", "kernel", "k8s_events")  # the host's and the orchestrator's: they mark no phase of it
@@ -128,6 +128,11 @@ class Lifecycle:
         timed_stops = marks.filter((pl.col("mark") == "shutdown") & pl.col("ts").is_not_null()).sort("ts")
         self.last_stop = _At(*timed_stops.select("ts", "file", "line").row(-1)) if timed_stops.height else None
         self.eid_attempt = dict(zip(ev["eid"].to_list(), ev["attempt"].to_list()))
+        # (node, attempt) -> the arguments it ran with, where it logged them
+        rx = outcome_data().run_args
+        given = ev.filter(pl.col("text").str.contains(rx)).select(
+            "node", "attempt", pl.col("text").str.extract(rx, 1)) if rx and "text" in ev.columns else None
+        self._args = {} if given is None else {(n, a): x for n, a, x in reversed(given.rows())}
         # the deployment's own processes, by node (its logs' pids, and the host's)
         mine = ev.filter(pl.col("file").is_in(list(self.app_files)) & pl.col("pid").is_not_null()).select("node", "pid")
         self.pids = set(zip(mine["node"].to_list(), mine["pid"].to_list())) | set(host_pids)
@@ -282,9 +287,10 @@ class Lifecycle:
         return any(r.before(f.ts, f.file, f.line) for r in mine + others)
 
     def failed_again(self, failures: list, restarts: list = (), killers: list = ()) -> bool:
-        """The deployment failed in more than one attempt of one node, or its orchestrator shows restarts: two or
-        more, or a restart symptom (`restarts`: CrashLoopBackOff, a back-off, systemd's restart job) unless every
-        restart count the bundle shows is below two (one crash and its back-off is a crash, restarted). (An
+        """The deployment failed in more than one attempt of one node that ran the same arguments, or its
+        orchestrator shows restarts: two or more, or a restart symptom (`restarts`: CrashLoopBackOff, a back-off,
+        systemd's restart job) unless every restart count the bundle shows is below two (one crash and its
+        back-off is a crash, restarted). (An
         untimed line, a pod's last state, has no attempt of its own.) An attempt stopped from outside after a
         cause that explains such a kill (`killers`: an eviction, untimed or before the stop) failed too: the
         stop was that cause's doing, not an operator's."""
@@ -297,8 +303,14 @@ class Lifecycle:
         counts = [int(v) for f in restarts for k in ("restarts", "restart_count")
                   if str(v := f.fields.get(k, "")).isdigit()] + \
             ([self.restarts_seen] if self.restarts_seen is not None else [])
-        return any(len(a) >= 2 for a in per_node.values()) or max(counts, default=0) >= 2 or \
+        return any(self._repeated(node, a) for node, a in per_node.items()) or max(counts, default=0) >= 2 or \
             bool(restarts and not counts)
+
+    def _repeated(self, node, attempts: set) -> bool:
+        """Two or more failed attempts of a node that ran what its first failed attempt ran (or whose arguments
+        the bundle does not show): reruns with other arguments are other runs, not the first started again."""
+        first = self._args.get((node, min(attempts, key=lambda a: (a is None, a or 0))))
+        return sum(1 for a in attempts if first is None or self._args.get((node, a)) in (None, first)) >= 2
 
     def still_working_after(self, f, answered: list = (), deaths: list = ()) -> bool:
         """The finding's node kept logging its engine's stats after it, or kept answering requests (`answered`:

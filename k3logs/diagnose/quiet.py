@@ -48,6 +48,8 @@ def check_explains(decision: Decision, checks, ev: pl.DataFrame, dumps: dict[str
         cause = _check_root(check, ev, dumps, cat)
         if cause.ts is not None and root.ts is not None and (cause.ts - root.ts).total_seconds() > TIE_SECONDS:
             continue
+        if root.phase and root.phase != "shutdown":   # (a setting fails where what it causes shows: requests
+            cause.phase = root.phase                    # timing out while serving, a communicator never built)
         findings = decision.findings if any(f is root for f in decision.findings) else decision.findings + [root]
         findings = findings + [cause]
         root.explained_by = len(findings) - 1

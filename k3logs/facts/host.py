@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 import tomllib
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 
 from k3logs.catalogue.witnesses import builtin_witnesses
 from k3logs.ingest.dumps import prompt_of
@@ -99,7 +99,7 @@ def _minus(iso: str, seconds: float) -> str | None:
 def parse_uptime(sink: Sink, lines: list[str], base: int, command: str | None = None) -> None:
     now = boot = None
     up, up_exact = None, False
-    proc_uptime, uptime_line = FACTS["proc_uptime"], FACTS["uptime_line"]
+    proc_uptime, uptime_line, btime = FACTS["proc_uptime"], FACTS["uptime_line"], FACTS["proc_stat_btime"]
     since_command, since_output = FACTS["uptime_since_command"], FACTS["uptime_since_output"]
     for i, ln in enumerate(lines):
         no, s = base + i + 1, ln.strip()
@@ -108,6 +108,10 @@ def parse_uptime(sink: Sink, lines: list[str], base: int, command: str | None = 
         p = prompt_of(ln)
         if p:  # several commands in one transcript: each output is read under its own command
             command = p.group("cmd")
+            continue
+        m = btime.match(s)
+        if m:   # (the kernel's own boot time, in UTC: nothing to carry over)
+            boot = (datetime.fromtimestamp(int(m.group("epoch")), timezone.utc).isoformat(), no)
             continue
         m = proc_uptime.match(s)
         if m:

@@ -257,7 +257,14 @@ def fold_tracebacks(df: pl.DataFrame) -> pl.DataFrame:
             typ, sep, msg = b.text(rows[0], texts).partition(":")
             if b.fatal or not sep or " " in typ.strip() or not typ.strip():
                 typ, msg = "", b.text(rows[0], texts)
-            msg = "\n".join([msg.strip(), *(b.text(j, texts) for j in rows[1:] if b.text(j, texts).strip())]).strip()
+            # (one part per line from the first: a part's place is its line's, also where the analysis kept only
+            # some of the lines between, so a match in a later part names its own line)
+            first = int(lines[rows[0]])
+            body = [""] * max((int(lines[j]) - first for j in rows[1:]), default=0)
+            for j in rows[1:]:
+                k = int(lines[j]) - first - 1
+                body[k] = f"{body[k]} {b.text(j, texts)}".strip() if body[k] else b.text(j, texts)
+            msg = "\n".join([msg.strip(), *body]).rstrip()
             t.append(typ.strip())
             m.append(msg)
             ln.append(int(lines[rows[0]]))

@@ -338,5 +338,13 @@ def _hardware_gpu(a: Analysis, root: Finding, row: dict | None) -> dict | None:
 
 
 def _last_phase(a: Analysis) -> str | None:
-    ph = a.events["phase"].drop_nulls() if "phase" in a.events.columns else None
-    return ph[-1] if ph is not None and len(ph) else None
+    """The phase the run was in when the bundle was taken: serving if it still served (an old pod's stop in a
+    rolling update is not the run's), else the last phase by time."""
+    if a.decision.outcome.state == "serving":
+        return "serving"
+    if "phase" not in a.events.columns:
+        return None
+    ph = a.events.filter(pl.col("phase").is_not_null())
+    if "ts" in ph.columns:
+        ph = ph.sort("ts", nulls_last=False, maintain_order=True)
+    return ph["phase"][-1] if len(ph) else None

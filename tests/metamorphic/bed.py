@@ -43,9 +43,6 @@ LONE_ARCHIVE = ("a bundle that is one archive (an incident's .tar.zst) inside an
                 "cause's file loses or gains a leading part (incident-N.tar.zst/...)")
 SKEW_TIE = ("nodes are ordered on their raw clocks when their offset is below --skew-tolerance (so it is not "
             "corrected): a cause every node prints in the same second moves to the node whose clock is 1 s early")
-PHASE_TIE = ("the phase depends on sub-second order: V0's 'Maximum concurrency for ...' (printed while sizing the KV "
-             "cache) is a cudagraph_capture landmark; with second-resolution times it ties with the error and is not "
-             "counted, with a wrapper's exact times it precedes it and the phase becomes cudagraph_capture")
 KNOWN: dict[tuple[str, str], str] = {
     **{(c, "drop-node"): DROPPED_NODE for c in (
         "c214-healthy-k3-2node-deepep-rdma",
@@ -105,8 +102,6 @@ KNOWN: dict[tuple[str, str], str] = {
         "known, and the names no longer share a template (dump001-HOST.log, notes006-HOST.dat); no rule takes the "
         "host-like tokens that the file names share as the hosts"),
     ("c406-k3-deepep-on-nvl72-no-rdma-nvshmem", "skew-within"): SKEW_TIE,
-    ("c316-v0-llama31-8b-128k-default-len-l4-gke", "wrap-docker"): PHASE_TIE,
-    ("c316-v0-llama31-8b-128k-default-len-l4-gke", "wrap-journald-json"): PHASE_TIE,
     **{("c902-ray-rtxpro-llama70b", t): (
         "a wrapper gives each line a time within its second: torch's sm_120 warning (10:23:04) and the 'no kernel "
         "image' error (10:23:05), a second apart in the bundle, come 0.99999 s apart, within the same-second tie, "
