@@ -1292,3 +1292,11 @@ def test_the_actors_own_log_wins_over_the_traceback_a_driver_relays_in_the_same_
         files["gpu-w2/worker-4811.out"] = f"ERROR 05-06 16:43:12 [worker_base.py:620] {cuda}\n"
     root = analyze_files(tmp_path, files).decision.root
     assert (root.file, root.line) == (("gpu-w2/worker-4811.out", 1) if own_log else ("gpu-h1/vllm-serve.log", 5))
+
+
+def test_folders_that_are_siblings_of_each_other_are_nodes_beside_one_that_is_not(tmp_path):
+    # a prefill and a decode node beside a gateway's folder: the two share a name's stem, the third shares none
+    log = text_of(VLLM_LINE)
+    fn = analyze_files(tmp_path, {"gpu-pf-01/vllm.log": log, "gpu-pd-02/vllm.log": log,
+                                  "gateway-x9/nginx.log": log}).attribution.folder_node
+    assert fn == {"gpu-pf-01": "gpu-pf-01", "gpu-pd-02": "gpu-pd-02"}   # near miss: gateway-x9 is none's sibling

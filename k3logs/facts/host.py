@@ -118,13 +118,8 @@ def parse_uptime(sink: Sink, lines: list[str], base: int, command: str | None = 
             up, up_exact = (float(m.group("s")), no), True
             continue
         m = uptime_line.match(s)
-        if m:
-            secs = _uptime_seconds(m.group("up"))
-            if secs is not None and not up_exact:
-                up = (secs, no)
-            continue
-        if s.startswith("up "):
-            secs = _uptime_seconds(s)
+        if m or s.startswith("up "):
+            secs = _uptime_seconds(m.group("up") if m else s)
             if secs is not None and not up_exact:
                 up = (secs, no)
             continue

@@ -158,6 +158,10 @@ def _time_exprs(groups: frozenset[str] | set[str]) -> tuple[pl.Expr, pl.Expr, pl
         us = c("t_epoch_us").cast(pl.Int64, strict=False)
         dt = pl.when(us.is_between(0, 7_258_118_400_000_000)).then(us).cast(pl.Datetime("us"))
         return dt, pl.when(dt.is_not_null()).then(pl.lit("utc")), None
+    if "t_epoch_s" in groups:  # UCX's '[1791368269.118202]': seconds since the epoch (UTC), a fraction
+        us = (c("t_epoch_s").cast(pl.Float64, strict=False) * 1_000_000).round().cast(pl.Int64)
+        dt = pl.when(us.is_between(0, 7_258_118_400_000_000)).then(us).cast(pl.Datetime("us"))
+        return dt, pl.when(dt.is_not_null()).then(pl.lit("utc")), None
     if "t_uptime" in groups:
         up = c("t_uptime").cast(pl.Float64, strict=False)
         return pl.lit(None, pl.Datetime("us")), pl.when(up.is_not_null()).then(pl.lit("boot")), up

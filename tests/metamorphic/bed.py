@@ -43,7 +43,28 @@ LONE_ARCHIVE = ("a bundle that is one archive (an incident's .tar.zst) inside an
                 "cause's file loses or gains a leading part (incident-N.tar.zst/...)")
 SKEW_TIE = ("nodes are ordered on their raw clocks when their offset is below --skew-tolerance (so it is not "
             "corrected): a cause every node prints in the same second moves to the node whose clock is 1 s early")
+DROPPED_NODE_UNREAD = ("evidence_missing names the dropped node only where the bundle lists it in a form missing.py reads "
+                       "(a launch command's node list, a job's node list): c999 and c1017 get the count of nodes the "
+                       "launch command names (--nnodes), c1013, c1021, c1023 and c1034 name it only in notes, "
+                       "kubectl/Slurm tables or lines that went with the node (not yet examined one by one)")
+SRUN_FILE_SKEW = ("the transform skews a node's files, and a Slurm job's `srun -l` output holds the tasks of every node in "
+                  "one file: its lines of the other nodes move with the skewed one, so the added clock readings "
+                  "cannot correct them")
 KNOWN: dict[tuple[str, str], str] = {
+    **{(c, "drop-node"): DROPPED_NODE_UNREAD for c in (
+        "c999-xid48-dbe-docker-hostnet-pp3", "c1013-dp32-ep-4node-dmabuf524-skewed-node",
+        "c1017-systemd-pp-stuck-rank-watchdog-elsewhere", "c1021-pd-nixl-decode-rail-down",
+        "c1023-slurm-dp16-ep-xid94-one-engine", "c1034-slurm-k3-b200-xid149-nvlink-capture")},
+    **{(c, "skew-beyond"): SRUN_FILE_SKEW for c in (
+        "c1023-slurm-dp16-ep-xid94-one-engine", "c1034-slurm-k3-b200-xid149-nvlink-capture")},
+    ("c1025-llama70b-k8s-rolling-upgrade", "graceful-stop"): (
+        "the transform stops the one pod's log it appends a shutdown to, and the case serves from two pods: the other "
+        "still serves, so the deployment is serving, not stopped (the bed assumes one server)"),
+    **{("c1038-k8s-qwen3-235b-emptydir-cache-limit-evicted-at-capture", t): (
+        "the pods' logs are JSON lines of a log shipper (time, stream, log, kubernetes): a wrapper put around each "
+        "one holds JSON inside a collector's line, which no collector writes, and the inner record is read as text, "
+        "not taken apart as the shipper's JSON (its `log` field's landmarks place the phase differently)")
+       for t in ("wrap-docker", "wrap-cri", "wrap-kubectl", "wrap-journald", "wrap-journald-json", "wrap-podman")},
     **{(c, "drop-node"): DROPPED_NODE for c in (
         "c214-healthy-k3-2node-deepep-rdma",
         "c303-k3-cu130-image-r575-node-toolkit-requirement-2node",
@@ -91,9 +112,6 @@ KNOWN: dict[tuple[str, str], str] = {
         "own line wins a tie it is in (it names its rank), but a clock a second early, or hosts renamed so that the "
         "copy's node loses the rank its host gave it, put the copy first, and the copy carries no rank")
        for t in ("rename-hosts", "skew-within", "skew-beyond")},
-    ("c954-ray-pp2-hetero-a100-40g-oom-load", "wrap-journald-json"): (
-        "the transform gives each file one journald _PID, so the head's EngineCore exception takes the rank of the "
-        "head's workers and ties with the worker's own OOM line, which the wrapper's times put a microsecond later"),
     ("c883-pcie-aer-xid79-during-weight-load-slurm-2node-pp2", "shift-clock"): (
         "the transform does not move journald JSON's __REALTIME_TIMESTAMP, so the kernel's Xid stays 98 days before "
         "everything else (the bed's limit, not k3logs')"),

@@ -12,7 +12,7 @@ DAYS = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
 _MON = "|".join(MONTHS)
 _DAY = "|".join(DAYS)
 
-SHAPES = re.compile(rf"""(?=[0-9A-Z"ta_])   # (what every shape starts with: a fast refusal elsewhere)
+SHAPES = re.compile(rf"""(?=[0-9A-Z"tab_\[])   # (what every shape starts with: a fast refusal elsewhere)
  (?:
   (?P<iso>(?<!\d)(?P<iy>(?:19|20)\d\d)(?P<is1>[-/])(?P<imo>[01]\d)(?P=is1)(?P<id>[0-3]\d)(?P<isep>[T _])
           (?P<ih>[0-2]\d):(?P<imi>[0-5]\d):(?P<is>[0-6]\d))
@@ -23,7 +23,7 @@ SHAPES = re.compile(rf"""(?=[0-9A-Z"ta_])   # (what every shape starts with: a f
  |(?P<syslog>\b(?P<smo>{_MON})\ (?P<sd>[\ \d]\d)\ (?P<st>\d\d:\d\d:\d\d)(?!\ \d{{4}}))
  |(?P<glog>(?<![A-Za-z0-9])(?P<gl>[DIWEFC])(?P<gmd>\d{{3,4}})\ (?P<gt>\d\d:\d\d:\d\d)(?=\.\d))
  |(?P<vllm>(?<![\d-])(?P<vmo>[01]\d)-(?P<vd>[0-3]\d)\ (?P<vt>[0-2]\d:[0-5]\d:[0-6]\d))
- |(?P<epoch>(?P<ek>time=|audit\(|"created":\ ?|__REALTIME_TIMESTAMP":")(?P<ev>1[5-9]\d{{8}}(?:\d{{6}}|\d{{3}})?)(?!\d))
+ |(?P<epoch>(?P<ek>time=|audit\(|"created":\ ?|__REALTIME_TIMESTAMP":"|btime\ |\[(?=1[5-9]\d{{8}}\.\d+\]))(?P<ev>1[5-9]\d{{8}}(?:\d{{6}}|\d{{3}})?)(?!\d))
  |(?P<prom>(?<=\d\ )(?P<pv>1[5-9]\d{{11}})(?=[ \t]*$))
  |(?P<upclock>(?<![\d:])(?P<ut>[0-2]\d:[0-5]\d:[0-5]\d)(?=\ up\ ))
  )""", re.X | re.M)
@@ -31,7 +31,7 @@ YEARS = re.compile(rf"(?<!\d)(20\d\d)[-/][01]\d[-/][0-3]\d[T _][0-2]\d:|(?:{_MON
                    rf"(20\d\d)\b|\b(?:{_MON}) \d\d (20\d\d) \d\d:")
 
 # a date on such a line is when something was built (uname, the kernel's and NVRM's banners), not a clock
-BUILD = re.compile(r"Linux version|\bSMP\b|PREEMPT|Kernel Module")
+BUILD = re.compile(r"Linux version|\bSMP\b|PREEMPT|Kernel Module|Kernel Mode Setting Driver")
 CLOCK_SHAPES = ("iso", "compact", "ctime", "rfc", "mdy", "syslog", "glog", "vllm")
 YEARLESS = ("syslog", "glog", "vllm")
 
@@ -143,17 +143,23 @@ def times(text: str, year: int) -> list[tuple[str, str, datetime | None]]:
 
 
 def clock_of(line: str, year: int) -> datetime | None:
-    """The first wall-clock time a line states (its head's, as a rule)."""
+    """The first wall-clock time a line states (its head's, as a rule; seconds since the epoch at its head, as
+    UCX prints them, too)."""
     for m in SHAPES.finditer(line):
         if m.lastgroup in CLOCK_SHAPES:
             return parse(m, year)[1]
+        if m.lastgroup == "epoch" and m.start() == 0:
+            v = m.group("ev")
+            return datetime(1970, 1, 1) + timedelta(seconds=int(v) / {10: 1, 13: 1000, 16: 1_000_000}[len(v)])
     return None
 
 
 def year_of(texts) -> int | None:
-    """The year most of the dated times in `texts` carry."""
+    """The year most of the dated times in `texts` carry (not a build date: a kernel's or a driver's banner)."""
     years = Counter()
     for text in texts:
         for m in YEARS.finditer(text):
-            years[int(next(g for g in m.groups() if g))] += 1
+            start, end = text.rfind("\n", 0, m.start()) + 1, text.find("\n", m.end())
+            if not BUILD.search(text, start, len(text) if end < 0 else end):
+                years[int(next(g for g in m.groups() if g))] += 1
     return years.most_common(1)[0][0] if years else None
