@@ -154,12 +154,10 @@ def _time_exprs(groups: frozenset[str] | set[str]) -> tuple[pl.Expr, pl.Expr, pl
                             parts.list.get(2, null_on_oob=True)]).str.to_datetime(
             "%Y-%m-%d %H:%M:%S%.f", time_unit="us", strict=False)
         return dt, pl.when(dt.is_not_null()).then(pl.lit("yearless")), None
-    if "t_epoch_us" in groups:  # journald's __REALTIME_TIMESTAMP: microseconds since the epoch (UTC)
-        us = c("t_epoch_us").cast(pl.Int64, strict=False)
-        dt = pl.when(us.is_between(0, 7_258_118_400_000_000)).then(us).cast(pl.Datetime("us"))
-        return dt, pl.when(dt.is_not_null()).then(pl.lit("utc")), None
-    if "t_epoch_s" in groups:  # UCX's '[1791368269.118202]': seconds since the epoch (UTC), a fraction
-        us = (c("t_epoch_s").cast(pl.Float64, strict=False) * 1_000_000).round().cast(pl.Int64)
+    if "t_epoch_us" in groups or "t_epoch_s" in groups:
+        # since the epoch (UTC): journald's __REALTIME_TIMESTAMP in microseconds, UCX's '[1791368269.118202]' in seconds
+        us = c("t_epoch_us").cast(pl.Int64, strict=False) if "t_epoch_us" in groups else \
+            (c("t_epoch_s").cast(pl.Float64, strict=False) * 1_000_000).round().cast(pl.Int64)
         dt = pl.when(us.is_between(0, 7_258_118_400_000_000)).then(us).cast(pl.Datetime("us"))
         return dt, pl.when(dt.is_not_null()).then(pl.lit("utc")), None
     if "t_uptime" in groups:
