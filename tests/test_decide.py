@@ -1015,3 +1015,19 @@ def test_k3_without_prefix_caching_explains_gateway_timeouts_the_server_never_lo
                                  "gateway/envoy-access.log": timeouts})
     assert root_of(a).category == root
     assert root != "config.prefix_caching_off" or root_of(a).phase == "serving"   # (where it showed)
+
+
+@pytest.mark.parametrize("served_on, root", [(True, None),                 # one supply lost, the node went on
+                                             (False, "infra.node_lost")])  # near miss: its log stops, a peer fails
+def test_a_power_loss_the_bmc_logged_is_the_node_lost_unless_the_node_went_on(tmp_path, served_on, root):
+    sel = "   9 | 08/11/2026 | 10:05:00 | Power Supply PS1 Status | Power Supply AC lost | Asserted\n"
+    before = STATS.format(t="10:04:50", g="350.0", run=2, wait=0, kv="1.7")
+    on = [STATS.format(t=t, g="350.0", run=2, wait=0, kv="1.7") for t in ("10:05:10", "10:05:20", "10:05:30")]
+    files = {"gpu-a1/vllm.log": text_of(*HEAD, UP, before, *(on if served_on else [])),
+             "gpu-a1/ipmitool-sel-elist.txt": sel}
+    if not served_on:
+        files["gpu-b1/vllm.log"] = text_of(*HEAD, UP, before, "(APIServer pid=1) ERROR 08-11 10:05:09 [core.py:1] "
+                                          "RuntimeError: NCCL error: remote process exited or there was a network "
+                                          "error, NCCL version 2.27.3")
+    d = analyze_files(tmp_path, files).decision
+    assert (None if d.healthy or d.root is None else d.root.category) == root

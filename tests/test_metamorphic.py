@@ -56,6 +56,7 @@ EVERY_SHAPE = "\n".join([
     "[2026-11-12 14:02:05] gpu-k3-n02:131:202 [0] NCCL WARN x",
     "*** SIGSEGV received at time=1766143587 on cpu 71 ***",
     "btime 1793135692",
+    "   9 | 08/11/2026 | 07:35:59 | Power Supply PS1 Status | Power Supply AC lost | Asserted",
     'vllm:num_requests_running{engine="0"} 20.0 1795701600000',
     " 10:21:33 up 22 days,  1 user",
     "metrics/scrape-20260903T134110Z.prom",

@@ -147,6 +147,9 @@ def _time_exprs(groups: frozenset[str] | set[str]) -> tuple[pl.Expr, pl.Expr, pl
         dt = (c("t_clf").str.to_datetime("%d/%b/%Y:%H:%M:%S%.f %z", time_zone="UTC", time_unit="us", strict=False)
               .dt.replace_time_zone(None))
         return dt, pl.when(dt.is_not_null()).then(pl.lit("utc")), None
+    if "t_sel" in groups:  # ipmitool sel's 'MM/DD/YYYY | HH:MM:SS' (the BMC's clock)
+        dt = c("t_sel").str.to_datetime("%m/%d/%Y | %H:%M:%S", time_unit="us", strict=False)
+        return dt, pl.when(dt.is_not_null()).then(pl.lit("local")), None
     if "t_syslog" in groups:
         parts = c("t_syslog").str.replace_all(INGEST["time_spaces"].pattern, " ").str.split(" ")
         dt = pl.concat_str([pl.lit(PLACEHOLDER_YEAR + "-"), parts.list.get(0, null_on_oob=True).replace(MONTHS),

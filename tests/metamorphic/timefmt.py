@@ -23,6 +23,7 @@ SHAPES = re.compile(rf"""(?=[0-9A-Z"tab_\[])   # (what every shape starts with: 
  |(?P<syslog>\b(?P<smo>{_MON})\ (?P<sd>[\ \d]\d)\ (?P<st>\d\d:\d\d:\d\d)(?!\ \d{{4}}))
  |(?P<glog>(?<![A-Za-z0-9])(?P<gl>[DIWEFC])(?P<gmd>\d{{3,4}})\ (?P<gt>\d\d:\d\d:\d\d)(?=\.\d))
  |(?P<vllm>(?<![\d-])(?P<vmo>[01]\d)-(?P<vd>[0-3]\d)\ (?P<vt>[0-2]\d:[0-5]\d:[0-6]\d))
+ |(?P<sel>(?<![\d/])(?P<lmo>[01]\d)/(?P<ld>[0-3]\d)/(?P<ly>(?:19|20)\d\d)\ \|\ (?P<lt>[0-2]\d:[0-5]\d:[0-6]\d))
  |(?P<epoch>(?P<ek>time=|audit\(|"created":\ ?|__REALTIME_TIMESTAMP":"|btime\ |\[(?=1[5-9]\d{{8}}\.\d+\]))(?P<ev>1[5-9]\d{{8}}(?:\d{{6}}|\d{{3}})?)(?!\d))
  |(?P<prom>(?<=\d\ )(?P<pv>1[5-9]\d{{11}})(?=[ \t]*$))
  |(?P<upclock>(?<![\d:])(?P<ut>[0-2]\d:[0-5]\d:[0-5]\d)(?=\ up\ ))
@@ -32,7 +33,7 @@ YEARS = re.compile(rf"(?<!\d)(20\d\d)[-/][01]\d[-/][0-3]\d[T _][0-2]\d:|(?:{_MON
 
 # a date on such a line is when something was built (uname, the kernel's and NVRM's banners), not a clock
 BUILD = re.compile(r"Linux version|\bSMP\b|PREEMPT|Kernel Module|Kernel Mode Setting Driver")
-CLOCK_SHAPES = ("iso", "compact", "ctime", "rfc", "mdy", "syslog", "glog", "vllm")
+CLOCK_SHAPES = ("iso", "compact", "ctime", "rfc", "mdy", "syslog", "glog", "vllm", "sel")
 YEARLESS = ("syslog", "glog", "vllm")
 
 
@@ -64,6 +65,8 @@ def parse(m: re.Match, year: int) -> tuple[str, datetime | None]:
         return shape, _dt(int(g["ry"]), MONTHS.index(g["rmo"]) + 1, int(g["rd"]), g["rt"])
     if shape == "mdy":
         return shape, _dt(int(g["my"]), MONTHS.index(g["mmo"]) + 1, int(g["md"]), g["mt"])
+    if shape == "sel":   # ipmitool sel: 'MM/DD/YYYY | HH:MM:SS'
+        return shape, _dt(int(g["ly"]), int(g["lmo"]), int(g["ld"]), g["lt"])
     if shape == "syslog":
         mo, d = MONTHS.index(g["smo"]) + 1, int(g["sd"])
         return shape, _dt(_yearful(year, mo, d), mo, d, g["st"])
@@ -93,6 +96,8 @@ def _render(m: re.Match, t: datetime) -> str:
         return f"{DAYS[t.weekday()]}, {day} {MONTHS[t.month - 1]} {t.year} {hms}"
     if shape == "mdy":
         return f"{MONTHS[t.month - 1]} {t.day:02d} {t.year} {hms}"
+    if shape == "sel":
+        return f"{t.month:02d}/{t.day:02d}/{t.year} | {hms}"
     if shape == "syslog":
         day = f"{t.day:2d}" if g["sd"].startswith(" ") else f"{t.day:02d}"
         return f"{MONTHS[t.month - 1]} {day} {hms}"
