@@ -119,6 +119,21 @@ def test_context_signature_on_a_logged_prompt_vetoes_the_cause(tmp_path):
     assert a.decision.findings == []
 
 
+def test_a_logged_prompt_kept_for_the_line_after_it_loses_its_user_data(tmp_path):
+    """A logged prompt kept only as context (the line before an untimed hit, here a uvicorn access line) keeps
+    its time and the words that say it quotes a request; the prompt itself reaches no signature."""
+    a = analyze_files(tmp_path, {"vllm.log": text_of(
+        "INFO 08-11 10:00:00 [__init__.py:239] Automatically detected platform cuda.",
+        PROMPT,
+        '(APIServer pid=1) INFO:     10.0.0.7:54016 - "POST /v1/completions HTTP/1.1" 500 Internal Server Error')})
+    quoted = a.events.filter(a.events["line"] == 2)
+    assert quoted["text"].to_list() == [
+        "Received request cmpl-7a1e: prompt [user data elided]"]
+    assert quoted["ts"].dt.second().to_list() == [3]
+    # near miss: the server's own line after it keeps its words
+    assert "500 Internal Server Error" in a.events.filter(a.events["line"] == 3)["text"][0]
+
+
 def test_near_miss_a_context_line_that_is_not_user_data_stays_a_finding(tmp_path, catalogue):
     from k3logs.diagnose.findings import _set_aside_by_context
     import polars as pl

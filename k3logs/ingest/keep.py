@@ -71,6 +71,17 @@ def anchored(raw: pl.Series, keep: Keep) -> pl.Series:
     return hits
 
 
+def elide_user_data(events: pl.DataFrame, quoted: str) -> pl.DataFrame:
+    """The events with the user data cut from the lines that quote it (a logged prompt kept as the line before an
+    untimed hit, or as the row that times one): the line keeps its time, its place and the words that say it
+    quotes a request, and no kilobytes of prompt reach the signatures or the report."""
+    if not quoted or events.is_empty():
+        return events
+    text = pl.col("text")
+    cut = text.str.replace(f"(?s)^(.*?(?:{quoted})).+", "${1} [user data elided]")
+    return events.with_columns(pl.when(text.str.contains(quoted)).then(cut).otherwise(text).alias("text"))
+
+
 def keep_rows(batch: pl.DataFrame, keep: Keep, state: KeepState, hit_idx: pl.Series | None = None
                ) -> tuple[pl.Series, int, int]:
     """Indices (sorted) of the rows of `batch` worth parsing: those with an anchor (`hit_idx`, if found

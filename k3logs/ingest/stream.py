@@ -24,7 +24,7 @@ from k3logs.settings import Settings
 
 from .discover import Bundle, Member
 from .fold import fold_continuations, fold_tracebacks
-from .keep import LOOKBACK, TB_HEAD, TB_WINDOW, Keep, KeepState, anchored, carried, keep_rows
+from .keep import LOOKBACK, TB_HEAD, TB_WINDOW, Keep, KeepState, anchored, carried, elide_user_data, keep_rows
 from .lines import LineChunk, LineStats, crlf_line_ends, iter_line_batches, iter_line_chunks, open_text
 from .pack import PACK_FILES, TINY_BYTES, Pack
 from .parse import FileContext, parse_batch
@@ -289,7 +289,7 @@ def ingest_members(members: Iterable[Member], settings: Settings, keep: Keep | N
     if parse:
         parts: dict[object, list[pl.DataFrame]] = {}
         for i, rows in iter_files_rows(files(), settings, keep, formats, pool):
-            parts.setdefault(i, []).append(rows)
+            parts.setdefault(i, []).append(rows if keep is None else elide_user_data(rows, keep.quoted))
         for i, rows in parts.items():
             if isinstance(i, Pack):  # (one frame for its files: `_k` says which)
                 names = pl.Series([opened[key][0].file for key in i.keys], dtype=pl.String)
