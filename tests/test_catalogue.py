@@ -211,6 +211,27 @@ def test_near_miss_other_text_or_a_cache_others_can_write_is_parsed_anew(tmp_pat
         cache.parse_toml("a = \n")
 
 
+@pytest.mark.parametrize("module, load", [("formats", "load_formats"), ("witnesses", "load_witnesses")])
+def test_the_builtin_formats_and_witnesses_are_checked_once_and_read_back_by_content(fresh_process, monkeypatch,
+                                                                                     tmp_path, module, load):
+    import importlib
+    mod = importlib.import_module(f"k3logs.catalogue.{module}")
+    builtin = getattr(mod, f"builtin_{module}")
+    builtin.cache_clear()
+    first = builtin()
+    assert len(list((tmp_path / "cache" / module).glob("*.pickle"))) == 1
+    builtin.cache_clear()   # another process
+    monkeypatch.setattr(mod, load, lambda path=None: pytest.fail("checked again"))
+    assert builtin() == first
+    # near miss: a pickle others can write is never read; the files are checked again
+    for p in (tmp_path / "cache" / module).glob("*.pickle"):
+        p.chmod(0o666)
+    builtin.cache_clear()
+    with pytest.raises(pytest.fail.Exception, match="checked again"):
+        builtin()
+    builtin.cache_clear()
+
+
 def test_user_folder_signature_with_a_builtin_id_replaces_it(tmp_path):
     (tmp_path / "signatures").mkdir()
     (tmp_path / "signatures" / "override.toml").write_text(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
+import sys
 import tempfile
 import tomllib
 from pathlib import Path
@@ -67,6 +68,18 @@ def kept(sub: str, key: str, make, accept):
     except Exception:  # noqa: BLE001
         pass
     return data
+
+
+def content_key(paths, extra: str = "") -> str:
+    """The hash of this package's code (what is pickled is its records), Python's version, `extra` and the content
+    of each of `paths`: what a record made from those pattern files depends on."""
+    h = hashlib.sha256()
+    for code in sorted(Path(__file__).parent.glob("*.py")):
+        h.update(code.read_bytes())
+    h.update(sys.version.encode() + b"\0" + extra.encode() + b"\0")
+    for path in paths:
+        h.update(str(path).encode() + b"\0" + Path(path).read_bytes() + b"\0")
+    return h.hexdigest()[:32]
 
 
 def parse_toml(text: str) -> dict:

@@ -2,14 +2,12 @@
 content) under the user's cache folder."""
 from __future__ import annotations
 
-import hashlib
-import sys
 from pathlib import Path
 
 from k3logs.errors import CatalogueError, SourceLocation
 from k3logs.resources import data_dir
 
-from .cache import CACHE_ENV, kept  # noqa: F401 - CACHE_ENV: the switch tests set
+from .cache import CACHE_ENV, content_key, kept  # noqa: F401 - CACHE_ENV: the switch tests set
 from .read import Issue
 from .signatures import Catalogue, Signature, _load_categories, _load_signature_file, _load_xid
 
@@ -62,17 +60,9 @@ def load_catalogue(extra_dirs: list[Path] | tuple[Path, ...] = (), collect_error
 
 def _content_key(key: tuple) -> str:
     """The hash of the folders (and whether each exists), every pattern file's content, the code of this package
-    (what is pickled is its records) and Python."""
+    and Python."""
     dirs, files = key
-    h = hashlib.sha256()
-    for code in sorted(Path(__file__).parent.glob("*.py")):
-        h.update(code.read_bytes())
-    h.update(sys.version.encode())
-    for d in dirs:
-        h.update(f"{d}\0{d.is_dir()}\0".encode())
-    for name, _, _ in files:
-        h.update(name.encode() + b"\0" + Path(name).read_bytes() + b"\0")
-    return h.hexdigest()[:32]
+    return content_key([name for name, _, _ in files], "".join(f"{d}\0{d.is_dir()}\0" for d in dirs))
 
 
 def _cached_load(dirs: tuple[Path, ...], key: tuple | None) -> tuple[Catalogue, list[Issue]]:
