@@ -162,6 +162,17 @@ def test_prefix_caching_flag():
     assert check("prefix_caching_flag", K3).status == "unknown"
 
 
+def test_prefix_caching_off_is_shown_at_the_first_line_of_the_log_that_says_so():
+    """vLLM's start-up warning that it disabled prefix caching comes before the engine config line."""
+    config = F("prefix_caching", "false", "log", file="vllm.log", line=12)
+    warning = F("prefix_caching", "false", "log", file="vllm.log", line=7)
+    c = check("prefix_caching_flag", K3 + [config, warning])
+    assert c.status == "fail" and c.evidence == "vllm.log:7"
+    # near miss: on in what ran, whatever line says so first
+    c = check("prefix_caching_flag", K3 + [F("prefix_caching", "true", "log", file="vllm.log", line=12)])
+    assert c.status == "pass"
+
+
 def test_all2all_backend_vs_interconnect():
     ep = [F("expert_parallel", "true", "log"), F("gpu_count", "8", "nvidia_smi")]
     inter = ep + [F("tensor_parallel_size", "8", "log"), F("data_parallel_size", "2", "log"),
