@@ -297,6 +297,18 @@ def test_versions_across_nodes_two_nodes_tie_the_first_shown_is_the_reference():
     assert c.status == "fail" and c.evidence == "logs/leader.log:80"
 
 
+def test_versions_across_nodes_the_images_pods_run_are_compared_with_each_other():
+    # a pod listing's image column: two nodes' pods on different vLLM releases; the check names the odd one's node
+    facts = [F("vllm_version", "0.27.1", "pod_table", "h200-b-05", "kubectl-get.txt", 9),
+             F("vllm_version", "0.26.2", "pod_table", "h200-a-01", "kubectl-get.txt", 10)]
+    c = check(VERSIONS, facts)
+    assert c.status == "fail" and c.evidence == "kubectl-get.txt:10" and c.node == "h200-a-01"
+    # near miss: an image's release is not compared with a log's banner of another node
+    facts = [F("vllm_version", "0.27.1", "log", "h200-b-05", "decode.log", 2),
+             F("vllm_version", "0.26.2", "pod_table", "h200-a-01", "kubectl-get.txt", 10)]
+    assert check(VERSIONS, facts).status != "fail"
+
+
 def test_versions_across_nodes_ranks_of_one_log_with_no_node():
     # srun-style output: no node names, the ranks of one job write one file; a package list names the
     # deployment's build, so the other one is the odd one out

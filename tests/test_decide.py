@@ -629,6 +629,24 @@ def test_a_failing_check_that_explains_the_symptoms_beats_a_vanished_worker_gues
     assert root_of(a).category == root
 
 
+@pytest.mark.parametrize("image_b, category", [("v0.26.2", "nccl.version_mismatch"),   # the prefill's pod runs another
+                                                ("v0.27.1", "other")])                    # near miss: the same image
+def test_a_pod_listing_whose_images_differ_names_the_odd_pod_s_node(tmp_path, image_b, category):
+    table = ("NAME          NODE        IMAGE\n"
+             "decode-7c9f   h200-b-05   vllm/vllm-openai:v0.27.1\n"
+             f"prefill-0     h200-a-01   vllm/vllm-openai:{image_b}\n")
+    a = analyze_files(tmp_path, {
+        "kubectl-get.txt": "$ kubectl get pods -o custom-columns=NAME:.metadata.name,NODE:.spec.nodeName,"
+                           "IMAGE:.spec.containers[0].image\n" + table,
+        "decode.log": text_of("(APIServer pid=1) INFO 11-11 13:05:16 [api_server.py:1] vLLM API server version 0.27.1",
+                              "(EngineCore pid=122) ERROR 11-11 13:08:52 [nixl_connector.py:1011] RuntimeError: NIXL "
+                              "compatibility hash mismatch. Local: 5f772c82, Remote: c7d3ab32")})
+    root = root_of(a)
+    assert root.category == category
+    if category != "other":   # the cause is the listing's row, on the node of the pod it names
+        assert (root.file, root.line, root.node) == ("kubectl-get.txt", 4, "h200-a-01")
+
+
 # ------------------------------------------------------------------------------------------
 # a collective's symptom is explained by a cause on any node
 # ------------------------------------------------------------------------------------------

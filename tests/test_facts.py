@@ -743,6 +743,22 @@ def test_a_pod_table_gives_each_pod_not_ready_its_restart_count(table, counts):
     assert got == counts
 
 
+def test_a_pod_table_with_an_image_column_gives_each_node_the_image_its_pod_runs():
+    table = ("$ kubectl get pods -o custom-columns='NAME:.metadata.name,NODE:.spec.nodeName,IMAGE:.spec.containers[0].image'\n"
+             "NAME              NODE        IMAGE\n"
+             "qwen-decode-7c9   h200-b-05   vllm/vllm-openai:v0.27.1\n"
+             "qwen-prefill-0    h200-a-01   vllm/vllm-openai:v0.26.2\n"
+             "qwen-router-5f7   cpu-c-02    registry.internal/serving/pd-router:1.9.0\n")
+    got = facts_from_dump("text", "pods.txt", table, None)
+    assert [(f.value, f.node, f.line) for f in got if f.name == "vllm_version"] == [
+        ("0.27.1", "h200-b-05", 3), ("0.26.2", "h200-a-01", 4)]
+    # near miss: another program's image is an image, and no vLLM release
+    assert ("registry.internal/serving/pd-router:1.9.0", "cpu-c-02") in [(f.value, f.node) for f in got
+                                                                           if f.name == "image"]
+    # a table with no READY column keeps its pods' nodes
+    assert [f.value for f in got if f.name == "pod_node"][-1] == "qwen-router-5f7 cpu-c-02"
+
+
 @pytest.mark.parametrize("command, pods", [
     ("kubectl -n llm debug qwen3-6d8f7c9b5-r7tkz -it --copy-to=dbg-lmcache --container=vllm -- bash", ["dbg-lmcache"]),
     ("kubectl exec -it -n llm vllm-0 -- bash", ["vllm-0"]),

@@ -25,7 +25,7 @@ def _check_root(check, ev: pl.DataFrame, dumps: dict[str, str], cat: Catalogue) 
         text = lines[int(line) - 1] if 0 < int(line) <= len(lines) else ""
         ts, tq, node, rank, pid, phase = None, "none", None, None, None, None
     return Finding(eid=-1, sig=None, category=check.category, role="cause", priority=0, file=file, line=int(line),
-                   span=(int(line), int(line)), ts=ts, ts_quality=tq, node=node, rank=rank, pid=pid,
+                   span=(int(line), int(line)), ts=ts, ts_quality=tq, node=node or check.node, rank=rank, pid=pid,
                    phase=phase or "startup", text=text.strip(), title=cat.categories[check.category].title,
                    check=check.id)
 

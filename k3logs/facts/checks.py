@@ -30,6 +30,7 @@ class Check:
     category: str | None         # taxonomy id a failure points to (None unless failed)
     remediation: tuple[str, ...]  # what to do (empty unless failed)
     explains: tuple[str, ...] = ()  # root categories a failure explains (facts.toml [[check]] `explains`)
+    node: str | None = None      # the node the deciding fact is about (a pod listing's row names its own)
 
 
 class _Facts:
@@ -90,7 +91,7 @@ def _mk(defn: CheckDef, status: str, fact: Fact | None, detail: str) -> Check:
     failed = status == "fail"
     return Check(defn.id, status, fact.where if fact else None, detail,
                  defn.category if failed else None, defn.remediation if failed else (),
-                 defn.explains if failed else ())
+                 defn.explains if failed else (), fact.node if fact else None)
 
 
 def _at(f: Fact | None) -> str:

@@ -28,8 +28,9 @@ from .cmdline import parse_env, parse_launch, parse_systemd_unit
 from .data import FactsData, apply_log_fact, default_facts_data
 from .describe import parse_describe
 from .host import (parse_clocks, parse_host_ips, parse_ibstat, parse_ip, parse_lsmod, parse_manifest, parse_misc,
-                   parse_pod_tables, parse_prometheus, parse_ps, parse_systemctl_status, parse_uptime)
+                   parse_prometheus, parse_ps, parse_systemctl_status, parse_uptime)
 from .k8s import parse_compose, parse_docker_inspect, parse_pod_spec, parse_schedulings
+from .kubectl import parse_pod_tables
 from .nvidia import parse_smi_csv, parse_smi_list, parse_smi_q, parse_smi_table, parse_topo
 from .python import parse_collect_env, parse_model_config, parse_pip
 from .slurm import parse_slurm_job
