@@ -28,6 +28,7 @@ from .keep import LOOKBACK, TB_HEAD, TB_WINDOW, Keep, KeepState, anchored, carri
 from .lines import LineChunk, LineStats, crlf_line_ends, iter_line_batches, iter_line_chunks, open_text
 from .pack import PACK_FILES, TINY_BYTES, Pack
 from .parse import FileContext, parse_batch
+from .records import WRAPPER as STAMP_WRAPPER, stamp_yaml_entries
 from .sniff import HEAD_BYTES, Sniffed, sniff
 from .streams import Prepend, peek, read_up_to
 
@@ -113,6 +114,7 @@ def open_member(member: Member, settings: Settings, formats: Formats, out: Inges
         info.bytes = hole + _drain(stream)  # the stream replays the head
         return info, None, None
     stream = open_text(stream, head)  # (UTF-16 recoded as UTF-8, a UTF-8 BOM dropped: for dumps too)
+    wrappers = sn.wrappers
     if sn.is_dump or (sn.kind in TEXT_KINDS and (member.size or 0) <= settings.limits.max_dump_bytes):
         # dumps are read whole for facts; so are free text (notes, shell transcripts) and Kubernetes events,
         # which name hosts ('Successfully assigned ns/pod to node')
@@ -121,10 +123,14 @@ def open_member(member: Member, settings: Settings, formats: Formats, out: Inges
             text = text.replace("\r\n", "\n")
         info.cut_at = settings.limits.max_dump_bytes if cut else 0
         out.dumps.append((member.path, sn.kind if sn.is_dump else "text", text))
+        if not sn.is_dump and not wrappers and (stamped := stamp_yaml_entries(text)) is not None:
+            info.reason += "; YAML log entries: each line takes its entry's time"
+            wrappers, info.wrappers, info.prose = (STAMP_WRAPPER,), (STAMP_WRAPPER,), False
+            text = stamped
         whole = io.BytesIO(text.encode("utf-8"))
         whole.cut = cut or bool(getattr(stream, "cut", False))  # type: ignore[attr-defined]  (lines.iter_line_chunks)
         stream = whole
-    return info, stream, FileContext(member.path, sn.kind, sn.wrappers, crlf)
+    return info, stream, FileContext(member.path, sn.kind, wrappers, crlf)
 
 
 def iter_files_rows(files: Iterable[tuple[object, object, FileContext, LineStats]], settings: Settings,

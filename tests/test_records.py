@@ -1,0 +1,41 @@
+"""Log records whose time is a field of theirs, lines away from the message (ingest/records.py)."""
+from __future__ import annotations
+
+from conftest import analyze_files
+
+from k3logs.ingest.records import stamp_yaml_entries
+
+ENTRY = """---
+insertId: -x2b7c1e3kq9d
+protoPayload:
+  methodName: compute.instances.preempted
+  status:
+    message: Instance was preempted.
+receiveTimestamp: '2026-08-19T03:17:41.114920337Z'
+severity: INFO
+timestamp: '{t}'
+"""
+
+
+def test_each_line_of_a_yaml_log_entry_takes_the_entry_s_own_time():
+    text = "$ gcloud logging read 'protoPayload.methodName=\"compute.instances.preempted\"'\n" + \
+        ENTRY.format(t="2026-08-19T03:17:40.524000Z") + ENTRY.format(t="2026-08-19T02:00:00Z")
+    lines = stamp_yaml_entries(text).split("\n")
+    assert lines[0].startswith("$ gcloud")                       # before any document: as it was
+    assert lines[4] == "2026-08-19T03:17:40.524000Z   methodName: compute.instances.preempted"
+    assert lines[13] == "2026-08-19T02:00:00Z   methodName: compute.instances.preempted"
+    assert len(lines) == len(text.split("\n"))                   # the line numbers stay the file's
+
+
+def test_near_miss_yaml_documents_with_no_time_of_their_own_are_left_as_they_are():
+    manifests = "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: vllm-0\n---\napiVersion: v1\nkind: Service\n"
+    assert stamp_yaml_entries(manifests) is None
+    # when the platform received an entry is not when it happened
+    assert stamp_yaml_entries("---\nreceiveTimestamp: '2026-08-19T03:17:41Z'\ntextPayload: boom\n") is None
+
+
+def test_a_yaml_entry_s_message_is_timed_by_its_timestamp_in_the_analysis(tmp_path):
+    a = analyze_files(tmp_path, {"gce-preempted.yaml": ENTRY.format(t="2026-08-19T03:17:40.524000Z")})
+    row = a.events.filter(a.events["line"] == 4).row(0, named=True)
+    assert row["text"] == "  methodName: compute.instances.preempted"
+    assert (row["ts"].hour, row["ts"].minute, row["ts"].second, row["ts_quality"]) == (3, 17, 40, "exact")
