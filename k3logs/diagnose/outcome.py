@@ -23,6 +23,7 @@ from datetime import datetime
 
 import polars as pl
 
+from k3logs.catalogue.landmarks import decision_line
 from k3logs.schema import PHASES
 
 from .attribution import is_ip
@@ -151,6 +152,9 @@ class Lifecycle:
             if rank is not None:
                 progress.setdefault((node, attempt, "rank", rank), []).append(at)
         self.stats = ev.filter(pl.col("mark") == "serving").select("node", "attempt", "ts", "file", "line")
+        # (node, attempt) that printed its own engine's periodic stats: an instance that serves by itself
+        stats = ev.filter(pl.col("text").str.contains(decision_line("engine_stats"))) if "text" in ev.columns else None
+        self._instances = set() if stats is None else set(zip(stats["node"].to_list(), stats["attempt"].to_list()))
         self._joined = None
         if (j := joined()) is not None and "joined" in ev.columns:
             met: dict[tuple, list[_At]] = {}
@@ -196,13 +200,20 @@ class Lifecycle:
         node's worker logs no landmarks while the head serves: had the node's part failed, the deployment would
         not go on)."""
         w = who(f.source, f.pid, getattr(f, "ident", None), f.file)
+        # a node that serves by itself (its engine's stats are its own: one instance of several, a prefill beside a
+        # decode; a headless worker prints none, the head prints them) goes on only by its own work
+        serves_itself = not w and f.ts is not None and (f.node, self._attempt_at(f.node, f.ts)) in self._instances
         if not w and f.rank is not None and f.ts is not None:
             # a kernel line about one GPU: its rank's process went on, or the deployment served after it (a
             # worker logs nothing while the engine serves); other ranks loading on says nothing of that GPU
             attempt = self._attempt_at(f.node, f.ts)
             own = [at for at in self._progress.get((f.node, attempt, "rank", f.rank), [])
                    if at.ts is not None and at.ts > f.ts]
-            return min(own, key=lambda at: at.ts) if own else self._serving_after(f.ts)
+            return min(own, key=lambda at: at.ts) if own else \
+                self._serving_after(f.ts, f.node if serves_itself else None)
+        if serves_itself:
+            return next((at for at in self._progress.get((f.node, self.attempt_of(f)), [])
+                         if at.after(f.ts, f.file, f.line)), None)
         if not w:
             return self.went_on_anywhere(f)
         key = (f.node, self.attempt_of(f)) if node_wide else (f.node, self.attempt_of(f), *w)
@@ -223,11 +234,12 @@ class Lifecycle:
                  and key[1] == self._attempt_at(key[0], f.ts)]
         return min(later, key=lambda at: at.ts) if later else None
 
-    def _serving_after(self, ts: datetime) -> _At | None:
-        """The first sign after `ts` that the deployment served: a node became ready, or worked once ready."""
+    def _serving_after(self, ts: datetime, node=None) -> _At | None:
+        """The first sign after `ts` that the deployment (or `node`) served: a node became ready, or worked once
+        ready."""
         later = []
         for key, ready in self.ready.items():
-            if ready.ts is None:
+            if ready.ts is None or node is not None and key[0] != node:
                 continue
             if ready.ts > ts:
                 later.append(ready)
