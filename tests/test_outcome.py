@@ -377,6 +377,50 @@ def test_near_miss_a_link_down_that_the_transport_errors_follow_is_the_cause(tmp
     assert d.root is not None and d.root.category == "nccl.ib_transport"
 
 
+SLICE_FAILED = ("E1118 07:04:01.621444  771209 worker_pool.cpp:274] Worker: Process failed for slice (opcode: 1, "
+                "source_addr: 0x7f3aec18eac8, length: 65536, local_nic: mlx5_1, peer_nic: 10.52.8.32:16111@mlx5_1): "
+                "transport retry counter exceeded")
+RE_ESTABLISHED = "I1118 07:04:05.630373  771209 rdma_endpoint.cpp:204] Connection re-established: " \
+                 "10.52.8.31:16111@{nic} -> 10.52.8.32:16111@{nic}"
+
+
+@pytest.mark.parametrize("nic, survived", [("mlx5_1", True),     # the transfer engine's own NIC reconnected
+                                           ("mlx5_4", False)])   # near miss: another NIC's connection
+def test_a_transfer_engine_s_retries_its_connection_came_back_from_are_survived(tmp_path, nic, survived):
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + [SLICE_FAILED,
+                                                                                     RE_ESTABLISHED.format(nic=nic)]
+                            + LATER})
+    slice_failed = next(f for f in d.findings if f.category == "nccl.ib_transport")
+    assert bool(slice_failed.set_aside) == survived and (d.root is None) == survived
+
+
+OOM_KILL = "Nov 18 07:04:30 {host} kernel: Memory cgroup out of memory: Killed process 31337 (VLLM::Worker_TP) " \
+           "total-vm:79612908kB, anon-rss:24668408kB, file-rss:84000kB, shmem-rss:0kB, UID:0 oom_score_adj:-997"
+LATER = [api(6, 0, "Avg prompt throughput: 90.0 tokens/s, Avg generation throughput: 280.0 tokens/s, Running: 3 "
+                   "reqs, Waiting: 0 reqs, GPU KV cache usage: 9.0%")]
+
+
+@pytest.mark.parametrize("prefill_after, survived", [([], False),       # the prefill's own log stops
+                                                     (LATER, True)])    # near miss: it serves on itself
+def test_a_kill_on_a_node_that_serves_by_itself_is_survived_only_by_its_own_work(tmp_path, prefill_after, survived):
+    """Two instances (a prefill and a decode, each with its own API server): the decode serving on says nothing
+    of the prefill whose worker the kernel killed."""
+    d = decision(tmp_path, {"pd-p07/vllm.log": START + LOADED + READY + SERVING + prefill_after,
+                            "pd-d02/vllm.log": START + LOADED + READY + SERVING + LATER,
+                            "pd-p07/journalctl-k.txt": [OOM_KILL.format(host="pd-p07")]})
+    kill = next(f for f in d.findings if f.category == "oom.host")
+    assert bool(kill.set_aside) == survived
+    assert (d.root is None) == survived
+
+
+def test_near_miss_a_kill_on_a_headless_worker_node_lives_in_the_deployment_s_serving(tmp_path):
+    """A node that prints no engine stats of its own (its engine's are the head's) went on while the head served."""
+    d = decision(tmp_path, {"pd-w07/vllm.log": [worker(1, 0, "Starting to load model m...")],
+                            "pd-h02/vllm.log": START + LOADED + READY + SERVING + LATER,
+                            "pd-w07/journalctl-k.txt": [OOM_KILL.format(host="pd-w07")]})
+    assert next(f for f in d.findings if f.category == "oom.host").set_aside.startswith("survived")
+
+
 CONNECT_FAILED = worker(1, 2, "gpu-a1:4712:4790 [1] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to "
                               "10.0.0.2<41233> failed : Software caused connection abort", pid=4712, level="WARNING")
 ASSIGNED = worker(1, 9, "rank 0 in world size 2 is assigned as DP rank 0, PP rank 0, TP rank 0, EP rank 0")
