@@ -224,6 +224,15 @@ def test_offset_above_the_tolerance_is_estimated_and_applied(tmp_path):
     assert at(a, "node-b/vllm.log", 3) == ("2026-08-11T10:00:30", "inferred")   # printed 10:00:35
 
 
+def test_near_miss_two_instances_each_holding_a_whole_world_are_not_aligned_by_their_starts(tmp_path):
+    """A prefill and a decode (or two replicas) each print ranks 0 and 1 of their own world when each was started:
+    those lines are no simultaneous moment, and no offset is estimated from them."""
+    second = node_log(0, 0).replace("10:00:", "10:07:")   # the other instance, started seven minutes later
+    a = analyze_files(tmp_path, {"node-a/vllm.log": node_log(0, 0), "node-b/vllm.log": second}, keep_all=True)
+    assert not any(nc.applied for nc in a.clock.nodes.values())
+    assert at(a, "node-b/vllm.log", 3) == ("2026-08-11T10:07:30", "inferred")
+
+
 def test_offset_below_the_tolerance_is_reported_not_applied(tmp_path):
     a = analyze_files(tmp_path, {"node-a/vllm.log": node_log(0, 0), "node-b/vllm.log": node_log(1, 1)},
                       keep_all=True)

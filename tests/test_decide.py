@@ -612,6 +612,28 @@ def test_in_the_same_second_the_kernel_s_statement_of_a_fault_comes_first(tmp_pa
     assert root_of(a).file == root_file
 
 
+HEALTH_FATAL = "Oct 28 14:41:05 pd-p05 kernel: mlx5_core 0000:5c:00.0: poll_health:835:(pid 0): Fatal error 1 detected"
+RETRY_EXCEEDED = ("(Worker_TP2 pid=257) ERROR 10-28 14:41:08 [nixl_connector.py:1] UCX error: Transport retry count "
+                  "exceeded on mlx5_2:1/RoCE (synd 0x15 vend 0x81 hw_synd 0/0)")
+
+
+@pytest.mark.parametrize("kernel, root_file", [
+    ([HEALTH_FATAL], "pd-p05/kern.log"),                                            # it never came back
+    ([HEALTH_FATAL.replace("poll_health:835:(pid 0): Fatal error 1 detected", "mlx5_2: Port: 1 Link DOWN"),
+      "Oct 28 14:41:06 pd-p05 kernel: mlx5_core 0000:5c:00.0 mlx5_2: Port: 1 Link ACTIVE"], "pd-d09/vllm.log"),
+])   # near miss: the link came back before the peer failed
+def test_a_device_fault_that_never_recovers_is_not_survived_when_a_peer_fails_the_same_way(tmp_path, kernel, root_file):
+    """The prefill's adapter fails for good while its process prefills on; the decode reading through it fails."""
+    serving = "(APIServer pid=1) INFO 10-28 14:4{m}:12 [loggers.py:1] Engine 000: Avg prompt throughput: 4000.0 " \
+              "tokens/s, Avg generation throughput: 2.0 tokens/s, Running: 3 reqs, Waiting: 0 reqs"
+    ready = "(APIServer pid=1) INFO 10-28 14:30:00 [launcher.py:1] Application startup complete."
+    a = analyze_files(tmp_path, {
+        "pd-p05/vllm.log": text_of(ready, serving.format(m=0), serving.format(m=1), serving.format(m=2)),
+        "pd-p05/kern.log": text_of(*kernel),
+        "pd-d09/vllm.log": text_of(ready, serving.format(m=0), RETRY_EXCEEDED)})
+    assert root_of(a).file == root_file
+
+
 # ------------------------------------------------------------------------------------------
 # a guess (a worker gone, nothing says why) yields to a failing check that explains what the logs show
 # ------------------------------------------------------------------------------------------

@@ -209,7 +209,7 @@ def learn(ev: pl.DataFrame, tz: str = UTC, skew_tolerance: float = 2.0,
     timed = timed.with_columns(_clock_of(timed, m).alias("node"))
     anchors = timed.filter(c("ts").is_not_null()).group_by("node").agg(
         c("ts").median().alias("_a"), pl.len().alias("_n")).sort("node")
-    if anchors.height >= 2:
+    if anchors.height >= 2 and _one_world(timed):
         ref = anchors.sort(["_n", "node"], descending=[True, False]).row(0, named=True)
         rep.reference_node = ref["node"]
         for row in anchors.iter_rows(named=True):
@@ -220,6 +220,15 @@ def learn(ev: pl.DataFrame, tz: str = UTC, skew_tolerance: float = 2.0,
             if nc.applied:
                 m.offsets[row["node"]] = off
     return m, rep
+
+
+def _one_world(assigned: pl.DataFrame) -> bool:
+    """Whether the nodes' rank-assignment lines are those of one world, printed at one moment: no rank of one data
+    parallel group is claimed on two nodes. Two instances that each hold a whole world (a prefill and a decode,
+    replicas behind a router) started when each was started."""
+    place = assigned["text"].str.extract_groups(line_rx("assigned")).struct.unnest().select("r", "dp")
+    claims = pl.concat([assigned.select("node"), place], how="horizontal").drop_nulls()
+    return claims.group_by("r", "dp").agg(pl.col("node").n_unique().alias("_k")).filter(pl.col("_k") > 1).is_empty()
 
 
 def _clock_of(ev: pl.DataFrame, m: ClockModel) -> pl.Expr:

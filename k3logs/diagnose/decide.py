@@ -229,12 +229,17 @@ def _set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] |
         def again(g: Finding, dt: float) -> bool:
             explained = (g.explained_by == i or i in g.explainers) and not nearer_cause(f, g) \
                 and (ready is None or ready.after(g.ts, g.file, g.line))
-            recurs = g.category == f.category and g.node == f.node
+            recurs = g.category == f.category and (g.node == f.node or spreads(f))
             return (dt <= EXPLAIN_WINDOW_S and (explained or recurs)) or \
                 (recurs and (same_process(f, g) or persists(f)))
         return any(g is not f and g.set_aside is None and sort_key(f) < sort_key(g)
                    and (g.role == "cause" or g.category in outcome_data().fatal)
                    and (dt := seconds(f, g)) is not None and dt >= 0 and again(g, dt) for g in findings)
+
+    def spreads(f: Finding) -> bool:
+        """A device fault the kernel reports that never came back (an adapter's fatal error, a link down for
+        good) reaches every node that talks through it: the same failure on a peer is its recurrence."""
+        return f.source == "kernel" and id(f) not in recovered and f.sig in sigs and sigs[f.sig].scope == "bundle"
 
     def persists(f: Finding) -> bool:
         return f.sig in sigs and sigs[f.sig].persists
