@@ -24,19 +24,25 @@ WRAPPER_COLS = {"stream": "stream", "host": "w_host", "ident": "ident", "pid": "
 PREFIX_COLS = {"proc": "proc", "pid": "pid", "ip": "ip", "rank": "rank", "stream": "stream"}
 LINE_COLS = {"loc": "loc", "host": "host", "pid": "pid", "tid": "tid", "dev": "dev", "msg": "text"}
 TIME_KIND = {"t_iso": "utc", "t_local": "local", "t_md": "yearless", "t_glog": "yearless", "t_ctime": "local",
-             "t_date": "utc", "t_mdy": "local", "t_syslog": "yearless", "t_uptime": "boot", "t_epoch_us": "utc"}
+             "t_date": "utc", "t_mdy": "local", "t_syslog": "yearless", "t_uptime": "boot", "t_epoch_us": "utc",
+             "t_epoch_ms": "utc"}
 
 
 def groups_of(fmt: Format, line: str) -> dict[str, str | None]:
     """The format's own named groups on `line`, run by the engine the parser uses; `msg` defaults to the rest."""
     ext = pl.Series("text", [line]).str.extract_groups(f"(?P<_m>{fmt.regex})").struct.unnest().row(0, named=True)
     assert ext["_m"] is not None, f"{fmt.name} does not match its own sample {line!r}"
-    if fmt.json_fields:  # read by key: the whole line is the record
-        obj = {k: bytes(v).decode() if isinstance(v, list) else str(v)  # journald's bytes of a MESSAGE
-               for k, v in json.loads(line).items()}
-        return {"_m": line, **{name: obj.get(key) for name, key in fmt.json_fields}}
+    if fmt.json_fields:  # read by key (a dotted key: in the objects inside): the whole line is the record
+        def value(key: str):
+            v = json.loads(line)
+            for part in key.split("."):
+                v = v.get(part) if isinstance(v, dict) else None
+            return None if v is None else bytes(v).decode() if isinstance(v, list) else str(v)  # journald's bytes
+        return {"_m": line, **{name: value(key) for name, key in fmt.json_fields}}
     if "msg" not in ext:
         ext["msg"] = line[len(ext["_m"]):]
+    if fmt.csv_quoted and (ext.get("text") or "").startswith('"'):   # a quoted CSV cell, as the parser reads it
+        ext["text"] = ext["text"][1:-1].replace('""', '"')
     return ext
 
 

@@ -157,9 +157,11 @@ def _time_exprs(groups: frozenset[str] | set[str]) -> tuple[pl.Expr, pl.Expr, pl
                             parts.list.get(2, null_on_oob=True)]).str.to_datetime(
             "%Y-%m-%d %H:%M:%S%.f", time_unit="us", strict=False)
         return dt, pl.when(dt.is_not_null()).then(pl.lit("yearless")), None
-    if "t_epoch_us" in groups or "t_epoch_s" in groups:
-        # since the epoch (UTC): journald's __REALTIME_TIMESTAMP in microseconds, UCX's '[1791368269.118202]' in seconds
+    if "t_epoch_us" in groups or "t_epoch_s" in groups or "t_epoch_ms" in groups:
+        # since the epoch (UTC): journald's __REALTIME_TIMESTAMP in microseconds, UCX's '[1791368269.118202]' in
+        # seconds, CloudWatch's in milliseconds
         us = c("t_epoch_us").cast(pl.Int64, strict=False) if "t_epoch_us" in groups else \
+            c("t_epoch_ms").cast(pl.Int64, strict=False) * 1000 if "t_epoch_ms" in groups else \
             (c("t_epoch_s").cast(pl.Float64, strict=False) * 1_000_000).round().cast(pl.Int64)
         dt = pl.when(us.is_between(0, 7_258_118_400_000_000)).then(us).cast(pl.Datetime("us"))
         return dt, pl.when(dt.is_not_null()).then(pl.lit("utc")), None
@@ -194,6 +196,11 @@ def _apply_wrapper(df: pl.DataFrame, fmt: Format) -> pl.DataFrame:
     text = ext["text"] if "text" in g else df["text"].str.strip_prefix(ext["_m"])
     if fmt.json_escaped:
         text = pl.select(_json_unescape(pl.lit(text))).to_series()
+    elif fmt.csv_quoted:   # (a quoted cell: its quotes off, its doubled quotes single)
+        quoted = text.str.starts_with('"') & text.str.ends_with('"') & (text.str.len_chars() >= 2)
+        text = pl.select(pl.when(quoted).then(pl.lit(text).str.slice(1, pl.lit(text).str.len_chars() - 2)
+                                              .str.replace_all('""', '"', literal=True))
+                         .otherwise(pl.lit(text))).to_series()
     dt, kind, _ = _time_exprs(g)
     times = ext.with_columns(dt.alias("wt"), kind.alias("wt_kind")).select("wt", "wt_kind")
     new = {

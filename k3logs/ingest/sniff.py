@@ -18,7 +18,8 @@ from .lines import decode_head
 HEAD_BYTES = 64 * 1024
 HEAD_LINES = 200
 LOG_SHARE = 0.9  # of a long head's lines in an application's log format: a log, never a dump
-WRAPPER_ORDER = ("docker_json", "journald_json", "cri", "kubectl_prefix", "stern", "journald_iso", "rfc3339", "journald",
+WRAPPER_ORDER = ("docker_json", "journald_json", "elastic_hit", "fluentbit_json", "cloudwatch_tsv", "cri",
+                 "kubectl_prefix", "stern", "loki_logcli", "datadog_csv", "journald_iso", "rfc3339", "journald",
                  "compose", "srun_label")
 LABELS = ("srun_label",)  # a bare 'N: ' label: a dump whose lines start so (`ip -o addr`) is that dump, not a log
 NUL_RUN = re.compile(rb"\x00{8,}")  # (kept here: a hole in raw bytes; patterns/*.toml regexes are of text)
