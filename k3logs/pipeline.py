@@ -127,7 +127,7 @@ def learn(path: str | Path, settings: Settings, cat: Catalogue, keep_all: bool =
     zones = {f.node: int(f.value) for f in facts if f.name == "utc_offset" and f.node}
     clock_model, clock_report = clock.learn(events, settings.tz, settings.skew_tolerance, boots, refs,
                                             _measured_offsets(facts), zones)
-    events = clock.apply(events, clock_model)
+    events = clock.in_file_order(clock.apply(events, clock_model))
     return Learnt(bundle, ing, events, facts, attribution, clock_report, clock_model)
 
 
@@ -137,7 +137,7 @@ def run(path: str | Path, settings: Settings | None = None, catalogue: Catalogue
     settings = settings or Settings()
     cat = catalogue or load_catalogue()
     lt = learn(path, settings, cat, keep_all, name)
-    events = lt.events.sort(["ts", "file", "line", "sub"], nulls_last=True).with_row_index("eid")
+    events = lt.events.sort(["ts", "file", "seq", "sub"], nulls_last=True).with_row_index("eid")
     host = {lt.bundle.display(f.file) for f in lt.ingested.files if f.kind in HOST_KINDS or f.prose}
     events = assign_phases(events, host)  # (on every line read: a window's phases begin before it)
     window_note = []

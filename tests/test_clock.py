@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from datetime import datetime, timezone
 
+import polars as pl
 import pytest
 
 import k3logs.diagnose.clock as clock_mod
@@ -297,3 +298,20 @@ def test_a_hosts_journal_is_read_in_the_zone_its_timedatectl_shows_and_its_conta
     # near miss: without the node's zone, its journal is read in the analysis' zone (UTC)
     b = analyze_files(tmp_path / "b", files, keep_all=True)
     assert at(b, "gpu-b07/journalctl-k.txt", 1)[0] == "2026-06-18T16:41:52.418237"
+
+
+# ------------------------------------------------------------------------------------------
+# a file written newest first (a log platform's export)
+# ------------------------------------------------------------------------------------------
+def test_a_file_whose_times_go_back_is_read_newest_first_and_its_places_count_from_its_end():
+    from k3logs.diagnose.clock import in_file_order
+    t = [datetime(2026, 3, 14, 7, 32, s) for s in (25, 24, 24, 23, 20)]
+    ev = pl.DataFrame({"file": ["export.txt"] * 5 + ["app.log"] * 5, "line": list(range(1, 6)) * 2,
+                       "ts": t + t[::-1]})
+    got = in_file_order(ev)
+    assert got.filter(pl.col("file") == "export.txt")["seq"].to_list() == [-1, -2, -3, -4, -5]
+    # near miss: a file written oldest first, and one with a line or two out of order, keep their line numbers
+    assert got.filter(pl.col("file") == "app.log")["seq"].to_list() == [1, 2, 3, 4, 5]
+    jumbled = pl.DataFrame({"file": ["app.log"] * 6, "line": list(range(1, 7)),
+                            "ts": [datetime(2026, 3, 14, 7, 32, s) for s in (1, 3, 2, 5, 4, 6)]})
+    assert in_file_order(jumbled)["seq"].to_list() == [1, 2, 3, 4, 5, 6]

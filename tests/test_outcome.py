@@ -421,6 +421,53 @@ def test_near_miss_a_kill_on_a_headless_worker_node_lives_in_the_deployment_s_se
     assert next(f for f in d.findings if f.category == "oom.host").set_aside.startswith("survived")
 
 
+@pytest.mark.parametrize("other_after, state", [(LATER, "failing_requests"),            # the other replica serves on
+                                                 (LATER + [DEAD.replace("05:02", "06:30")], "crashed")])  # near miss
+def test_one_instance_of_several_failing_while_another_serves_on_fails_part_of_the_requests(tmp_path, other_after,
+                                                                                             state):
+    """Two replicas behind a router, each with its own engine: one crashes; the other goes on generating (part of
+    the traffic is still answered), or fails too (the service is gone)."""
+    d = decision(tmp_path, {"rep-a1/vllm.log": START + LOADED + READY + SERVING + [OOM, DEAD],
+                            "rep-a2/vllm.log": START + LOADED + READY + SERVING + other_after})
+    assert d.root is not None and d.root.node == "rep-a1" and d.outcome.state == state
+
+
+@pytest.mark.parametrize("newest_first", [True, False])   # (the near miss: the same export, oldest first)
+def test_an_export_written_newest_first_is_read_in_its_time_order(tmp_path, newest_first):
+    """A log platform's export with the newest line first: the worker's death and the executor's shutdown that
+    follows it, in the same second, are a crash and its trail, not a stop and what came after it."""
+    lines = [f"2026-11-18T07:{m:02d}:{s:02d}Z {text}" for m, s, text in [
+        (0, 0, "(APIServer pid=1) INFO 11-18 07:00:00 [api_server.py:1] vLLM API server version 0.27.2"),
+        (3, 0, "(APIServer pid=1) INFO 11-18 07:03:00 [launcher.py:1] Application startup complete."),
+        (4, 0, "(APIServer pid=1) INFO 11-18 07:04:00 [loggers.py:1] Engine 000: Avg prompt throughput: 120.0 tokens/s, "
+               "Avg generation throughput: 340.5 tokens/s, Running: 4 reqs, Waiting: 0 reqs, GPU KV cache usage: 12.0%"),
+        (4, 30, "(VllmWorker rank=0 pid=4711) ERROR 11-18 07:04:30 [worker.py:1] torch.OutOfMemoryError: CUDA out of "
+                "memory. Tried to allocate 2.00 GiB."),
+        (4, 30, "(EngineCore pid=9) INFO 11-18 07:04:30 [multiproc_executor.py:732] Shutting down 7 remaining local "
+                "workers.")]]
+    d = decision(tmp_path, {"gpu-a1/export.txt": lines[::-1] if newest_first else lines})
+    assert d.root is not None and d.root.category.startswith("oom") and d.outcome.state == "crashed"
+
+
+@pytest.mark.parametrize("flaps, survived", [(4, False),   # down and back four times in 20 minutes: flapping
+                                              (1, True)])   # near miss: once, and back
+def test_a_link_that_keeps_going_down_was_not_survived_however_each_flap_fared(tmp_path, flaps, survived):
+    """A headless worker's link goes down and comes back again and again while the head serves on (slowly): the
+    first flap is the cause, and the service still answers, so requests fail."""
+    kernel = [line for k in range(flaps) for line in (
+        f"Nov 18 07:{4 + 5 * k:02d}:30 gpu-a2 kernel: mlx5_core 0000:c1:00.0 mlx5_4: Port: 1 Link DOWN",
+        f"Nov 18 07:{4 + 5 * k:02d}:36 gpu-a2 kernel: mlx5_core 0000:c1:00.0 mlx5_4: Port: 1 Link ACTIVE")]
+    stats = [api(m, 0, "Avg prompt throughput: 9.0 tokens/s, Avg generation throughput: 12.5 tokens/s, Running: 40 "
+                       "reqs, Waiting: 60 reqs, GPU KV cache usage: 71.0%") for m in range(5, 30, 4)]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + stats,
+                            "gpu-a2/vllm.log": [worker(1, 0, "Starting to load model m...", pid=5511)],
+                            "gpu-a2/journalctl-k.txt": kernel})
+    if survived:
+        assert d.root is None
+    else:
+        assert (d.root.file, d.root.line, d.outcome.state) == ("gpu-a2/journalctl-k.txt", 1, "failing_requests")
+
+
 CONNECT_FAILED = worker(1, 2, "gpu-a1:4712:4790 [1] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to "
                               "10.0.0.2<41233> failed : Software caused connection abort", pid=4712, level="WARNING")
 ASSIGNED = worker(1, 9, "rank 0 in world size 2 is assigned as DP rank 0, PP rank 0, TP rank 0, EP rank 0")
@@ -1055,7 +1102,7 @@ def test_what_a_node_known_only_by_its_address_logs_after_the_stop_is_the_trail(
                        "line": [10, 11, 20], "mark": ["shutdown", "shutdown", None], "attempt": [1, 1, 1],
                        "progress": [False] * 3}, schema_overrides={"rank": pl.Int64, "pid": pl.Int64, "ident": pl.String})
     life = Lifecycle(ev, {"job.out"})
-    f = SimpleNamespace(eid=2, node=node, ts=t[2], file="job.out", line=20, source="ray")
+    f = SimpleNamespace(eid=2, node=node, ts=t[2], file="job.out", line=20, place=20, source="ray")
     assert (life.after_stop(f) is not None) == trail
 
 

@@ -23,8 +23,8 @@ from k3logs.catalogue.signatures import Catalogue, Signature
 
 from .borrow import borrow_rank, lagging_phase, silent_peer, stack_phase
 from .detect import families, holds_prefilter, named_causes, outcome_data
-from .findings import (EXPLAIN_WINDOW_S, SAME_FAILURE_S, TIE_SECONDS, Decision, Finding, as_int, benign_eids,
-                       exceptions, findings_of, load_before)
+from .findings import (EXPLAIN_WINDOW_S, FLAP_EPISODES, SAME_FAILURE_S, TIE_SECONDS, Decision, Finding, as_int,
+                       benign_eids, exceptions, findings_of, load_before)
 from .order import first, seconds, sort_key
 from .outcome import HEALTHY, KERNEL_SLACK_S, Lifecycle, who
 from .templates import mask_template, same_template
@@ -228,13 +228,22 @@ def _set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] |
 
         def again(g: Finding, dt: float) -> bool:
             explained = (g.explained_by == i or i in g.explainers) and not nearer_cause(f, g) \
-                and (ready is None or ready.after(g.ts, g.file, g.line))
+                and (ready is None or ready.after(g.ts, g.file, g.place))
             recurs = g.category == f.category and (g.node == f.node or spreads(f))
             return (dt <= EXPLAIN_WINDOW_S and (explained or recurs)) or \
                 (recurs and (same_process(f, g) or persists(f)))
-        return any(g is not f and g.set_aside is None and sort_key(f) < sort_key(g)
-                   and (g.role == "cause" or g.category in outcome_data().fatal)
-                   and (dt := seconds(f, g)) is not None and dt >= 0 and again(g, dt) for g in findings)
+        return keeps_coming_back(f) or any(
+            g is not f and g.set_aside is None and sort_key(f) < sort_key(g)
+            and (g.role == "cause" or g.category in outcome_data().fatal)
+            and (dt := seconds(f, g)) is not None and dt >= 0 and again(g, dt) for g in findings)
+
+    def keeps_coming_back(f: Finding) -> bool:
+        """The same fault on its node returns FLAP_EPISODES times or more within the window, each time apart
+        from the one before (a link that flaps on and on): whether each return was survived does not matter."""
+        later = sorted(g.ts for g in findings if g is not f and g.category == f.category and g.node == f.node
+                       and (dt := seconds(f, g)) is not None and 0 < dt <= EXPLAIN_WINDOW_S)
+        starts = [t for i, t in enumerate(later) if (t - (later[i - 1] if i else f.ts)).total_seconds() > SAME_FAILURE_S]
+        return f.source == "kernel" and len(starts) >= FLAP_EPISODES
 
     def spreads(f: Finding) -> bool:
         """A device fault the kernel reports that never came back (an adapter's fatal error, a link down for
@@ -299,7 +308,8 @@ def _set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] |
         elif f.category in outcome_data().request_level and (went_on := life.served_after(f)) is not None \
                 and not fails_again(f) and (f.fields.get("status") in outcome_data().shed_status or not systematic(f)):
             f.set_aside = f"survived: its server went on generating ({went_on.file}:{went_on.line}): one request failed"
-        elif f.role == "cause" and (back := recovered.get(id(f))) is not None and not failed_meanwhile(f, back):
+        elif f.role == "cause" and (back := recovered.get(id(f))) is not None and not failed_meanwhile(f, back) \
+                and not keeps_coming_back(f):
             f.set_aside = f"survived: the device came back ({back.file}:{back.line}) before anything failed"
     # an untimed line of a failure set aside where it shows its time (a pod status after the kernel's oom-kill
     # of the same container) is the same failure
@@ -362,7 +372,8 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
              and (f.category not in outcome_data().request_level or f in answered)]
     deaths = [f for f in fatal if f.category not in outcome_data().request_level]   # (the engine's, not a request's)
     standing = [f for f in findings + others if f.role == "cause" and f.set_aside is None]
-    again = life.failed_again(fatal + standing, [f for f in findings if f.category == "symptom.restart"],
+    failed = fatal + standing
+    again = life.failed_again(failed, [f for f in findings if f.category == "symptom.restart"],
                               [f for f in standing if f.sig in sigs and "symptom.sigterm" in sigs[f.sig].explains])
     raised_by = raised_by or {}
     for f in findings:   # (a cause a relayed traceback shows is the rank's that raised it, once the run is judged)
@@ -374,7 +385,7 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
         root = _statement(first(causes, cat), findings)
         borrow_rank(root, findings, pid_rank, node_wide)
         root.unready = root.unready or _never_ready_after(root, findings, life)
-        outcome = life.outcome(root, again, answered, deaths)   # (where it was seen to fail, before silent_peer)
+        outcome = life.outcome(root, again, answered, deaths, failed)   # (where it was seen to fail, first)
         if (root.file, root.line) in raised_by:   # (its node: the actor's, not the one that printed it)
             root.node = raised_by[(root.file, root.line)][0]
             root.node_from = "the actor that raised it (the pid and ip its RayTaskError names)"
@@ -399,7 +410,7 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
     if other is not None and other.unready and failure is not None and failure is not other \
             and (dt := seconds(failure, other)) is not None and 0 <= dt <= SAME_FAILURE_S:
         failure.unready = True   # (a start's own error, printed as its process exits, after the workers it took down)
-    outcome = life.outcome(failure, again, answered, deaths)
+    outcome = life.outcome(failure, again, answered, deaths, failed)
     if failure is None:
         healthy = outcome.state in HEALTHY
         return Decision(healthy, None, "high" if healthy else "low",
@@ -416,7 +427,7 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
     if vanished is not None and not says_why(own_error, vanished) and not accounted(vanished, findings, cat):
         return Decision(False, vanished, "low", "a worker vanished and nothing in the bundle says why: it was killed "
                         "from outside (an OOM killer, an operator, an orchestrator) on its node",
-                        findings + [vanished], outcome=life.outcome(vanished, again, answered, deaths))
+                        findings + [vanished], outcome=life.outcome(vanished, again, answered, deaths, failed))
     roots = {k for k, c in cat.categories.items() if c.group not in ("symptom", "context")}
     # (a symptom its node went on from, a retried connect, says nothing of the failure)
     fallback = [f for f in findings if f.role == "symptom" and f.category in roots and f.set_aside is None

@@ -21,6 +21,8 @@ from .templates import mask_template
 SAME_FAILURE_S = 60.0     # the same fault seen again this soon is the same failure (not a retry)
 TIE_SECONDS = 1.0          # log times have one-second resolution: causes this close are simultaneous
 EXPLAIN_WINDOW_S = 3600.0  # an explanation reaches this far forward in time
+FLAP_EPISODES = 3          # a fault back this many more times within the window (each more than SAME_FAILURE_S
+                           # after the one before) keeps coming back: however each time fared, it was not survived
 # the lines the decision reads are data, each with samples: patterns/landmarks.toml [[line]] (looked up when used,
 # never at import: loading checks them with polars, whose threads must not start before a process forks)
 
@@ -58,6 +60,12 @@ class Finding:
     ident: str | None = None          # the unit or container that logged it (journald, compose), if any
     node_from: str | None = None      # the witness that gave it its node when its own line did not (the report's)
     raised_on: str | None = None      # the node of the actor that raised it, when another process printed it (Ray)
+    newest_first: bool = False        # its file is written newest first (clock.in_file_order)
+
+    @property
+    def place(self) -> int:
+        """Its place in the time order of its file (a file written newest first counts from its end)."""
+        return -self.line if self.newest_first else self.line
 
 
 @dataclass
@@ -103,7 +111,8 @@ def findings_of(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue) -> list[Fin
     if det.is_empty():
         return []
     rows = det.join(ev.select("eid", "file", "line", "line_end", "ts", "ts_quality", "node", "rank", "pid", "phase",
-                              "source", "ident", "uptime", "text", "exc_lines", "exc_types", "exc_messages", "frames"),
+                              "source", "ident", "uptime", "text", "exc_lines", "exc_types", "exc_messages", "frames",
+                              *(["seq"] if "seq" in ev.columns else [])),
                     on="eid", how="left")
     rows = _with_following_stack(rows, ev)
     sigs = {s.id: s for s in cat.signatures}
@@ -139,7 +148,7 @@ def findings_of(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue) -> list[Fin
             eid=r["eid"], sig=sig.id, category=category, role=role, priority=sig.priority, file=r["file"],
             line=line, span=(r["line"], r["line_end"] or r["line"]), ts=r["ts"], ts_quality=r["ts_quality"],
             node=r["node"], rank=rank, pid=r["pid"], phase=phase, text=text.split("\n", 1)[0], source=r["source"],
-            ident=r["ident"],
+            ident=r["ident"], newest_first=(r.get("seq") or 0) < 0,
             uptime=r["uptime"], fields=fields,
             title=title, phase_from_stack=stack_phase, unready=sig.unready or _starting(r["frames"])))
     return out
@@ -233,7 +242,7 @@ def exceptions(ev: pl.DataFrame, benign: pl.Series, symptoms: list[int] = ()) ->
         & (pl.col("exc_types").list.len().fill_null(0) <= 1)
     cand = cand.filter(~pl.col("eid").is_in(benign.implode()) & ~known)
     out = []
-    for r in cand.sort(["ts", "file", "line"], nulls_last=True).iter_rows(named=True):
+    for r in cand.sort(["ts", "file", "seq" if "seq" in cand.columns else "line"], nulls_last=True).iter_rows(named=True):
         text = r["text"].split("\n", 1)[0]
         out.append(Finding(eid=r["eid"], sig=None, category="other", role="cause", priority=0, file=r["file"],
                            line=r["exc_lines"][0] if r["exc_lines"] else r["line"],
@@ -241,6 +250,7 @@ def exceptions(ev: pl.DataFrame, benign: pl.Series, symptoms: list[int] = ()) ->
                            node=r["node"], rank=r["rank"], pid=r["pid"],
                            phase=_phase(r["phase"], r["frames"], None), text=text,
                            source=r["source"], ident=r["ident"], title="Unrecognised error: " + mask_template(text),
+                           newest_first=(r.get("seq") or 0) < 0,
                            unready=_starting(r["frames"])))
     return out
 

@@ -17,7 +17,7 @@ def seconds(a: Finding, b: Finding) -> float | None:
 
 def sort_key(f: Finding):
     known = f.ts is not None and f.ts_quality != "relative"
-    return (0 if known else 1, f.ts.timestamp() if known else 0.0, f.file, f.line)
+    return (0 if known else 1, f.ts.timestamp() if known else 0.0, f.file, f.place)
 
 
 def first(cands: list[Finding], cat: Catalogue) -> Finding:

@@ -56,25 +56,28 @@ class _At:
     ts: datetime | None
     file: str
     line: int
+    seq: int | None = None   # its place in its file's time order (clock.in_file_order), if not its line
 
-    def before(self, ts: datetime | None, file: str, line: int) -> bool:
-        """This point comes before an event at (ts, file, line): by line in the same file, else by time."""
+    def before(self, ts: datetime | None, file: str, place: int) -> bool:
+        """This point comes before an event at (ts, file, place in its file): by place in the same file, else by
+        time."""
         if file == self.file:
-            return self.line < line
+            return (self.line if self.seq is None else self.seq) < place
         return self.ts is not None and ts is not None and self.ts < ts
 
-    def after(self, ts: datetime | None, file: str, line: int) -> bool:
-        """This point comes after an event at (ts, file, line): by line in the same file, else by time."""
+    def after(self, ts: datetime | None, file: str, place: int) -> bool:
+        """This point comes after an event at (ts, file, place in its file): by place in the same file, else by
+        time."""
         if file == self.file:
-            return self.line > line
+            return (self.line if self.seq is None else self.seq) > place
         return self.ts is not None and ts is not None and self.ts > ts
 
 
 def _all(rows: pl.DataFrame) -> dict:
     """(node, attempt) -> the rows' places, in time order."""
     out: dict = {}
-    for node, attempt, ts, file, line in _rows(rows, "node", "attempt", "ts", "file", "line"):
-        out.setdefault((node, attempt), []).append(_At(ts, file, line))
+    for node, attempt, ts, file, line, seq in _rows(rows, "node", "attempt", "ts", "file", "line", "seq"):
+        out.setdefault((node, attempt), []).append(_At(ts, file, line, seq))
     return out
 
 
@@ -86,7 +89,7 @@ def _first(rows: pl.DataFrame) -> dict:
 def _rows(frame: pl.DataFrame, *cols: str):
     """The rows of `frame`'s `cols` in time order, as tuples (column lists zipped: a bundle has thousands of
     progress lines, and polars' row iteration costs ten times more)."""
-    frame = frame.sort(["ts", "file", "line"], nulls_last=True)
+    frame = frame.sort(["ts", "file", "seq"], nulls_last=True)
     return zip(*(frame[c].to_list() for c in cols))
 
 
@@ -106,7 +109,10 @@ class Lifecycle:
     def __init__(self, ev: pl.DataFrame, app_files: frozenset[str] | set[str], restarts_seen: int | None = None,
                  host_pids: Iterable[tuple] = ()):
         self.app_files, self.app_log, self.restarts_seen = set(app_files), bool(app_files), restarts_seen
-        cols = ("eid", "node", "rank", "pid", "ident", "source", "ts", "file", "line", "mark", "attempt", "progress")
+        cols = ("eid", "node", "rank", "pid", "ident", "source", "ts", "file", "line", "seq", "mark", "attempt",
+                "progress")
+        if "seq" not in ev.columns and "line" in ev.columns:
+            ev = ev.with_columns(pl.col("line").alias("seq"))
         if not set(cols) <= set(ev.columns):
             ev = pl.DataFrame(schema={c: pl.Int64 for c in cols})
         # (lines before a node's first start landmark belong to its first attempt, unless they end in a stop or
@@ -122,12 +128,12 @@ class Lifecycle:
         # attempt, it) -> its first serving mark
         named = marks.filter(pl.col("mark").is_not_null() & pl.col("ident").is_not_null())
         self._services = set(zip(named["node"].to_list(), named["ident"].to_list()))
-        self._ready_ident = {(n, a, i): _At(ts, file, line) for n, a, i, ts, file, line in reversed(list(_rows(
-            named.filter(pl.col("mark") == "serving"), "node", "attempt", "ident", "ts", "file", "line")))}
+        self._ready_ident = {(n, a, i): _At(ts, file, line, seq) for n, a, i, ts, file, line, seq in reversed(list(
+            _rows(named.filter(pl.col("mark") == "serving"), "node", "attempt", "ident", "ts", "file", "line", "seq")))}
         self._stops = _all(marks.filter(pl.col("mark") == "shutdown"))
         self.stops = {k: ats[0] for k, ats in self._stops.items()}
         timed_stops = marks.filter((pl.col("mark") == "shutdown") & pl.col("ts").is_not_null()).sort("ts")
-        self.last_stop = _At(*timed_stops.select("ts", "file", "line").row(-1)) if timed_stops.height else None
+        self.last_stop = _At(*timed_stops.select("ts", "file", "line", "seq").row(-1)) if timed_stops.height else None
         self.eid_attempt = dict(zip(ev["eid"].to_list(), ev["attempt"].to_list()))
         # (node, attempt) -> the arguments it ran with, where it logged them
         rx = outcome_data().run_args
@@ -140,10 +146,10 @@ class Lifecycle:
         # progress by (node, attempt) and by (node, attempt, the process): in time order
         self._progress: dict[tuple, list[_At]] = {}
         progress = self._progress
-        for node, attempt, ts, file, line, source, pid, ident, rank in _rows(
-                marks.filter(pl.col("progress")), "node", "attempt", "ts", "file", "line", "source", "pid", "ident",
-                "rank"):
-            at = _At(ts, file, line)
+        for node, attempt, ts, file, line, seq, source, pid, ident, rank in _rows(
+                marks.filter(pl.col("progress")), "node", "attempt", "ts", "file", "line", "seq", "source", "pid",
+                "ident", "rank"):
+            at = _At(ts, file, line, seq)
             progress.setdefault((node, attempt), []).append(at)
             if (w := who(source, pid, ident, file)):
                 progress.setdefault((node, attempt, *w), []).append(at)
@@ -158,9 +164,9 @@ class Lifecycle:
         self._joined = None
         if (j := joined()) is not None and "joined" in ev.columns:
             met: dict[tuple, list[_At]] = {}
-            for node, attempt, ts, file, line in _rows(ev.filter(pl.col("joined").fill_null(False)),
-                                                       "node", "attempt", "ts", "file", "line"):
-                met.setdefault((node, attempt), []).append(_At(ts, file, line))
+            for node, attempt, ts, file, line, seq in _rows(ev.filter(pl.col("joined").fill_null(False)),
+                                                            "node", "attempt", "ts", "file", "line", "seq"):
+                met.setdefault((node, attempt), []).append(_At(ts, file, line, seq))
             self._joined = (j[0], met)
         # when each attempt of each node began (its first timed line): which attempt a node was in at a time
         begun = ev.filter(pl.col("ts").is_not_null()).group_by("node", "attempt").agg(pl.col("ts").min())
@@ -182,10 +188,10 @@ class Lifecycle:
         unnamed = f.node is None or (is_ip(f.node) and f.node not in named)
         if unnamed and named and not any(n is None or is_ip(n) for n in named):
             stops = sorted((s for s in self.stops.values() if s.ts is not None), key=lambda s: s.ts)
-            stop = stops[0] if stops and stops[0].before(f.ts, f.file, f.line) else None
+            stop = stops[0] if stops and stops[0].before(f.ts, f.file, f.place) else None
         else:  # (a bundle that names no node has its attempts too)
             stop = next((s for s in self._stops.get((f.node, self.attempt_of(f)), [])
-                         if s.before(f.ts, f.file, f.line)), None)
+                         if s.before(f.ts, f.file, f.place)), None)
         if stop is None:
             return None
         # a kernel line's clock may run seconds apart from the deployment's (KERNEL_SLACK_S)
@@ -213,11 +219,11 @@ class Lifecycle:
                 self._serving_after(f.ts, f.node if serves_itself else None)
         if serves_itself:
             return next((at for at in self._progress.get((f.node, self.attempt_of(f)), [])
-                         if at.after(f.ts, f.file, f.line)), None)
+                         if at.after(f.ts, f.file, f.place)), None)
         if not w:
             return self.went_on_anywhere(f)
         key = (f.node, self.attempt_of(f)) if node_wide else (f.node, self.attempt_of(f), *w)
-        return next((at for at in self._progress.get(key, []) if at.after(f.ts, f.file, f.line)), None)
+        return next((at for at in self._progress.get(key, []) if at.after(f.ts, f.file, f.place)), None)
 
     def served_after(self, f) -> _At | None:
         """The first sign of work after a request's failure: of its process; for a process that does no work of its
@@ -253,7 +259,7 @@ class Lifecycle:
         if self._joined is None or f.category not in self._joined[0]:
             return None
         return next((at for at in self._joined[1].get((f.node, self.attempt_of(f)), [])
-                     if at.after(f.ts, f.file, f.line)), None)
+                     if at.after(f.ts, f.file, f.place)), None)
 
     def _attempt_at(self, node, ts: datetime):
         """The attempt the node was in at time ts (its first, before it logged anything)."""
@@ -266,7 +272,7 @@ class Lifecycle:
         of their own)."""
         ready = self.ready.get((f.node, self.attempt_of(f))) \
             if f.source != "kernel" and f.file in self.app_files else None
-        return ready if ready is not None and ready.after(f.ts, f.file, f.line) else None
+        return ready if ready is not None and ready.after(f.ts, f.file, f.place) else None
 
     def serving_elsewhere(self, f) -> _At | None:
         """A server that became ready in its node's last attempt and was never stopped, on another node than the
@@ -292,11 +298,11 @@ class Lifecycle:
         ready on its own)."""
         if (f.node, getattr(f, "ident", None)) in self._services:
             own = self._ready_ident.get((f.node, self.attempt_of(f), f.ident))
-            return own is not None and own.before(f.ts, f.file, f.line)
+            return own is not None and own.before(f.ts, f.file, f.place)
         mine = [r for (n, a), r in self.ready.items() if n == f.node and a == self.attempt_of(f)]
         headless = not any(n == f.node for n, _ in self.ready)  # (a node ready in another attempt has its own)
         others = list(self.ready.values()) if headless else []
-        return any(r.before(f.ts, f.file, f.line) for r in mine + others)
+        return any(r.before(f.ts, f.file, f.place) for r in mine + others)
 
     def failed_again(self, failures: list, restarts: list = (), killers: list = ()) -> bool:
         """The deployment failed in more than one attempt of one node that ran the same arguments, or its
@@ -310,7 +316,7 @@ class Lifecycle:
         for f in (f for f in failures if f.ts is not None):
             per_node.setdefault(f.node, set()).add(self.attempt_of(f))
         for (node, attempt), stop in self.stops.items():
-            if any(k.node == node and (k.ts is None or stop.after(k.ts, k.file, k.line)) for k in killers):
+            if any(k.node == node and (k.ts is None or stop.after(k.ts, k.file, k.place)) for k in killers):
                 per_node.setdefault(node, set()).add(attempt)
         counts = [int(v) for f in restarts for k in ("restarts", "restart_count")
                   if str(v := f.fields.get(k, "")).isdigit()] + \
@@ -325,16 +331,19 @@ class Lifecycle:
         return sum(1 for a in attempts if first is None or self._args.get((node, a)) in (None, first)) >= 2
 
     def still_working_after(self, f, answered: list = (), deaths: list = ()) -> bool:
-        """The finding's node kept logging its engine's stats after it, or kept answering requests (`answered`:
-        failed requests, with their times) for ANSWERING_S or more, or until the bundle ends, with no stop: the
-        server is up (an API server that outlives its engine and answers 500 to every request serves, and fails its
-        requests). Counted from the engine's death when one follows the finding (`deaths`: a hung engine's stats
-        and timeouts before the watchdog kills it are its crash, not a server that serves)."""
+        """The finding's node (a headless worker's: its head) kept logging its engine's stats after it, or kept
+        answering requests (`answered`: failed requests, with their times) for ANSWERING_S or more, or until the
+        bundle ends, with no stop: the server is up (an API server that outlives its engine and answers 500 to
+        every request serves, and fails its requests). Counted from the engine's death when one follows the finding
+        (`deaths`: a hung engine's stats and timeouts before the watchdog kills it are its crash, not a server that
+        serves)."""
         if f.ts is None:
             return False
         died = [d.ts for d in deaths if d.ts is not None and d.ts >= f.ts and d.node == f.node]
         since = min(died, default=f.ts)
-        rows = self.stats.filter((pl.col("node") == f.node) & (pl.col("ts") > since)) if f.node is not None \
+        # (a headless worker's engine stats are its head's: the instance's)
+        own = f.node is not None and (not self._instances or any(n == f.node for n, _ in self._instances))
+        rows = self.stats.filter((pl.col("node") == f.node) & (pl.col("ts") > since)) if own \
             else self.stats.filter(pl.col("ts") > since)
         later = [a.ts for a in answered if a.ts is not None and a.ts > since and a.node == f.node]
         stopped = self.after_stop(f) is not None or self.stops.get((f.node, self.attempt_of(f)))
@@ -344,12 +353,32 @@ class Lifecycle:
         return (rows.height >= 2 and not stopped) or (answering and self.after_stop(f) is None)
 
     # --------------------------------------------------------------------------------------------
-    def outcome(self, failure, again: bool, answered: list = (), deaths: list = ()) -> Outcome:
+    def served_on_elsewhere(self, f, failed: list = ()) -> _At | None:
+        """Another instance (a node that prints its own engine's stats: a replica behind a router, a second
+        decode) went on working after the instance that failed, to the end of the bundle, with nothing of
+        `failed` (causes, deaths) on its node from then on: the work of the first sign of it."""
+        if f.ts is None or f.node is None or not any(n == f.node for n, _ in self._instances):
+            return None
+        for (node, attempt), _ in self._serving_at_end():
+            if node in (None, f.node) or (node, attempt) not in self._instances \
+                    or any(g.node == node and g.ts is not None and g.ts >= f.ts for g in failed):
+                continue
+            if (on := next((at for at in self._progress.get((node, attempt), [])
+                            if at.ts is not None and at.ts > f.ts), None)) is not None:
+                return on
+        return None
+
+    def outcome(self, failure, again: bool, answered: list = (), deaths: list = (), failed: list = ()) -> Outcome:
         """The outcome, given the failure that explains it (the root cause, or the first sign of a death
-        when no cause was found; None: nothing abnormal), whether it failed again after a restart, and the
-        requests the server failed and the deaths of its engine (still_working_after)."""
+        when no cause was found; None: nothing abnormal), whether it failed again after a restart, the
+        requests the server failed and the deaths of its engine (still_working_after), and every failure
+        (served_on_elsewhere)."""
         if failure is not None:
             where = dict(file=failure.file, line=failure.line)
+            if (on := self.served_on_elsewhere(failure, failed)) is not None:
+                return Outcome("failing_requests", **where, detail="one instance of several failed while another "
+                               f"went on serving with nothing failing ({on.file}:{on.line}): part of the requests "
+                               "failed")
             if again:
                 return Outcome("restart_loop", **where, detail="it was started again and again, and failed each time")
             if self.ready_before(failure) and not failure.unready:  # (a port it never bound: never ready)

@@ -32,7 +32,7 @@ def assign_phases(ev: pl.DataFrame, outside: frozenset[str] | set[str] = frozens
     ev = ev.with_columns(marks["mark"].replace_strict(order, default=None, return_dtype=pl.Int8).alias("_mi"),
                          marks["restart"].alias("_restart"), marks["mark"].alias("_mark"),
                          marks["progress"].alias("progress"), marks["joined"].alias("joined"))
-    ev = ev.sort(["ts", "file", "line", "sub"], nulls_last=True)
+    ev = ev.sort(["ts", "file", "seq" if "seq" in ev.columns else "line", "sub"], nulls_last=True)
     # a server stopped, then a start landmark again (its import's platform line, before any version line: it may
     # fail right there): it was started again
     again = ((pl.col("_mark") == "startup") & (pl.col("_mark").forward_fill().shift(1).over("node") == "shutdown")
