@@ -100,6 +100,21 @@ class Learnt:
     clock_model: ClockModel
 
 
+# what shows a deployment in containers: a container runtime's or a log shipper's record around its lines, or the
+# container's or pod's own description; and on its hosts: a batch scheduler's or an init system's record of it
+CONTAINER_WRAPPERS = ("docker_json", "cri", "kubectl_prefix", "stern", "compose", "fluentbit_json", "elastic_hit",
+                      "cloudwatch_tsv")
+CONTAINER_DUMPS = ("docker_inspect", "docker_ps", "pod_spec", "compose", "k8s_describe", "k8s_get", "k8s_events",
+                   "dockerfile")
+HOST_RUN_DUMPS = ("slurm_job", "systemd_unit")
+
+
+def _on_hosts(files) -> bool:
+    """The deployment ran on its hosts (a Slurm job, a systemd unit), in no container the bundle shows."""
+    return any(f.kind in HOST_RUN_DUMPS for f in files) and not any(
+        f.kind in CONTAINER_DUMPS or set(f.wrappers) & set(CONTAINER_WRAPPERS) for f in files)
+
+
 def learn(path: str | Path, settings: Settings, cat: Catalogue, keep_all: bool = False,
           name: str | None = None) -> Learnt:
     """Read the bundle (only the lines the diagnosis needs unless `keep_all`), then attribute and align them.
@@ -126,7 +141,7 @@ def learn(path: str | Path, settings: Settings, cat: Catalogue, keep_all: bool =
     refs = [dt for f in facts if f.name == "collected_at" and (dt := parse_iso(f.value))]
     zones = {f.node: int(f.value) for f in facts if f.name == "utc_offset" and f.node}
     clock_model, clock_report = clock.learn(events, settings.tz, settings.skew_tolerance, boots, refs,
-                                            _measured_offsets(facts), zones)
+                                            _measured_offsets(facts), zones, _on_hosts(ing.files))
     events = clock.in_file_order(clock.apply(events, clock_model))
     return Learnt(bundle, ing, events, facts, attribution, clock_report, clock_model)
 

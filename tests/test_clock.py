@@ -300,6 +300,21 @@ def test_a_hosts_journal_is_read_in_the_zone_its_timedatectl_shows_and_its_conta
     assert at(b, "gpu-b07/journalctl-k.txt", 1)[0] == "2026-06-18T16:41:52.418237"
 
 
+@pytest.mark.parametrize("container, want", [(False, "2026-05-12T13:46:09"),   # a Slurm job on the host: EDT
+                                              (True, "2026-05-12T09:46:09")])   # near miss: a container's UTC
+def test_a_job_that_runs_on_its_hosts_writes_their_zone(tmp_path, container, want):
+    zone = "$ timedatectl | grep 'Time zone'\n                Time zone: America/New_York (EDT, -0400)\n"
+    job = ("JobId=48213 JobName=vllm-405b\n   JobState=FAILED Reason=OutOfMemory\n"
+           "   StartTime=2026-05-12T09:41:02 EndTime=2026-05-12T09:52:19\n   NodeList=gpu-r2-n15\n")
+    files = {"gpu-r2-n15/timedatectl.txt": zone, "scontrol-show-job.txt": job,
+             "gpu-r2-n15/vllm.log": text_of("(EngineCore pid=7) INFO 05-12 09:46:09 [core.py:1] Starting to load model")}
+    if container:
+        files["gpu-r2-n15/docker-ps.txt"] = ("CONTAINER ID   IMAGE                      STATUS        NAMES\n"
+                                             "7c4e1f0a92b3   vllm/vllm-openai:v0.11.2   Up 3 minutes  vllm\n")
+    a = analyze_files(tmp_path, files, keep_all=True)
+    assert at(a, "gpu-r2-n15/vllm.log", 1)[0] == want
+
+
 # ------------------------------------------------------------------------------------------
 # a file written newest first (a log platform's export)
 # ------------------------------------------------------------------------------------------

@@ -96,6 +96,9 @@ class ClockModel:
     file_ref: dict[str, datetime] = field(default_factory=dict)  # with no_future: each file's last time
     # a node's UTC offset (timedatectl), in seconds: its host clock rows' zone-less times are read in it
     host_zone: dict[str, int] = field(default_factory=dict)
+    # the one zone of a bundle whose deployment runs on its hosts, in no container: its processes' zone-less
+    # times are in it (read in --tz otherwise: a container's clock is UTC)
+    bare_zone: int | None = None
     # a file that holds lines relayed from other nodes (Ray's 'ip=' prefix) -> the node whose clock wrote it
     writer: dict[str, str] = field(default_factory=dict)
     _plan: tuple | None = field(default=None, init=False, repr=False, compare=False)  # (see _own_time_plan)
@@ -107,12 +110,14 @@ HOST_CLOCK = (pl.col("wrapper") == "journald") | (pl.col("source") == "kernel")
 
 def _local(expr: pl.Expr, m: ClockModel) -> pl.Expr:
     """A zone-less local time as naive UTC: in its node's own zone for a host clock row of a node whose zone the
-    bundle shows (timedatectl), else in the zone of the analysis (--tz)."""
+    bundle shows (timedatectl), else in the zone of a bare-metal bundle's hosts, else in the zone of the analysis
+    (--tz)."""
+    other = _as_utc(expr, m.tz) if m.bare_zone is None or m.tz != UTC else expr - pl.duration(seconds=m.bare_zone)
     if not m.host_zone:
-        return _as_utc(expr, m.tz)
+        return other
     off = pl.col("node").replace_strict(m.host_zone, default=None, return_dtype=pl.Int64)
     return pl.when(HOST_CLOCK.fill_null(False) & off.is_not_null()) \
-        .then(expr - pl.duration(seconds=off)).otherwise(_as_utc(expr, m.tz))
+        .then(expr - pl.duration(seconds=off)).otherwise(other)
 
 
 def _exact(m: ClockModel) -> pl.Expr:
@@ -126,10 +131,13 @@ def learn(ev: pl.DataFrame, tz: str = UTC, skew_tolerance: float = 2.0,
           boot_facts: dict[str | None, datetime] | None = None,
           reference_facts: list[datetime] | None = None,
           measured: dict[str, float] | None = None,
-          zones: dict[str, int] | None = None) -> tuple[ClockModel, ClockReport]:
+          zones: dict[str, int] | None = None, bare: bool = False) -> tuple[ClockModel, ClockReport]:
     """Reference dates for year-less times, boot times, and per-node offsets, from attributed events.
-    `zones`: the UTC offset (seconds) of the nodes whose zone the bundle shows."""
-    m, rep = ClockModel(tz=tz, host_zone=dict(zones or {})), ClockReport()
+    `zones`: the UTC offset (seconds) of the nodes whose zone the bundle shows; `bare`: the deployment runs in no
+    container (its processes keep their hosts' zone, when the hosts share one)."""
+    one = set((zones or {}).values())
+    m, rep = ClockModel(tz=tz, host_zone=dict(zones or {}),
+                        bare_zone=one.pop() if bare and len(one) == 1 else None), ClockReport()
     c = pl.col
     exact = ev.select("node", _exact(m).alias("_e")).drop_nulls("_e")
     for (node,), g in exact.group_by("node"):
@@ -294,7 +302,7 @@ def _own_time_plan(m: ClockModel) -> tuple[list[list[pl.Expr]], list[pl.Expr]]:
     """The steps of `_own_times`' query, built once per model (building its expressions cost more than
     running them on the few timed rows of a batch)."""
     key = (m.tz, m.bundle_ref, m.no_future, tuple(m.node_ref.items()), tuple(m.boots.items()),
-           tuple(m.file_ref.items()), tuple(m.host_zone.items()))
+           tuple(m.file_ref.items()), tuple(m.host_zone.items()), m.bare_zone)
     if m._plan is None or m._plan[0] != key:
         m._plan = (key, _build_own_time_plan(m))
     return m._plan[1]

@@ -298,7 +298,8 @@ def _set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] |
         elif f.role == "cause" and (met := life.joined_after(f)) is not None:
             f.set_aside = f"survived: its group formed after it ({met.file}:{met.line})"
         elif f.role == "cause" and (went_on := life.progress_after(f, f.category in node_wide)) is not None \
-                and not fails_again(f) and not ((f.sig is None or f.source == "traceback") and systematic(f)):
+                and not fails_again(f) and not ((f.sig is None or f.source == "traceback") and systematic(f)) \
+                and not life.stalled_at(f):
             wide = f.source == "kernel" or f.category in node_wide
             f.set_aside = f"survived: {'its node' if wide else 'its process'} went on working " \
                           f"({went_on.file}:{went_on.line})"
@@ -309,7 +310,7 @@ def _set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] |
                 and not fails_again(f) and (f.fields.get("status") in outcome_data().shed_status or not systematic(f)):
             f.set_aside = f"survived: its server went on generating ({went_on.file}:{went_on.line}): one request failed"
         elif f.role == "cause" and (back := recovered.get(id(f))) is not None and not failed_meanwhile(f, back) \
-                and not keeps_coming_back(f):
+                and not keeps_coming_back(f) and not life.stalled_at(f):
             f.set_aside = f"survived: the device came back ({back.file}:{back.line}) before anything failed"
     # an untimed line of a failure set aside where it shows its time (a pod status after the kernel's oom-kill
     # of the same container) is the same failure

@@ -41,6 +41,9 @@ KERNEL_SLACK_S = 5.0
 # and fails its requests; one that a liveness probe or its own exit ends sooner crashed (probes give up within a
 # minute or two)
 ANSWERING_S = 300.0
+# vLLM's engine stats cover the interval since the last (10 s by default): a line this soon after a fault may report
+# work done before it. A stall shows in stats with requests running at least STALL_SEEN_S after the fault
+STATS_INTERVAL_S, STALL_SEEN_S = 10.0, 60.0
 
 
 @dataclass
@@ -161,6 +164,10 @@ class Lifecycle:
         # (node, attempt) that printed its own engine's periodic stats: an instance that serves by itself
         stats = ev.filter(pl.col("text").str.contains(decision_line("engine_stats"))) if "text" in ev.columns else None
         self._instances = set() if stats is None else set(zip(stats["node"].to_list(), stats["attempt"].to_list()))
+        # the times of stats that show requests running and nothing done: an engine stuck
+        running = pl.col("text").str.extract(decision_line("engine_stats"), 1).cast(pl.Int64, strict=False)
+        self._stuck = [] if stats is None else stats.filter((running > 0) & ~pl.col("progress").fill_null(False)
+                                                           & pl.col("ts").is_not_null())["ts"].to_list()
         self._joined = None
         if (j := joined()) is not None and "joined" in ev.columns:
             met: dict[tuple, list[_At]] = {}
@@ -239,6 +246,16 @@ class Lifecycle:
                  if len(key) == 2 and f.ts is not None and at.ts is not None and at.ts > f.ts
                  and key[1] == self._attempt_at(key[0], f.ts)]
         return min(later, key=lambda at: at.ts) if later else None
+
+    def stalled_at(self, f) -> bool:
+        """The deployment worked until the finding, and from then on its engine did nothing with requests running
+        (stats a minute or more after it say so; a line within the first interval may count work done before it):
+        a device that came back too late, the collectives it broke never resumed. An idle server: no stall."""
+        if f.ts is None:
+            return False
+        work = [at.ts for key, ats in self._progress.items() if len(key) == 2 for at in ats if at.ts is not None]
+        return any(t < f.ts for t in work) and any((t - f.ts).total_seconds() >= STALL_SEEN_S for t in self._stuck) \
+            and not any((t - f.ts).total_seconds() > STATS_INTERVAL_S for t in work)
 
     def _serving_after(self, ts: datetime, node=None) -> _At | None:
         """The first sign after `ts` that the deployment (or `node`) served: a node became ready, or worked once
@@ -331,19 +348,16 @@ class Lifecycle:
         return sum(1 for a in attempts if first is None or self._args.get((node, a)) in (None, first)) >= 2
 
     def still_working_after(self, f, answered: list = (), deaths: list = ()) -> bool:
-        """The finding's node (a headless worker's: its head) kept logging its engine's stats after it, or kept
-        answering requests (`answered`: failed requests, with their times) for ANSWERING_S or more, or until the
-        bundle ends, with no stop: the server is up (an API server that outlives its engine and answers 500 to
-        every request serves, and fails its requests). Counted from the engine's death when one follows the finding
-        (`deaths`: a hung engine's stats and timeouts before the watchdog kills it are its crash, not a server that
-        serves)."""
+        """The finding's node kept logging its engine's stats after it, or kept answering requests (`answered`:
+        failed requests, with their times) for ANSWERING_S or more, or until the bundle ends, with no stop: the
+        server is up (an API server that outlives its engine and answers 500 to every request serves, and fails its
+        requests). Counted from the engine's death when one follows the finding (`deaths`: a hung engine's stats
+        and timeouts before the watchdog kills it are its crash, not a server that serves)."""
         if f.ts is None:
             return False
         died = [d.ts for d in deaths if d.ts is not None and d.ts >= f.ts and d.node == f.node]
         since = min(died, default=f.ts)
-        # (a headless worker's engine stats are its head's: the instance's)
-        own = f.node is not None and (not self._instances or any(n == f.node for n, _ in self._instances))
-        rows = self.stats.filter((pl.col("node") == f.node) & (pl.col("ts") > since)) if own \
+        rows = self.stats.filter((pl.col("node") == f.node) & (pl.col("ts") > since)) if f.node is not None \
             else self.stats.filter(pl.col("ts") > since)
         later = [a.ts for a in answered if a.ts is not None and a.ts > since and a.node == f.node]
         stopped = self.after_stop(f) is not None or self.stops.get((f.node, self.attempt_of(f)))
