@@ -457,6 +457,13 @@ def test_uptime_single_commands():
     assert one(facts("uptime", S.UPTIME_S), "boot_time") == ("2026-02-02T08:00:00", 1)
 
 
+def test_uptime_and_date_at_one_prompt_give_the_boot_time_and_the_time_now():
+    got = facts("uptime", "$ uptime -s; date -u\n2026-08-27 03:12:09\nWed Sep  9 09:35:51 UTC 2026\n")
+    assert one(got, "boot_time") == ("2026-08-27T03:12:09+00:00", 2)
+    # near miss: the date's own line is the time now, not the boot
+    assert one(got, "collected_at") == ("2026-09-09T09:35:51+00:00", 3)
+
+
 @pytest.mark.parametrize("text,want", [
     (S.IP_ADDR, [("eth0=192.168.50.7/24", 5), ("ib0=10.100.0.7/16", 7)]),
     (S.IP_BRIEF, [("eth0=192.168.50.7/24", 2), ("ib0=10.100.0.7/16", 3)]),

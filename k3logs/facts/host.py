@@ -126,8 +126,9 @@ def parse_uptime(sink: Sink, lines: list[str], base: int, command: str | None = 
         iso = parse_date(s)
         if not iso:
             continue
-        if since_command.search(command or "") or (not command and since_output.match(s)):
-            boot = (iso, no)  # `uptime -s` prints the boot time in the host's local time
+        if since_output.match(s) and (since_command.search(command or "") or not command):
+            boot = (iso, no)  # `uptime -s` prints the boot time in the host's local time (another command of the
+            # same prompt, `uptime -s; date`, prints the time now)
         elif now is None:
             now = (iso, no)
     if now:
