@@ -532,3 +532,21 @@ def test_journald_lines_take_their_source_from_the_writer_not_the_file_kind():
     in_kernel_log = parse_lines(lines, kind="kernel", wrappers=("journald",))
     for df in (in_journal, in_kernel_log):
         assert df["source"].to_list() == ["kernel", "plain"]
+
+
+def test_a_json_export_s_message_fields_are_parsed_its_other_lines_are_not():
+    from test_sniff import GCLOUD_JSON
+    got = parse_lines(GCLOUD_JSON.split("\n")[:-1], kind="kernel", wrappers=("json_message_field", "journald_iso"))
+    assert got["line"].to_list() == [5, 12, 19]   # one row a message, none merged with the next
+    assert got["text"][0].startswith("NVRM: Xid") and got["wt"][0] == datetime(2026, 9, 22, 13, 41, 13, 128422)
+
+
+def test_rsyslog_s_escapes_of_control_characters_read_as_the_characters():
+    line = ("2026-09-22T13:05:20.920114+00:00 a4x-k3-0 vllm-k3[4187]: #033[0;36m(Worker_PP0_TP0_EP0 pid=262)#033[0;0m "
+            "INFO 09-22 13:05:20 [model_runner.py:1] Starting to load model")
+    r = parse_lines([line], kind="vllm", wrappers=("journald_iso",)).row(0, named=True)
+    assert (r["proc"], r["pid"], r["text"]) == ("Worker_PP0_TP0_EP0", 262, "Starting to load model")
+    # near miss: a '#' and digits that are no escape stay as they are
+    plain = parse_lines(["2026-09-22T13:05:20+00:00 a4x-k3-0 app[1]: see issue #0331"], kind="log",
+                        wrappers=("journald_iso",)).row(0, named=True)
+    assert plain["text"].endswith("see issue #0331")

@@ -312,3 +312,21 @@ def test_a_long_log_in_an_applications_format_skips_the_dump_detectors(monkeypat
     csv = "timestamp, gpu_bus_id, pid, process_name, used_gpu_memory [MiB]\n" + "".join(
         f"2026/07/09 10:{i:02d}:00.394, 00000000:5D:00.0, 2871204, /usr/bin/python3, 3211 MiB\n" for i in range(50))
     assert sniff(csv.encode()).kind == "nvidia_smi_csv" and calls
+
+
+GCLOUD_JSON = "[\n" + ",\n".join(
+    '  {\n    "insertId": "c402e0da57000a",\n    "jsonPayload": {\n'
+    f'      "message": "2026-09-22T13:41:{s:02d}.128422+00:00 a4x-k3-1 kernel: NVRM: Xid (PCI:0019:01:00): 119, pid=5321"\n'
+    '    },\n    "timestamp": "2026-09-22T13:41:20.256422Z"\n  }' for s in (13, 7, 1)) + "\n]\n"
+
+
+def test_a_json_export_s_message_fields_are_its_log_lines():
+    sn = sniff(GCLOUD_JSON.encode())
+    assert sn.wrappers == ("json_message_field", "journald_iso") and not sn.is_dump
+    # near misses: a JSON document with no log line in it, and Kubernetes events whose messages carry no time of
+    # their own, are dumps
+    doc = json.dumps({"items": [{"message": "ok", "timestamp": "2026-09-22T13:41:20Z"}]}, indent=2)
+    assert sniff(doc.encode()).wrappers == ()
+    events = json.dumps({"items": [{"reason": "NodeNotReady", "message": f"Node gb300-n{i} status is now: NodeNotReady",
+                                    "lastTimestamp": "2026-09-22T13:41:20Z"} for i in range(5)]}, indent=2)
+    assert sniff(events.encode()).wrappers == ()

@@ -18,7 +18,7 @@ SNIFF_LINES = ("vllm_proc", "vllm_text", "torchelastic", "k8s_events", "capture_
 TIME_GROUPS = ("t_iso", "t_local", "t_md", "t_hms", "t_glog", "t_ctime", "t_date", "t_mdy", "t_syslog",
                "t_clf", "t_sel", "t_uptime", "t_epoch_us", "t_epoch_s", "t_epoch_ms")
 KEYS = {"name", "regex", "source", "level_map", "first_for", "samples", "json_escaped", "json", "quoted", "keep",
-        "csv_quoted"}
+        "csv_quoted", "sparse"}
 # the fields a wrapper may read by JSON key (`json = { field = "KEY" }`): one JSON object a line, keys in any order
 JSON_FIELDS = {"text", "t_epoch_us", "t_iso", "host", "pid", "ident", "unit", "stream", "pod", "container"}
 
@@ -38,6 +38,7 @@ class Format:
     quoted: bool = False   # a wrapper whose lines keep their time and host in a file of plain text too
     keep: tuple[str, ...] = ()  # literals of lines whose text is encoded (no anchor shows in them): parse them all
     csv_quoted: bool = False  # the text is a CSV cell: quoted, its quotes doubled, when it holds a comma or a quote
+    sparse: bool = False  # a wrapper of a JSON document's few lines that hold a log line
 
     @property
     def groups(self) -> tuple[str, ...]:
@@ -103,7 +104,8 @@ def load_formats(path: Path | None = None) -> Formats:
                 first_for=tuple(d.get("first_for", [])), json_escaped=bool(d.get("json_escaped", False)),
                 json_fields=tuple(sorted((str(k), str(v)) for k, v in json_fields.items())), samples=tuple(samples), location=loc,
                 quoted=bool(d.get("quoted", False)) and layer == "wrapper",
-                keep=tuple(map(str, d.get("keep", []))), csv_quoted=bool(d.get("csv_quoted", False))))
+                keep=tuple(map(str, d.get("keep", []))), csv_quoted=bool(d.get("csv_quoted", False)),
+                sparse=bool(d.get("sparse", False)) and layer == "wrapper"))
     sniff = _sniff_lines(data, text, path, problems)
     if problems:
         raise CatalogueError(f"{len(problems)} problem(s) in {path}: {problems[0]}", problems)

@@ -21,7 +21,8 @@ from k3logs.catalogue.regexes import Regexes
 from k3logs.schema import LINE, SUB, TRUNCATED
 
 from .prefixes import SAMPLE_ROWS, peel_prefixes
-from .terminal import MARKED, carriage_returns, coloured_rows, join_partials, on_rows, split_glued, strip_ansi
+from .terminal import (MARKED, carriage_returns, coloured_rows, join_partials, on_rows, split_glued, strip_ansi,
+                       syslog_controls)
 
 MONTHS = {"Jan": "01", "Feb": "02", "Mar": "03", "Apr": "04", "May": "05", "Jun": "06", "Jul": "07",
           "Aug": "08", "Sep": "09", "Oct": "10", "Nov": "11", "Dec": "12"}
@@ -223,7 +224,7 @@ def _apply_wrapper(df: pl.DataFrame, fmt: Format) -> pl.DataFrame:
         new["pid"] = ext["pid"].cast(pl.Int64, strict=False)
     if "tag" in g:
         new["partial"] = ext["tag"] == "P"
-    elif fmt.json_escaped:
+    elif fmt.json_escaped and not fmt.sparse:   # (docker's json-file: a chunk with no newline goes on in the next)
         new["partial"] = ~text.str.ends_with("\n")
     return df.with_columns(
         pl.when(pl.lit(m)).then(v if isinstance(v, pl.Expr) else pl.lit(v)).otherwise(pl.col(k)).alias(k)
@@ -343,6 +344,8 @@ def parse_batch(batch: pl.DataFrame, ctx: FileContext, formats: Formats) -> pl.D
         return df
     for name in ctx.wrappers:
         df = _apply_wrapper(df, formats.wrappers[name])
+        if formats.wrappers[name].sparse:   # (a JSON document's own lines around the log lines it holds: not lines
+            df = df.filter(pl.col("wrapper") == name)   # of the log)
     if not ctx.wrappers and ctx.kind == "log":
         # plain text that holds a journal's lines among its own (a section of nvidia-bug-report.log, a paste
         # of `journalctl -k`): those lines keep their time and host; the rest stays plain
@@ -352,6 +355,8 @@ def parse_batch(batch: pl.DataFrame, ctx: FileContext, formats: Formats) -> pl.D
     if ctx.wrappers:  # a wrapped record may end in its own newline (lines are split without theirs)
         df = df.with_columns(pl.col("text").str.strip_chars_end("\n"))
     df = join_partials(df)
+    if ctx.wrappers:   # (a syslog relay's escapes of control characters)
+        df = syslog_controls(df)
     # colour codes go before the layers that read a line as text: on the rows they read (tqdm states), then
     # after the prefixes are peeled (a head may be coloured: most lines hold no other code), then the
     # prefixes they hid

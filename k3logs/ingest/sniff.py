@@ -18,9 +18,9 @@ from .lines import decode_head
 HEAD_BYTES = 64 * 1024
 HEAD_LINES = 200
 LOG_SHARE = 0.9  # of a long head's lines in an application's log format: a log, never a dump
-WRAPPER_ORDER = ("docker_json", "journald_json", "elastic_hit", "fluentbit_json", "cloudwatch_tsv", "cri",
-                 "kubectl_prefix", "stern", "loki_logcli", "datadog_csv", "journald_iso", "rfc3339", "journald",
-                 "compose", "srun_label")
+WRAPPER_ORDER = ("docker_json", "journald_json", "elastic_hit", "fluentbit_json", "gcp_log_entry", "cloudwatch_tsv",
+                 "cri", "kubectl_prefix", "stern", "loki_logcli", "datadog_csv", "json_message_field", "journald_iso",
+                 "rfc3339", "journald", "compose", "srun_label")
 LABELS = ("srun_label",)  # a bare 'N: ' label: a dump whose lines start so (`ip -o addr`) is that dump, not a log
 NUL_RUN = re.compile(rb"\x00{8,}")  # (kept here: a hole in raw bytes; patterns/*.toml regexes are of text)
 INGEST = Regexes("ingest.toml")  # ansi_escape
@@ -126,6 +126,15 @@ def _line_formats(inner: list[str], clean: list[str], pats, sniffing: dict) -> t
     return counts, known
 
 
+SPARSE_MIN = 3  # lines a sparse wrapper must match in a JSON document's head
+
+
+def _sparse(name: str, hits: int, lines: list[str], formats: Formats | None) -> bool:
+    """A sparse wrapper (formats.toml) on enough lines of a JSON document: the log lines it holds are the file's."""
+    fmt = (formats or builtin_formats()).wrappers.get(name)
+    return fmt is not None and fmt.sparse and hits >= SPARSE_MIN and lines[0].lstrip()[:1] in ("[", "{")
+
+
 def sniff(head: bytes, size: int | None = None, formats: Formats | None = None) -> Sniffed:
     """Classify a file from its first bytes."""
     if not head.strip():
@@ -155,13 +164,18 @@ def sniff(head: bytes, size: int | None = None, formats: Formats | None = None) 
         if not counts:
             break
         name, hits = counts.most_common(1)[0]
-        if hits * 2 < len(inner) or name in wrappers:
+        sparse = not wrappers and _sparse(name, hits, lines, formats)
+        if (hits * 2 < len(inner) and not sparse) or name in wrappers:
             break
         wrappers.append(name)
         reasons.append(f"{name} wrapper on {hits}/{len(inner)} lines")
         rx = dict(pats["wrapper"])[name]
-        inner = [_unwrap(ln, rx, name) for ln in inner]
+        inner = [_unwrap(ln, rx, name) for ln in inner if not sparse or rx.match(ln)]   # (sparse: its lines)
     if wrappers and wrappers[0] in LABELS and sniff_dump(text):
+        wrappers, inner, reasons = [], lines, []
+    if len(wrappers) == 1 and _sparse(wrappers[0], SPARSE_MIN, lines, formats):
+        # (a JSON document's message fields are log lines when they carry a log's own time and host; an object's
+        # message with no time of its own, a Kubernetes event's, is the document's field)
         wrappers, inner, reasons = [], lines, []
 
     # 3 before 2: the application format of each unwrapped line
@@ -220,16 +234,24 @@ def _unwrap(line: str, rx: re.Pattern, name: str) -> str:
             obj = json.loads(line)
         except ValueError:
             return line
-        t = obj.get(_json_wrappers()[name]) if isinstance(obj, dict) else None
+        t = obj
+        for part in _json_wrappers()[name].split("."):   # (a dotted key: in the objects inside)
+            t = t.get(part) if isinstance(t, dict) else None
         if isinstance(t, list) and all(isinstance(b, int) and 0 <= b < 256 for b in t):
             t = bytes(t).decode("utf-8", "replace")  # (journald's MESSAGE with control characters: its bytes)
         return t if isinstance(t, str) else ""
     if "text" in rx.groupindex:
         t = m.group("text") or ""
-        if name == "docker_json":
+        if name in _json_escaped():
             t = t.replace("\\n", "").replace("\\r", "\r").replace('\\"', '"').replace("\\u001b", "\x1b")
         return t
     return line[m.end():]
+
+
+@lru_cache(maxsize=1)
+def _json_escaped() -> frozenset[str]:
+    """Wrappers whose text is a JSON string's content (docker's json-file, a JSON export's message field)."""
+    return frozenset(n for n, f in builtin_formats().wrappers.items() if f.json_escaped)
 
 
 @lru_cache(maxsize=1)

@@ -125,7 +125,8 @@ def open_member(member: Member, settings: Settings, formats: Formats, out: Inges
         out.dumps.append((member.path, sn.kind if sn.is_dump else "text", text))
         if not sn.is_dump and not wrappers and (stamped := stamp_yaml_entries(text)) is not None:
             info.reason += "; YAML log entries: each line takes its entry's time"
-            wrappers, info.wrappers, info.prose = (STAMP_WRAPPER,), (STAMP_WRAPPER,), False
+            wrappers, info.prose = (STAMP_WRAPPER,), False   # (the file's own wrappers stay none: read again, it
+            # is stamped again)
             text = stamped
         whole = io.BytesIO(text.encode("utf-8"))
         whole.cut = cut or bool(getattr(stream, "cut", False))  # type: ignore[attr-defined]  (lines.iter_line_chunks)

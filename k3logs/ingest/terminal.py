@@ -7,7 +7,7 @@ import polars as pl
 from k3logs.catalogue.regexes import Regexes
 from k3logs.schema import LINE, SUB, TRUNCATED
 
-INGEST = Regexes("ingest.toml")  # ansi_escape, tqdm_state, tqdm_glued, progress_prefix_only (run by polars)
+INGEST = Regexes("ingest.toml")  # ansi_escape, tqdm_state, tqdm_glued, progress_prefix_only, syslog_escaped_control
 TQDM_MARKS = ["\r", "/s]", "/it]"]  # a line with none has no tqdm state to collapse or split
 COLOURED = pl.col("text").str.contains("\x1b", literal=True).fill_null(False)
 MARKED = pl.col("text").str.contains_any(TQDM_MARKS)
@@ -29,6 +29,16 @@ def join_partials(df: pl.DataFrame) -> pl.DataFrame:
 
 def coloured_rows(df: pl.DataFrame) -> pl.Series:
     return df.select(COLOURED).to_series()  # (a built expression: a Series method builds one each call)
+
+
+def syslog_controls(df: pl.DataFrame) -> pl.DataFrame:
+    """Control characters rsyslog wrote as '#033' (ESC) and '#015' (CR) back to themselves: colour codes and
+    progress bars then read as they were printed."""
+    rx = INGEST["syslog_escaped_control"].pattern
+    if not df["text"].str.contains(rx).any():
+        return df
+    return df.with_columns(pl.col("text").str.replace_all("#033[", "\x1b[", literal=True)
+                           .str.replace_all("#015", "\r", literal=True))
 
 
 def strip_ansi(df: pl.DataFrame) -> pl.DataFrame:
