@@ -144,7 +144,8 @@ def _sniff_lines(data: dict, text: str, path: Path, problems: Problems) -> dict[
 
 @lru_cache(maxsize=1)
 def builtin_formats() -> Formats:
-    """The built-in formats, checked once per content of formats.toml (and of this package) and kept in the cache folder:
-    checking every regex with the Rust engine on each run cost a small bundle's analysis a tenth of its time."""
+    """The built-in formats, checked once per content of formats.toml (and of this package) and kept in the cache
+    folder: checking every regex with the Rust engine on each run cost a small bundle's analysis a tenth of its
+    time."""
     path = data_dir("patterns") / "formats.toml"
     return kept("formats", content_key([path]), lambda: load_formats(path), lambda got: isinstance(got, Formats))

@@ -247,7 +247,8 @@ def _missing(rx: re.Pattern, need: set[str], loc, name: str, problems: Problems)
 
 @lru_cache(maxsize=1)
 def builtin_witnesses() -> Witnesses:
-    """The built-in witnesses, checked once per content of attribution.toml (and of this package) and kept in the cache folder:
-    checking every regex with the Rust engine on each run cost a small bundle's analysis a tenth of its time."""
+    """The built-in witnesses, checked once per content of attribution.toml (and of this package) and kept in the
+    cache folder: checking every regex with the Rust engine on each run cost a small bundle's analysis a tenth of
+    its time."""
     path = data_dir("patterns") / "attribution.toml"
     return kept("witnesses", content_key([path]), lambda: load_witnesses(path), lambda got: isinstance(got, Witnesses))

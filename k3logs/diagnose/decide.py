@@ -242,7 +242,8 @@ def _set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] |
         from the one before (a link that flaps on and on): whether each return was survived does not matter."""
         later = sorted(g.ts for g in findings if g is not f and g.category == f.category and g.node == f.node
                        and (dt := seconds(f, g)) is not None and 0 < dt <= EXPLAIN_WINDOW_S)
-        starts = [t for i, t in enumerate(later) if (t - (later[i - 1] if i else f.ts)).total_seconds() > SAME_FAILURE_S]
+        starts = [t for i, t in enumerate(later)
+                  if (t - (later[i - 1] if i else f.ts)).total_seconds() > SAME_FAILURE_S]
         return f.source == "kernel" and len(starts) >= FLAP_EPISODES
 
     def spreads(f: Finding) -> bool:

@@ -242,7 +242,8 @@ def exceptions(ev: pl.DataFrame, benign: pl.Series, symptoms: list[int] = ()) ->
         & (pl.col("exc_types").list.len().fill_null(0) <= 1)
     cand = cand.filter(~pl.col("eid").is_in(benign.implode()) & ~known)
     out = []
-    for r in cand.sort(["ts", "file", "seq" if "seq" in cand.columns else "line"], nulls_last=True).iter_rows(named=True):
+    place = "seq" if "seq" in cand.columns else "line"
+    for r in cand.sort(["ts", "file", place], nulls_last=True).iter_rows(named=True):
         text = r["text"].split("\n", 1)[0]
         out.append(Finding(eid=r["eid"], sig=None, category="other", role="cause", priority=0, file=r["file"],
                            line=r["exc_lines"][0] if r["exc_lines"] else r["line"],

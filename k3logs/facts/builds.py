@@ -33,9 +33,9 @@ def witness_of(f: Fact) -> tuple[str, str]:
 def differing(facts: list[Fact], name: str) -> list[str] | None:
     """The builds that differ between the ranks of one deployment, read within one kind of evidence (the logs
     the processes wrote, package lists, or the images a pod listing shows: a library's own banner and pip's
-    package version are not compared with each other). Known nodes are compared with each other, each by the builds its best source shows; the
-    facts of an unknown node only within their file (the ranks writing one log, one listing of several
-    environments). None when no two of them differ."""
+    package version are not compared with each other). Known nodes are compared with each other, each by the
+    builds its best source shows; the facts of an unknown node only within their file (the ranks writing one log,
+    one listing of several environments). None when no two of them differ."""
     for sources in (("log",), _PACKAGE_LISTS, ("pod_table",)):
         mine = [f for f in facts if f.source in sources]
         groups: dict[tuple[str, str], set[str]] = defaultdict(set)

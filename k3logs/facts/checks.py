@@ -251,7 +251,7 @@ def check_prefix(F: _Facts, data: FactsData, k3: bool):
     for rank in sorted(groups):
         pcs = [f for f in groups[rank] if f.name == "prefix_caching"]
         if pcs:
-            off = sorted((f for f in pcs if f.value != "true"), key=lambda f: (f.file, f.line or 0))  # the first that says so
+            off = sorted((f for f in pcs if f.value != "true"), key=lambda f: (f.file, f.line or 0))  # (first first)
             if off:
                 return "fail", off[0], f"prefix caching is off in what ran{_at(off[0])}"
             return "pass", pcs[0], f"prefix caching on in what ran{_at(pcs[0])}"
