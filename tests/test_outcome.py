@@ -449,11 +449,17 @@ def test_an_export_written_newest_first_is_read_in_its_time_order(tmp_path, newe
     assert d.root is not None and d.root.category.startswith("oom") and d.outcome.state == "crashed"
 
 
-@pytest.mark.parametrize("flaps, survived", [(4, False),   # down and back four times in 20 minutes: flapping
-                                              (1, True)])   # near miss: once, and back
-def test_a_link_that_keeps_going_down_was_not_survived_however_each_flap_fared(tmp_path, flaps, survived):
-    """A headless worker's link goes down and comes back again and again while the head serves on (slowly): the
-    first flap is the cause."""
+TIMED_OUT = ("2026/11/18 07:{m:02d}:10 [error] 2291#2291: *55{m:02d} upstream timed out (110: Connection timed out) "
+             "while reading response header from upstream, client: 10.70.2.41, server: llm, request: \"POST "
+             "/v1/chat/completions HTTP/1.1\", upstream: \"http://10.60.4.11:8000/v1/chat/completions\"")
+
+
+@pytest.mark.parametrize("flaps, timeouts, survived", [(4, 4, False),   # down and back again and again, 504s
+                                                       (4, 0, True),    # near miss: nothing failed meanwhile
+                                                       (1, 4, True)])   # near miss: once, and back
+def test_a_link_that_keeps_going_down_while_requests_fail_was_not_survived(tmp_path, flaps, timeouts, survived):
+    """A headless worker's link goes down and comes back again and again while the head serves on (slowly) and
+    the gateway gives up on requests: the first flap is the cause, however each flap fared."""
     kernel = [line for k in range(flaps) for line in (
         f"Nov 18 07:{4 + 5 * k:02d}:30 gpu-a2 kernel: mlx5_core 0000:c1:00.0 mlx5_4: Port: 1 Link DOWN",
         f"Nov 18 07:{4 + 5 * k:02d}:36 gpu-a2 kernel: mlx5_core 0000:c1:00.0 mlx5_4: Port: 1 Link ACTIVE")]
@@ -461,9 +467,10 @@ def test_a_link_that_keeps_going_down_was_not_survived_however_each_flap_fared(t
                        "reqs, Waiting: 60 reqs, GPU KV cache usage: 71.0%") for m in range(5, 30, 4)]
     d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + stats,
                             "gpu-a2/vllm.log": [worker(1, 0, "Starting to load model m...", pid=5511)],
-                            "gpu-a2/journalctl-k.txt": kernel})
+                            "gpu-a2/journalctl-k.txt": kernel,
+                            "gw/nginx-error.log": [TIMED_OUT.format(m=8 + 5 * k) for k in range(timeouts)] or [""]})
     if survived:
-        assert d.root is None
+        assert d.root is None or d.root.file != "gpu-a2/journalctl-k.txt"
     else:
         assert (d.root.file, d.root.line) == ("gpu-a2/journalctl-k.txt", 1)
 

@@ -54,7 +54,17 @@ KNOWN: dict[tuple[str, str], str] = {
     **{(c, "drop-node"): DROPPED_NODE_UNREAD for c in (
         "c999-xid48-dbe-docker-hostnet-pp3", "c1013-dp32-ep-4node-dmabuf524-skewed-node",
         "c1017-systemd-pp-stuck-rank-watchdog-elsewhere", "c1021-pd-nixl-decode-rail-down",
-        "c1023-slurm-dp16-ep-xid94-one-engine", "c1034-slurm-k3-b200-xid149-nvlink-capture")},
+        "c1023-slurm-dp16-ep-xid94-one-engine", "c1034-slurm-k3-b200-xid149-nvlink-capture",
+        "c1042-docker-prodstack-router-3-replicas-one-cuda-oom-foreign-notebook",
+        "c1044-k8s-pd-nixl-two-decodes-one-ucx-segfault", "c1056-gcp-logging-xid119-gsp-k3-a4x")},
+    ("c1044-k8s-pd-nixl-two-decodes-one-ucx-segfault", "rename-hosts"): (
+        "the transform renames the folder decode-0 as if it were a host (it is a pod's short name), and the surviving "
+        "decode's lines lose their node: an instance with no node is not counted as another instance serving on, so "
+        "the decode that failed reads as a crash, not part of the requests failing"),
+    ("c1019-lws-worker-node-preempted-during-load", "noise-retries"): (
+        "the cloud's audit record (the root) has no process of its own and takes the phase the deployment reached; "
+        "c10d connect retries added to the leader's log after its load began are distributed_init landmarks, and "
+        "the phase follows them"),
     **{(c, "skew-beyond"): SRUN_FILE_SKEW for c in (
         "c1023-slurm-dp16-ep-xid94-one-engine", "c1034-slurm-k3-b200-xid149-nvlink-capture")},
     ("c1025-llama70b-k8s-rolling-upgrade", "graceful-stop"): (
