@@ -238,16 +238,13 @@ def _set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] |
             and (dt := seconds(f, g)) is not None and dt >= 0 and again(g, dt) for g in findings)
 
     def keeps_coming_back(f: Finding) -> bool:
-        """The same fault on its node returns FLAP_EPISODES times or more within the window, each time apart
-        from the one before (a link that flaps on and on), and meanwhile something fails as often (a link the
-        service rode out untouched is not its incident): whether each return was survived does not matter."""
-        later = sorted(g.ts for g in findings if g is not f and g.category == f.category and g.node == f.node
-                       and (dt := seconds(f, g)) is not None and 0 < dt <= EXPLAIN_WINDOW_S)
-        starts = [t for i, t in enumerate(later)
-                  if (t - (later[i - 1] if i else f.ts)).total_seconds() > SAME_FAILURE_S]
-        harm = [g for g in findings if (dt := seconds(f, g)) is not None and 0 < dt <= EXPLAIN_WINDOW_S and (
-            (g.set_aside is None and g.category in outcome_data().fatal)
-            or g.category in outcome_data().request_level)]   # (requests failing, even while others succeed)
+        """The same fault on its node returns FLAP_EPISODES times within the window, each apart from the one before
+        (a link flapping on), and as many failures come meanwhile (requests too, however others fared)."""
+        within = [g for g in findings if (dt := seconds(f, g)) is not None and 0 < dt <= EXPLAIN_WINDOW_S]
+        later = sorted(g.ts for g in within if g.category == f.category and g.node == f.node)
+        starts = [t for i, t in enumerate(later) if (t - ([f.ts] + later)[i]).total_seconds() > SAME_FAILURE_S]
+        harm = [g for g in within if (g.set_aside is None and g.category in outcome_data().fatal)
+                or g.category in outcome_data().request_level]
         return f.source == "kernel" and len(starts) >= FLAP_EPISODES and len(harm) >= FLAP_EPISODES
 
     def spreads(f: Finding) -> bool:
