@@ -166,8 +166,12 @@ class Lifecycle:
         self._instances = set() if stats is None else set(zip(stats["node"].to_list(), stats["attempt"].to_list()))
         # the times of stats that show requests running and nothing done: an engine stuck
         running = pl.col("text").str.extract(decision_line("engine_stats"), 1).cast(pl.Int64, strict=False)
-        self._stuck = [] if stats is None else stats.filter((running > 0) & ~pl.col("progress").fill_null(False)
-                                                           & pl.col("ts").is_not_null())["ts"].to_list()
+        stuck = [] if stats is None else stats.filter((running > 0) & ~pl.col("progress").fill_null(False)
+                                                      & pl.col("ts").is_not_null())["ts"].to_list()
+        work = [at.ts for key, ats in progress.items() if len(key) == 2 for at in ats if at.ts is not None]
+        # (the deployment's first and last work, and its last stuck stats: what stalled_at compares, made once)
+        self._work_span = (min(work), max(work)) if work else None
+        self._last_stuck = max(stuck, default=None)
         self._joined = None
         if (j := joined()) is not None and "joined" in ev.columns:
             met: dict[tuple, list[_At]] = {}
@@ -251,11 +255,11 @@ class Lifecycle:
         """The deployment worked until the finding, and from then on its engine did nothing with requests running
         (stats a minute or more after it say so; a line within the first interval may count work done before it):
         a device that came back too late, the collectives it broke never resumed. An idle server: no stall."""
-        if f.ts is None:
+        if f.ts is None or self._work_span is None or self._last_stuck is None:
             return False
-        work = [at.ts for key, ats in self._progress.items() if len(key) == 2 for at in ats if at.ts is not None]
-        return any(t < f.ts for t in work) and any((t - f.ts).total_seconds() >= STALL_SEEN_S for t in self._stuck) \
-            and not any((t - f.ts).total_seconds() > STATS_INTERVAL_S for t in work)
+        first, last = self._work_span
+        return first < f.ts and (self._last_stuck - f.ts).total_seconds() >= STALL_SEEN_S \
+            and (last - f.ts).total_seconds() <= STATS_INTERVAL_S
 
     def _serving_after(self, ts: datetime, node=None) -> _At | None:
         """The first sign after `ts` that the deployment (or `node`) served: a node became ready, or worked once
