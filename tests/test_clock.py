@@ -92,6 +92,51 @@ def test_no_date_anywhere_keeps_a_file_in_order_across_todays_date(tmp_path, now
     assert second == "2025-06-16T01:00:00"   # 2026-06-16 is in the future, so the whole file is 2025
 
 
+def tod(t: str, msg: str = "Automatically detected platform cuda.") -> str:
+    return f"{t} INFO [x.py:1] {msg}"
+
+
+def test_times_of_day_only_take_the_date_of_their_files_dated_lines_and_turn_the_day_at_midnight(tmp_path):
+    a = analyze_files(tmp_path, {
+        "node-a/serve.log": text_of(tod("23:59:50"), tod("23:59:58"),
+                                    "[W1101 00:00:05.000000000 socket.cpp:487] [c10d] recvValue failed",
+                                    tod("00:00:06"), tod("00:10:00")),
+        "node-a/kern.log": "2026-10-31T23:59:40+00:00 gpu-a kernel: NVRM: loading NVIDIA UNIX Open Kernel Module\n",
+    }, keep_all=True)
+    assert at(a, "node-a/serve.log", 1) == ("2026-10-31T23:59:50", "inferred")
+    assert at(a, "node-a/serve.log", 4) == ("2026-11-01T00:00:06", "inferred")
+    assert at(a, "node-a/serve.log", 5) == ("2026-11-01T00:10:00", "inferred")
+
+
+def test_near_miss_a_clock_that_goes_back_minutes_does_not_turn_the_day(tmp_path):
+    a = analyze_files(tmp_path, {
+        "serve.log": text_of(tod("10:00:00"), tod("10:05:00"), tod("09:58:00")),
+        "kern.log": "2026-10-31T09:59:00+00:00 gpu-a kernel: NVRM: loading NVIDIA UNIX Open Kernel Module\n",
+    }, keep_all=True)
+    assert at(a, "serve.log", 3) == ("2026-10-31T09:58:00", "inferred")
+
+
+def test_a_file_of_times_of_day_with_no_dated_line_of_its_own_is_dated_with_the_bundles_others(tmp_path):
+    # the worker's log holds times of day only and its node nothing dated: it is dated with the leader's
+    # file (which turned the day at midnight), so that its 23:31 comes before the leader's 00:01
+    a = analyze_files(tmp_path, {
+        "leader/serve.log": text_of(tod("23:31:05"), tod("00:01:28", "rendezvous failed"),
+                                    "[W1101 00:01:28.771295351 socket.cpp:487] [c10d] recvValue failed"),
+        "worker/serve.log": text_of(tod("23:31:06"), tod("23:31:08", "OSError: [Errno 28] No space left")),
+    }, keep_all=True)
+    assert at(a, "worker/serve.log", 2)[0] == f"{at(a, 'leader/serve.log', 1)[0][:10]}T23:31:08"
+    assert at(a, "worker/serve.log", 2)[0] < at(a, "leader/serve.log", 2)[0]
+
+
+def test_a_file_of_times_of_day_written_newest_first_turns_the_day_backwards(tmp_path):
+    a = analyze_files(tmp_path, {
+        "export.log": text_of(tod("00:00:06"), tod("23:59:58")),
+        "kern.log": "2026-11-01T00:00:01+00:00 gpu-a kernel: NVRM: loading NVIDIA UNIX Open Kernel Module\n",
+    }, keep_all=True)
+    assert at(a, "export.log", 1) == ("2026-11-01T00:00:06", "inferred")
+    assert at(a, "export.log", 2) == ("2026-10-31T23:59:58", "inferred")
+
+
 def test_february_29_moves_into_leap_years_only():
     import random
     import polars as pl

@@ -13,12 +13,12 @@ Nodes' clocks disagree: an offset per node is estimated from events every rank l
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import polars as pl
 
 from k3logs.catalogue.regexes import Regexes
-from k3logs.ingest.parse import PLACEHOLDER_YEAR
+from k3logs.ingest.parse import DATELESS_DAY, PLACEHOLDER_YEAR
 from k3logs.schema import MIXED, at_rows, in_line_order, the_one
 
 from .attribution import RX, line_rx
@@ -56,6 +56,11 @@ def _as_utc(expr: pl.Expr, tz: str) -> pl.Expr:
 def _yearless() -> pl.Expr:
     c = pl.col
     return pl.when(c("wt_kind") == "yearless").then(c("wt")).when(c("lt_kind") == "yearless").then(c("lt"))
+
+
+def _dateless() -> pl.Expr:
+    """A time of day only (a logger's '%H:%M:%S'), as the time since the placeholder date's midnight."""
+    return pl.when(pl.col("lt_kind") == "dateless").then(pl.col("lt") - pl.lit(DATELESS_DAY))
 
 
 DAY_US = 86_400_000_000
@@ -101,6 +106,8 @@ class ClockModel:
     bare_zone: int | None = None
     # a file that holds lines relayed from other nodes (Ray's 'ip=' prefix) -> the node whose clock wrote it
     writer: dict[str, str] = field(default_factory=dict)
+    # a file of times of day only -> (first line, the midnight it counts from), a day each time its clock turns
+    days: dict[str, tuple[tuple[int, datetime], ...]] = field(default_factory=dict)
     _plan: tuple | None = field(default=None, init=False, repr=False, compare=False)  # (see _own_time_plan)
 
 
@@ -197,6 +204,7 @@ def learn(ev: pl.DataFrame, tz: str = UTC, skew_tolerance: float = 2.0,
         relaying = ev.filter(c("ip").is_not_null()).select("file").unique()
         own = ev.join(relaying, on="file").filter(c("ip").is_null() & c("node").is_not_null())
         m.writer = dict(own.group_by("file").agg(c("node").mode().sort().first()).iter_rows())
+    m.days = _days_of(ev, m)
     # per-node offsets: measured in the bundle (simultaneous `date` readings, chrony) if it can, else
     # estimated from the rank-assignment lines every worker prints at the same moment
     if measured:
@@ -228,6 +236,36 @@ def learn(ev: pl.DataFrame, tz: str = UTC, skew_tolerance: float = 2.0,
             if nc.applied:
                 m.offsets[row["node"]] = off
     return m, rep
+
+
+HALF_DAY = 12 * 3600 * 1_000_000
+
+
+def _days_of(ev: pl.DataFrame, m: ClockModel) -> dict[str, tuple[tuple[int, datetime], ...]]:
+    """The dates of files whose lines give a time of day only. Within a file the day turns where its clock goes
+    back more than twelve hours (on, in a file written newest first); the file's first day is the one that puts
+    its lines nearest the dated lines of the same file, else of its node, else of the bundle (its other files'
+    times of day are then dated alike: they were written together)."""
+    c = pl.col
+    tod = ev.filter(_dateless().is_not_null())
+    if tod.is_empty():
+        return {}
+    dated = ev.with_columns(_own_times(ev.select(TIME_COLUMNS), m)["ts"]).drop_nulls("ts")
+    near = {k: dict(dated.group_by(k).agg(c("ts").median()).iter_rows()) for k in ("file", "node")}
+    anywhere = dated["ts"].median()
+    step = (_dateless().dt.total_microseconds().diff().fill_null(0)).alias("_d")
+    runs = tod.sort("line", "sub").with_columns(step).with_columns(
+        ((c("_d") < -HALF_DAY).cast(pl.Int64) - (c("_d") > HALF_DAY).cast(pl.Int64)).cum_sum().over("file")
+        .alias("_day"))
+    days = {}
+    for (file,), g in runs.group_by("file"):
+        node = g["node"].drop_nulls().mode().sort().first() if g["node"].null_count() < g.height else None
+        ref = near["file"].get(file) or near["node"].get(node) or anywhere or m.bundle_ref
+        mid = g.select((_dateless().dt.total_microseconds() + c("_day") * DAY_US).median()).item()
+        first = round((ref - DATELESS_DAY - timedelta(microseconds=mid)) / timedelta(days=1))
+        starts = g.group_by("_day").agg(c("line").min()).sort("line")
+        days[file] = tuple((line, DATELESS_DAY + timedelta(days=first + day)) for day, line in starts.iter_rows())
+    return days
 
 
 DESCENT_SHARE = 3  # a file is newest first when its timed lines go back in time this many times as often as on
@@ -272,7 +310,7 @@ def _lookup(key: str, by: dict[str | None, datetime]) -> pl.Expr:
         .otherwise(found)
 
 
-TIME_COLUMNS = ("node", "file", "lt", "lt_kind", "wt", "wt_kind", "uptime", "wrapper", "source")
+TIME_COLUMNS = ("node", "file", "line", "lt", "lt_kind", "wt", "wt_kind", "uptime", "wrapper", "source")
 
 
 def _times(ev: pl.DataFrame, m: ClockModel) -> pl.DataFrame:
@@ -302,7 +340,7 @@ def _own_time_plan(m: ClockModel) -> tuple[list[list[pl.Expr]], list[pl.Expr]]:
     """The steps of `_own_times`' query, built once per model (building its expressions cost more than
     running them on the few timed rows of a batch)."""
     key = (m.tz, m.bundle_ref, m.no_future, tuple(m.node_ref.items()), tuple(m.boots.items()),
-           tuple(m.file_ref.items()), tuple(m.host_zone.items()), m.bare_zone)
+           tuple(m.file_ref.items()), tuple(m.host_zone.items()), m.bare_zone, tuple(m.days.items()))
     if m._plan is None or m._plan[0] != key:
         m._plan = (key, _build_own_time_plan(m))
     return m._plan[1]
@@ -328,14 +366,24 @@ def _build_own_time_plan(m: ClockModel) -> tuple[list[list[pl.Expr]], list[pl.Ex
     steps.append([year.alias("_year")])
     best = _local(_with_year(c("_yl"), c("_year")), m)
     from_boot = c("_boot") + pl.duration(microseconds=(c("uptime") * 1e6).cast(pl.Int64))
-    steps.append([pl.when(c("_yl").is_not_null()).then(best).alias("_yearless")])
-    final = [pl.coalesce("_exact", "_yearless", from_boot).alias("ts"),
+    steps.append([pl.when(c("_yl").is_not_null()).then(best).alias("_yearless"),
+                  pl.when(c("lt_kind") == "dateless").then(_local(_midnight(m) + _dateless(), m)).alias("_dated")])
+    final = [pl.coalesce("_exact", "_yearless", "_dated", from_boot).alias("ts"),
              pl.when(c("_exact").is_not_null()).then(pl.lit("exact"))
-             .when(c("_yearless").is_not_null() | (c("uptime").is_not_null() & c("_boot").is_not_null()))
+             .when(c("_yearless").is_not_null() | c("_dated").is_not_null() | (c("uptime").is_not_null() & c("_boot").is_not_null()))
              .then(pl.lit("inferred"))
              .when(c("uptime").is_not_null()).then(pl.lit("relative"))
              .otherwise(None).alias("ts_quality")]
     return steps, final
+
+
+def _midnight(m: ClockModel) -> pl.Expr:
+    """The midnight a time of day counts from: its file's day at its line (none where the model has no day)."""
+    day = pl.lit(None, pl.Datetime("us"))
+    for file, starts in m.days.items():
+        for line, midnight in starts:  # (later starts are tried first: each `when` wraps the ones before)
+            day = pl.when((pl.col("file") == file) & (pl.col("line") >= line)).then(pl.lit(midnight)).otherwise(day)
+    return day
 
 
 def apply(ev: pl.DataFrame, m: ClockModel, last_ts: dict[str, datetime] | None = None) -> pl.DataFrame:

@@ -90,8 +90,10 @@ def parse_docker_inspect(sink: Sink, lines: list[str], base: int) -> None:
         hn = cfg.get("Hostname")
         if isinstance(hn, str) and hn:
             # under --network host the container's hostname is its host's; else it is the container's own (its id,
-            # or --hostname): a name its lines may print, never a node's
-            if host.get("NetworkMode") == "host":
+            # or --hostname): a name its lines may print, never a node's. A hostname that is the container's own
+            # name was given to it (--hostname, a compose service), not taken from its host
+            own = hn == str(d.get("Name") or "").lstrip("/")
+            if host.get("NetworkMode") == "host" and not own:
                 sink.add("hostname", hn, at('"Hostname"'))
             else:
                 sink.add("container_hostname", hn, at('"Hostname"'))

@@ -27,6 +27,7 @@ from .terminal import (MARKED, carriage_returns, coloured_rows, join_partials, o
 MONTHS = {"Jan": "01", "Feb": "02", "Mar": "03", "Apr": "04", "May": "05", "Jun": "06", "Jul": "07",
           "Aug": "08", "Sep": "09", "Oct": "10", "Nov": "11", "Dec": "12"}
 PLACEHOLDER_YEAR = "2000"  # a leap year: year-less times are kept in it until the clock stage fills the year
+DATELESS_DAY = datetime(2000, 1, 1)  # a time of day only is kept on it until the clock stage finds its date
 
 # columns of a parsed row (besides line, sub, truncated)
 STR_COLS = ("text", "wrapper", "stream", "proc", "ip", "w_host", "ident", "source", "level", "loc", "host",
@@ -122,6 +123,10 @@ def _time_exprs(groups: frozenset[str] | set[str]) -> tuple[pl.Expr, pl.Expr, pl
               .str.replace_all("/", "-", literal=True)  # nvidia-smi's timestamp: '2026/07/09 10:00:00.394'
               .str.to_datetime("%Y-%m-%d %H:%M:%S%.f", time_unit="us", strict=False))
         return dt, pl.when(dt.is_not_null()).then(pl.lit("local")), None
+    if "t_tod" in groups:  # a time of day only (a logger's '%H:%M:%S' datefmt)
+        dt = pl.concat_str([pl.lit(DATELESS_DAY.strftime("%Y-%m-%d ")), c("t_tod").str.replace(",", ".", literal=True)]
+                           ).str.to_datetime("%Y-%m-%d %H:%M:%S%.f", time_unit="us", strict=False)
+        return dt, pl.when(dt.is_not_null()).then(pl.lit("dateless")), None
     if "t_md" in groups:
         dt = pl.concat_str([pl.lit(PLACEHOLDER_YEAR + "-"), c("t_md"), pl.lit(" "), c("t_hms")]).str.to_datetime(
             "%Y-%m-%d %H:%M:%S", time_unit="us", strict=False)
