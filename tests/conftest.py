@@ -19,7 +19,7 @@ import pytest
 import zstandard
 
 from k3logs.ingest.discover import Bundle
-from k3logs.ingest.fold import fold_continuations, fold_tracebacks
+from k3logs.ingest.fold import fold as fold_rows
 from k3logs.catalogue.formats import builtin_formats
 from k3logs.ingest.lines import iter_line_batches
 from k3logs.ingest.parse import FileContext, parse_batch
@@ -127,7 +127,7 @@ def parse_text(text: Content, kind: str = "vllm", wrappers: tuple[str, ...] = ()
         return pl.DataFrame()
     df = pl.concat(parts, how="diagonal_relaxed")
     if fold:
-        df = fold_continuations(fold_tracebacks(df))
+        df = fold_rows(df)
     return df
 
 

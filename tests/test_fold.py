@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import parse_lines, parse_text, row, span
+from conftest import analyze_files, parse_lines, parse_text, row, span, text_of
 from k3logs.ingest.fold import fold_continuations, fold_tracebacks
 
 
@@ -212,6 +212,33 @@ FAULT = [
     "Extension modules: numpy.core._multiarray_umath, torch._C (total: 2)",  # 12
     "INFO 08-11 07:36:41 [api.py:2] after",
 ]
+
+
+def newest_first(lines: list[str], start: str = "2026-08-11T07:36:") -> list[str]:
+    """`lines` as a log platform exports them, newest first, each with its own time (a second apart)."""
+    return [f"{start}{s:02d}.000Z {line}" for s, line in reversed(list(enumerate(lines)))]
+
+
+def test_a_traceback_written_newest_first_folds_in_the_order_it_was_written():
+    df = folded(newest_first(PLAIN), wrappers=("rfc3339",))
+    [tb] = tracebacks(df)
+    # the span is the file's: the exception (line 2) up to the header (line 7)
+    assert span(tb) == (2, 7) and tb["exc_lines"] == [2]
+    assert tb["exc_types"] == ["ValueError"] and tb["frames"] == ["<module>", "main"]
+    assert sorted(df["line"].to_list()) == [1, 2, 8]
+
+
+def test_a_small_file_written_newest_first_folds_in_a_pack_of_files_too(tmp_path):
+    a = analyze_files(tmp_path, {"export.log": text_of(*newest_first(PLAIN)), "other.log": text_of(*PLAIN)})
+    tbs = a.events.filter(pl.col("exc_types").is_not_null()).sort("file")
+    assert tbs.select("file", "line", "line_end").rows() == [("export.log", 2, 7), ("other.log", 2, 7)]
+
+
+def test_near_miss_a_file_with_one_line_out_of_order_folds_as_written():
+    lines = [f"2026-08-11T07:36:{s:02d}.000Z {line}" for s, line in enumerate(PLAIN)]
+    lines[0], lines[-1] = lines[-1], lines[0]   # one record out of place: still oldest first
+    [tb] = tracebacks(folded(lines, wrappers=("rfc3339",)))
+    assert span(tb) == (2, 7) and tb["exc_lines"] == [7]
 
 
 def test_faulthandler_dump_is_one_event_with_the_crashed_threads_stack():

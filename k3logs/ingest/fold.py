@@ -15,7 +15,7 @@ import polars as pl
 import pyarrow as pa
 
 from k3logs.catalogue.regexes import Regexes
-from k3logs.schema import LINE, SUB
+from k3logs.schema import EXC_LINES, LINE, SUB
 
 INGEST = Regexes("ingest.toml")  # what a traceback's lines look like
 MAX_EXC_CONTINUATION = 30
@@ -338,3 +338,50 @@ def fold_continuations(df: pl.DataFrame) -> pl.DataFrame:
                 *[pl.col(c).first() for c in others])
            .drop(grp_key, "_g"))
     return out.sort([LINE, SUB])
+
+
+SPAN = 1 << 32   # a file's range of line numbers (in a pack, file k's lines are k * SPAN + line)
+DESCENT_SHARE = 3  # a file is newest first when its timed lines go back in time this many times as often as on
+
+
+def fold(df: pl.DataFrame) -> pl.DataFrame:
+    """fold_tracebacks, then fold_continuations, each file in the order its lines were written. A file written
+    newest first (a log platform's export: every traceback upside down) is read backwards: its lines are
+    numbered from its range's end for the folding, and numbered back after it (a folded row keeps the span of
+    its lines)."""
+    back = _newest_first(df)
+    if back.is_empty():
+        return fold_continuations(fold_tracebacks(df))
+    flipped = _flip(df, back).sort([LINE, SUB])
+    out = fold_continuations(fold_tracebacks(flipped))
+    return _flip(out, back).sort([LINE, SUB])
+
+
+def _newest_first(df: pl.DataFrame) -> pl.Series:
+    """The ranges (line // SPAN) of the files whose timed lines go back far more often than on."""
+    c = pl.col
+    if "wt" not in df.columns and "lt" not in df.columns:
+        return pl.Series("_f", [], dtype=pl.Int64)
+    when = pl.coalesce([c(k) for k in ("wt", "lt") if k in df.columns])
+    step = when.diff().over(c(LINE) // SPAN, order_by=LINE)
+    moves = df.select((c(LINE) // SPAN).alias("_f"), step.alias("_d")).drop_nulls("_d").group_by("_f").agg(
+        (c("_d") < pl.duration(microseconds=0)).sum().alias("_down"),
+        (c("_d") > pl.duration(microseconds=0)).sum().alias("_up"))
+    return moves.filter((c("_down") >= 3) & (c("_down") > DESCENT_SHARE * c("_up")))["_f"]
+
+
+def _flip(df: pl.DataFrame, files: pl.Series) -> pl.DataFrame:
+    """The rows of `files` numbered backwards within their range (the span [line, end] becomes [flip(end),
+    flip(line)]); the same call numbers them back. A range's line 0 (a pack's row that stands before each file)
+    stays first."""
+    c = pl.col
+    mine = (c(LINE) // SPAN).is_in(files.implode()) & (c(LINE) % SPAN != 0)
+    flip = lambda e: (c(LINE) // SPAN) * SPAN + (SPAN - e % SPAN)  # noqa: E731  (the row's range is unchanged)
+    end = c("_line_end") if "_line_end" in df.columns else pl.lit(None, pl.Int64)
+    cols = [pl.when(mine).then(flip(pl.coalesce(end, c(LINE)))).otherwise(c(LINE)).alias(LINE),
+            pl.when(mine & end.is_not_null()).then(flip(c(LINE))).otherwise(end).alias("_line_end")]
+    if EXC_LINES in df.columns:
+        cols.append(pl.when(mine).then(c(EXC_LINES).list.eval((pl.element() // SPAN) * SPAN
+                                                               + (SPAN - pl.element() % SPAN)))
+                    .otherwise(c(EXC_LINES)).alias(EXC_LINES))
+    return df.with_columns(cols)

@@ -1,5 +1,5 @@
 """Which lines analyze keeps (Keep): those that hold a literal of a signature, a landmark or a witness, and a
-traceback's frames after its header; the rest is counted, not parsed."""
+traceback's frames around its header; the rest is counted, not parsed."""
 from __future__ import annotations
 
 import functools
@@ -14,7 +14,8 @@ TB_HEAD = r"Traceback \(most recent call last\)|Fatal Python error: |^Process [\
 TB_BODY = (r'File "|^\s|\]\s{2,}\S|Traceback|During handling|The above exception|Error|Exception|Exit|Interrupt'
            r"|Fatal|Thread 0x|Current thread|\^\^|~~|^\S*$")
 EARLY_TIME = r"^.{0,80}?\d\d:\d\d:\d\d"  # a time of day near the start of a line
-TB_WINDOW = 400  # lines kept after a traceback header (its frames and exception)
+TB_WINDOW = 400  # lines kept after a traceback header (its frames and exception), and before it: a log platform's
+# export written newest first has its tracebacks upside down
 LOOKBACK = 8  # rows searched back from a kept row with no time for the row that times it
 # below this many lines the anchors are searched by Aho-Corasick: the one regex's lazy DFA pays about 20 ms of
 # warm-up in every query, which is most of a small batch's cost (on 8 MB batches the regex is faster)
@@ -93,11 +94,11 @@ def keep_rows(batch: pl.DataFrame, keep: Keep, state: KeepState, hit_idx: pl.Ser
     hit_idx = anchored(raw, keep) if hit_idx is None else hit_idx
     hits = raw.gather(hit_idx)
     parts = [hit_idx]
-    # rows within TB_WINDOW after a traceback header (also one still open from the previous batch) that
+    # rows within TB_WINDOW around a traceback header (also one still open from the previous batch) that
     # look like part of a traceback; headers are among the hits ("Traceback" is an anchor)
     starts = hit_idx.filter(hits.str.contains(TB_HEAD)).to_list()
     spans = [(0, TB_WINDOW - state.since_tb)] if state.since_tb <= TB_WINDOW else []
-    spans += [(st, st + TB_WINDOW) for st in starts]
+    spans += [(max(0, st - TB_WINDOW), st + TB_WINDOW) for st in starts]
     state.since_tb = n - starts[-1] if starts else state.since_tb + n
     if spans:
         window = pl.concat([pl.int_range(lo, min(hi, n - 1) + 1, dtype=pl.UInt32, eager=True)
@@ -149,16 +150,18 @@ def _timing_rows(raw: pl.Series, kept: np.ndarray, first: np.ndarray) -> tuple[n
 def kept_rows(raw: pl.Series, hits: np.ndarray, hit_file: np.ndarray, starts: np.ndarray, ends: np.ndarray
                ) -> np.ndarray:
     """keep_rows over many files at once, each a whole file read in one batch (so nothing is carried from a
-    batch before): the rows with an anchor, the traceback body within TB_WINDOW after a header (up to the
-    file's end) and the two rows before an untimed hit (from the file's start)."""
+    batch before): the rows with an anchor, the traceback body within TB_WINDOW around a header (within its
+    file) and the two rows before an untimed hit (from the file's start)."""
     hit_raw = raw.gather(hits)
     timed = hit_raw.str.contains(EARLY_TIME).to_numpy()
     parts = [hits]
     heads = hits[hit_raw.str.contains(TB_HEAD).to_numpy()]
     if len(heads):
-        last = np.minimum(heads + TB_WINDOW, ends[np.searchsorted(ends, heads, side="right")] - 1)
-        lens = last - heads + 1
-        window = np.unique(np.repeat(heads - np.cumsum(lens) + lens, lens) + np.arange(lens.sum()))
+        file_of = np.searchsorted(ends, heads, side="right")
+        first = np.maximum(heads - TB_WINDOW, starts[file_of])
+        last = np.minimum(heads + TB_WINDOW, ends[file_of] - 1)
+        lens = last - first + 1
+        window = np.unique(np.repeat(first - np.cumsum(lens) + lens, lens) + np.arange(lens.sum()))
         parts.append(window[raw.gather(window).str.contains(TB_BODY).to_numpy()])
     untimed = hits[~timed]
     if len(untimed):

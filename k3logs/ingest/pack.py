@@ -10,14 +10,14 @@ import polars as pl
 from k3logs.catalogue.formats import Formats
 from k3logs.schema import LINE, SUB, TRUNCATED
 
-from .fold import fold_continuations, fold_tracebacks
+from .fold import SPAN, fold
 from .keep import Keep, anchored, kept_rows
 from .lines import LineStats, split_lines
 from .parse import FileContext, parse_batch
 
 TINY_BYTES = 256 << 10  # a file this small goes through the analysis in a pack of such files (see Pack)
 PACK_FILES = 8192      # files in a pack at most (and batch_bytes of them)
-FILE = 1 << 32         # in a pack, line numbers are file * FILE + line (files apart, in order)
+FILE = SPAN            # in a pack, line numbers are file * FILE + line (files apart, in order)
 
 
 class Pack:
@@ -103,7 +103,7 @@ def fold_rows(rows: pl.DataFrame) -> pl.DataFrame:
                             "pid": pl.int_range(top + 1, top + 1 + len(firsts), dtype=pl.Int64, eager=True)})
     both = pl.concat([rows, barrier.cast({c: rows.schema[c] for c in barrier.columns})],
                      how="diagonal_relaxed").sort([LINE, SUB])
-    out = fold_continuations(fold_tracebacks(both)).filter(pl.col(LINE) % FILE != 0)
+    out = fold(both).filter(pl.col(LINE) % FILE != 0)
     local = [(pl.col(c) % FILE).alias(c) for c in (LINE, "_line_end") if c in out.columns]
     if "exc_lines" in out.columns:
         local.append(pl.col("exc_lines").list.eval(pl.element() % FILE))

@@ -23,7 +23,7 @@ from k3logs.schema import LINE, TRUNCATED
 from k3logs.settings import Settings
 
 from .discover import Bundle, Member
-from .fold import fold_continuations, fold_tracebacks
+from .fold import fold
 from .keep import LOOKBACK, TB_HEAD, TB_WINDOW, Keep, KeepState, anchored, carried, elide_user_data, keep_rows
 from .lines import LineChunk, LineStats, crlf_line_ends, iter_line_batches, iter_line_chunks, open_text
 from .pack import PACK_FILES, TINY_BYTES, Pack
@@ -194,7 +194,7 @@ def iter_files_rows(files: Iterable[tuple[object, object, FileContext, LineStats
         if last:
             before = 0
         if cut:
-            yield key, fold_continuations(fold_tracebacks(rows.slice(0, cut)))
+            yield key, fold(rows.slice(0, cut))
 
 
 def _with_last(items: Iterator) -> Iterator[tuple]:
