@@ -882,6 +882,13 @@ def test_docker_inspect_hostname_is_the_node_under_host_networking(tmp_path):
     assert "inspect.json" in witness_of(a, "docker-logs.txt", 2)[0]
 
 
+def test_near_miss_a_hostname_that_is_the_containers_own_name_was_given_to_it_not_taken_from_its_host(tmp_path):
+    # (`--hostname vllm` next to `--network host`): the folder the operator named after the host stands
+    a = analyze_files(tmp_path, {"gpu-h100-sxm-17/inspect.json": inspect("host", "vllm"),
+                                 "gpu-h100-sxm-17/docker-logs.txt": text_of(PLATFORM, ERROR)})
+    assert event_at(a.events, "gpu-h100-sxm-17/docker-logs.txt", 2)["node"] == "gpu-h100-sxm-17"
+
+
 def test_a_container_log_in_docker_s_own_layout_takes_the_host_not_its_id_folder(tmp_path):
     cid = "d41f8a7c2e0b93516c7d2f4a8e1b0c3d5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0c"
     log = f"containers/{cid}/{cid}-json.log"
@@ -1204,6 +1211,11 @@ def test_ray_s_local_node_ip_in_a_node_s_file_names_that_node_s_address(tmp_path
     assert a.attribution.ip_node == {"10.52.4.24": "gpu-h200-p14"}
     near = analyze_files(tmp_path / "b", {"vllm.log": text_of(RELAYED, "Local node IP: 10.52.4.24")})
     assert near.attribution.ip_node == {}   # near miss: a file of no node says nothing of whose address it is
+    # `ray start` in a terminal colours the words: the line is read all the same
+    coloured = "2026-05-12 08:52:43,771\tINFO scripts.py:1047 -- \x1b[37mLocal node IP\x1b[39m: \x1b[1m10.52.4.24\x1b[22m"
+    c = analyze_files(tmp_path / "c", {"gpu-h200-p11/vllm.log": text_of(RELAYED),
+                                       "gpu-h200-p14/ray-start.log": text_of(coloured)})
+    assert c.attribution.ip_node == {"10.52.4.24": "gpu-h200-p14"}
 
 
 def test_a_launcher_starting_ray_on_a_host_names_the_local_node_ip_ray_prints_next(tmp_path):
@@ -1216,6 +1228,17 @@ def test_a_launcher_starting_ray_on_a_host_names_the_local_node_ip_ray_prints_ne
     swapped = [job[0], job[1], job[2], job[4], job[3], RELAYED]
     b = analyze_files(tmp_path / "b", {"slurm-4242.out": text_of(*swapped)})
     assert b.attribution.ip_node == {"10.52.4.11": "gpu-h200-p11"}
+
+
+def test_a_launcher_that_announces_every_ray_node_first_pairs_them_with_the_addresses_in_order(tmp_path):
+    head, worker = "Starting Ray head on gpu-h200-p11", "Starting Ray worker on gpu-h200-p14"
+    started = ["Local node IP: 10.52.4.11", *["Ray runtime started."] * 10, "Local node IP: 10.52.4.24"]
+    a = analyze_files(tmp_path / "a", {"slurm-4242.out": text_of(head, worker, *started, RELAYED)})
+    assert a.attribution.ip_node == {"10.52.4.11": "gpu-h200-p11", "10.52.4.24": "gpu-h200-p14"}
+    # near miss: three announcements and two addresses: which node printed which is not told
+    third = "Starting Ray worker on gpu-h200-p15"
+    b = analyze_files(tmp_path / "b", {"slurm-4242.out": text_of(head, worker, third, *started, RELAYED)})
+    assert b.attribution.ip_node == {}
 
 
 def test_the_one_ray_address_left_is_the_one_node_of_the_slurm_job_left(tmp_path):

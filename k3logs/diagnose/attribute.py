@@ -358,12 +358,21 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
 
 
 def _launched_on(own_ip: Read, reads: dict[str, list[Read]], w: Witnesses, within: int = 10) -> Read | None:
-    """The launcher line that starts Ray on a host, when it is the last Ray line before `own_ip` in its file
-    (within a few lines): in one job output of several nodes, the 'Local node IP' that `ray start` prints next."""
-    before = [r for r in [*reads["starts_ray"], *reads["own_ip"]]
-              if r.file == own_ip.file and own_ip.line - within <= r.line < own_ip.line]
-    last = max(before, key=lambda r: r.line, default=None)
-    return last if last and last.kind == "starts_ray" and w.is_host(last.g["host"]) else None
+    """The launcher line that starts Ray on the host whose 'Local node IP' `own_ip` is, in one job output of
+    several nodes. A launcher announces each node before the `ray start` it runs there prints the address: the
+    k-th announcement of the file is the k-th address's, when they are as many and each address comes after
+    its own (announced all first, or one by one). Else it is the last Ray line before `own_ip` within a few
+    lines, when that is an announcement and the Ray line before it is none (several announced in a row: which
+    one is it?)."""
+    starts = sorted((r for r in reads["starts_ray"] if r.file == own_ip.file), key=lambda r: r.line)
+    ips = sorted((r for r in reads["own_ip"] if r.file == own_ip.file), key=lambda r: r.line)
+    if len(starts) == len(ips) and all(s.line < o.line for s, o in zip(starts, ips)):
+        start = starts[[o.line for o in ips].index(own_ip.line)]
+        return start if w.is_host(start.g["host"]) else None
+    *earlier, last = [None, *sorted((r for r in [*starts, *ips] if r.line < own_ip.line), key=lambda r: r.line)]
+    if last is None or last.kind != "starts_ray" or last.line < own_ip.line - within or not w.is_host(last.g["host"]):
+        return None
+    return None if earlier[-1] is not None and earlier[-1].kind == "starts_ray" else last
 
 
 def _full_names(names: Iterable[str], nodes: set[str], w: Witnesses) -> dict[str, str]:
