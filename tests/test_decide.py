@@ -569,6 +569,26 @@ def test_near_miss_an_untimed_statement_on_another_node_is_not_taken(tmp_path):
     assert (root.category, root.file, root.line) == ("infra.unschedulable", "gpu-h100-01/vllm.log", 1)
 
 
+def _events_listed_by_age(assigned_pod: str) -> str:
+    return text_of(
+        "LAST SEEN   TYPE      REASON             OBJECT                MESSAGE",
+        "23m         Warning   FailedScheduling   pod/vllm-6d94b-fz7cn  0/5 nodes are available: 4 Insufficient "
+        "nvidia.com/gpu.",
+        f"22m         Normal    Scheduled          pod/{assigned_pod}  Successfully assigned llm/{assigned_pod} to "
+        "gpu-h100-03")
+
+
+def test_a_pod_that_waited_for_a_node_and_was_then_scheduled_was_not_unschedulable(tmp_path):
+    # events listed by age have no time of their own: their order in the list is their order
+    a = analyze_files(tmp_path, {"kubectl-get-events.txt": _events_listed_by_age("vllm-6d94b-fz7cn")})
+    assert all(f.set_aside for f in a.decision.findings if f.category == "infra.unschedulable")
+
+
+def test_near_miss_another_pod_scheduled_after_it_does_not_place_the_waiting_one(tmp_path):
+    a = analyze_files(tmp_path, {"kubectl-get-events.txt": _events_listed_by_age("vllm-6d94b-q9l4t")})
+    assert root_of(a).category == "infra.unschedulable"
+
+
 # ------------------------------------------------------------------------------------------
 # a vanished worker whose node's loss was stated before it
 # ------------------------------------------------------------------------------------------

@@ -1295,6 +1295,35 @@ def test_a_fault_its_run_outlived_has_the_phase_where_it_bit_at_the_next_start(t
     assert d.root.category == "env.driver_mismatch" and (d.root.phase == "serving") != outlived
 
 
+TIME_OF = re.compile(r"\d\d:\d\d:\d\d")
+
+
+def supervised(second_start: list[str]) -> str:
+    """A systemd unit's journal: `docker run` fails to publish its port, systemd restarts the unit once."""
+    unit = "Nov 18 06:59:{s:02d} gpu-a1 {who}: {text}"
+    return text_of(*[unit.format(s=s, who=w, text=t) for s, w, t in (
+        (0, "systemd[1]", "Started vllm.service - vLLM server."),
+        (1, "vllm[3120]", "docker: Error response from daemon: driver failed programming external connectivity on "
+                          "endpoint vllm (5d1c0b9e): Bind for 0.0.0.0:8000 failed: port is already allocated."),
+        (1, "systemd[1]", "vllm.service: Main process exited, code=exited, status=125/n/a"),
+        (16, "systemd[1]", "vllm.service: Scheduled restart job, restart counter is at 1."),
+        (16, "systemd[1]", "Started vllm.service - vLLM server."))], *[
+        f"Nov 18 {TIME_OF.search(line)[0]} gpu-a1 vllm[3188]: {line}" for line in second_start])
+
+
+def test_a_start_its_supervisor_restarted_once_and_that_then_serves_survived_its_failure(tmp_path):
+    d = decision(tmp_path, {"journal.txt": supervised(START + LOADED + READY + SERVING)})
+    assert state(d) == ("serving", None) and d.healthy
+    port = next(f for f in d.findings if f.category == "net.port_in_use")
+    assert port.set_aside.startswith("survived: its node became ready")
+
+
+def test_near_miss_a_restart_whose_start_fails_again_is_no_recovery(tmp_path):
+    again = START + [api(0, 5, "OSError: [Errno 98] Address already in use", level="ERROR")]
+    d = decision(tmp_path, {"journal.txt": supervised(again)})
+    assert not d.healthy and d.root.category == "net.port_in_use"
+
+
 # ------------------------------------------------------------------------------------------
 # a rolling update: a pod that waited for a node, old pods stopped while new ones serve
 # ------------------------------------------------------------------------------------------

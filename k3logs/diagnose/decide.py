@@ -160,32 +160,32 @@ def _other(candidates: list[Finding], findings: list[Finding]) -> tuple[Finding 
 
 
 def _recoveries(ev: pl.DataFrame, findings: list[Finding], cat: Catalogue) -> dict[int, Finding]:
-    """id(finding) -> the first line after it, on its node (any, for a finding of no node: a pod waiting for
-    one), saying its device is back: the signature's `recovery` with the same value in every field both name and
-    the finding has."""
+    """id(finding) -> the first line after it (in its file: by place, events listed by age have no time), on its
+    node (any, for a finding of no node: a pod waiting for one), saying its device is back: the signature's
+    `recovery` with the same value in every field both name and the finding has."""
     out: dict[int, Finding] = {}
+    place = "seq" if "seq" in ev.columns else "line"
     for sig in cat.signatures:
-        mine = [f for f in findings if f.sig == sig.id and f.ts is not None] if sig.recovery else []
+        mine = [f for f in findings if f.sig == sig.id] if sig.recovery else []
         if not mine:
             continue
         rec = sig.recovery
-        rows = ev.filter(holds_prefilter(rec) & pl.col("text").str.contains(rec.regex)
-                         & pl.col("ts").is_not_null())
+        rows = ev.filter(holds_prefilter(rec) & pl.col("text").str.contains(rec.regex))
         if rows.is_empty():
             continue
-        rows = rows.select("eid", "node", "ts", "ts_quality", "file", "line", "text").with_columns(
-            pl.col("text").str.extract_groups(rec.regex).alias("_g")).unnest("_g")
+        rows = rows.select("eid", "node", "ts", "ts_quality", "file", "line", pl.col(place).alias("_place"),
+                           "text").with_columns(pl.col("text").str.extract_groups(rec.regex).alias("_g")).unnest("_g")
         shared = [k for k in rec.fields if k in sig.fields]
         for f in mine:
             node = pl.col("node").eq_missing(f.node) if f.node is not None else pl.lit(True)
-            for r in rows.filter(node & (pl.col("ts") >= f.ts)).sort("ts", "line").iter_rows(named=True):
+            for r in rows.filter(node).sort("ts", "_place", nulls_last=True).iter_rows(named=True):
                 same = [k for k in shared if f.fields.get(k) is not None and r[k] is not None]
-                later = r["line"] > f.line if r["file"] == f.file else r["ts"] > f.ts
+                later = r["_place"] > f.place if r["file"] == f.file else \
+                    f.ts is not None and r["ts"] is not None and r["ts"] > f.ts
                 if same and later and all(str(f.fields[k]) == r[k] for k in same):
                     out[id(f)] = Finding(eid=r["eid"], sig=None, category="recovery", role="context", priority=0,
-                                         file=r["file"], line=r["line"], span=(r["line"], r["line"]), ts=r["ts"],
-                                         ts_quality=r["ts_quality"], node=r["node"], rank=None, pid=None,
-                                         phase=None, text=r["text"])
+                                         span=(r["line"],) * 2, rank=None, pid=None, phase=None,
+                                         **{k: r[k] for k in ("file", "line", "ts", "ts_quality", "node", "text")})
                     break
     return out
 
@@ -219,8 +219,8 @@ def _set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] |
 
     def fails_again(f: Finding, ready=None) -> bool:
         """Something later in its scope fails that it explains (within the explanation window; before `ready`,
-        the node's readiness after the error of a process that names itself, if given: what fails once the
-        server it let start is up is no failure of its start; an unnamed block, a crash dump, may stand anywhere
+        the node's readiness after the error of a process that names itself, if given, save the restart that
+        brought it up: what fails once it is up is no failure of its start; an unnamed block may stand anywhere
         before its neighbours' times), or fails the same way on its node (within it, or however much later in
         the process that logged it, or on its node for a signature that `persists`, a state of the node such as
         a fabric manager that did not start: a fault that recurs there was not survived)."""
@@ -228,7 +228,7 @@ def _set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] |
 
         def again(g: Finding, dt: float) -> bool:
             explained = (g.explained_by == i or i in g.explainers) and not nearer_cause(f, g) \
-                and (ready is None or ready.after(g.ts, g.file, g.place))
+                and (ready is None or ready.after(g.ts, g.file, g.place) and g.category != "symptom.restart")
             recurs = g.category == f.category and (g.node == f.node or spreads(f))
             return (dt <= EXPLAIN_WINDOW_S and (explained or recurs)) or \
                 (recurs and (same_process(f, g) or persists(f)))
@@ -305,7 +305,7 @@ def _set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] |
             wide = f.source == "kernel" or f.category in node_wide
             f.set_aside = f"survived: {'its node' if wide else 'its process'} went on working " \
                           f"({went_on.file}:{went_on.line})"
-        elif f.role == "cause" and (up := life.ready_after(f)) is not None \
+        elif (f.role == "cause" or f.category == "symptom.restart") and (up := life.ready_after(f)) is not None \
                 and not fails_again(f, up if f.pid is not None or f.ident else None):
             f.set_aside = f"survived: its node became ready after it ({up.file}:{up.line})"
         elif f.category in outcome_data().request_level and (went_on := life.served_after(f)) is not None \
