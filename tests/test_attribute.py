@@ -897,6 +897,28 @@ def test_a_container_log_in_docker_s_own_layout_takes_the_host_not_its_id_folder
     assert a.attribution.folder_node == {}
 
 
+def ansible_docker_ps(rows: dict[str, str]) -> str:
+    """`docker ps --no-trunc` run on several hosts by ansible: one section per host."""
+    out = ["$ ansible gpu -m shell -a 'docker ps -a --no-trunc'"]
+    for host, cid in rows.items():
+        out += [f"{host} | CHANGED | rc=0 >>", "CONTAINER ID" + " " * 56 + "IMAGE   STATUS   NAMES",
+                f"{cid}   vllm/vllm-openai:v0.11.0   Up 3 hours   vllm"]
+    return text_of(*out)
+
+
+def test_a_container_log_in_docker_s_layout_is_on_the_host_whose_docker_ps_lists_its_id(tmp_path):
+    cid, other = "5a82d5a6796c" + "6f" * 26, "edf5b3f0fc7b" + "26" * 26
+    log = f"containers/{cid}/{cid}-json.log"
+    a = analyze_files(tmp_path / "a", {"ps.txt": ansible_docker_ps({"gpu-k09": other, "gpu-k11": cid}),
+                                       log: text_of(PLATFORM, ERROR)})
+    assert event_at(a.events, log, 2)["node"] == "gpu-k11"
+    assert "gpu-k11" in witness_of(a, log, 2)[0]
+    # near miss: a docker ps of no named host says nothing of where the container runs
+    b = analyze_files(tmp_path / "b", {"ps.txt": ansible_docker_ps({"gpu-k11": cid}).replace("gpu-k11 | ", "| "),
+                                       log: text_of(PLATFORM, ERROR)})
+    assert event_at(b.events, log, 2)["node"] is None
+
+
 def test_a_containers_own_hostname_is_not_a_node(tmp_path):
     a = analyze_files(tmp_path, {"inspect.json": inspect("bridge", "vllm-box"), "hostname.txt": "$ hostname\ngpu-h100-03\n",
                                  "docker-logs.txt": text_of("vllm-box:77:77 [0] NCCL INFO NCCL version 2.21.5", ERROR)})

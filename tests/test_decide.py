@@ -399,15 +399,18 @@ def test_a_dead_worker_named_by_its_executor_rank_is_that_rank_on_a_pipeline_sta
     assert (dead.node, dead.rank) == ("node-b", 3)
 
 
-def test_a_dead_worker_executor_rank_names_no_rank_on_a_node_of_several_replicas(tmp_path):
-    # two data-parallel replicas on one node: VllmWorker-1 is rank 1 or rank 3, the line does not say which
+@pytest.mark.parametrize("reporter, want", [("(EngineCore_DP1 pid=256) ", 3),   # replica 1's executor: its second
+                                             ("", None)])                        # near miss: whose executor?
+def test_a_dead_worker_executor_rank_on_a_node_of_several_replicas_is_its_replicas(tmp_path, reporter, want):
+    # two data-parallel replicas on one node: VllmWorker-1 is rank 1 or rank 3; the engine core that reports it
+    # says which replica's executor it is
     a = analyze_files(tmp_path, {"node-a/vllm.log": text_of(*stage("Worker_PP0_TP{i}", 0, 0, (4, 5))),
                                  "node-b/vllm.log": text_of(
         *stage("Worker_DP0_TP{i}", 0, 0, (0, 1)), *stage("Worker_DP1_TP{i}", 1, 0, (2, 3)),
-        "ERROR 08-11 10:05:00 [multiproc_executor.py:271] Worker proc VllmWorker-1 died unexpectedly, shutting down "
-        "executor.")})
+        f"{reporter}ERROR 08-11 10:05:00 [multiproc_executor.py:271] Worker proc VllmWorker-1 died unexpectedly, "
+        "shutting down executor.")})
     (dead,) = [f for f in a.decision.findings if f.sig == "worker-proc-died"]
-    assert dead.rank is None
+    assert dead.rank == want
 
 
 def test_a_dead_worker_index_is_its_rank_when_no_worker_line_says_otherwise(tmp_path):

@@ -232,9 +232,10 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
             a.file_node[f], why = a.top_node, f"the archive's one top folder {a.top_node}/ (named like a host)"
         elif f in file_hosts:
             a.file_node[f], why = file_hosts[f], file_why[f]
-        elif (m := RX["pod_log_dir"].search(f) or RX["container_log"].search(f)) and a.pod_node.get(m.group("pod")):
+        elif (m := RX["pod_log_dir"].search(f) or RX["container_log"].search(f)
+              or RX["docker_container_log"].search(f)) and a.pod_node.get(m.group("pod")):
             pod = m.group("pod")
-            a.file_node[f], why = a.pod_node[pod], f"the log of pod {pod} (its path), on {a.pod_node[pod]} " \
+            a.file_node[f], why = a.pod_node[pod], f"the log of {pod} (its path), on {a.pod_node[pod]} " \
                                                    f"({a.why[('pod', pod)]})"
         elif pod := next((p for p in pods_longest
                           if re.search(rf"(?<![A-Za-z0-9]){re.escape(p)}(?![A-Za-z0-9])", f)), None):

@@ -110,9 +110,9 @@ def findings_of(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue) -> list[Fin
     det, vetoed = _set_aside_by_context(det, cat)
     if det.is_empty():
         return []
-    rows = det.join(ev.select("eid", "file", "line", "line_end", "ts", "ts_quality", "node", "rank", "pid", "phase",
-                              "source", "ident", "uptime", "text", "exc_lines", "exc_types", "exc_messages", "frames",
-                              *(["seq"] if "seq" in ev.columns else [])),
+    rows = det.join(ev.select("eid", "file", "line", "line_end", "ts", "ts_quality", "node", "rank", "pid", "proc",
+                              "phase", "source", "ident", "uptime", "text", "exc_lines", "exc_types", "exc_messages",
+                              "frames", *(["seq"] if "seq" in ev.columns else [])),
                     on="eid", how="left")
     rows = _with_following_stack(rows, ev)
     sigs = {s.id: s for s in cat.signatures}
@@ -143,7 +143,7 @@ def findings_of(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue) -> list[Fin
             text = msg.split("\n")[part] if part else (f"{typ}: {msg}" if typ else msg)
         rank = r["rank"] if r["rank"] is not None else as_int(fields.get("rank"))
         if sig.role == "symptom" and ("worker" in fields or "pid" in fields or "proc" in fields):
-            rank = dead_worker_rank(r["node"], fields, rank)
+            rank = dead_worker_rank(r["node"], fields, rank, r["proc"])
         out.append(Finding(
             eid=r["eid"], sig=sig.id, category=category, role=role, priority=sig.priority, file=r["file"],
             line=line, span=(r["line"], r["line_end"] or r["line"]), ts=r["ts"], ts_quality=r["ts_quality"],
@@ -189,15 +189,19 @@ def _dead_worker_ranks(ev: pl.DataFrame):
     """A line about a dead worker names it by its process name ('Worker proc Worker_PP1_TP5 died'), its
     executor rank ('Worker proc VllmWorker-0 died') or its pid, not by its global rank: under data parallel,
     VllmWorker-0 of the fourth replica is rank 24. The worker's own lines carry its attributed rank; a name or
-    pid that gives one rank on its node is used; else, on a node that runs one replica, the executor rank when
-    the node holds that rank (pipeline stages across nodes: VllmWorker-11 is rank 11 on the second node); else
-    the TP index it maps to on its node; else the index itself when the node has no attributed workers."""
+    pid that gives one rank on its node is used; else, reported by a replica's engine core (EngineCore_DP5), that
+    replica's executor rank: its workers in the order of their ranks; else, on a node that runs one replica, the
+    executor rank when the node holds that rank (pipeline stages across nodes: VllmWorker-11 is rank 11 on the
+    second node); else the TP index it maps to on its node; else the index itself when the node has no attributed
+    workers."""
     own = ev.filter(pl.col("rank").is_not_null() & pl.col("node").is_not_null()) \
         .select("node", "pid", "proc", "rank",
                 pl.col("proc").str.extract_groups(RX["worker_name"].pattern).alias("name"))
-    own = own.select("node", "pid", "proc", "rank", pl.col("name").struct.field("dp").is_not_null().alias("dp"),
+    own = own.select("node", "pid", "proc", "rank", pl.col("name").struct.field("dp").cast(pl.Int64).alias("replica"),
+                     pl.col("name").struct.field("dp").is_not_null().alias("dp"),
                      pl.coalesce(pl.col("name").struct.field(g) for g in ("tp", "tp2", "rank"))
                      .cast(pl.Int64, strict=False).alias("index"))
+    replica = dict(own.drop_nulls("replica").group_by("replica").agg(pl.col("rank").unique().sort()).iter_rows())
     node_ranks = {n: set(r) for n, r, dp in own.group_by("node").agg(pl.col("rank").unique(), pl.col("dp").any())
                   .iter_rows() if not dp}
     by_index = own.drop_nulls("index").group_by("node", "index").agg(pl.col("rank").unique())
@@ -208,12 +212,15 @@ def _dead_worker_ranks(ev: pl.DataFrame):
     name_rank = {(n, p): r[0] for n, p, r in by_name.iter_rows() if len(r) == 1}
     mapped_nodes = set(by_index["node"].to_list())
 
-    def rank_of(node: str | None, fields: dict, rank: int | None) -> int | None:
+    def rank_of(node: str | None, fields: dict, rank: int | None, reporter: str | None = None) -> int | None:
         pid, index = as_int(fields.get("pid")), as_int(fields.get("worker"))
         if pid is not None and (node, pid) in pid_rank:
             return pid_rank[(node, pid)]
         if (node, fields.get("proc")) in name_rank:
             return name_rank[(node, fields.get("proc"))]
+        ranks = replica.get(as_int(m.group(1))) if reporter and (m := RX["engine_replica"].match(reporter)) else None
+        if index is not None and ranks and index < len(ranks):
+            return ranks[index]
         if index is not None:
             if index in node_ranks.get(node, ()):
                 return index

@@ -30,7 +30,7 @@ from .describe import parse_describe
 from .host import (parse_clocks, parse_host_ips, parse_ibstat, parse_ip, parse_lsmod, parse_manifest, parse_misc,
                    parse_prometheus, parse_ps, parse_systemctl_status, parse_uptime)
 from .k8s import parse_compose, parse_docker_inspect, parse_pod_spec, parse_schedulings
-from .kubectl import parse_pod_tables
+from .kubectl import parse_container_hosts, parse_pod_tables
 from .nvidia import parse_smi_csv, parse_smi_list, parse_smi_q, parse_smi_table, parse_topo
 from .python import parse_collect_env, parse_model_config, parse_pip
 from .slurm import parse_slurm_job
@@ -89,6 +89,7 @@ def facts_from_dump(kind: str, file: str, text: str, node: str | None) -> list[F
         sink.source = seg_kind if transcript else kind
         _run(sink, seg_kind, parser, body, seg.start, seg.command if seg_kind in TAKES_COMMAND else None)
     _run(sink, "pod_tables", parse_pod_tables, lines, 0, None)
+    _run(sink, "container_hosts", parse_container_hosts, lines, 0, None)
     _run(sink, "schedulings", parse_schedulings, lines, 0, None)
     _run(sink, "host_ips", parse_host_ips, lines, 0, None)
     _run(sink, "clocks", parse_clocks, lines, 0, None)

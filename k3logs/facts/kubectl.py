@@ -1,4 +1,5 @@
-"""Facts from kubectl's tables: which node each pod runs on, its IP, the image it runs and its restarts."""
+"""Facts from kubectl's and docker's tables: which node each pod (or container) runs on, its IP, the image it runs
+and its restarts."""
 from __future__ import annotations
 
 import re
@@ -60,6 +61,20 @@ def parse_pod_tables(sink: Sink, lines: list[str], base: int) -> None:
                 node, ip = cell("NAME"), cell(node_ip_col)
                 if node and ip and ipv4.fullmatch(ip):
                     sink.add("node_ip", f"{node} {ip}", no)
+
+
+def parse_container_hosts(sink: Sink, lines: list[str], base: int) -> None:
+    """`docker ps` run on many hosts at once (ansible's 'HOST | CHANGED | rc=0 >>' before each host's output):
+    each container's host (`pod_node` 'ID HOST', its id's first 12 digits: docker's own folder for its log is
+    named by the id)."""
+    host, table = None, False
+    for i, line in enumerate(lines):
+        if m := FACTS["host_section"].match(line):
+            host, table = m.group("host"), False
+        elif line.startswith("CONTAINER ID"):
+            table = True
+        elif table and host and (m := FACTS["container_row"].match(line)):
+            sink.add("pod_node", f"{m.group('id')} {host}", base + i + 1)
 
 
 def _table_header(line: str) -> tuple[str, list[tuple[str, int]]] | None:
