@@ -897,6 +897,52 @@ def test_a_container_log_in_docker_s_own_layout_takes_the_host_not_its_id_folder
     assert a.attribution.folder_node == {}
 
 
+def v0_engine(handle_readers: str, prefix: str = "", tp: int = 4) -> list[str]:
+    """A V0 multiproc engine: its own (driver worker's) lines unprefixed, its workers' prefixed."""
+    return [prefix + "INFO 01-21 13:05:09 llm_engine.py:234] Initializing an LLM engine (v0.6.6) with config: "
+                     f"model='m', tensor_parallel_size={tp}, pipeline_parallel_size=1",
+            prefix + "INFO 01-21 13:05:11 shm_broadcast.py:255] vLLM message queue communication handle: "
+            f"Handle(connect_ip='127.0.0.1', local_reader_ranks=[{handle_readers}], buffer_handle=(3, 4194304))",
+            prefix + "(VllmWorkerProcess pid=212) INFO 01-21 13:05:11 model_runner.py:1094] Starting to load model m",
+            prefix + "ERROR 01-21 13:05:28 engine.py:366] safetensors_rust.SafetensorError: Error while deserializing "
+                     "header: MetadataIncompleteBuffer"]
+
+
+@pytest.mark.parametrize("readers, tp, rank", [
+    ("1, 2, 3", 4, 0),         # V0: the driver writes the queue its three workers read
+    ("0, 1, 2, 3", 4, None),   # near miss: V1's executor writes it for every rank
+    ("1, 2, 3", 8, None)])     # near miss: a second node's first worker writes one for its own node's ranks
+def test_the_driver_worker_of_a_v0_engine_is_rank_0_by_the_queue_it_writes(tmp_path, readers, tp, rank):
+    a = analyze_files(tmp_path, {"gpu-a/vllm.log": text_of(*v0_engine(readers, tp=tp))})
+    assert event_at(a.events, "gpu-a/vllm.log", 4)["rank"] == rank
+    assert event_at(a.events, "gpu-a/vllm.log", 3)["rank"] != 0
+
+
+def test_in_a_journal_the_driver_is_its_units_process_and_no_other(tmp_path):
+    unit = "Mar 04 10:21:{s} infer-07 vllm[184211]: "
+    journal = [unit.format(s=30 + i) + line for i, line in enumerate(v0_engine("1", tp=2))]
+    journal.append("Mar 04 10:21:40 infer-07 systemd[1]: vllm.service: Failed with result 'exit-code'.")
+    a = analyze_files(tmp_path, {"journal.txt": text_of(*journal)})
+    assert event_at(a.events, "journal.txt", 4)["rank"] == 0
+    assert event_at(a.events, "journal.txt", 5)["rank"] is None   # systemd's own line, another process
+
+
+NODE = "ip-10-42-19-88.us-west-2.compute.internal"
+SPOT = f"2025-10-21T14:39:52Z   default   Warning   SpotInterruption   {NODE}   Spot ITN received. Instance will be " \
+       "interrupted at 2025-10-21T14:41:52Z"
+
+
+def test_a_spot_interruption_event_is_about_the_node_it_names_by_its_full_name(tmp_path):
+    from conftest import report_of
+    a = analyze_files(tmp_path, {"kubectl-get-events.txt": text_of(
+        "TIME                   NS        TYPE      REASON             OBJECT   MESSAGE", SPOT)})
+    r = report_of(a)
+    assert (r.root_cause.category, r.origin.node) == ("infra.node_lost", NODE)
+    # near miss: the interruption of a pod's object names no node
+    b = analyze_files(tmp_path / "b", {"kubectl-get-events.txt": text_of(SPOT.replace(NODE, "pod/vllm-0"))})
+    assert report_of(b).origin.node is None
+
+
 def ansible_docker_ps(rows: dict[str, str]) -> str:
     """`docker ps --no-trunc` run on several hosts by ansible: one section per host."""
     out = ["$ ansible gpu -m shell -a 'docker ps -a --no-trunc'"]

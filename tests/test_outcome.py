@@ -377,6 +377,20 @@ def test_near_miss_a_link_down_that_the_transport_errors_follow_is_the_cause(tmp
     assert d.root is not None and d.root.category == "nccl.ib_transport"
 
 
+@pytest.mark.parametrize("timeouts, survived", [(True, False),    # the EP kernels timed out on the dead link
+                                                ([], True)])         # near miss: the engine went on, nothing failed
+def test_a_link_down_the_expert_parallel_kernels_time_out_on_later_is_the_cause(tmp_path, timeouts, survived):
+    # the engine works on for a while (its stats) before DeepEP's kernels give up on the peer behind the link
+    kernel = ["Nov 18 07:03:30 gpu-a1 kernel: mlx5_core 0000:c1:00.0 mlx5_4: Port: 1 Link DOWN"]
+    later = [api(4, 0, SERVING[0].split("] ", 1)[1]).replace("07:04", "07:05")]
+    ep = [worker(5, 10, "DeepEP dispatch NVL receiver timeout, channel: 20, RDMA: 1, nvl: 4, src RDMA: 2, src nvl: 5",
+                 level="ERROR")] if timeouts else []
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + later + ep,
+                            "gpu-a1/journalctl-k.txt": kernel})
+    assert d.healthy == survived
+    assert survived or d.root.category == "nccl.ib_transport"
+
+
 SLICE_FAILED = ("E1118 07:04:01.621444  771209 worker_pool.cpp:274] Worker: Process failed for slice (opcode: 1, "
                 "source_addr: 0x7f3aec18eac8, length: 65536, local_nic: mlx5_1, peer_nic: 10.52.8.32:16111@mlx5_1): "
                 "transport retry counter exceeded")

@@ -11,7 +11,7 @@ import polars as pl
 
 from k3logs.schema import MIXED, at_rows, the_one
 
-from .attribution import KERNEL_TASK_LINES, RX, Attribution, elastic_entries, ensure, epochs, line_rx
+from .attribution import KERNEL_TASK_LINES, RX, Attribution, elastic_entries, ensure, epochs, line_rx, unprefixed
 
 SHORT_HOST = r"^([A-Za-z][\w-]*)\..*$"
 NODE_SRC = ("span", "subject", "host", "ip", "ip_raw", "task", "pod", "file", "named", "single")  # node_src 1..
@@ -25,15 +25,15 @@ def _code(kind: str) -> int:
 
 
 def _bare(ev: pl.DataFrame, a: Attribution) -> pl.Series:
-    """The rank of a file's unprefixed process, on its unprefixed vLLM lines and tracebacks."""
+    """The rank of a file's unprefixed process (by its journal pid, if any), on its unprefixed lines of vLLM, of
+    Python (a library's warning) and tracebacks."""
     if not a.bare_rank:
         return pl.repeat(None, ev.height, dtype=pl.Int32, eager=True)
-    right = pl.DataFrame([(f, e, r) for (f, e), r in a.bare_rank.items()],
-                         schema={"file": pl.String, "_epoch": pl.Int32, "_v": pl.Int32}, orient="row")
-    got = ev.select("file", epochs(ev, a).alias("_epoch")).join(right, on=["file", "_epoch"], how="left",
-                                                                  maintain_order="left")["_v"]
-    own = ev.select(pl.col("pid").is_null() & pl.col("proc").is_null()
-                    & pl.col("source").is_in(["vllm", "traceback"])).to_series()
+    right = pl.DataFrame([(f, e, p, r) for (f, e, p), r in a.bare_rank.items()], orient="row",
+                         schema={"file": pl.String, "_epoch": pl.Int32, "pid": ev.schema["pid"], "_v": pl.Int32})
+    got = ev.select("file", epochs(ev, a).alias("_epoch"), "pid").join(
+        right, on=["file", "_epoch", "pid"], how="left", maintain_order="left", nulls_equal=True)["_v"]
+    own = ev.select(unprefixed() & pl.col("source").is_in(["vllm", "traceback", "python", "plain"])).to_series()
     return pl.select(pl.when(pl.lit(own)).then(pl.lit(got))).to_series()
 
 

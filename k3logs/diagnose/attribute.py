@@ -353,7 +353,8 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
                                         f"{a.why.get(('pid', (node, pid)), '')}")
     learn_gpus(ev, a, hints)
     a.full_name = _full_names([*hints.pod_node.values(), *hints.file_host.values(), *line_hosts,
-                               *(r.g.get("node") or r.g.get("host") or "" for rs in reads.values() for r in rs)],
+                               *(r.g.get("node") or r.g.get("host") or r.g.get("name") or "" for rs in reads.values()
+                                 for r in rs)],
                               set(a.nodes), w)
     return a
 

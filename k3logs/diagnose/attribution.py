@@ -28,6 +28,11 @@ def line_rx(name: str) -> str:
     return builtin_witnesses().rank_line(name)
 
 
+def unprefixed() -> pl.Expr:
+    """A line its process wrote with no process prefix of its own (a journal's pid is its unit's process's)."""
+    return pl.col("proc").is_null() & (pl.col("pid").is_null() | pl.col("ident").is_not_null())
+
+
 MAX_WRAPPING_FOLDERS = 3  # folders that only wrap the rest (incident-42/bundle/...) looked into for node folders
 # a container's output: its pids are its own
 CONTAINER_WRAPPERS = {"docker_json", "cri", "kubectl_prefix", "stern", "compose"}
@@ -108,7 +113,8 @@ class Attribution:
     steps: dict[str, list[int]] = field(default_factory=dict)         # file -> the first line of each Slurm step
     restarts: dict[str, list[int]] = field(default_factory=dict)      # file -> lines where the server started again
     life_rank: dict[tuple[str | None, int, str, int], int] = field(default_factory=dict)  # (node, pid, file, epoch)
-    bare_rank: dict[tuple[str, int], int] = field(default_factory=dict)  # (file, epoch) -> rank of its unprefixed process
+    # (file, epoch, its journal pid or None) -> the rank of its unprefixed process
+    bare_rank: dict[tuple[str, int, int | None], int] = field(default_factory=dict)
     host_pid: dict[tuple[str | None, int], int] = field(default_factory=dict)  # (node, host pid) -> container pid
     container_pids: set[tuple[str | None, int]] = field(default_factory=set)  # pids seen only inside a container
     gpus: dict[tuple[str | None, str], dict] = field(default_factory=dict)  # (node, bus) -> index, bus_id, uuid, serial

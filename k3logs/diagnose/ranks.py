@@ -9,7 +9,8 @@ import polars as pl
 
 from k3logs.catalogue.witnesses import builtin_witnesses
 
-from .attribution import CONTAINER_WRAPPERS, RX, Attribution, DumpHints, bus_key, epochs, line_rx, nccl_bus, nth
+from .attribution import (CONTAINER_WRAPPERS, RX, Attribution, DumpHints, bus_key, epochs, line_rx, nccl_bus, nth,
+                          unprefixed)
 
 RAY_WORKERS = ("RayWorkerWrapper", "RayWorkerProc", "RayWorkerVllm")
 
@@ -110,16 +111,29 @@ def learn_ranks(ev: pl.DataFrame, a: Attribution, hints: DumpHints) -> None:
     for (f, node, pid, ep) in ev.filter(pl.col("file").is_in(list(a.file_rank)) & pl.col("pid").is_not_null()) \
             .select("file", "node", "pid", "_epoch").unique().iter_rows():
         observe(node, pid, f, ep, a.file_rank[f], a.why[("file_rank", f)], weak=True)
+    # parallel sizes, for worker names and device ranks when no map exists, and the world of a V0 driver
+    for pat, attr in ((line_rx("tp_size"), "tp_size"), (line_rx("pp_size"), "pp_size")):
+        found = ev["text"].str.extract(pat, 1).drop_nulls()
+        if len(found):
+            setattr(a, attr, int(found.mode().sort()[0]))
     # the one process of a file that prints its lines with no prefix (V0's driver worker in the engine, a single
-    # process run): its 'rank R in world size W' line gives its other unprefixed lines that rank
-    bare = ev.filter(pl.col("pid").is_null() & pl.col("proc").is_null()) \
-        .select("file", "line", "_epoch", pl.col("text").str.extract(line_rx("assigned"), 1).cast(pl.Int32)
-                .alias("r")) \
-        .drop_nulls("r").group_by("file", "_epoch").agg(pl.col("r").unique(), pl.col("line").min())
-    for f, ep, rs, ln in bare.iter_rows():
+    # process run): its 'rank R in world size W' line gives its other unprefixed lines that rank, as does the
+    # handle of the message queue V0's driver writes for the other ranks of its node, when they are all the
+    # world's but one: it is rank 0 (a later node's first worker writes one for its node's local ranks too)
+    said = pl.col("text").str.extract(line_rx("assigned"), 1).cast(pl.Int32)
+    readers = pl.col("text").str.extract(line_rx("driver_writer"), 1).str.count_matches(",") + 1
+    world = a.world_size or (a.tp_size or 0) * (a.pp_size or 1)
+    writes = pl.when(readers + 1 == world).then(pl.lit(0, pl.Int32))
+    how = pl.when(said.is_not_null()).then(pl.lit("its 'rank R in world size' line")) \
+        .otherwise(pl.lit("the handle of the message queue V0's driver worker (rank 0) writes for its node's ranks"))
+    bare = ev.filter(unprefixed()) \
+        .select("file", "line", "_epoch", "pid", pl.coalesce(said, writes).alias("r"), how.alias("how")) \
+        .drop_nulls("r").sort("line").group_by("file", "_epoch", "pid") \
+        .agg(pl.col("r").unique(), pl.col("line").first(), pl.col("how").first())
+    for f, ep, pid, rs, ln, said_how in bare.iter_rows():
         if len(rs) == 1:
-            a.bare_rank[(f, ep)] = rs[0]
-            a.said("bare", (f, ep), f"the file's unprefixed process: 'rank {rs[0]} in world size ...' on {f}:{ln}")
+            a.bare_rank[(f, ep, pid)] = rs[0]
+            a.said("bare", (f, ep, pid), f"the file's unprefixed process: {said_how} on {f}:{ln}")
     for (node, pid), by_life in seen.items():
         values = {r for r, _ in by_life.values()}
         if len(values) == 1:
@@ -137,11 +151,6 @@ def learn_ranks(ev: pl.DataFrame, a: Attribution, hints: DumpHints) -> None:
     for host, inner in sorted(hints.pid_ns.items()):
         for node in {n for n, p in a.container_pids if p == inner} or {a.single_node}:
             a.host_pid.setdefault((node, host), inner)
-    # parallel sizes, for worker names and device ranks when no map exists
-    for pat, attr in ((line_rx("tp_size"), "tp_size"), (line_rx("pp_size"), "pp_size")):
-        found = ev["text"].str.extract(pat, 1).drop_nulls()
-        if len(found):
-            setattr(a, attr, int(found.mode().sort()[0]))
     # a process known only by its local rank takes the global rank that local rank has on its node; with
     # the default CUDA_VISIBLE_DEVICES a worker's local rank is its CUDA device (NCCL's [dev])
     for (node, pid), loc in a.pid_local.items():

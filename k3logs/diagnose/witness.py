@@ -86,7 +86,7 @@ def _rank_from(a: Attribution, row: dict) -> str | None:
         return a.why.get(("file_rank", f))
     if kind == "bare":
         epoch = int(epochs(pl.DataFrame({"file": [f], "line": [ln]}), a)[0])
-        return a.why.get(("bare", (f, epoch)))
+        return a.why.get(("bare", (f, epoch, pid))) or a.why.get(("bare", (f, epoch, None)))
     if kind == "task":
         t = _get(row, "w_task")
         return a.why.get(("task_rank", (f, step_of(a, f, ln), t)))
