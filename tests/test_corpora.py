@@ -19,7 +19,7 @@ from conftest import TESTS_DIR, record_fired
 from metamorphic import bed
 from k3logs import api
 from k3logs.api import evaluate_corpus
-from k3logs.evaluate.score import score
+from k3logs.evaluate.score import listed, score
 from k3logs.pipeline import run, stream_events
 from k3logs.settings import Settings
 
@@ -75,9 +75,9 @@ def test_case_verdict_matches_the_truth(case):
     # `k3logs eval corpora` scores it as passed too (its tables and exit statuses: test_cli, on small corpora)
     s = score(case, truth, r)
     assert s.passed, s.error or {c: (s.got.get(c), s.want.get(c)) for c, ok in s.ok.items() if not ok}
-    cats = [truth["root_cause"], *truth.get("root_cause_alt", [])]
+    cats = [truth["root_cause"], *listed(truth.get("root_cause_alt"))]   # (alone or as a list, as eval reads it)
     assert r.root_cause.category in cats, f"category {r.root_cause.category}, want one of {cats}"
-    outcomes = [truth["outcome"], *truth.get("outcome_alt", [])]
+    outcomes = [truth["outcome"], *listed(truth.get("outcome_alt"))]
     assert r.outcome.state in outcomes, f"outcome {r.outcome.state}, want one of {outcomes}"
     said = " ".join(r.evidence_missing).lower()
     assert all(m.lower() in said for m in truth.get("evidence_missing", [])), \
@@ -97,8 +97,7 @@ def test_case_verdict_matches_the_truth(case):
         assert r.origin.node == origin["node"]
     if origin.get("rank") is not None:
         assert r.origin.rank == origin["rank"]
-    alt = truth.get("phase_alt", [])   # (alone or as a list, as k3logs eval reads it)
-    phases = [truth.get("phase"), *([alt] if isinstance(alt, str) else alt)]
+    phases = [truth.get("phase"), *listed(truth.get("phase_alt"))]
     assert r.phase in phases, f"phase {r.phase}, want one of {phases}"
 
 

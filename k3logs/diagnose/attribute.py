@@ -234,8 +234,8 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
             a.file_node[f], why = file_hosts[f], file_why[f]
         elif (m := RX["pod_log_dir"].search(f) or RX["container_log"].search(f)
               or RX["docker_container_log"].search(f)) and a.pod_node.get(m.group("pod")):
-            pod = m.group("pod")
-            a.file_node[f], why = a.pod_node[pod], f"the log of {pod} (its path), on {a.pod_node[pod]} " \
+            pod, what = m.group("pod"), "container" if RX["docker_container_log"].search(f) else "pod"
+            a.file_node[f], why = a.pod_node[pod], f"the log of {what} {pod} (its path), on {a.pod_node[pod]} " \
                                                    f"({a.why[('pod', pod)]})"
         elif pod := next((p for p in pods_longest
                           if re.search(rf"(?<![A-Za-z0-9]){re.escape(p)}(?![A-Za-z0-9])", f)), None):

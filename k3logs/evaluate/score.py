@@ -50,7 +50,7 @@ def find_cases(root: Path) -> list[Path]:
     return sorted(p.parent for p in root.glob("*/truth.json"))
 
 
-def _listed(alt) -> list:
+def listed(alt) -> list:
     """An alternative given alone or as a list (truths write "phase_alt": "shutdown" as well as [...])."""
     return [] if alt is None else [alt] if isinstance(alt, str) else list(alt)
 
@@ -70,7 +70,7 @@ def score(case: str, truth: dict, report: Report) -> CaseScore:
     healthy = bool(truth.get("healthy"))
     s = CaseScore(case, healthy)
     fc = truth.get("first_causal") or None
-    cats = [truth["root_cause"], *_listed(truth.get("root_cause_alt"))]
+    cats = [truth["root_cause"], *listed(truth.get("root_cause_alt"))]
     got_cat = report.root_cause.category
     s.ok["category"] = got_cat in cats
     got_line = (report.first_causal.file, report.first_causal.line) if report.first_causal else None
@@ -78,7 +78,7 @@ def score(case: str, truth: dict, report: Report) -> CaseScore:
     origin = truth.get("origin") or {}
     s.ok["node"] = origin.get("node") is None or report.origin.node == origin.get("node")
     s.ok["rank"] = origin.get("rank") is None or report.origin.rank == origin.get("rank")
-    phases = [truth.get("phase"), *_listed(truth.get("phase_alt"))]
+    phases = [truth.get("phase"), *listed(truth.get("phase_alt"))]
     s.ok["phase"] = healthy or report.phase in phases
     s.got = {"category": got_cat, "line": got_line, "node": report.origin.node, "rank": report.origin.rank,
              "phase": report.phase}
@@ -97,7 +97,7 @@ def _score_outcome(s: CaseScore, truth: dict, report: Report) -> None:
     if "outcome" in truth and outcome is not None:   # (reports carry no outcome before schema 2)
         got = outcome if isinstance(outcome, str) else getattr(outcome, "state", None) or (
             outcome.get("state") if isinstance(outcome, dict) else None)
-        want = [truth["outcome"], *_listed(truth.get("outcome_alt"))]
+        want = [truth["outcome"], *listed(truth.get("outcome_alt"))]
         s.ok["outcome"], s.got["outcome"], s.want["outcome"] = got in want, got, want
     missing = truth.get("missing_nodes") or truth.get("evidence_missing")  # (what evidence_missing must name)
     if missing:
