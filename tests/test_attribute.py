@@ -927,6 +927,16 @@ def test_in_a_journal_the_driver_is_its_units_process_and_no_other(tmp_path):
     assert event_at(a.events, "journal.txt", 5)["rank"] is None   # systemd's own line, another process
 
 
+@pytest.mark.parametrize("launcher, rank", [("started rank 5 pid 41877 on GPU 5", 5),   # the script names both
+                                            ("started rank 5 on GPU 5", None)])          # near miss: no pid
+def test_a_launchers_line_naming_a_rank_and_its_pid_gives_the_kill_of_that_pid_its_rank(tmp_path, launcher, rank):
+    a = analyze_files(tmp_path, {
+        "gpu-a/run.log": text_of(f"[run] 2026-03-12T03:00:03+01:00 {launcher} -> shard-5.log"),
+        "gpu-a/journal.txt": text_of("Mar 12 04:17:41 gpu-a kernel: Out of memory: Killed process 41877 (python3) "
+                                     "total-vm:1kB, anon-rss:1kB, file-rss:0kB, shmem-rss:0kB, UID:1001 pgtables:1kB")})
+    assert event_at(a.events, "gpu-a/journal.txt", 1)["rank"] == rank
+
+
 NODE = "ip-10-42-19-88.us-west-2.compute.internal"
 SPOT = f"2025-10-21T14:39:52Z   default   Warning   SpotInterruption   {NODE}   Spot ITN received. Instance will be " \
        "interrupted at 2025-10-21T14:41:52Z"

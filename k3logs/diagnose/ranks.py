@@ -77,6 +77,8 @@ def learn_ranks(ev: pl.DataFrame, a: Attribution, hints: DumpHints) -> None:
 
     for node, pid, f, ln, ep, r, w_, *_ in assigned.select(*cols, "r", "w").iter_rows():
         observe(node, pid, f, ep, r, f"'rank {r} in world size {w_}' on {f}:{ln}")
+    for node, f, ln, ep, r, p in fields(ev, "launched", "node", "file", "line", "_epoch").drop_nulls("r").iter_rows():
+        observe(node, int(p), f, ep, r, f"the launcher's 'rank {r} pid {p}' on {f}:{ln}", weak=True)
     for node, pid, f, ln, ep, w_, r, loc in world_lines.select(*cols, "w", "r", "l").iter_rows():
         observe(node, pid, f, ep, r, f"'world_size={w_} rank={r}' on {f}:{ln}", weak=True)
         a.pid_local.setdefault((node, pid), int(loc))
