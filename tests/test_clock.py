@@ -137,6 +137,19 @@ def test_a_file_of_times_of_day_written_newest_first_turns_the_day_backwards(tmp
     assert at(a, "export.log", 2) == ("2026-10-31T23:59:58", "inferred")
 
 
+def test_a_node_conditions_time_is_its_own_and_passes_to_no_line_after_it(tmp_path):
+    describe = text_of(
+        "Name:               b300-r2-n08", "Conditions:",
+        "  Type             Status    LastHeartbeatTime                 LastTransitionTime                Reason  "
+        "            Message",
+        "  Ready            Unknown   Thu, 27 Aug 2026 14:02:07 +0000   Thu, 27 Aug 2026 14:02:52 +0000   "
+        "NodeStatusUnknown   Kubelet stopped posting node status.",
+        "Events:", "  Normal  NodeNotReady  12m   node-controller  Node b300-r2-n08 status is now: NodeNotReady")
+    a = analyze_files(tmp_path, {"kubectl-describe-node.txt": describe}, keep_all=True)
+    assert at(a, "kubectl-describe-node.txt", 4) == ("2026-08-27T14:02:52", "exact")   # its LastTransitionTime
+    assert at(a, "kubectl-describe-node.txt", 6)[0] is None   # an event by its age: no time from the state before
+
+
 def test_february_29_moves_into_leap_years_only():
     import random
     import polars as pl

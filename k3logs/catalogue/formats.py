@@ -16,7 +16,7 @@ LAYERS = ("wrapper", "prefix", "line")
 # the [[sniff]] names k3logs/ingest/sniff.py reads
 SNIFF_LINES = ("vllm_proc", "vllm_text", "torchelastic", "k8s_events", "capture_line", "ray_mark", "traceback_body")
 TIME_GROUPS = ("t_iso", "t_local", "t_md", "t_hms", "t_glog", "t_ctime", "t_date", "t_mdy", "t_syslog",
-               "t_clf", "t_sel", "t_uptime", "t_epoch_us", "t_epoch_s", "t_epoch_ms", "t_tod")
+               "t_clf", "t_sel", "t_uptime", "t_epoch_us", "t_epoch_s", "t_epoch_ms", "t_tod", "t_rfc2822")
 KEYS = {"name", "regex", "source", "level_map", "first_for", "samples", "json_escaped", "json", "quoted", "keep",
         "csv_quoted", "sparse"}
 # the fields a wrapper may read by JSON key (`json = { field = "KEY" }`): one JSON object a line, keys in any order

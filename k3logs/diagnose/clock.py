@@ -24,6 +24,7 @@ from k3logs.schema import MIXED, at_rows, in_line_order, the_one
 from .attribution import RX, line_rx
 
 UTC = "UTC"
+STATE = "state"  # the source of a row that states a condition since its time (formats.toml: a describe's condition)
 INGEST = Regexes("ingest.toml")  # iso_zulu: an ISO time's 'Z', as the parser reads it
 # (RX, patterns/diagnose.toml: the times a line writes inside its text: inner_uptime, dated, dated_rfc2822, dated_clf)
 
@@ -388,17 +389,19 @@ def _midnight(m: ClockModel) -> pl.Expr:
 
 def apply(ev: pl.DataFrame, m: ClockModel, last_ts: dict[str, datetime] | None = None) -> pl.DataFrame:
     """Add `ts` (UTC) and `ts_quality`. Rows are in file order; a line with no time of its own takes the
-    time of the line before it in its file (`last_ts` carries that across batches and is updated)."""
+    time of the line before it in its file (`last_ts` carries that across batches and is updated), but for a
+    state's row (source `state`: a condition true since its time, not an event) which passes its time on to none."""
     c = pl.col
     ev = _times(ev, m)
     in_order = _one_file_in_order(ev)
+    passed_on = pl.when(c("source") != STATE).then(c("ts")) if "source" in ev.columns else c("ts")
     if in_order:  # a batch of `events`: no window, and the carried time is one value
         carry = pl.lit((last_ts or {}).get(ev["file"][0]), pl.Datetime("us"))
-        before = c("ts").forward_fill()
+        before = passed_on.forward_fill()
     else:
         carry = c("file").replace_strict(last_ts, default=None, return_dtype=pl.Datetime("us")) if last_ts else \
             pl.lit(None, pl.Datetime("us"))
-        before = c("ts").forward_fill().over("file", order_by=["line", "sub"])
+        before = passed_on.forward_fill().over("file", order_by=["line", "sub"])
     own = c("ts_quality")
     filled = pl.when(own.is_null()).then(pl.coalesce(before, carry)).otherwise(c("ts"))
     quality = pl.when(own.is_null() & filled.is_not_null()).then(pl.lit("inferred")).otherwise(own).fill_null("none")

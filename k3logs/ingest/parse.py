@@ -149,6 +149,10 @@ def _time_exprs(groups: frozenset[str] | set[str]) -> tuple[pl.Expr, pl.Expr, pl
     if "t_mdy" in groups:  # 'Sep 12 2024 03:41:17' (Fabric Manager)
         dt = c("t_mdy").str.to_datetime("%b %d %Y %H:%M:%S", time_unit="us", strict=False)
         return dt, pl.when(dt.is_not_null()).then(pl.lit("local")), None
+    if "t_rfc2822" in groups:  # 'Thu, 27 Aug 2026 14:02:52 +0000' (kubectl describe's times)
+        dt = (c("t_rfc2822").str.to_datetime("%a, %d %b %Y %H:%M:%S %z", time_zone="UTC", time_unit="us", strict=False)
+              .dt.replace_time_zone(None))
+        return dt, pl.when(dt.is_not_null()).then(pl.lit("utc")), None
     if "t_clf" in groups:  # the Common Log Format's '19/Aug/2025:10:12:35 +0000' (nginx, Apache access logs)
         dt = (c("t_clf").str.to_datetime("%d/%b/%Y:%H:%M:%S%.f %z", time_zone="UTC", time_unit="us", strict=False)
               .dt.replace_time_zone(None))
