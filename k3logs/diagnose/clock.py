@@ -18,6 +18,7 @@ from datetime import datetime, timedelta, timezone
 import polars as pl
 
 from k3logs.catalogue.regexes import Regexes
+from k3logs.ingest.fold import DESCENT_SHARE
 from k3logs.ingest.parse import DATELESS_DAY, PLACEHOLDER_YEAR
 from k3logs.schema import MIXED, at_rows, in_line_order, the_one
 
@@ -269,9 +270,6 @@ def _days_of(ev: pl.DataFrame, m: ClockModel) -> dict[str, tuple[tuple[int, date
     return days
 
 
-DESCENT_SHARE = 3  # a file is newest first when its timed lines go back in time this many times as often as on
-
-
 def in_file_order(ev: pl.DataFrame) -> pl.DataFrame:
     """`seq`: each line's place in the time order of its file: its line number, negated in a file written newest
     first (a log platform's export: Loki's logcli, Datadog's CSV, a search's hits), whose timed lines go back in
@@ -371,7 +369,8 @@ def _build_own_time_plan(m: ClockModel) -> tuple[list[list[pl.Expr]], list[pl.Ex
                   pl.when(c("lt_kind") == "dateless").then(_local(_midnight(m) + _dateless(), m)).alias("_dated")])
     final = [pl.coalesce("_exact", "_yearless", "_dated", from_boot).alias("ts"),
              pl.when(c("_exact").is_not_null()).then(pl.lit("exact"))
-             .when(c("_yearless").is_not_null() | c("_dated").is_not_null() | (c("uptime").is_not_null() & c("_boot").is_not_null()))
+             .when(c("_yearless").is_not_null() | c("_dated").is_not_null()
+                   | (c("uptime").is_not_null() & c("_boot").is_not_null()))
              .then(pl.lit("inferred"))
              .when(c("uptime").is_not_null()).then(pl.lit("relative"))
              .otherwise(None).alias("ts_quality")]

@@ -254,7 +254,7 @@ def profile(case_dir: Path, report, truth: dict | None = None) -> Profile:
             archives.append(f)
         else:
             texts[f] = t.text
-    hosts = set(nodes) | {truth.get("origin", {}).get("node") or ""}
+    hosts = set(nodes) | {(truth.get("origin") or {}).get("node") or ""}   # (no origin: healthy or inconclusive)
     hosts |= {a.get("node") or "" for a in truth.get("attribution", []) or []}
     pods, ips, cids = set(), set(), set()
     for f, text in texts.items():
