@@ -56,15 +56,29 @@ KNOWN: dict[tuple[str, str], str] = {
         "c1017-systemd-pp-stuck-rank-watchdog-elsewhere", "c1021-pd-nixl-decode-rail-down",
         "c1023-slurm-dp16-ep-xid94-one-engine", "c1034-slurm-k3-b200-xid149-nvlink-capture",
         "c1042-docker-prodstack-router-3-replicas-one-cuda-oom-foreign-notebook",
-        "c1044-k8s-pd-nixl-two-decodes-one-ucx-segfault", "c1056-gcp-logging-xid119-gsp-k3-a4x")},
+        "c1044-k8s-pd-nixl-two-decodes-one-ucx-segfault", "c1056-gcp-logging-xid119-gsp-k3-a4x",
+        "c1084-dsv31-dp8tp2-pplx-headless-segfault-capture", "c1100-xid119-gsp-timeout-pp-rank-stall",
+        "c1111-k3-dp32-slurm-one-node-r575", "c1113-ray-efa-ofi-plugin-libfabric-skew")},
     ("c1044-k8s-pd-nixl-two-decodes-one-ucx-segfault", "rename-hosts"): (
         "the transform renames the folder decode-0 as if it were a host (it is a pod's short name), and the surviving "
         "decode's lines lose their node: an instance with no node is not counted as another instance serving on, so "
         "the decode that failed reads as a crash, not part of the requests failing"),
-    ("c1019-lws-worker-node-preempted-during-load", "noise-retries"): (
-        "the cloud's audit record (the root) has no process of its own and takes the phase the deployment reached; "
-        "c10d connect retries added to the leader's log after its load began are distributed_init landmarks, and "
-        "the phase follows them"),
+    **{(c, "noise-retries"): (
+        "the root (a cloud's audit record, a node's condition row) has no process of its own and takes the phase the "
+        "deployment reached; c10d connect retries added to the leader's log after its load began are "
+        "distributed_init landmarks, and the phase follows them") for c in (
+        "c1019-lws-worker-node-preempted-during-load", "c1104-k3-lws-worker-node-notready")},
+    ("c1064-slurm-ray-memcg-oomkill-dmesg-uptime", "wrap-kubectl"): (
+        "a Slurm job's output wrapped as a pod's log: the pod's name becomes the file's node, so the 'Local node IP' "
+        "lines are read as that node's own addresses, not paired with the launcher's announcements, and the kill's "
+        "pid no longer reaches the Ray actor's rank"),
+    **{("c1067-k8s-pod-nccl-file-ib-retry-pp2", t): (
+        "the pods' NCCL debug files re-wrapped as a host's journal are no longer the deployment's own logs, and the "
+        "outcome reads serving, not crashed (not analysed further)") for t in ("wrap-journald", "wrap-journald-json")},
+    ("c1077-systemd-docker-port-busy-first-start-then-serving", "graceful-stop"): (
+        "the transform dates the appended shutdown trail from the vLLM lines' own UTC times into a journal whose "
+        "wrapper is the host's local time (UTC-6): the stop lands hours before the run (Dec 03 19:11 against a "
+        "run from Dec 04 00:14), so the run is read as still serving"),
     **{(c, "skew-beyond"): SRUN_FILE_SKEW for c in (
         "c1023-slurm-dp16-ep-xid94-one-engine", "c1034-slurm-k3-b200-xid149-nvlink-capture")},
     ("c1025-llama70b-k8s-rolling-upgrade", "graceful-stop"): (
@@ -103,6 +117,10 @@ KNOWN: dict[tuple[str, str], str] = {
     **{(c, t): LONE_ARCHIVE for c in ("c549-nvswitch-fatal-fm-log-nvls-2node-tarzst",
                                        "c741-mixed-cu12-cu13-wheels-importerror-targz")
        for t in ("pack-top", "pack-zip", "pack-zst", "pack-nested", "rename-files")},
+    **{("c1092-roce-link-down-zip-node-missing", t): LONE_ARCHIVE
+       for t in ("pack-top", "pack-zst", "pack-nested", "rename-files")},
+    **{("c1095-xid119-gsp-nested-node-tarball", t): LONE_ARCHIVE
+       for t in ("pack-top", "pack-tgz", "pack-zip", "pack-nested", "rename-files")},
     ("c741-mixed-cu12-cu13-wheels-importerror-targz", "pack-tgz"): LONE_ARCHIVE,
     ("c530-v1-ray-tp16-rank11-sigsegv-nccl-proxy-serving", "skew-within"): SKEW_TIE,
     ("c866-rotated-log-host-oom-lmcache", "rename-files"): (
