@@ -18,7 +18,7 @@ from datetime import datetime, timedelta, timezone
 import polars as pl
 
 from k3logs.catalogue.regexes import Regexes
-from k3logs.ingest.fold import DESCENT_SHARE
+from k3logs.ingest.fold import written_newest_first
 from k3logs.ingest.parse import DATELESS_DAY, PLACEHOLDER_YEAR
 from k3logs.schema import MIXED, at_rows, in_line_order, the_one
 
@@ -272,13 +272,8 @@ def _days_of(ev: pl.DataFrame, m: ClockModel) -> dict[str, tuple[tuple[int, date
 
 def in_file_order(ev: pl.DataFrame) -> pl.DataFrame:
     """`seq`: each line's place in the time order of its file: its line number, negated in a file written newest
-    first (a log platform's export: Loki's logcli, Datadog's CSV, a search's hits), whose timed lines go back in
-    time far more often than on. Whatever orders the lines of one file by their place reads `seq`."""
-    step = pl.col("ts").diff().over("file", order_by="line")
-    moves = ev.filter(pl.col("ts").is_not_null()).select("file", step.alias("_d")).group_by("file").agg(
-        (pl.col("_d") < pl.duration(microseconds=0)).sum().alias("_down"),
-        (pl.col("_d") > pl.duration(microseconds=0)).sum().alias("_up"))
-    newest_first = moves.filter((pl.col("_down") >= 3) & (pl.col("_down") > DESCENT_SHARE * pl.col("_up")))["file"]
+    first (ingest.fold.written_newest_first). Whatever orders the lines of one file by their place reads `seq`."""
+    newest_first = written_newest_first(ev, pl.col("file"), pl.col("ts"), "line")
     return ev.with_columns(pl.when(pl.col("file").is_in(newest_first.implode())).then(-pl.col("line"))
                            .otherwise(pl.col("line")).alias("seq"))
 

@@ -358,15 +358,21 @@ def fold(df: pl.DataFrame) -> pl.DataFrame:
 
 
 def _newest_first(df: pl.DataFrame) -> pl.Series:
-    """The ranges (line // SPAN) of the files whose timed lines go back far more often than on."""
-    c = pl.col
+    """The ranges (line // SPAN) of the files written newest first, by their wrapper's or their line's own times."""
     if "wt" not in df.columns and "lt" not in df.columns:
         return pl.Series("_f", [], dtype=pl.Int64)
-    when = pl.coalesce([c(k) for k in ("wt", "lt") if k in df.columns])
-    step = when.diff().over(c(LINE) // SPAN, order_by=LINE)
-    moves = df.select((c(LINE) // SPAN).alias("_f"), step.alias("_d")).drop_nulls("_d").group_by("_f").agg(
-        (c("_d") < pl.duration(microseconds=0)).sum().alias("_down"),
-        (c("_d") > pl.duration(microseconds=0)).sum().alias("_up"))
+    return written_newest_first(df, pl.col(LINE) // SPAN,
+                                pl.coalesce([pl.col(k) for k in ("wt", "lt") if k in df.columns]), LINE)
+
+
+def written_newest_first(df: pl.DataFrame, file: pl.Expr, when: pl.Expr, order: str) -> pl.Series:
+    """The files (`file` of the rows) whose timed lines, in their `order`, go back in time DESCENT_SHARE times as
+    often as on (a log platform's export: Loki's logcli, Datadog's CSV, a search's hits)."""
+    c = pl.col
+    timed = df.filter(when.is_not_null()).select(file.alias("_f"), when.alias("_t"), c(order).alias("_o"))
+    moves = timed.select("_f", c("_t").diff().over("_f", order_by="_o").alias("_d")).drop_nulls("_d") \
+        .group_by("_f").agg((c("_d") < pl.duration(microseconds=0)).sum().alias("_down"),
+                            (c("_d") > pl.duration(microseconds=0)).sum().alias("_up"))
     return moves.filter((c("_down") >= 3) & (c("_down") > DESCENT_SHARE * c("_up")))["_f"]
 
 
