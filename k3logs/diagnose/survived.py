@@ -1,0 +1,199 @@
+"""What cannot be the cause (decide's first step over the findings): a mention in prose, a line about another
+program's process, the shutdown's trail, and what the service survived: its process (a kernel line's: its node)
+went on working after it, its group formed, its node became ready, its server went on generating after a
+request failed, or its device came back before anything it explains failed; unless it explains what fails
+later, or recurs."""
+from __future__ import annotations
+
+import re
+from itertools import islice
+
+import polars as pl
+
+from k3logs.catalogue.signatures import Catalogue, Signature
+
+from .detect import holds_prefilter, outcome_data
+from .findings import EXPLAIN_WINDOW_S, FLAP_EPISODES, SAME_FAILURE_S, TIE_SECONDS, Finding, as_int
+from .order import seconds, sort_key
+from .outcome import Lifecycle, who
+from .templates import mask_template, same_template
+
+
+def recoveries(ev: pl.DataFrame, findings: list[Finding], cat: Catalogue) -> dict[int, Finding]:
+    """id(finding) -> the first line after it (in its file: by place, events listed by age have no time), on its
+    node (any, for a finding of no node: a pod waiting for one), saying its device is back: the signature's
+    `recovery` with the same value in every field both name and the finding has."""
+    out: dict[int, Finding] = {}
+    place = "seq" if "seq" in ev.columns else "line"
+    for sig in cat.signatures:
+        mine = [f for f in findings if f.sig == sig.id] if sig.recovery else []
+        if not mine:
+            continue
+        rec = sig.recovery
+        rows = ev.filter(holds_prefilter(rec) & pl.col("text").str.contains(rec.regex))
+        if rows.is_empty():
+            continue
+        rows = rows.select("eid", "node", "ts", "ts_quality", "file", "line", pl.col(place).alias("_place"),
+                           "text").with_columns(pl.col("text").str.extract_groups(rec.regex).alias("_g")).unnest("_g")
+        shared = [k for k in rec.fields if k in sig.fields]
+        for f in mine:
+            node = pl.col("node").eq_missing(f.node) if f.node is not None else pl.lit(True)
+            for r in rows.filter(node).sort("ts", "_place", nulls_last=True).iter_rows(named=True):
+                same = [k for k in shared if f.fields.get(k) is not None and r[k] is not None]
+                later = r["_place"] > f.place if r["file"] == f.file else \
+                    f.ts is not None and r["ts"] is not None and r["ts"] > f.ts
+                if same and later and all(str(f.fields[k]) == r[k] for k in same):
+                    out[id(f)] = Finding(eid=r["eid"], sig=None, category="recovery", role="context", priority=0,
+                                         span=(r["line"],) * 2, rank=None, pid=None, phase=None,
+                                         **{k: r[k] for k in ("file", "line", "ts", "ts_quality", "node", "text")})
+                    break
+    return out
+
+
+def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | set[str],
+               recovered: dict[int, Finding] | None = None, sigs: dict[str, Signature] | None = None,
+               node_wide: frozenset[str] = frozenset()) -> None:
+    """Findings that cannot be the cause: mentions (a note or a ticket quoting an error: a plain line with no
+    time in a file of prose), the shutdown's trail (after its attempt's stop), and what the service survived
+    (its process went on working after it, or its node for a kernel line or a `node_wide` category, and it
+    explains nothing that follows; or its device came back before anything it explains failed)."""
+    at = {id(f): i for i, f in enumerate(findings)}
+    shapes: dict[int, str] = {}   # (each line's template, made once)
+    recovered, sigs = recovered or {}, sigs or {}
+
+    causes = [h for h in findings if h.role == "cause"]
+
+    def nearer_cause(f: Finding, g: Finding) -> bool:
+        """Another cause on g's node came between f and g, or with g (the traceback that follows 'EngineCore
+        failed to start' in the same second): g is that one's failure, not f's."""
+        return any(h is not f and h.eid != g.eid and h.set_aside is None and h.node == g.node
+                   and h.category not in (f.category, g.category) and sort_key(f) < sort_key(h)
+                   and (sort_key(h) < sort_key(g) or (h.sig is not None and g.ts and h.ts
+                                                        and 0 <= seconds(g, h) <= TIE_SECONDS))
+                   for h in causes)
+
+    def same_process(f: Finding, g: Finding) -> bool:
+        """Both logged by one process of the deployment in one attempt (a kernel line names none)."""
+        w = who(f.source, f.pid, f.ident, f.file)
+        return bool(w) and w == who(g.source, g.pid, g.ident, g.file) and life.attempt_of(g) == life.attempt_of(f)
+
+    def fails_again(f: Finding, ready=None) -> bool:
+        """Something later in its scope fails that it explains (within the explanation window; before `ready`,
+        the node's readiness after the error of a process that names itself, if given, save the restart that
+        brought it up: what fails once it is up is no failure of its start; an unnamed block may stand anywhere
+        before its neighbours' times), or fails the same way on its node (within it, or however much later in
+        the process that logged it, or on its node for a signature that `persists`, a state of the node such as
+        a fabric manager that did not start: a fault that recurs there was not survived)."""
+        i = at[id(f)]
+
+        def again(g: Finding, dt: float) -> bool:
+            explained = (g.explained_by == i or i in g.explainers) and not nearer_cause(f, g) \
+                and (ready is None or ready.after(g.ts, g.file, g.place) and g.category != "symptom.restart")
+            recurs = g.category == f.category and (g.node == f.node or spreads(f))
+            return (dt <= EXPLAIN_WINDOW_S and (explained or recurs)) or \
+                (recurs and (same_process(f, g) or persists(f)))
+        return keeps_coming_back(f) or any(
+            g is not f and g.set_aside is None and sort_key(f) < sort_key(g)
+            and (g.role == "cause" or g.category in outcome_data().fatal)
+            and (dt := seconds(f, g)) is not None and dt >= 0 and again(g, dt) for g in findings)
+
+    def keeps_coming_back(f: Finding) -> bool:
+        """The same fault on its node returns FLAP_EPISODES times within the window, each apart from the one before
+        (a link flapping on), and as many failures come meanwhile (requests too, however others fared)."""
+        within = [g for g in findings if (dt := seconds(f, g)) is not None and 0 < dt <= EXPLAIN_WINDOW_S]
+        later = sorted(g.ts for g in within if g.category == f.category and g.node == f.node)
+        starts = [t for i, t in enumerate(later) if (t - ([f.ts] + later)[i]).total_seconds() > SAME_FAILURE_S]
+        harm = [g for g in within if (g.set_aside is None and g.category in outcome_data().fatal)
+                or g.category in outcome_data().request_level]
+        return f.source == "kernel" and len(starts) >= FLAP_EPISODES and len(harm) >= FLAP_EPISODES
+
+    def spreads(f: Finding) -> bool:
+        """A device fault the kernel reports that never came back (an adapter's fatal error, a link down for
+        good) reaches every node that talks through it: the same failure on a peer is its recurrence."""
+        return f.source == "kernel" and id(f) not in recovered and f.sig in sigs and sigs[f.sig].scope == "bundle"
+
+    def persists(f: Finding) -> bool:
+        return f.sig in sigs and sigs[f.sig].persists
+
+    def systematic(f: Finding) -> bool:
+        """The same failure (its line's template) recurs in its process, however its later copies fared: a kind
+        of request fails every time (a series' last copy has nothing after it to fail again). For a request's
+        failure and an exception raised (known or not): a known error line that recurs outside a traceback (a
+        retried connect, another program's GPU warning) has rules of its own."""
+        need = outcome_data().request_systematic
+        copies = (g for g in findings if g.sig == f.sig and same_process(f, g) and same_template(shape(f), shape(g)))
+        return len(list(islice(copies, need))) >= need
+
+    def shape(f: Finding) -> str:
+        if id(f) not in shapes:
+            shapes[id(f)] = mask_template(f.text)
+        return shapes[id(f)]
+
+    def failed_meanwhile(f: Finding, back: Finding) -> bool:
+        """A failure f can explain came between it and its device's return (or with either)."""
+        explains = set(sigs[f.sig].explains) if f.sig in sigs else set()
+        return any(g is not f and g.source != "kernel" and g.set_aside is None and g.category in explains
+                   and (a := seconds(f, g)) is not None and (b := seconds(g, back)) is not None
+                   and a >= -TIE_SECONDS and b >= -TIE_SECONDS for g in findings)
+
+    # the latest first: whether a later failure counts depends on whether it was survived itself
+    for f in sorted(findings, key=sort_key, reverse=True):
+        if f.eid < 0:
+            continue
+        if f.file in prose and f.source in ("plain", None) and f.ts is None:
+            f.set_aside = "a mention in a note, not a log line"
+            continue
+        if (name := foreign_process(f)) is not None:
+            f.set_aside = f"about {name}, a process that is not the deployment's"
+            continue
+        stop = life.after_stop(f)
+        if stop is not None:
+            f.set_aside = f"after the stop at {stop.file}:{stop.line} (the shutdown's trail)"
+            continue
+        # (a kill a program or a person sent: the kernel's own kills are told by the process's name, above)
+        victim = as_int(f.fields.get("pid")) if f.category in outcome_data().process_categories \
+            and f.source != "kernel" else None
+        if f.role == "cause" and victim is not None and (f.node, victim) not in life.pids \
+                and (went_on := life.went_on_anywhere(f)) is not None:
+            f.set_aside = f"survived: pid {victim} is none of the deployment's processes, and the deployment went " \
+                          f"on working ({went_on.file}:{went_on.line})"
+        elif f.role == "cause" and (met := life.joined_after(f)) is not None:
+            f.set_aside = f"survived: its group formed after it ({met.file}:{met.line})"
+        elif f.role == "cause" and (went_on := life.progress_after(f, f.category in node_wide)) is not None \
+                and not fails_again(f) and not ((f.sig is None or f.source == "traceback") and systematic(f)) \
+                and not life.stalled_at(f):
+            wide = f.source == "kernel" or f.category in node_wide
+            f.set_aside = f"survived: {'its node' if wide else 'its process'} went on working " \
+                          f"({went_on.file}:{went_on.line})"
+        elif (f.role == "cause" or f.category == "symptom.restart") and (up := life.ready_after(f)) is not None \
+                and not fails_again(f, up if f.pid is not None or f.ident else None):
+            f.set_aside = f"survived: its node became ready after it ({up.file}:{up.line})"
+        elif f.category in outcome_data().request_level and (went_on := life.served_after(f)) is not None \
+                and not fails_again(f) and (f.fields.get("status") in outcome_data().shed_status or not systematic(f)):
+            f.set_aside = f"survived: its server went on generating ({went_on.file}:{went_on.line}): one request failed"
+        elif f.role == "cause" and (back := recovered.get(id(f))) is not None and not failed_meanwhile(f, back) \
+                and not keeps_coming_back(f) and not life.stalled_at(f):
+            f.set_aside = f"survived: the device came back ({back.file}:{back.line}) before anything failed"
+    # an untimed line of a failure set aside where it shows its time (a pod status after the kernel's oom-kill
+    # of the same container) is the same failure
+    aside = {(f.node, f.category): f.set_aside for f in findings if f.ts is not None and f.set_aside
+             and not f.set_aside.startswith("after the stop")}
+    for f in findings:
+        if f.set_aside is None and f.role == "cause" and f.ts is None and (f.node, f.category) in aside:
+            f.set_aside = f"the same failure as where it shows its time: {aside[(f.node, f.category)]}"
+
+
+def unexplain_by_set_aside(findings: list[Finding]) -> None:
+    """An explanation by a finding that was set aside (a flap the service survived, a shutdown's trail) is
+    void: the finding is explained by the first of its other explainers still standing, or by none."""
+    for f in findings:
+        if f.explained_by is not None and findings[f.explained_by].set_aside is not None:
+            alive = [i for i in f.explainers if findings[i].set_aside is None]
+            f.explained_by = min(alive, key=lambda i: sort_key(findings[i])) if alive else None
+
+
+def foreign_process(f: Finding) -> str | None:
+    """The name of the process a kernel line is about when it is not one of the deployment's."""
+    data = outcome_data()
+    name = (f.fields.get("comm") or f.fields.get("task")) if f.category in data.process_categories else None
+    return name if name and f.source == "kernel" and not re.match(data.processes, name) else None
