@@ -277,6 +277,30 @@ def test_an_error_its_process_went_on_from_is_survived(tmp_path):
     assert any(f.set_aside and f.set_aside.startswith("survived") for f in d.findings)
 
 
+def _rpc_error(m: int, s: int) -> list[str]:
+    """A worker's exception in a call its engine made ('WorkerProc hit an exception.'), its traceback in full."""
+    return [worker(m, s, text, level="ERROR") for text in [
+        "WorkerProc hit an exception.", "Traceback (most recent call last):",
+        '  File "/usr/lib/vllm/lora/worker_manager.py", line 102, in _load_adapter',
+        "FileNotFoundError: [Errno 2] No such file or directory: '/adapters/a7/adapter_config.json'"]]
+
+
+@pytest.mark.parametrize("after, survived", [
+    ([_stats(4, 18), _stats(4, 28), _stats(4, 38)], True),   # its engine generates on: the worker is still there
+    ([_stats(4, 18)], False),     # near miss: only the first stats after it, which may count work done before it
+    ([api(4, 18, "Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 0.0 tokens/s, Running: 4 reqs, "
+                 "Waiting: 9 reqs, GPU KV cache usage: 9.0%")] * 3, False),   # near miss: nothing generated after
+    # near miss: two engines on the node (another replica's server, pid 2, generates on): whose worker failed?
+    ([x.replace("pid=1)", "pid=2)") for x in SERVING + [_stats(4, 18), _stats(4, 28), _stats(4, 38)]], False),
+])
+def test_a_workers_error_while_serving_is_survived_when_its_engine_generates_on(tmp_path, after, survived):
+    # a worker shows no work of its own once it serves: the engine's stats, another process's, say it is there
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + _rpc_error(4, 10) + after})
+    assert d.healthy is survived, (d.outcome, d.root)
+    assert (next(f for f in d.findings if f.category == "symptom.worker_died").set_aside or "").startswith(
+        "survived") is survived
+
+
 HELPER = [f"2026-11-18T07:01:10+0000 gpu-a1 python[812]: {text}" for text in [
     "Traceback (most recent call last):", '  File "/opt/warmup.py", line 41, in wait_ready',
     "ConnectionRefusedError: [Errno 111] Connection refused"]]

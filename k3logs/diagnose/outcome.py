@@ -27,7 +27,7 @@ from k3logs.catalogue.landmarks import decision_line
 from k3logs.schema import PHASES
 
 from .attribution import is_ip
-from .detect import joined, outcome_data
+from .detect import joined, outcome_data, progress_regex
 
 APP_KINDS = ("vllm", "torch", "ray", "nccl")   # logs of the deployment itself (not the kernel's, not the host's)
 HOST_KINDS = ("journal", "kernel", "k8s_events")  # the host's and the orchestrator's: they mark no phase of it
@@ -160,6 +160,16 @@ class Lifecycle:
                 progress.setdefault((node, attempt, "file", file), []).append(at)
             if rank is not None:
                 progress.setdefault((node, attempt, "rank", rank), []).append(at)
+        # the processes of each node that show work of their own ([progress]: not a landmark) once their node served
+        # (an engine's generation; not a worker's start, its Init COMPLETE)
+        rx = progress_regex()
+        work = ev.filter(pl.col("progress") & pl.col("pid").is_not_null() & pl.col("ts").is_not_null()
+                         & (pl.col("source") != "kernel") & pl.col("text").str.contains(rx[1])) \
+            if rx and "text" in ev.columns else ev.clear()
+        self._working: dict = {}   # node -> those processes
+        for node, attempt, pid, ts in _rows(work, "node", "attempt", "pid", "ts"):
+            if (r := self.ready.get((node, attempt))) is not None and r.ts is not None and ts >= r.ts:
+                self._working.setdefault(node, set()).add(pid)
         self.stats = ev.filter(pl.col("mark") == "serving").select("node", "attempt", "ts", "file", "line")
         # (node, attempt) that printed its own engine's periodic stats: an instance that serves by itself
         stats = ev.filter(pl.col("text").str.contains(decision_line("engine_stats"))) if "text" in ev.columns else None
@@ -233,6 +243,13 @@ class Lifecycle:
                          if at.after(f.ts, f.file, f.place)), None)
         if not w:
             return self.went_on_anywhere(f)
+        engines = self._working.get(f.node, set())
+        if w[0] == "pid" and w[1] not in engines and len(engines) == 1 and f.ts is not None and self.ready_before(f):
+            # a process that shows no work of its own (a worker: its engine's stats are another process's) failed
+            # while its node served: it went on if its node's one engine did, past the first stats after it (which
+            # may count work done before it); of two engines on a node, which one is the worker's is not known
+            return next((at for at in self._progress.get((f.node, self.attempt_of(f), "pid", *engines), [])
+                         if at.ts is not None and (at.ts - f.ts).total_seconds() > STATS_INTERVAL_S), None)
         key = (f.node, self.attempt_of(f)) if node_wide else (f.node, self.attempt_of(f), *w)
         return next((at for at in self._progress.get(key, []) if at.after(f.ts, f.file, f.place)), None)
 

@@ -159,7 +159,8 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
                           f"on working ({went_on.file}:{went_on.line})"
         elif f.role == "cause" and (met := life.joined_after(f)) is not None:
             f.set_aside = f"survived: its group formed after it ({met.file}:{met.line})"
-        elif f.role == "cause" and (went_on := life.progress_after(f, f.category in node_wide)) is not None \
+        elif (f.role == "cause" or f.category in outcome_data().vanished) \
+                and (went_on := life.progress_after(f, f.category in node_wide)) is not None \
                 and not fails_again(f) and not ((f.sig is None or f.source == "traceback") and systematic(f)) \
                 and not life.stalled_at(f):
             wide = f.source == "kernel" or f.category in node_wide
