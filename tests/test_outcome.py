@@ -1055,15 +1055,15 @@ def test_restart_counts_of_a_pod_table_are_those_of_pods_not_ready(tmp_path, age
 def test_a_point_is_after_by_line_in_its_file_and_by_time_elsewhere():
     from datetime import datetime
 
-    from k3logs.diagnose.outcome import _At
+    from k3logs.diagnose.lifeline import At
     t = datetime(2026, 11, 18, 7, 0, 0)
     later = datetime(2026, 11, 18, 7, 0, 5)
-    at = _At(t, "a.log", 10)
+    at = At(t, "a.log", 10)
     assert at.after(later, "a.log", 9)            # same file: the line decides, not the clock
     assert not at.after(None, "a.log", 10)        # the same line is not after itself
-    assert _At(later, "a.log", 11).after(t, "b.log", 500)
+    assert At(later, "a.log", 11).after(t, "b.log", 500)
     assert not at.after(later, "b.log", 1)        # another file: earlier in time
-    assert not _At(None, "a.log", 99).after(t, "b.log", 1)  # untimed, in another file: no order
+    assert not At(None, "a.log", 99).after(t, "b.log", 1)  # untimed, in another file: no order
 
 
 LOAD_OOM = worker(1, 30, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB. GPU 0 has a total "

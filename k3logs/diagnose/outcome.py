@@ -28,6 +28,7 @@ from k3logs.schema import PHASES
 
 from .attribution import is_ip
 from .detect import joined, outcome_data, progress_regex
+from .lifeline import At, first_points, in_time_order, points_by_key, who
 
 APP_KINDS = ("vllm", "torch", "ray", "nccl")   # logs of the deployment itself (not the kernel's, not the host's)
 HOST_KINDS = ("journal", "kernel", "k8s_events")  # the host's and the orchestrator's: they mark no phase of it
@@ -54,56 +55,6 @@ class Outcome:
     detail: str = ""
 
 
-@dataclass(frozen=True)
-class _At:
-    ts: datetime | None
-    file: str
-    line: int
-    seq: int | None = None   # its place in its file's time order (clock.in_file_order), if not its line
-
-    def before(self, ts: datetime | None, file: str, place: int) -> bool:
-        """This point comes before an event at (ts, file, place in its file): by place in the same file, else by
-        time."""
-        if file == self.file:
-            return (self.line if self.seq is None else self.seq) < place
-        return self.ts is not None and ts is not None and self.ts < ts
-
-    def after(self, ts: datetime | None, file: str, place: int) -> bool:
-        """This point comes after an event at (ts, file, place in its file): by place in the same file, else by
-        time."""
-        if file == self.file:
-            return (self.line if self.seq is None else self.seq) > place
-        return self.ts is not None and ts is not None and self.ts > ts
-
-
-def _all(rows: pl.DataFrame) -> dict:
-    """(node, attempt) -> the rows' places, in time order."""
-    out: dict = {}
-    for node, attempt, ts, file, line, seq in _rows(rows, "node", "attempt", "ts", "file", "line", "seq"):
-        out.setdefault((node, attempt), []).append(_At(ts, file, line, seq))
-    return out
-
-
-def _first(rows: pl.DataFrame) -> dict:
-    """(node, attempt) -> the first row's place."""
-    return {k: ats[0] for k, ats in _all(rows).items()}
-
-
-def _rows(frame: pl.DataFrame, *cols: str):
-    """The rows of `frame`'s `cols` in time order, as tuples (column lists zipped: a bundle has thousands of
-    progress lines, and polars' row iteration costs ten times more)."""
-    frame = frame.sort(["ts", "file", "seq"], nulls_last=True)
-    return zip(*(frame[c].to_list() for c in cols))
-
-
-def who(source: str | None, pid: int | None, ident: str | None, file: str) -> tuple:
-    """The process a line is about, as precisely as the line says: its pid, else the unit or container that
-    logged it (journald identifier, compose service), else its log file; a kernel line: its whole node."""
-    if source == "kernel":
-        return ()
-    return ("pid", pid) if pid is not None else (("ident", ident) if ident else ("file", file))
-
-
 class Lifecycle:
     """The deployment's attempts, readiness, stops and progress, from the landmarks of every node.
     `restarts_seen`: restarts that the bundle's orchestrator state shows (pod restart counts; None: none shown);
@@ -126,17 +77,18 @@ class Lifecycle:
         ev = ev.with_columns(pl.when(own).then(pl.col("attempt")).otherwise(pl.col("attempt").clip(lower_bound=1))
                              .alias("attempt"))
         marks = ev.filter(pl.col("mark").is_not_null() | pl.col("progress")).select(cols)
-        self.ready = _first(marks.filter(pl.col("mark") == "serving"))
+        self.ready = first_points(marks.filter(pl.col("mark") == "serving"))
         # services that share a node (compose): (node, container or unit) with landmarks of its own, and (node,
         # attempt, it) -> its first serving mark
         named = marks.filter(pl.col("mark").is_not_null() & pl.col("ident").is_not_null())
         self._services = set(zip(named["node"].to_list(), named["ident"].to_list()))
-        self._ready_ident = {(n, a, i): _At(ts, file, line, seq) for n, a, i, ts, file, line, seq in reversed(list(
-            _rows(named.filter(pl.col("mark") == "serving"), "node", "attempt", "ident", "ts", "file", "line", "seq")))}
-        self._stops = _all(marks.filter(pl.col("mark") == "shutdown"))
+        serving = in_time_order(named.filter(pl.col("mark") == "serving"), "node", "attempt", "ident", "ts", "file",
+                                "line", "seq")
+        self._ready_ident = {(n, a, i): At(ts, file, line, seq) for n, a, i, ts, file, line, seq in reversed(list(serving))}
+        self._stops = points_by_key(marks.filter(pl.col("mark") == "shutdown"))
         self.stops = {k: ats[0] for k, ats in self._stops.items()}
         timed_stops = marks.filter((pl.col("mark") == "shutdown") & pl.col("ts").is_not_null()).sort("ts")
-        self.last_stop = _At(*timed_stops.select("ts", "file", "line", "seq").row(-1)) if timed_stops.height else None
+        self.last_stop = At(*timed_stops.select("ts", "file", "line", "seq").row(-1)) if timed_stops.height else None
         self.eid_attempt = dict(zip(ev["eid"].to_list(), ev["attempt"].to_list()))
         # (node, attempt) -> the arguments it ran with, where it logged them
         rx = outcome_data().run_args
@@ -147,12 +99,12 @@ class Lifecycle:
         mine = ev.filter(pl.col("file").is_in(list(self.app_files)) & pl.col("pid").is_not_null()).select("node", "pid")
         self.pids = set(zip(mine["node"].to_list(), mine["pid"].to_list())) | set(host_pids)
         # progress by (node, attempt) and by (node, attempt, the process): in time order
-        self._progress: dict[tuple, list[_At]] = {}
+        self._progress: dict[tuple, list[At]] = {}
         progress = self._progress
-        for node, attempt, ts, file, line, seq, source, pid, ident, rank in _rows(
+        for node, attempt, ts, file, line, seq, source, pid, ident, rank in in_time_order(
                 marks.filter(pl.col("progress")), "node", "attempt", "ts", "file", "line", "seq", "source", "pid",
                 "ident", "rank"):
-            at = _At(ts, file, line, seq)
+            at = At(ts, file, line, seq)
             progress.setdefault((node, attempt), []).append(at)
             if (w := who(source, pid, ident, file)):
                 progress.setdefault((node, attempt, *w), []).append(at)
@@ -167,7 +119,9 @@ class Lifecycle:
                          & (pl.col("source") != "kernel") & pl.col("text").str.contains(rx[1])) \
             if rx and "text" in ev.columns else ev.clear()
         self._working: dict = {}   # node -> those processes
-        for node, attempt, pid, ts in _rows(work, "node", "attempt", "pid", "ts"):
+        named = ev.filter(pl.col("proc").is_not_null() & pl.col("pid").is_not_null()) if "proc" in ev.columns else None
+        self._named = set() if named is None else set(zip(named["node"].to_list(), named["pid"].to_list()))
+        for node, attempt, pid, ts in in_time_order(work, "node", "attempt", "pid", "ts"):
             if (r := self.ready.get((node, attempt))) is not None and r.ts is not None and ts >= r.ts:
                 self._working.setdefault(node, set()).add(pid)
         self.stats = ev.filter(pl.col("mark") == "serving").select("node", "attempt", "ts", "file", "line")
@@ -184,10 +138,10 @@ class Lifecycle:
         self._last_stuck = max(stuck, default=None)
         self._joined = None
         if (j := joined()) is not None and "joined" in ev.columns:
-            met: dict[tuple, list[_At]] = {}
-            for node, attempt, ts, file, line, seq in _rows(ev.filter(pl.col("joined").fill_null(False)),
+            met: dict[tuple, list[At]] = {}
+            for node, attempt, ts, file, line, seq in in_time_order(ev.filter(pl.col("joined").fill_null(False)),
                                                             "node", "attempt", "ts", "file", "line", "seq"):
-                met.setdefault((node, attempt), []).append(_At(ts, file, line, seq))
+                met.setdefault((node, attempt), []).append(At(ts, file, line, seq))
             self._joined = (j[0], met)
         # when each attempt of each node began (its first timed line): which attempt a node was in at a time
         begun = ev.filter(pl.col("ts").is_not_null()).group_by("node", "attempt").agg(pl.col("ts").min())
@@ -199,7 +153,7 @@ class Lifecycle:
     def attempt_of(self, f) -> int | None:
         return self.eid_attempt.get(f.eid)
 
-    def after_stop(self, f) -> _At | None:
+    def after_stop(self, f) -> At | None:
         """A stop of the finding's attempt that the finding comes after (its trail), else None: any of its stop
         lines (two files may state the same stop in the same second; one orders before the finding by its
         lines). A finding of no node, or of a node known only by an address no host is tied to (it may be any
@@ -220,7 +174,7 @@ class Lifecycle:
             (f.ts - stop.ts).total_seconds() <= KERNEL_SLACK_S
         return None if close else stop
 
-    def progress_after(self, f, node_wide: bool = False) -> _At | None:
+    def progress_after(self, f, node_wide: bool = False) -> At | None:
         """The first sign of work on the finding's process (node_wide: any process of its node) after it, in
         the same attempt; for a kernel line about a GPU a rank uses: of that rank, or the deployment serving after
         it; for another kernel line (a link, a process of the node): of the deployment, anywhere after it (a
@@ -244,23 +198,24 @@ class Lifecycle:
         if not w:
             return self.went_on_anywhere(f)
         engines = self._working.get(f.node, set())
-        if w[0] == "pid" and w[1] not in engines and len(engines) == 1 and f.ts is not None and self.ready_before(f):
-            # a process that shows no work of its own (a worker: its engine's stats are another process's) failed
-            # while its node served: it went on if its node's one engine did, past the first stats after it (which
-            # may count work done before it); of two engines on a node, which one is the worker's is not known
+        if w[0] == "pid" and (f.node, w[1]) in self._named and w[1] not in engines and len(engines) == 1 \
+                and f.ts is not None and self.ready_before(f):
+            # a process vLLM names (a worker, an engine core) that shows no work of its own (its engine's stats are
+            # another process's) failed while its node served: it went on if its node's one engine did, past the
+            # first stats after it (which may count work done before it); of two engines, whose it is is unknown
             return next((at for at in self._progress.get((f.node, self.attempt_of(f), "pid", *engines), [])
                          if at.ts is not None and (at.ts - f.ts).total_seconds() > STATS_INTERVAL_S), None)
         key = (f.node, self.attempt_of(f)) if node_wide else (f.node, self.attempt_of(f), *w)
         return next((at for at in self._progress.get(key, []) if at.after(f.ts, f.file, f.place)), None)
 
-    def served_after(self, f) -> _At | None:
+    def served_after(self, f) -> At | None:
         """The first sign of work after a request's failure: of its process; for a process that does no work of its
         own (a gateway, a proxy in front of the server), of any process of its node."""
         w = who(f.source, f.pid, getattr(f, "ident", None), f.file)
         own = (f.node, self.attempt_of(f), *w) in self._progress if w else False
         return self.progress_after(f) if own else self.progress_after(f, node_wide=True)
 
-    def went_on_anywhere(self, f) -> _At | None:
+    def went_on_anywhere(self, f) -> At | None:
         """The first sign of work of the deployment, on any node, after the finding. (A node's work after its
         restart is a new attempt's: the fault was not survived there.)"""
         later = [at for key, ats in self._progress.items() for at in ats
@@ -278,7 +233,7 @@ class Lifecycle:
         return first < f.ts and (self._last_stuck - f.ts).total_seconds() >= STALL_SEEN_S \
             and (last - f.ts).total_seconds() <= STATS_INTERVAL_S
 
-    def _serving_after(self, ts: datetime, node=None) -> _At | None:
+    def _serving_after(self, ts: datetime, node=None) -> At | None:
         """The first sign after `ts` that the deployment (or `node`) served: a node became ready, or worked once
         ready."""
         later = []
@@ -291,7 +246,7 @@ class Lifecycle:
                       if at.ts is not None and at.ts > ts and at.ts >= ready.ts]
         return min(later, key=lambda at: at.ts) if later else None
 
-    def joined_after(self, f) -> _At | None:
+    def joined_after(self, f) -> At | None:
         """The first line after a failure of a meeting (landmarks.toml [joined]) showing that its group formed,
         from any process of its node in the same attempt; None for other categories."""
         if self._joined is None or f.category not in self._joined[0]:
@@ -304,7 +259,7 @@ class Lifecycle:
         begun = self._begun.get(node, [])
         return next((a for t, a in reversed(begun) if t <= ts), begun[0][1] if begun else None)
 
-    def ready_after(self, f) -> _At | None:
+    def ready_after(self, f) -> At | None:
         """The finding's node became ready after it, in the same attempt (an error that did not keep the server
         from starting); only for the deployment's own logs (a host's journal, a kernel line, an event have rules
         of their own)."""
@@ -312,7 +267,7 @@ class Lifecycle:
             if f.source != "kernel" and f.file in self.app_files else None
         return ready if ready is not None and ready.after(f.ts, f.file, f.place) else None
 
-    def serving_elsewhere(self, f) -> _At | None:
+    def serving_elsewhere(self, f) -> At | None:
         """A server that became ready in its node's last attempt and was never stopped, on another node than the
         finding's or in a later attempt of its own (a rerun after a fix): the service went on, or is back, while
         the finding's part never joined it."""
@@ -388,7 +343,7 @@ class Lifecycle:
         return (rows.height >= 2 and not stopped) or (answering and self.after_stop(f) is None)
 
     # --------------------------------------------------------------------------------------------
-    def served_on_elsewhere(self, f, failed: list = ()) -> _At | None:
+    def served_on_elsewhere(self, f, failed: list = ()) -> At | None:
         """Another instance (a node that prints its own engine's stats: a replica behind a router, a second
         decode) went on working after the instance that failed, to the end of the bundle, with nothing of
         `failed` (causes, deaths) on its node from then on: the work of the first sign of it."""

@@ -15,7 +15,8 @@ from k3logs.catalogue.signatures import Catalogue, Signature
 from .detect import holds_prefilter, outcome_data
 from .findings import EXPLAIN_WINDOW_S, FLAP_EPISODES, SAME_FAILURE_S, TIE_SECONDS, Finding, as_int
 from .order import seconds, sort_key
-from .outcome import Lifecycle, who
+from .lifeline import who
+from .outcome import Lifecycle
 from .templates import mask_template, same_template
 
 
