@@ -75,6 +75,24 @@ def test_a_rolling_update_whose_new_server_serves_after_the_old_one_stops_is_ser
     assert state(d) == (want, None) and d.healthy
 
 
+WORKER_NODE_STOP = [f"[2026-11-18 07:{t},588 I 96 96] (raylet) {text}" for t, text in [
+    ("00:30", "main.cc:180: Setting cluster ID to: 2a1f"), ("05:00", "main.cc:483: received SIGTERM. Existing local "
+                                                                      "drain request = None")]]
+PEER_GONE = [api(5, 1, "ray.exceptions.ActorDiedError: The actor died because its node has died. Node Id: 85a3",
+                 "ERROR"), DEAD.replace("05:02", "05:03")]
+
+
+@pytest.mark.parametrize("head, healthy", [
+    (START + LOADED + READY + SERVING, True),   # its head served; the worker node was stopped; the head's errors follow
+    (START + LOADED, False),          # near miss: stopped while it started (as likely the start's failure)
+    (START + LOADED + READY, False),  # near miss: the head prints no engine stats (it serves no instance of its own)
+])
+def test_a_worker_node_stopped_while_its_head_served_stopped_the_deployment(tmp_path, head, healthy):
+    d = decision(tmp_path, {"gpu-a1/vllm.log": head + PEER_GONE, "gpu-b2/raylet.out": WORKER_NODE_STOP})
+    assert d.healthy is healthy, (d.outcome, d.root)
+    assert d.healthy is False or d.outcome.state == "stopped"
+
+
 def test_near_miss_a_failure_before_the_stop_is_the_cause(tmp_path):
     d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + [OOM] + STOP + [DEAD]})
     assert state(d) == ("crashed", "oom.inference") and not d.healthy

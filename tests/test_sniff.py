@@ -165,6 +165,26 @@ def test_nvidia_smi_table_is_a_dump():
     assert (s.kind, s.is_dump) == ("nvidia_smi", True) and s.reason
 
 
+SMI_TABLE = ["Mon Aug 11 07:35:59 2026       ",
+             "+-----------------------------------------------------------------------------------------+",
+             "| NVIDIA-SMI 580.65.06              Driver Version: 580.65.06      CUDA Version: 13.0     |",
+             "|-----------------------------------------+------------------------+----------------------+",
+             "| GPU  Name                 Persistence-M | Bus-Id          Disp.A | Volatile Uncorr. ECC |",
+             "|=========================================+========================+======================|"] + [
+             f"|   {i}  NVIDIA H100 80GB HBM3          On  |   00000000:{18 + i}:00.0 Off |                    0 |"
+             for i in range(8)] + ["+-----------------------------------------+------------------------+"] * 30
+
+
+@pytest.mark.parametrize("label", ["", "0: "])   # as it is, and as `srun -l` labels each task's lines
+@pytest.mark.parametrize("log_lines, kind", [(120, "vllm"),    # a job's output: its script's nvidia-smi, then the log
+                                             (6, "nvidia_smi")])  # near miss: a dump with a few log lines after it
+def test_a_log_that_opens_with_a_dump_is_the_log(label, log_lines, kind):
+    log = [f"{label}INFO 03-06 16:39:{i % 60:02d} [llm_engine.py:234] Initializing a V0 LLM engine (v0.7.3)"
+           for i in range(log_lines)]
+    s = sniff(lines(*SMI_TABLE, *log))
+    assert s.kind == kind, s.reason
+
+
 def test_binary_data_is_binary():
     s = sniff(bytes(range(256)) * 8)
     assert s.kind == "binary" and "control bytes" in s.reason and not s.parsed_as_log

@@ -167,6 +167,15 @@ class Lifecycle:
         else:  # (a bundle that names no node has its attempts too)
             stop = next((s for s in self._stops.get((f.node, self.attempt_of(f)), [])
                          if s.before(f.ts, f.file, f.place)), None)
+        if stop is None and f.ts is not None and (f.node, self.attempt_of(f)) in self._instances:
+            # a node that serves no instance of its own (a worker node of a multi-node engine: it prints no engine
+            # stats, the finding's node does) was stopped while the deployment served: so was the deployment, in
+            # the attempt the finding's node was in then (a stop during the start, or in a batch job, is as likely
+            # the failure's consequence: a job step cancelled after a task failed)
+            stop = next((s for (node, attempt), s in sorted(self.stops.items(), key=lambda kv: str(kv[1].ts))
+                         if node not in (None, f.node) and (node, attempt) not in self._instances
+                         and s.ts is not None and s.ts <= f.ts and self._attempt_at(f.node, s.ts) == self.attempt_of(f)
+                         and any(r.ts is not None and r.ts < s.ts for r in self.ready.values())), None)
         if stop is None:
             return None
         # a kernel line's clock may run seconds apart from the deployment's (KERNEL_SLACK_S)

@@ -126,6 +126,19 @@ def _line_formats(inner: list[str], clean: list[str], pats, sniffing: dict) -> t
     return counts, known
 
 
+def _cleaned(inner: list[str], pats) -> list[str]:
+    """The lines without colour codes and process prefixes: what an application's line format reads."""
+    ansi = INGEST["ansi_escape"]
+    return [_peel(ansi.sub("", ln), pats["prefix"]) for ln in inner]
+
+
+def _log_after(inner: list[str], clean: list[str], pats, sniffing: dict) -> bool:
+    """The second half of a head's lines nearly all have an application's log format: a log that opens with other
+    output (a job's script prints nvidia-smi's table or its environment, then starts the server)."""
+    half = len(inner) // 2
+    return _line_formats(inner[half:], clean[half:], pats, sniffing)[1] >= LOG_SHARE * (len(inner) - half)
+
+
 SPARSE_MIN = 3  # lines a sparse wrapper must match in a JSON document's head
 
 
@@ -171,7 +184,8 @@ def sniff(head: bytes, size: int | None = None, formats: Formats | None = None) 
         reasons.append(f"{name} wrapper on {hits}/{len(inner)} lines")
         rx = dict(pats["wrapper"])[name]
         inner = [_unwrap(ln, rx, name) for ln in inner if not sparse or rx.match(ln)]   # (sparse: its lines)
-    if wrappers and wrappers[0] in LABELS and sniff_dump(text):
+    if wrappers and wrappers[0] in LABELS and sniff_dump(text) and not (
+            n > SMALL_FILE_LINES and _log_after(inner, _cleaned(inner, pats), pats, sniffing)):
         wrappers, inner, reasons = [], lines, []
     if len(wrappers) == 1 and _sparse(wrappers[0], SPARSE_MIN, lines, formats):
         # (a JSON document's message fields are log lines when they carry a log's own time and host; an object's
@@ -179,13 +193,14 @@ def sniff(head: bytes, size: int | None = None, formats: Formats | None = None) 
         wrappers, inner, reasons = [], lines, []
 
     # 3 before 2: the application format of each unwrapped line
-    ansi = INGEST["ansi_escape"]
-    clean = [_peel(ansi.sub("", ln), pats["prefix"]) for ln in inner]
+    clean = _cleaned(inner, pats)
     counts, known = _line_formats(inner, clean, pats, sniffing)
 
     # 2. dumps are recognised on the unwrapped text; a long head whose lines nearly all have an application's log
-    # format is a log (the dump detectors cost more than the rest of sniffing, for nothing, on every log file)
-    if not wrappers and not (n > SMALL_FILE_LINES and known >= LOG_SHARE * n):
+    # format is a log (the dump detectors cost more than the rest of sniffing, for nothing, on every log file), and
+    # so is one that ends in such lines (_log_after)
+    if not wrappers and not (n > SMALL_FILE_LINES and (known >= LOG_SHARE * n
+                                                       or _log_after(inner, clean, pats, sniffing))):
         dump = sniff_dump(text)
         if dump:
             kind, reason = dump
