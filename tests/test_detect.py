@@ -264,6 +264,9 @@ def test_progress_and_joined_lines_read_their_samples(section, column):
     # torch.compile run by the profiling pass: compilation, not the KV cache's sizing
     (["determine_available_memory", "profile_run", "standalone_compile", "compile_fx", "_compile_fx_inner"],
      "cudagraph_capture"),
+    # a structured-output backend built when a request arrives: serving; a dataclass's __post_init__ says nothing
+    (["process_input_sockets", "preprocess_add_request", "grammar_init", "__init__", "__post_init__"], "serving"),
+    (["from_engine_args", "create_engine_config", "__post_init__"], "startup"),    # near miss: the config's check
     (["main", "helper"], None),
     ([], None),
     (None, None),

@@ -319,6 +319,26 @@ def test_a_workers_error_while_serving_is_survived_when_its_engine_generates_on(
         "survived") is survived
 
 
+def _rejected(s: int, status: str, pid: int = 1) -> list[str]:
+    """A request's validation error as the API server logs it, then the response it gave."""
+    return [api(4, s, text, "ERROR") for text in [
+        "Error in preprocessing prompt inputs", "Traceback (most recent call last):",
+        '  File "/usr/lib/vllm/multimodal/processing.py", line 1451, in _apply_hf_processor_mm_only',
+        "ValueError: height:17 or width:1240 must be larger than factor:28"]] + [   # (uvicorn's line: no time)
+        f'(APIServer pid={pid}) INFO:     10.0.0.9:4411 - "POST /v1/chat/completions HTTP/1.1" {status}']
+
+
+@pytest.mark.parametrize("status, pid, healthy", [
+    ("400 Bad Request", 1, True),                 # refused, again and again: the client's error, however often
+    ("500 Internal Server Error", 1, False),      # near miss: the server failed the request
+    ("400 Bad Request", 2, False),                # near miss: another process's response
+])
+def test_an_exception_its_process_answered_with_a_4xx_is_the_clients_error(tmp_path, status, pid, healthy):
+    rejected = [line for s in (10, 20, 30) for line in _rejected(s, status, pid)]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + rejected + LATER})
+    assert d.healthy is healthy, (d.outcome, d.root)
+
+
 HELPER = [f"2026-11-18T07:01:10+0000 gpu-a1 python[812]: {text}" for text in [
     "Traceback (most recent call last):", '  File "/opt/warmup.py", line 41, in wait_ready',
     "ConnectionRefusedError: [Errno 111] Connection refused"]]

@@ -128,6 +128,14 @@ class Lifecycle:
         # (node, attempt) that printed its own engine's periodic stats: an instance that serves by itself
         stats = ev.filter(pl.col("text").str.contains(decision_line("engine_stats"))) if "text" in ev.columns else None
         self._instances = set() if stats is None else set(zip(stats["node"].to_list(), stats["attempt"].to_list()))
+        # each process's responses of 4xx and 5xx, in time order: (at, status)
+        rx = decision_line("error_response")
+        answers = ev.filter(pl.col("text").str.contains(rx)).with_columns(
+            pl.col("text").str.extract(rx, 1).alias("_status")) if "text" in ev.columns else ev.clear()
+        self._answers: dict[tuple, list] = {}
+        for node, ts, file, line, seq, source, pid, ident, status in in_time_order(
+                answers, "node", "ts", "file", "line", "seq", "source", "pid", "ident", "_status"):
+            self._answers.setdefault((node, *who(source, pid, ident, file)), []).append((At(ts, file, line, seq), status))
         # the times of stats that show requests running and nothing done: an engine stuck
         running = pl.col("text").str.extract(decision_line("engine_stats"), 1).cast(pl.Int64, strict=False)
         stuck = [] if stats is None else stats.filter((running > 0) & ~pl.col("progress").fill_null(False)
@@ -216,6 +224,15 @@ class Lifecycle:
                          if at.ts is not None and (at.ts - f.ts).total_seconds() > STATS_INTERVAL_S), None)
         key = (f.node, self.attempt_of(f)) if node_wide else (f.node, self.attempt_of(f), *w)
         return next((at for at in self._progress.get(key, []) if at.after(f.ts, f.file, f.place)), None)
+
+    def refused_after(self, f) -> At | None:
+        """The next error response its process gave after the finding, within TIE_SECONDS (or next in its file, with
+        no times), when it refused the request (4xx): the finding was that request's."""
+        w = who(f.source, f.pid, getattr(f, "ident", None), f.file)
+        at, status = next(((at, status) for at, status in self._answers.get((f.node, *w), [])
+                           if at.after(f.ts, f.file, f.place)), (None, None))
+        near = at is not None and (f.ts is None or at.ts is None or (at.ts - f.ts).total_seconds() <= TIE_SECONDS)
+        return at if near and str(status).startswith("4") else None
 
     def served_after(self, f) -> At | None:
         """The first sign of work after a request's failure: of its process; for a process that does no work of its

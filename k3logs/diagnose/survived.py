@@ -158,6 +158,11 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
                 and (went_on := life.went_on_anywhere(f)) is not None:
             f.set_aside = f"survived: pid {victim} is none of the deployment's processes, and the deployment went " \
                           f"on working ({went_on.file}:{went_on.line})"
+        elif f.role == "cause" and f.sig is None and (refused := life.refused_after(f)) is not None:
+            # (an error no signature knows; a known cause, a chat template missing, is the server's though it
+            # answers 400)
+            f.set_aside = f"the request it was raised for was refused ({refused.file}:{refused.line}, 4xx): the " \
+                          "client's error, not the server's"
         elif f.role == "cause" and (met := life.joined_after(f)) is not None:
             f.set_aside = f"survived: its group formed after it ({met.file}:{met.line})"
         elif (f.role == "cause" or f.category in outcome_data().vanished) \
