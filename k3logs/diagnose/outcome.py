@@ -131,9 +131,9 @@ class Lifecycle:
         # each process's responses of 4xx and 5xx, in time order: (at, status)
         rx = decision_line("error_response")
         answers = ev.filter(pl.col("text").str.contains(rx)).with_columns(
-            pl.col("text").str.extract(rx, 1).alias("_status")) if "text" in ev.columns else ev.clear()
+            pl.col("text").str.extract(rx, 1).alias("_status")) if "text" in ev.columns else None
         self._answers: dict[tuple, list] = {}
-        for node, ts, file, line, seq, source, pid, ident, status in in_time_order(
+        for node, ts, file, line, seq, source, pid, ident, status in () if answers is None else in_time_order(
                 answers, "node", "ts", "file", "line", "seq", "source", "pid", "ident", "_status"):
             self._answers.setdefault((node, *who(source, pid, ident, file)), []).append((At(ts, file, line, seq), status))
         # the times of stats that show requests running and nothing done: an engine stuck
