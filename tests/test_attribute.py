@@ -182,6 +182,14 @@ def test_ray_ip_is_resolved_through_a_host_ip_note(tmp_path):
     assert event_at(a.events, "head.log", 3)["node"] == "gpu-b01"    # bootstrap evidence still used
 
 
+@pytest.mark.parametrize("host, node", [("gpu-c02", "gpu-c02"),   # `set -x` printed the step as it ran
+                                        ('"$node_2"', "10.0.3.19")])  # near miss: the template, not expanded
+def test_ray_ip_is_resolved_through_the_slurm_step_that_started_ray_on_a_named_host(tmp_path, host, node):
+    step = f"+ srun --nodes=1 --ntasks=1 -w {host} ray start --address=10.0.3.17:6379 --node-ip-address=10.0.3.19 --block"
+    a = analyze_files(tmp_path, {"slurm-42.out": step + "\n" + RAY_HEAD})
+    assert event_at(a.events, "slurm-42.out", 5)["node"] == node
+
+
 # ------------------------------------------------------------------------------------------
 # ranks
 # ------------------------------------------------------------------------------------------
@@ -219,6 +227,16 @@ def test_nccl_world_communicator_gives_the_rank_not_a_smaller_one(tmp_path):
     assert event_at(a.events, "node-b/out.log", 2)["rank"] == 3
     assert event_at(a.events, "node-a/out.log", 4)["rank"] == 1
     assert a.attribution.pid_rank == {("gpu-a", 101): 0, ("gpu-a", 102): 1, ("gpu-b", 201): 2, ("gpu-b", 202): 3}
+
+
+@pytest.mark.parametrize("pp, rank", [("2", None),   # TP4 x PP2: a stage's 4-rank group is not the world of 8
+                                       ("1", 2)])     # near miss: TP4 alone, the 4-rank communicator is the world
+def test_a_stages_communicator_is_not_the_world_the_parallel_sizes_make(tmp_path, pp, rank):
+    args = ("INFO 03-14 09:12:12 api_server.py:913] args: Namespace(model='m', tensor_parallel_size=4, "
+            f"pipeline_parallel_size={pp})")
+    a = analyze_files(tmp_path, {"gpu-b/out.log": text_of(args, nccl_init("gpu-b", 2217, 2, 2, 4, "56000"))})
+    assert a.attribution.world_size == (None if pp == "2" else 4)
+    assert event_at(a.events, "gpu-b/out.log", 2)["rank"] == rank
 
 
 ELASTIC = text_of(

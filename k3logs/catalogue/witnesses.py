@@ -17,7 +17,7 @@ from .read import (Prefiltered, Problems, holds_literal, read_toml_or_raise, rus
 
 LINE_KINDS = {
     "pod_node": {"pod", "node"}, "file_host": {"host"}, "line_host": {"host"}, "subject": set(),
-    "ray_node": {"node_id", "ip"}, "nodelist": {"nodelist"}, "step": {"args"}, "task_hosts": {"host", "tasks"},
+    "ray_node": {"ip"}, "nodelist": {"nodelist"}, "step": {"args"}, "task_hosts": {"host", "tasks"},
     "task_host": {"host"}, "pid_ns": {"host_pid", "pid"}, "ray_head": {"ip"}, "about_pod": {"pod"},
     "own_ip": {"ip"}, "starts_ray": {"host"}, "remote_raise": {"pid", "ip"},
 }

@@ -178,7 +178,7 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
             ray_ids.setdefault(r.g["node_id"], r.g["ip"])
         if r.kind == "ray_node" and (name := r.g.get("name")) and not is_ip(name) and w.is_host(name) \
                 and r.g.get("ip") and a.ip_node.setdefault(r.g["ip"], name) == name:
-            a.said("ip", r.g["ip"], f"Ray's node registration on {r.file}:{r.line} ({name} at {r.g['ip']})")
+            a.said("ip", r.g["ip"], f"Ray's node address on {r.file}:{r.line} ({name} at {r.g['ip']})")
 
     # 3. the host each file's own lines name (lines relayed from other nodes by Ray carry ip=), resolved
     own = ev.filter(pl.col("_h").is_not_null() & pl.col("ip").is_null()).group_by("file", "_h") \

@@ -62,9 +62,15 @@ def learn_ranks(ev: pl.DataFrame, a: Attribution, hints: DumpHints) -> None:
         a.pid_local.setdefault((node, pid), int(loc))
         a.said("pid_local", (node, pid), f"its local rank prefix [default{loc}] on {f}:{ln}")
     known_rank = max([int(r) for r in elastic["r"].to_list()] or [-1])
+    # parallel sizes, for worker names and device ranks when no map exists, and the world of a V0 driver
+    for pat, attr in ((line_rx("tp_size"), "tp_size"), (line_rx("pp_size"), "pp_size")):
+        found = ev["text"].str.extract(pat, 1).drop_nulls()
+        if len(found):
+            setattr(a, attr, int(found.mode().sort()[0]))
     a.world_size = max(worlds) if worlds else (max(nccl_worlds) if nccl_worlds else None)
-    if not worlds and a.world_size is not None and known_rank >= a.world_size:
-        a.world_size = None  # NCCL's largest communicator is not the world (torchrun PP/TP groups)
+    if not worlds and a.world_size is not None and (known_rank >= a.world_size
+                                                    or (a.tp_size or 1) * (a.pp_size or 1) > a.world_size):
+        a.world_size = None  # NCCL's largest communicator is not the world (PP/TP groups: a stage's TP group)
 
     # (node, pid) -> rank, per lifetime: every observation, then the pids that keep one rank everywhere
     seen: dict[tuple, dict[tuple, tuple[int, str]]] = defaultdict(dict)   # (node, pid) -> {(file, epoch): (rank, why)}
@@ -113,11 +119,6 @@ def learn_ranks(ev: pl.DataFrame, a: Attribution, hints: DumpHints) -> None:
     for (f, node, pid, ep) in ev.filter(pl.col("file").is_in(list(a.file_rank)) & pl.col("pid").is_not_null()) \
             .select("file", "node", "pid", "_epoch").unique().iter_rows():
         observe(node, pid, f, ep, a.file_rank[f], a.why[("file_rank", f)], weak=True)
-    # parallel sizes, for worker names and device ranks when no map exists, and the world of a V0 driver
-    for pat, attr in ((line_rx("tp_size"), "tp_size"), (line_rx("pp_size"), "pp_size")):
-        found = ev["text"].str.extract(pat, 1).drop_nulls()
-        if len(found):
-            setattr(a, attr, int(found.mode().sort()[0]))
     # the one process of a file that prints its lines with no prefix (V0's driver worker in the engine, a single
     # process run): its 'rank R in world size W' line gives its other unprefixed lines that rank, as does the
     # handle of the message queue V0's driver writes for the other ranks of its node, when they are all the
