@@ -358,6 +358,20 @@ def test_a_hosts_journal_is_read_in_the_zone_its_timedatectl_shows_and_its_conta
     assert at(b, "gpu-b07/journalctl-k.txt", 1)[0] == "2026-06-18T16:41:52.418237"
 
 
+@pytest.mark.parametrize("iso_offsets, want", [(["+0200", "+0200"], "2026-06-18T14:41:52.418237"),
+                                                 (["+0200", "+0100"], "2026-06-18T16:41:52.418237")])
+def test_a_hosts_journal_is_read_in_the_zone_its_own_short_iso_lines_state(tmp_path, iso_offsets, want):
+    # the kernel's lines as `journalctl -k -o short-iso` wrote them state the host's offset; its journal in the
+    # default short format does not: it is in that zone. Near miss: lines that state two offsets name no one zone
+    kernel = text_of(*[f"2026-06-18T16:0{i}:00{off} gpu-b07 kernel: mlx5_core 0000:4d:00.0 mlx5_3: Port: 1 Link ACTIVE"
+                       for i, off in enumerate(iso_offsets)])
+    journal = text_of("Jun 18 16:41:52.418237 gpu-b07 vllm[4102]: ERROR 06-18 16:41:52 [core.py:1] RuntimeError: boom")
+    a = analyze_files(tmp_path, {"gpu-b07/journalctl-k.txt": kernel, "gpu-b07/journalctl-u-vllm.txt": journal},
+                      keep_all=True)
+    assert at(a, "gpu-b07/journalctl-k.txt", 1)[0] == "2026-06-18T14:00:00"
+    assert at(a, "gpu-b07/journalctl-u-vllm.txt", 1)[0] == want
+
+
 @pytest.mark.parametrize("container, want", [(False, "2026-05-12T13:46:09"),   # a Slurm job on the host: EDT
                                               (True, "2026-05-12T09:46:09")])   # near miss: a container's UTC
 def test_a_job_that_runs_on_its_hosts_writes_their_zone(tmp_path, container, want):

@@ -339,6 +339,19 @@ def test_an_exception_its_process_answered_with_a_4xx_is_the_clients_error(tmp_p
     assert d.healthy is healthy, (d.outcome, d.root)
 
 
+@pytest.mark.parametrize("port, cause", [("13345", True),   # the port the deployment's arguments name
+                                         ("9835", False)])   # near miss: a monitoring probe's port
+def test_a_firewalls_drop_is_about_the_deployment_only_on_a_port_it_names(tmp_path, port, cause):
+    args = api(0, 1, "non-default args: {'model': 'm', 'data_parallel_size': 16, 'data_parallel_rpc_port': 13345}")
+    drop = (f"2026-11-18T07:02:30+0000 gpu-a1 kernel: nft-drop-in: IN=bond0 OUT= MAC=b8:3f:d2:6a:10:c4:b8:3f:d2:6a:22:e0:"
+            f"08:00 SRC=10.0.0.2 DST=10.0.0.1 LEN=60 TOS=0x00 PREC=0x00 TTL=64 ID=1 DF PROTO=TCP SPT=40000 DPT={port} "
+            "WINDOW=64240 RES=0x00 SYN URGP=0")
+    d = decision(tmp_path, {"gpu-a1/vllm.log": [START[0], args] + LOADED, "gpu-a1/journalctl-k.txt": [drop]})
+    found = next(f for f in d.findings if f.sig == "firewall-dropped-deployment-port")
+    assert (found.set_aside is None) is cause
+    assert (d.root is not None and d.root.category == "nccl.bootstrap") is cause
+
+
 HELPER = [f"2026-11-18T07:01:10+0000 gpu-a1 python[812]: {text}" for text in [
     "Traceback (most recent call last):", '  File "/opt/warmup.py", line 41, in wait_ready',
     "ConnectionRefusedError: [Errno 111] Connection refused"]]

@@ -129,6 +129,17 @@ def _local(expr: pl.Expr, m: ClockModel) -> pl.Expr:
         .then(expr - pl.duration(seconds=off)).otherwise(other)
 
 
+def _stated_zones(ev: pl.DataFrame) -> dict[str, int]:
+    """node -> the one UTC offset its host's own timed rows state (journalctl's short-iso '+0200'): its host clock
+    rows that state none (journalctl's default short format) are in that zone."""
+    if "tz_off" not in ev.columns:
+        return {}
+    host = (pl.col("source") == "kernel") | pl.col("wrapper").str.starts_with("journald")
+    stated = ev.filter(host.fill_null(False) & pl.col("tz_off").is_not_null() & pl.col("node").is_not_null()) \
+        .group_by("node").agg(pl.col("tz_off").unique())
+    return {node: offs[0] for node, offs in stated.iter_rows() if len(offs) == 1}
+
+
 def _exact(m: ClockModel) -> pl.Expr:
     c = pl.col
     return (pl.when(c("wt_kind") == "utc").then(c("wt"))
@@ -144,8 +155,9 @@ def learn(ev: pl.DataFrame, tz: str = UTC, skew_tolerance: float = 2.0,
     """Reference dates for year-less times, boot times, and per-node offsets, from attributed events.
     `zones`: the UTC offset (seconds) of the nodes whose zone the bundle shows; `bare`: the deployment runs in no
     container (its processes keep their hosts' zone, when the hosts share one)."""
-    one = set((zones or {}).values())
-    m, rep = ClockModel(tz=tz, host_zone=dict(zones or {}),
+    zones = {**_stated_zones(ev), **(zones or {})}
+    one = set(zones.values())
+    m, rep = ClockModel(tz=tz, host_zone=zones,
                         bare_zone=one.pop() if bare and len(one) == 1 else None), ClockReport()
     c = pl.col
     exact = ev.select("node", _exact(m).alias("_e")).drop_nulls("_e")

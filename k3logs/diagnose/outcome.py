@@ -136,6 +136,10 @@ class Lifecycle:
         for node, ts, file, line, seq, source, pid, ident, status in () if answers is None else in_time_order(
                 answers, "node", "ts", "file", "line", "seq", "source", "pid", "ident", "_status"):
             self._answers.setdefault((node, *who(source, pid, ident, file)), []).append((At(ts, file, line, seq), status))
+        # the ports the deployment's own lines name (its arguments, its rendezvous address)
+        ports = ev.filter(pl.col("file").is_in(list(self.app_files)))["text"].str.extract_all(
+            r"(?:port['\"]?\s*[:=]\s*|port\s+|:)(\d{3,5})\b").explode().drop_nulls() if "text" in ev.columns else []
+        self.ports = {"".join(c for c in p if c.isdigit()) for p in ports}
         # the times of stats that show requests running and nothing done: an engine stuck
         running = pl.col("text").str.extract(decision_line("engine_stats"), 1).cast(pl.Int64, strict=False)
         stuck = [] if stats is None else stats.filter((running > 0) & ~pl.col("progress").fill_null(False)

@@ -147,6 +147,9 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
         if (name := foreign_process(f)) is not None:
             f.set_aside = f"about {name}, a process that is not the deployment's"
             continue
+        if (port := f.fields.get("dport")) is not None and str(port) not in life.ports:
+            f.set_aside = f"about traffic to port {port}, which no line of the deployment names"
+            continue
         stop = life.after_stop(f)
         if stop is not None:
             f.set_aside = f"after the stop at {stop.file}:{stop.line} (the shutdown's trail)"

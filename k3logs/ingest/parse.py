@@ -38,6 +38,7 @@ PARSED_SCHEMA: dict[str, pl.DataType] = {
     "pid": pl.Int64, "tid": pl.Int64, "dev": pl.Int32, "rank": pl.Int32, "local_rank": pl.Int32,
     "w_task": pl.Int32,   # a launcher's task label (Slurm `srun -l`): the task that wrote the line
     "wt": pl.Datetime("us"), "lt": pl.Datetime("us"), "uptime": pl.Float64, "partial": pl.Boolean,
+    "tz_off": pl.Int32,   # the UTC offset (seconds east) an ISO time of the line states, if it states one
 }
 # what a field can hold: a value outside (year 0001, a pid of 5000 digits, 10**20 s since boot) is damage or
 # a hostile bundle; it is treated as absent, and the row names it in UNREADABLE (the report lists them)
@@ -181,6 +182,16 @@ def _time_exprs(groups: frozenset[str] | set[str]) -> tuple[pl.Expr, pl.Expr, pl
     return pl.lit(None, pl.Datetime("us")), pl.lit(None, pl.String), None
 
 
+def _stated_offset(groups: frozenset[str] | set[str]) -> pl.Expr | None:
+    """The UTC offset (seconds east) an ISO time states ('+0200', '-05:00'; a 'Z' states none of a host's zone)."""
+    if "t_iso" not in groups:
+        return None
+    rx = INGEST["iso_stated_offset"].pattern
+    hours = pl.col("t_iso").str.extract(rx, 1).cast(pl.Int32, strict=False)
+    minutes = pl.col("t_iso").str.extract(rx, 2).cast(pl.Int32, strict=False)
+    return hours * 3600 + hours.sign() * minutes * 60
+
+
 def _json_unescape(e: pl.Expr) -> pl.Expr:
     """Undo the JSON string escapes Docker writes (\\u sequences other than the usual few are left as is)."""
     hold = "\ue000"
@@ -212,12 +223,16 @@ def _apply_wrapper(df: pl.DataFrame, fmt: Format) -> pl.DataFrame:
                                               .str.replace_all('""', '"', literal=True))
                          .otherwise(pl.lit(text))).to_series()
     dt, kind, _ = _time_exprs(g)
-    times = ext.with_columns(dt.alias("wt"), kind.alias("wt_kind")).select("wt", "wt_kind")
+    off = _stated_offset(g)
+    times = ext.with_columns(dt.alias("wt"), kind.alias("wt_kind"),
+                             (pl.lit(None, pl.Int32) if off is None else off).alias("tz_off"))
     new = {
         "text": text.fill_null(""),
         "wrapper": pl.lit(fmt.name),
         "wt": times["wt"], "wt_kind": times["wt_kind"],
     }
+    if off is not None:
+        new["tz_off"] = times["tz_off"]
     if "stream" in g:
         new["stream"] = ext["stream"]
     if "host" in g:
@@ -326,6 +341,8 @@ def _line_format_reads(fmt: Format, g: frozenset[str]) -> tuple[pl.Expr, ...]:
     message = c("msg") if "msg" in g else c("_text").str.strip_prefix(c("_m"))
     read = [message.alias("text"), pl.lit(fmt.source, pl.String).alias("source"), dt.alias("lt"),
             kind_e.alias("lt_kind"), (up if up is not None else pl.lit(None, pl.Float64)).alias("uptime")]
+    if (off := _stated_offset(g)) is not None:
+        read.append(off.alias("tz_off"))
     if "level" in g:
         read.append(_level(c("level"), fmt).alias("level"))
     read += [c(name) for name in ("loc", "host") if name in g]
