@@ -84,7 +84,8 @@ class Lifecycle:
         self._services = set(zip(named["node"].to_list(), named["ident"].to_list()))
         serving = in_time_order(named.filter(pl.col("mark") == "serving"), "node", "attempt", "ident", "ts", "file",
                                 "line", "seq")
-        self._ready_ident = {(n, a, i): At(ts, file, line, seq) for n, a, i, ts, file, line, seq in reversed(list(serving))}
+        self._ready_ident = {(n, a, i): At(ts, file, line, seq)
+                             for n, a, i, ts, file, line, seq in reversed(list(serving))}
         self._stops = points_by_key(marks.filter(pl.col("mark") == "shutdown"))
         self.stops = {k: ats[0] for k, ats in self._stops.items()}
         timed_stops = marks.filter((pl.col("mark") == "shutdown") & pl.col("ts").is_not_null()).sort("ts")
@@ -135,7 +136,8 @@ class Lifecycle:
         self._answers: dict[tuple, list] = {}
         for node, ts, file, line, seq, source, pid, ident, status in () if answers is None else in_time_order(
                 answers, "node", "ts", "file", "line", "seq", "source", "pid", "ident", "_status"):
-            self._answers.setdefault((node, *who(source, pid, ident, file)), []).append((At(ts, file, line, seq), status))
+            self._answers.setdefault((node, *who(source, pid, ident, file)), []).append(
+                (At(ts, file, line, seq), status))
         # the ports the deployment's own lines name (its arguments, its rendezvous address)
         ports = ev.filter(pl.col("file").is_in(list(self.app_files)))["text"].str.extract_all(
             r"(?:port['\"]?\s*[:=]\s*|port\s+|:)(\d{3,5})\b").explode().drop_nulls() if "text" in ev.columns else []
