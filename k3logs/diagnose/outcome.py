@@ -120,11 +120,12 @@ class Lifecycle:
                          & (pl.col("source") != "kernel") & pl.col("text").str.contains(rx[1])) \
             if rx and "text" in ev.columns else ev.clear()
         self._working: dict = {}   # node -> those processes
-        named = ev.filter(pl.col("proc").is_not_null() & pl.col("pid").is_not_null()) if "proc" in ev.columns else None
-        self._named = set() if named is None else set(zip(named["node"].to_list(), named["pid"].to_list()))
         for node, attempt, pid, ts in in_time_order(work, "node", "attempt", "pid", "ts"):
             if (r := self.ready.get((node, attempt))) is not None and r.ts is not None and ts >= r.ts:
                 self._working.setdefault(node, set()).add(pid)
+        # (node, pid) of the processes vLLM names (its prefix: a worker, an engine core, the API server)
+        named = ev.filter(pl.col("proc").is_not_null() & pl.col("pid").is_not_null()) if "proc" in ev.columns else None
+        self._named = set() if named is None else set(zip(named["node"].to_list(), named["pid"].to_list()))
         self.stats = ev.filter(pl.col("mark") == "serving").select("node", "attempt", "ts", "file", "line")
         # (node, attempt) that printed its own engine's periodic stats: an instance that serves by itself
         stats = ev.filter(pl.col("text").str.contains(decision_line("engine_stats"))) if "text" in ev.columns else None
@@ -140,7 +141,7 @@ class Lifecycle:
                 (At(ts, file, line, seq), status))
         # the ports the deployment's own lines name (its arguments, its rendezvous address)
         ports = ev.filter(pl.col("file").is_in(list(self.app_files)))["text"].str.extract_all(
-            r"(?:port['\"]?\s*[:=]\s*|port\s+|:)(\d{3,5})\b").explode().drop_nulls() if "text" in ev.columns else []
+            decision_line("named_port")).explode().drop_nulls() if "text" in ev.columns else []
         self.ports = {"".join(c for c in p if c.isdigit()) for p in ports}
         # the times of stats that show requests running and nothing done: an engine stuck
         running = pl.col("text").str.extract(decision_line("engine_stats"), 1).cast(pl.Int64, strict=False)
