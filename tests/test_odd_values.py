@@ -25,6 +25,9 @@ ODD = {  # name -> (files, the field the report must name, or None where the val
     # seconds since boot have nine digits at most, so this is read as plain text)
     "a torchelastic rank of 2**64": ({"vllm.log": f"{START}\n[default{2 ** 64}]:[rank{2 ** 64}]: RuntimeError: CUDA "
                                                   f"error: an illegal memory access was encountered\n"}, "rank"),
+    "a UTC offset of +99:99": ({"vllm.log": f"{START}\n{CAUSE}\n",
+                                "journalctl-k.txt": "2026-11-18T07:40:20+9999 gpu-a1 kernel: mlx5_core 0000:4d:00.0 "
+                                                    "mlx5_3: Port: 1 Link ACTIVE\n"}, "UTC offset"),
     "a 5000-digit pid": ({"vllm.log": f"{START}\n(VllmWorker rank=3 pid={'9' * 5000}) {CAUSE}\n"}, "pid"),
     "a 26-digit rank": ({"vllm.log": f"{START}\n(VllmWorker rank={'9' * 26} pid=4711) INFO 11-18 07:40:10 "
                                      f"[parallel_state.py:1000] rank {'9' * 26} in world size {'9' * 26} is assigned as "

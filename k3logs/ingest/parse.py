@@ -44,7 +44,7 @@ PARSED_SCHEMA: dict[str, pl.DataType] = {
 # a hostile bundle; it is treated as absent, and the row names it in UNREADABLE (the report lists them)
 RANGES: dict[str, tuple] = {
     "pid": (0, 1 << 31), "tid": (0, 1 << 31), "dev": (0, 1 << 16), "rank": (0, 1 << 24), "local_rank": (0, 1 << 16),
-    "w_task": (0, 1 << 24),
+    "w_task": (0, 1 << 24), "tz_off": (-14 * 3600, 14 * 3600 + 1),   # (UTC-12 to UTC+14 are the zones there are)
     "uptime": (0.0, 1e10), "wt": (datetime(1970, 1, 1), datetime(2200, 1, 1)),
     "lt": (datetime(1970, 1, 1), datetime(2200, 1, 1)),
 }
@@ -52,7 +52,7 @@ INGEST = Regexes("ingest.toml")  # what a time field looks like where it is read
 
 UNREADABLE = "_unreadable"   # the fields of a row that held a value out of range (comma-separated), or null
 FIELD_NAMES = {"lt": "time", "wt": "wrapper time", "uptime": "seconds since boot", "dev": "device",
-               "local_rank": "local rank", "w_task": "task"}  # (as a report names them; the others by their own name)
+               "local_rank": "local rank", "w_task": "task", "tz_off": "UTC offset"}  # (as a report names them; the others by their own name)
 
 
 @dataclass(frozen=True)
