@@ -189,7 +189,8 @@ class Lifecycle:
             # the failure's consequence: a job step cancelled after a task failed)
             stop = next((s for (node, attempt), s in sorted(self.stops.items(), key=lambda kv: str(kv[1].ts))
                          if node not in (None, f.node) and (node, attempt) not in self._instances
-                         and s.ts is not None and s.ts <= f.ts and self._attempt_at(f.node, s.ts) == self.attempt_of(f)
+                         and s.ts is not None and (s.ts - f.ts).total_seconds() <= TIE_SECONDS   # (two clocks)
+                         and self._attempt_at(f.node, s.ts) == self.attempt_of(f)
                          and any(r.ts is not None and r.ts < s.ts for r in self.ready.values())), None)
         if stop is None:
             return None

@@ -58,7 +58,9 @@ KNOWN: dict[tuple[str, str], str] = {
         "c1042-docker-prodstack-router-3-replicas-one-cuda-oom-foreign-notebook",
         "c1044-k8s-pd-nixl-two-decodes-one-ucx-segfault", "c1056-gcp-logging-xid119-gsp-k3-a4x",
         "c1084-dsv31-dp8tp2-pplx-headless-segfault-capture", "c1100-xid119-gsp-timeout-pp-rank-stall",
-        "c1111-k3-dp32-slurm-one-node-r575", "c1113-ray-efa-ofi-plugin-libfabric-skew")},
+        "c1111-k3-dp32-slurm-one-node-r575", "c1113-ray-efa-ofi-plugin-libfabric-skew",
+        "c1116-kuberay-workers-scaled-to-zero-llama405b", "c1127-dp2-headless-k3-deepep-no-peermem-node2",
+        "c1136-nccl-timeout-gsp-hang-2node-ray-slurm")},
     ("c1044-k8s-pd-nixl-two-decodes-one-ucx-segfault", "rename-hosts"): (
         "the transform renames the folder decode-0 as if it were a host (it is a pod's short name), and the surviving "
         "decode's lines lose their node: an instance with no node is not counted as another instance serving on, so "
@@ -157,6 +159,21 @@ KNOWN: dict[tuple[str, str], str] = {
         "two nodes on two NCCL builds, one each: the build the bundle shows first is the deployment's, so the odd "
         "one out follows the folders' order, which renamed hosts change; the leader's build should be the reference "
         "(c526: the worker pulled a newer build; here it kept an older one), and a fact does not say which node leads"),
+    **{("c1047-systemd-pd-mooncake-decode-unit-memorymax-oomkill", t): (
+        "read in the zone the hosts' short-iso lines state (+08:00), the prefill's transfer failure (06:37:52, a "
+        "whole second) and the decode's oom-kill (06:37:52.13) fall in the same second: a second of skew, or a flap "
+        "the transform puts on the decode's link before them, reorders the tie") for t in ("skew-within",
+                                                                                         "noise-kernel")},
+    **{("c952-slurm-memcg-oomkill-kv-offload", t): (
+        "the transform wraps the job's log in a wrapper whose times it writes in UTC, on a host whose own short-iso "
+        "lines state +01:00: the job runs on its hosts and writes their zone, so the wrapped lines (a real wrapper of "
+        "that host's would write them as the job did) move by an hour against the kernel's oom-kill")
+       for t in ("wrap-kubectl", "wrap-journald", "wrap-journald-json")},
+    **{("c993-venv-vllm-c-undefined-symbol-after-torch-upgrade", t): (
+        "the transform gives the journal one pid for both runs of the log (vllm[30121] before and after the restart "
+        "a day later): the failed start's import warning, printed before the new run's first landmark, is the "
+        "serving run's by its pid, so its phase is serving (the session-start code reads the variant the same way)")
+       for t in ("wrap-journald", "wrap-journald-json")},
     ("c906-journald-sudo-kill-worker-pp2", "renumber-pids"): (
         "the transform renumbers the pids log formats carry (a process prefix, journald _PID), not a pid inside a "
         "command's text: sudo's 'kill -9 48213' keeps the old pid, which no worker has after it (the bed's limit)"),
