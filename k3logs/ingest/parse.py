@@ -51,8 +51,9 @@ RANGES: dict[str, tuple] = {
 INGEST = Regexes("ingest.toml")  # what a time field looks like where it is read
 
 UNREADABLE = "_unreadable"   # the fields of a row that held a value out of range (comma-separated), or null
+# (as a report names them; the others by their own name)
 FIELD_NAMES = {"lt": "time", "wt": "wrapper time", "uptime": "seconds since boot", "dev": "device",
-               "local_rank": "local rank", "w_task": "task", "tz_off": "UTC offset"}  # (as a report names them; the others by their own name)
+               "local_rank": "local rank", "w_task": "task", "tz_off": "UTC offset"}
 
 
 @dataclass(frozen=True)
