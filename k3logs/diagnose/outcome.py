@@ -187,11 +187,12 @@ class Lifecycle:
             # stats, the finding's node does) was stopped while the deployment served: so was the deployment, in
             # the attempt the finding's node was in then (a stop during the start, or in a batch job, is as likely
             # the failure's consequence: a job step cancelled after a task failed)
-            stop = next((s for (node, attempt), s in sorted(self.stops.items(), key=lambda kv: str(kv[1].ts))
-                         if node not in (None, f.node) and (node, attempt) not in self._instances
-                         and s.ts is not None and (s.ts - f.ts).total_seconds() <= TIE_SECONDS   # (two clocks)
-                         and self._attempt_at(f.node, s.ts) == self.attempt_of(f)
-                         and any(r.ts is not None and r.ts < s.ts for r in self.ready.values())), None)
+            peers = [s for (node, attempt), s in self.stops.items()
+                     if node not in (None, f.node) and (node, attempt) not in self._instances
+                     and s.ts is not None and (s.ts - f.ts).total_seconds() <= TIE_SECONDS   # (two clocks)
+                     and self._attempt_at(f.node, s.ts) == self.attempt_of(f)
+                     and any(r.ts is not None and r.ts < s.ts for r in self.ready.values())]
+            stop = min(peers, key=lambda s: s.ts, default=None)
         if stop is None:
             return None
         # a kernel line's clock may run seconds apart from the deployment's (KERNEL_SLACK_S)

@@ -187,9 +187,8 @@ def _stated_offset(groups: frozenset[str] | set[str]) -> pl.Expr | None:
     """The UTC offset (seconds east) an ISO time states ('+0200', '-05:00'; a 'Z' states none of a host's zone)."""
     if "t_iso" not in groups:
         return None
-    rx = INGEST["iso_stated_offset"].pattern
-    hours = pl.col("t_iso").str.extract(rx, 1).cast(pl.Int32, strict=False)
-    minutes = pl.col("t_iso").str.extract(rx, 2).cast(pl.Int32, strict=False)
+    parts = pl.col("t_iso").str.extract_groups(INGEST["iso_stated_offset"].pattern)   # (one pass: hours, minutes)
+    hours, minutes = (parts.struct.field(k).cast(pl.Int32, strict=False) for k in ("1", "2"))
     return hours * 3600 + hours.sign() * minutes * 60
 
 
@@ -225,8 +224,7 @@ def _apply_wrapper(df: pl.DataFrame, fmt: Format) -> pl.DataFrame:
                          .otherwise(pl.lit(text))).to_series()
     dt, kind, _ = _time_exprs(g)
     off = _stated_offset(g)
-    times = ext.with_columns(dt.alias("wt"), kind.alias("wt_kind"),
-                             (pl.lit(None, pl.Int32) if off is None else off).alias("tz_off"))
+    times = ext.with_columns(dt.alias("wt"), kind.alias("wt_kind"), *([] if off is None else [off.alias("tz_off")]))
     new = {
         "text": text.fill_null(""),
         "wrapper": pl.lit(fmt.name),
