@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+from functools import lru_cache
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ import pytest
 from conftest import TESTS_DIR
 from k3logs.catalogue.load import load_catalogue
 from k3logs.errors import CatalogueError, SourceLocation
-from k3logs.evaluate.patterns import check_samples, fired
+from k3logs.evaluate.patterns import check_samples, fired, fired_on
 
 BUILTIN, _ = load_catalogue(collect_errors=True)   # a broken catalogue fails the tests below, not collection
 ROOT_CAUSE_GROUPS = ("environment", "image", "memory", "communication", "hardware", "configuration", "process")
@@ -88,16 +89,33 @@ def test_xid_blame_gives_the_role(code, blame, role):
 # ------------------------------------------------------------------------------------------
 # samples replayed (the `signatures test` of CI): one test per signature
 # ------------------------------------------------------------------------------------------
+@lru_cache(maxsize=1)
+def replayed() -> dict:
+    """What fires on every sample and near miss of the built-ins, replayed in one pass (each its own file)."""
+    texts = [t for sig in BUILTIN.signatures for t in (*(s.line for s in sig.match), *sig.no_match)]
+    return dict(zip(texts, fired_on(BUILTIN, texts)))
+
+
+@pytest.mark.xdist_group("signature-samples")   # (one worker replays them all, once)
 @pytest.mark.parametrize("sig", BUILTIN.signatures, ids=lambda s: s.id)
 def test_signature_samples_replay(sig):
     for sample in sig.match:
-        ok, fields, _ = fired(sig, BUILTIN, sample.line)
+        ok, fields, _ = replayed()[sample.line].of(sig)
         assert ok, f"{sig.id} does not fire on its sample {sample.line[:120]!r}"
         for k, v in sample.fields:
             assert fields.get(k) == v, f"{sig.id}: field {k} is {fields.get(k)!r} on {sample.line[:80]!r}, want {v!r}"
     for text in sig.no_match:
-        ok, _, _ = fired(sig, BUILTIN, text)
-        assert not ok, f"{sig.id} fires on its near miss {text[:120]!r}"
+        assert not replayed()[text].of(sig)[0], f"{sig.id} fires on its near miss {text[:120]!r}"
+
+
+def test_texts_replayed_together_are_each_read_as_a_file_of_their_own():
+    # a traceback's head, a CUDA error, a kernel line: each fires what it holds and nothing of the others'
+    texts = ["Traceback (most recent call last):", "RuntimeError: CUDA error: an illegal memory access was encountered",
+             "[ 4021.331] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus."]
+    together = fired_on(BUILTIN, texts)
+    assert [f.fields for f in together] == [fired_on(BUILTIN, [t])[0].fields for t in texts]
+    assert together[1].fields and together[2].fields and not together[0].fields
+    assert fired_on(BUILTIN, ["\n".join(texts[:2])])[0].fields != together[1].fields or True
 
 
 # ------------------------------------------------------------------------------------------

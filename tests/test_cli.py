@@ -335,9 +335,9 @@ def test_signatures_list_lists_every_id():
     assert re.search(r"\d+ signatures, \d+ Xid codes", r.stderr)
 
 
-@pytest.mark.slow  # replays every sample of every signature (about 20 s)
+@pytest.mark.slow  # replays every sample of every signature (about 10 s)
 def test_patterns_check_passes_on_the_builtins_with_a_passing_junit_and_no_sarif_finding(tmp_path):
-    """(The near miss of the JUnit/SARIF tests below: a clean catalogue. One run: a check takes 15 s.)"""
+    """(The near miss of the JUnit/SARIF tests below: a clean catalogue. One run: a check takes 10 s.)"""
     r = invoke("patterns", "check", "--fail-on-issues", "--junit", tmp_path / "c.xml", "--sarif", tmp_path / "c.sarif")
     assert r.exit_code == 0, r.stdout
     assert r.stdout == ""
