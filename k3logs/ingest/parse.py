@@ -403,11 +403,20 @@ def parse_batch(batch: pl.DataFrame, ctx: FileContext, formats: Formats) -> pl.D
 
 def _in_range(df: pl.DataFrame) -> pl.DataFrame:
     """Values out of RANGES made absent, the row's UNREADABLE naming their fields (only when a batch has any)."""
-    checked = [c for c in RANGES if c in df.columns]
-    bad = {c: pl.col(c).is_not_null() & ~pl.col(c).is_between(*RANGES[c], closed="left") for c in checked}
-    flags = df.select(pl.any_horizontal(*bad.values()).alias("any"), *(e.alias(c) for c, e in bad.items()))
-    if not checked or not flags["any"].any():
+    checked = tuple(c for c in RANGES if c in df.columns)
+    if not checked:
+        return df
+    flags = df.select(_out_of_range(checked))
+    if not flags["any"].any():
         return df
     names = pl.concat_list([pl.when(flags[c]).then(pl.lit(c)) for c in checked]).list.drop_nulls().list.join(",")
     return df.with_columns(*(pl.when(flags[c]).then(None).otherwise(pl.col(c)).alias(c) for c in checked),
                            pl.when(flags["any"]).then(names).alias(UNREADABLE))
+
+
+@lru_cache(maxsize=16)
+def _out_of_range(checked: tuple[str, ...]) -> tuple[pl.Expr, ...]:
+    """Whether each of the `checked` columns holds a value out of its range, and whether any does: built once
+    (building them cost as much as running them on a small batch)."""
+    bad = [pl.col(c).is_not_null() & ~pl.col(c).is_between(*RANGES[c], closed="left") for c in checked]
+    return pl.any_horizontal(*bad).alias("any"), *(e.alias(c) for c, e in zip(checked, bad))
