@@ -29,7 +29,7 @@ from k3logs.diagnose.detect import anchors, detect, folded_anchors
 from k3logs.diagnose.missing import hosts_named, missing_parts
 from k3logs.diagnose.outcome import APP_KINDS, HOST_KINDS
 from k3logs.diagnose.phases import assign_phases
-from k3logs.diagnose.quiet import quiet_verdict, weigh
+from k3logs.diagnose.quiet import quiet_verdict, unlogged_end, weigh
 from k3logs.facts.checks import run_checks
 from k3logs.facts.extract import Fact, facts_from_dump, facts_from_events
 from k3logs.ingest.discover import Bundle, Skip
@@ -173,12 +173,13 @@ def run(path: str | Path, settings: Settings | None = None, catalogue: Catalogue
     decision = quiet_verdict(decide(events, det, cat, app_files, prose, restarts, lt.attribution.ip_node,
                                    task_ranks(lt.attribution), lt.attribution.raised_by), checks, events,
                              dumps, cat, bool(app_files))
+    decision, unlogged = unlogged_end(decision, facts)
     nnodes = max([int(f.value) for f in facts if f.name == "nnodes" and f.value.isdigit()] or [0]) or None
     missing = missing_parts(events, lt.ingested.files, lt.bundle.display, lt.attribution.file_node,
                             [t for _, kind, t in lt.ingested.dumps if kind in LAUNCH_TEXTS],
                             {f.value for f in facts if f.name == "node_name"} |
                             {h for f in facts if f.name == "job_nodes" for h in hosts_named(f.value)},
-                            lt.attribution.world_size, nnodes)
+                            lt.attribution.world_size, nnodes) + unlogged
     a = Analysis(lt.bundle, lt.ingested, events, det, lt.attribution, lt.clock, lt.clock_model, facts, checks,
                  weigh(decision, missing), cat, missing + window_note)
     a.acceptance = acceptance_of(a, _tool_call_evidence(lt.bundle, lt.ingested, settings))

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from conftest import analyze_files, make_bundle, text_of
+from conftest import analyze_files, make_bundle, report_of, text_of
 from k3logs.diagnose.missing import spans
 from k3logs.pipeline import run
 
@@ -57,6 +57,56 @@ def test_a_stop_with_nothing_abnormal_before_is_healthy_whatever_its_trail_print
     d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + STOP + [DEAD]})
     assert state(d) == ("stopped", None) and d.healthy
     assert next(f for f in d.findings if f.category == "symptom.engine_dead").set_aside.startswith("after the stop")
+
+
+def last_state(reason: str, code: int) -> str:
+    return text_of("Name:             vllm-0", "Node:             gpu-a1/10.0.0.5", "Containers:", "  vllm:",
+                   "    State:          Running", "      Started:      Wed, 18 Nov 2026 07:00:00 +0000",
+                   "    Last State:     Terminated", f"      Reason:       {reason}", f"      Exit Code:    {code}",
+                   "    Ready:          True", "    Restart Count:  1")
+
+
+@pytest.mark.parametrize("reason, code, healthy", [("Error", 1, False), ("Error", 2, False),
+                                                   ("Completed", 0, True), ("Error", 143, True)])
+def test_a_run_its_orchestrator_saw_end_abnormally_is_no_healthy_run_when_no_log_shows_why(tmp_path, reason, code,
+                                                                                            healthy):
+    # the restarted container serves; the one before it ended with an exit code no clean end gives (near misses:
+    # done, or stopped by SIGTERM), and no log of it shows why
+    a = run(make_bundle(tmp_path, {"gpu-a1/vllm.log": "\n".join(START + LOADED + READY + SERVING) + "\n",
+                                   "kubectl-describe-pod.txt": last_state(reason, code)}))
+    assert a.decision.healthy is healthy and a.decision.root is None
+    if healthy:
+        assert a.decision.outcome.state == "serving"
+    else:
+        assert (a.decision.outcome.state, a.decision.outcome.file) == ("inconclusive", "kubectl-describe-pod.txt")
+        assert any("kubectl-describe-pod.txt:9" in m for m in a.missing)
+        # an incident of a cause the bundle does not hold, after the phase its logs reach; exit status 3
+        r = report_of(a)
+        assert (r.root_cause.category, r.first_causal, r.phase, r.exit_status) == ("other", None, "serving", 3)
+
+
+def unit_status(unit: str, start: str, status: str) -> str:
+    return text_of(f"× {unit} - {unit.split('.')[0]}", f"     Loaded: loaded (/etc/systemd/system/{unit}; static)",
+                   "     Active: failed (Result: exit-code) since Wed 2026-11-18 06:50:00 UTC; 2h ago",
+                   f"    Process: 5120 ExecStart={start} (code=exited, status={status})",
+                   f"   Main PID: 5120 (code=exited, status={status})")
+
+
+@pytest.mark.parametrize("unit, start, healthy", [
+    ("vllm-qwen.service", "/opt/venv/bin/vllm serve m", False),
+    ("backup-models.service", "/usr/local/sbin/backup-models.sh", True)])   # near miss: a program not the deployment's
+def test_only_a_run_of_the_deployment_ending_abnormally_makes_a_quiet_bundle_inconclusive(tmp_path, unit, start,
+                                                                                        healthy):
+    a = run(make_bundle(tmp_path, {"gpu-a1/vllm.log": "\n".join(START + LOADED + READY + SERVING) + "\n",
+                                   "gpu-a1/systemctl-status.txt": unit_status(unit, start, "12/n/a")}))
+    assert a.decision.healthy is healthy
+    assert a.decision.outcome.state == ("serving" if healthy else "inconclusive")
+
+
+def test_a_run_that_ended_abnormally_with_its_failure_logged_keeps_that_cause(tmp_path):
+    a = run(make_bundle(tmp_path, {"gpu-a1/vllm.log": "\n".join(START + LOADED + READY + SERVING + [OOM]) + "\n",
+                                   "kubectl-describe-pod.txt": last_state("Error", 1)}))
+    assert state(a.decision) == ("crashed", "oom.inference")
 
 
 def _stats(m: int, s: int) -> str:

@@ -173,6 +173,8 @@ class OutcomeData:
     unready: frozenset[str] = frozenset()  # symptoms that say the server never became ready (whatever it printed)
     shed_status: frozenset[str] = frozenset()  # HTTP statuses that refuse a request for capacity (server full)
     run_args: str | None = None  # the line that shows the arguments an attempt ran with (group 1: the arguments)
+    clean_exits: frozenset[str] = frozenset()  # the exit codes of a container's run that ended cleanly
+    deployment_run: str = "(?!)"  # a container, image, unit or command of the deployment's own (a regex)
 
 
 @lru_cache(maxsize=1)
@@ -182,7 +184,8 @@ def outcome_data() -> OutcomeData:
                        d.get("processes", ".*"), frozenset(d.get("process_categories", [])),
                        frozenset(d.get("request_level", [])), int(d.get("request_systematic", 3)),
                        frozenset(d.get("unready", [])), frozenset(str(x) for x in d.get("shed_status", [])),
-                       d.get("run_args"))
+                       d.get("run_args"), frozenset(str(x) for x in d.get("clean_exits", [])),
+                       d.get("deployment_run", "(?!)"))
 
 
 @lru_cache(maxsize=1)

@@ -79,6 +79,7 @@ class Decision:
     repeats: int = 0                   # for `other`: how many ranks hit the same template
     load: dict | None = None           # for oom.inference: running / waiting / KV use before it
     outcome: Outcome = field(default_factory=lambda: Outcome("serving"))
+    unexplained: bool = False          # an abnormal end was seen (an orchestrator's), its cause is in no log held
 
 
 def _set_aside_by_context(det: pl.DataFrame, cat: Catalogue) -> tuple[pl.DataFrame, set[tuple[int, int, int]]]:

@@ -2,12 +2,14 @@
 load the server carried before a failure; and how much what the bundle lacks weighs on the confidence."""
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import polars as pl
 
 from k3logs.catalogue.signatures import Catalogue
 
+from .detect import outcome_data
 from .findings import TIE_SECONDS, Decision, Finding
 from .outcome import Outcome
 
@@ -79,6 +81,27 @@ def quiet_verdict(decision: Decision, checks, ev: pl.DataFrame, dumps: dict[str,
                           "explains why")
     return Decision(False, root, "medium", f"the logs show no failure, but the environment check {check.id!r} "
                     f"fails: {check.detail}", decision.findings, outcome=outcome)
+
+
+def unlogged_end(d: Decision, facts) -> tuple[Decision, list[str]]:
+    """A run of the deployment its orchestrator saw end abnormally (a container's last state, a unit's main process:
+    an exit code no clean end gives) while the logs show nothing abnormal: the failure happened where the bundle
+    holds no log of it. The outcome is inconclusive, never healthy, and what is missing is named. (A run ended by
+    OOMKilled or SIGKILL has signatures of its own.)"""
+    if not d.healthy:
+        return d, []
+    data = outcome_data()
+    ended = [f for f in facts if f.name == "run_ended" and f.value.split(" ", 1)[0] not in data.clean_exits
+             and re.search(data.deployment_run, f.value.partition(" ")[2])]
+    if not ended:
+        return d, []
+    f = min(ended, key=lambda f: (f.file, f.line or 0))
+    how = f"exit code {f.value.split(' ', 1)[0]}"
+    detail = (f"a run ended abnormally ({how}, {f.file}:{f.line}) and no log the bundle holds shows why: its log "
+              "is missing or was cut before the end")
+    return (replace(d, healthy=False, confidence="low", reason=detail, unexplained=True,
+                    outcome=Outcome("inconclusive", f.file, f.line, detail)),
+            [f"the log of the run that ended with {how} ({f.file}:{f.line}), up to its end"])
 
 
 def weigh(d: Decision, missing: list[str]) -> Decision:

@@ -42,7 +42,7 @@ def parse_describe(sink: Sink, lines: list[str], base: int) -> None:
             m = internal_ip.match(ln)
             if m:
                 sink.add("node_ip", f"{top['Name'][0]} {m.group(1)}", base + i + 1)
-    section, field, sub, image = "", "", "", None
+    section, field, sub, image, container = "", "", "", None, ""
     volumes: dict[str, dict] = {}
     shm_vol = None
     cmd: list[str] = []
@@ -66,7 +66,7 @@ def parse_describe(sink: Sink, lines: list[str], base: int) -> None:
             _label(gfd, ln.strip(), no)
         elif section in ("Containers", "Init Containers"):
             if indent == 2 and m and not m.group("val"):
-                field = ""
+                field, container = "", m.group("key")
                 continue
             if indent == 4 and m:
                 field, val = m.group("key"), m.group("val")
@@ -90,6 +90,7 @@ def parse_describe(sink: Sink, lines: list[str], base: int) -> None:
                     sink.add("oom_killed", "true", no)
             elif field == "Last State" and m and m.group("key") == "Exit Code":
                 sink.add("exit_code", m.group("val"), no)
+                sink.add("run_ended", f"{m.group('val')} {container} {image or ''}".strip(), no)
             elif field == "Limits" and m and m.group("key") == "nvidia.com/gpu":
                 sink.add("gpu_request", m.group("val"), no)
             elif field == "Environment" and m and m.group("val"):

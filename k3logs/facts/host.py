@@ -188,12 +188,15 @@ def _ip(sink: Sink, iface: str, addr: str, plen, no: int) -> None:
 def parse_systemctl_status(sink: Sink, lines: list[str], base: int) -> None:
     """How the unit's main process ended: 'Main PID: 1876511 (code=exited, status=1/FAILURE)' (its exit
     code), or 'code=killed, signal=KILL'."""
-    main_pid = FACTS["systemd_main_pid"]
+    main_pid, unit = FACTS["systemd_main_pid"], FACTS["systemd_unit_header"]
+    block: list[str] = []   # (the unit's lines so far: its name, description and ExecStart say whose it is)
     for i, ln in enumerate(lines):
+        block = [ln] if unit.match(ln) else block + [ln]
         if m := main_pid.match(ln):
             sink.add("last_state_reason", f"{m['code']}, {m['what']}={m['val']}", base + i + 1)
             if m["what"] == "status" and (code := m["val"].split("/", 1)[0]).isdigit():
                 sink.add("exit_code", code, base + i + 1)
+                sink.add("run_ended", f"{code} " + " ".join(b.strip() for b in block[:-1]), base + i + 1)
 
 
 # ------------------------------------------------------------------------------------------

@@ -107,6 +107,8 @@ def parse_docker_inspect(sink: Sink, lines: list[str], base: int) -> None:
             running = state.get("Running") is True or state.get("Status") == "running"
             if "ExitCode" in state and not running:
                 sink.add("exit_code", state["ExitCode"], at('"ExitCode"'))
+                name = str(d.get("Name") or "").lstrip("/")
+                sink.add("run_ended", f"{state['ExitCode']} {name} {image or ''}".strip(), at('"ExitCode"'))
             if "OOMKilled" in state:
                 sink.add("oom_killed", "true" if state["OOMKilled"] else "false", at('"OOMKilled"'))
             if state.get("OOMKilled"):
@@ -344,6 +346,8 @@ def _one_pod(sink: Sink, spec: dict, status: dict, at) -> None:
         if term:
             sink.add("last_state_reason", term.get("reason"), at("reason:"))
             sink.add("exit_code", term.get("exitCode"), at("exitCode"))
+            sink.add("run_ended", f"{term.get('exitCode')} {cs.get('name') or ''} {cs.get('image') or ''}".strip(),
+                     at("exitCode"))
             if term.get("reason") == "OOMKilled":
                 sink.add("oom_killed", "true", at("OOMKilled"))
         sink.add("image_digest", digest_of(str(cs.get("imageID") or "")), at("imageID"))

@@ -269,9 +269,14 @@ def make_report(a: Analysis, display_path: str) -> Report:
                             sum(f.lines for f in ing.files), sorted(skipped, key=lambda s: (s.file, s.reason)))
     explanation, why = _explanation(a, root)
     if root is None:
-        rc = RootCause("none", None, "No incident found", d.confidence, explanation, [])
-        # (inconclusive: nothing shows that it failed, so in no phase; the last phase its logs reach is no answer)
-        first, origin, phase = None, Origin(), None if d.outcome.state == "inconclusive" else _last_phase(a)
+        title = "Inconclusive: the bundle cannot show the cause" if d.outcome.state == "inconclusive" else \
+            "No incident found"
+        # (an abnormal end seen with its cause in no log held is an incident of a cause no category names: `other`)
+        rc = RootCause("other" if d.unexplained else "none", None, title, d.confidence, explanation, [])
+        # (inconclusive: nothing shows that it failed, so in no phase; the last phase its logs reach is no answer,
+        # unless it did fail: then it failed after that phase began)
+        unknown = d.outcome.state == "inconclusive" and not d.unexplained
+        first, origin, phase = None, Origin(), None if unknown else _last_phase(a)
     else:
         title = root.title or root.category
         rc = RootCause(root.category, root.sig, title, d.confidence, explanation, _remediation(a, root, checks))
