@@ -915,6 +915,24 @@ def test_a_container_log_in_docker_s_own_layout_takes_the_host_not_its_id_folder
     assert a.attribution.folder_node == {}
 
 
+@pytest.mark.parametrize("network, node", [("host", "gpu-h100-sxm-17"), ("bridge", None)])
+def test_a_folder_named_by_a_container_id_takes_the_host_its_inspect_names(tmp_path, network, node):
+    # the containers of two nodes, folders named by their ids: each folder's inspect names its host (near miss:
+    # under bridge networking the hostname is the container's own, no host's)
+    a = analyze_files(tmp_path, {"containers/3f9c1a2b7d40/inspect.json": inspect(network, "gpu-h100-sxm-17"),
+                                 "containers/3f9c1a2b7d40/docker-logs.txt": text_of(PLATFORM, ERROR),
+                                 "containers/a81e55c0f2d9/inspect.json": inspect(network, "gpu-h100-sxm-18"),
+                                 "containers/a81e55c0f2d9/docker-logs.txt": text_of(PLATFORM)})
+    assert event_at(a.events, "containers/3f9c1a2b7d40/docker-logs.txt", 2)["node"] == node
+
+
+def test_near_miss_a_container_id_folder_whose_files_name_two_hosts_is_no_one_nodes(tmp_path):
+    a = analyze_files(tmp_path, {"containers/3f9c1a2b7d40/inspect.json": inspect("host", "gpu-h100-sxm-17"),
+                                 "containers/3f9c1a2b7d40/inspect-old.json": inspect("host", "gpu-h100-sxm-18"),
+                                 "containers/3f9c1a2b7d40/docker-logs.txt": text_of(PLATFORM, ERROR)})
+    assert a.attribution.folder_node == {}
+
+
 def v0_engine(handle_readers: str, prefix: str = "", tp: int = 4) -> list[str]:
     """A V0 multiproc engine: its own (driver worker's) lines unprefixed, its workers' prefixed."""
     return [prefix + "INFO 01-21 13:05:09 llm_engine.py:234] Initializing an LLM engine (v0.6.6) with config: "

@@ -64,6 +64,7 @@ class Witnesses:
     not_node_dirs: frozenset[str]
     generic_dir: re.Pattern
     host_dir: re.Pattern
+    container_dir: re.Pattern
     folder_samples: tuple[tuple[str, ...], tuple[str, ...]]   # (node, not_node)
     not_host: re.Pattern
     host_samples: tuple[tuple[str, ...], tuple[str, ...]]
@@ -78,6 +79,10 @@ class Witnesses:
     def is_node_folder_name(self, name: str) -> bool:
         """Whether a folder named `name` may stand for a node by its name alone (it looks like a host)."""
         return bool(self.host_dir.match(name)) and not self.is_generic_folder(name) and self.is_host(name)
+
+    def is_container_folder(self, name: str) -> bool:
+        """A folder named by a container's id: one container's files, whose host is the one they name."""
+        return bool(self.container_dir.match(name))
 
     def is_generic_folder(self, name: str) -> bool:
         """A layout's, a ticket's or a collection's folder: never a node, whatever its files say."""
@@ -159,6 +164,7 @@ def load_witnesses(path: Path | None = None) -> Witnesses:
     here = SourceLocation(str(path))
     generic = _compile(folders.get("generic", "(?!)"), here, "[folders] generic", problems)
     host_dir = _compile(folders.get("host", "(?!)"), here, "[folders] host", problems)
+    container_dir = _compile(folders.get("one_container", "(?!)"), here, "[folders] one_container", problems)
     not_host = _compile(hosts.get("not_host", "(?!)"), here, "[hosts] not_host", problems)
     fs, hs = folders.get("samples", {}), hosts.get("samples", {})
 
@@ -215,7 +221,7 @@ def load_witnesses(path: Path | None = None) -> Witnesses:
                      f"[[rank_line]] {name!r} is missing (k3logs/diagnose/attribution.py reads it)")
     w = Witnesses(
         not_node_dirs=frozenset(n.lower() for n in folders.get("not_nodes", [])), generic_dir=generic,
-        host_dir=host_dir, folder_samples=(tuple(fs.get("node", [])), tuple(fs.get("not_node", []))),
+        host_dir=host_dir, container_dir=container_dir, folder_samples=(tuple(fs.get("node", [])), tuple(fs.get("not_node", []))),
         not_host=not_host, host_samples=(tuple(hs.get("host", [])), tuple(hs.get("not_host", []))),
         host_ips=host_ips, lines=tuple(lines), workers=tuple(workers), rank_lines=rank_lines)
     for lw in lines:

@@ -51,11 +51,12 @@ def node_folders(files: list[str], file_hosts: dict[str, str], known_hosts: set[
     dirs = [d for d in dirs if not w.is_generic_folder(name[d]) and name[d] not in pods
             and not RX["pod_log_dir"].search(name[d] + "/")]
     out: dict[str, str] = {}
-    for d in dirs:
+    for d in dirs + [d for d in layout if w.is_container_folder(name[d])]:
         hosts = Counter(h for f, h in file_hosts.items() if _folder_in(f, base) == d)
         if len(hosts) == 1:
             out[d] = next(iter(hosts))
-            why[d] = f"node folder {d}/ (its files print the host {out[d]})"
+            why[d] = (f"node folder {d}/ (its files print the host {out[d]})" if d in dirs else
+                      f"container folder {d}/ (one container's files: the host they name, {out[d]})")
             continue
         if len(match := _hosts_named(name[d], known_hosts)) == 1:
             out[d] = match[0]
