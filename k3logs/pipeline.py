@@ -173,7 +173,7 @@ def run(path: str | Path, settings: Settings | None = None, catalogue: Catalogue
     decision = quiet_verdict(decide(events, det, cat, app_files, prose, restarts, lt.attribution.ip_node,
                                    task_ranks(lt.attribution), lt.attribution.raised_by), checks, events,
                              dumps, cat, bool(app_files))
-    decision, unlogged = unlogged_end(decision, facts)
+    decision, unlogged = unlogged_end(decision, facts, cat)
     nnodes = max([int(f.value) for f in facts if f.name == "nnodes" and f.value.isdigit()] or [0]) or None
     missing = missing_parts(events, lt.ingested.files, lt.bundle.display, lt.attribution.file_node,
                             [t for _, kind, t in lt.ingested.dumps if kind in LAUNCH_TEXTS],

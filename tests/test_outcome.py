@@ -985,6 +985,44 @@ def test_near_miss_a_crash_loop_with_no_error_of_its_own_is_reported(tmp_path):
     assert d.root is not None and d.root.file == "events.txt"
 
 
+UCX_RC = ("[1794985290.731043] [gpu-a1:4711:0]     ucp_context.c:1321 UCX  WARN  transport 'rc' is not available, "
+          "please use one or more of: cma, cuda_copy, cuda_ipc, mm, posix, self, sm, sysv, tcp")
+
+
+def handshake(m: int, s: int) -> list[str]:
+    return [worker(m, s, "NIXL transfer failure: handshake_failed. Marking blocks as invalid", level="ERROR"),
+            api(m, s, '10.0.0.9:5000 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error')]
+
+
+def stats_at(m: int) -> str:
+    return SERVING[0].replace("07:04:00", f"07:{m:02d}:00")
+
+
+@pytest.mark.parametrize("after_start, want", [
+    (LOADED + READY + SERVING + handshake(4, 30) + [stats_at(5)] + handshake(5, 30) + [stats_at(6)] + handshake(6, 30)
+     + [stats_at(7)], "failing_requests"),
+    (LOADED + handshake(2, 30), "never_ready")])   # near miss: it fails before the server was ready
+def test_a_cause_at_start_the_node_became_ready_after_fails_the_run_where_what_it_explains_fails(tmp_path, after_start,
+                                                                                                want):
+    # the node starts without the transport it was told to use, serves, and fails every transfer that needs it: the
+    # run failed where they failed, not at the warning
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + [UCX_RC] + after_start})
+    assert state(d) == (want, "nccl.ib_transport") and d.root.text.startswith("transport 'rc'")
+
+
+@pytest.mark.parametrize("log, want", [(START + LOADED + READY + SERVING, "inconclusive"),
+                                       (START + LOADED + READY + SERVING + [OOM], "crashed")])  # near miss: it says why
+def test_a_restart_that_is_all_the_bundle_shows_is_an_incident_whose_log_is_missing(tmp_path, log, want):
+    # the log was cut while it served; an orchestrator restarted the failed container later, and nothing says why
+    a = run(make_bundle(tmp_path, {"vllm.log": "\n".join(log) + "\n", "events.txt": CRASH_LOOP + "\n",
+                                   "kubectl-get-pods.txt": pods("Running", "1 (57m ago)")}))
+    r = report_of(a)
+    assert r.outcome.state == want
+    if want == "inconclusive":
+        assert (r.root_cause.category, r.first_causal, r.origin.node, r.exit_status) == ("other", None, "gpu-a1", 3)
+        assert any("events.txt:1" in m for m in r.evidence_missing)
+
+
 def test_near_miss_another_programs_error_line_is_no_exception(tmp_path):
     stop = ["slurmstepd: error: *** STEP 48213.0 ON gpu-b200-11 CANCELLED AT 2026-11-18T07:05:00 ***"]
     d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + stop})

@@ -166,6 +166,16 @@ def _never_ready_after(root: Finding, findings: list[Finding], life: Lifecycle) 
                and (sort_key(root) <= sort_key(f) or abs(seconds(root, f) or 0.0) <= TIE_SECONDS) for f in findings)
 
 
+def _seen_failing(root, findings: list, life: Lifecycle, cat: Catalogue):
+    """Where the run was seen to fail first: the root, or, for a root before readiness whose node became ready
+    (a transport missing at start), the first failure it explains once the deployment served."""
+    if life.ready_before(root) or root.unready:
+        return root
+    at = findings.index(root) if root in findings else -1
+    later = [f for f in findings if at >= 0 and f.explained_by == at and f.set_aside is None and life.ready_before(f)]
+    return first(later, cat) if later else root
+
+
 def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: frozenset[str] | set[str] | None = None,
            prose: frozenset[str] | set[str] = frozenset(), restarts_seen: int | None = None,
            peer_node: dict[str, str] | None = None, pid_rank: dict[tuple, int] | None = None,
@@ -206,7 +216,7 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
         root = _statement(first(causes, cat), findings)
         borrow_rank(root, findings, pid_rank, node_wide)
         root.unready = root.unready or _never_ready_after(root, findings, life)
-        outcome = life.outcome(root, again, answered, deaths, failed)   # (where it was seen to fail, first)
+        outcome = life.outcome(_seen_failing(root, findings, life, cat), again, answered, deaths, failed)
         if (root.file, root.line) in raised_by:   # (its node: the actor's, not the one that printed it)
             root.node = raised_by[(root.file, root.line)][0]
             root.node_from = "the actor that raised it (the pid and ip its RayTaskError names)"

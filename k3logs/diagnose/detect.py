@@ -175,6 +175,7 @@ class OutcomeData:
     run_args: str | None = None  # the line that shows the arguments an attempt ran with (group 1: the arguments)
     clean_exits: frozenset[str] = frozenset()  # the exit codes of a container's run that ended cleanly
     deployment_run: str = "(?!)"  # a container, image, unit or command of the deployment's own (a regex)
+    orchestrator_only: frozenset[str] = frozenset()  # symptoms only an orchestrator prints of a run that failed
 
 
 @lru_cache(maxsize=1)
@@ -185,7 +186,7 @@ def outcome_data() -> OutcomeData:
                        frozenset(d.get("request_level", [])), int(d.get("request_systematic", 3)),
                        frozenset(d.get("unready", [])), frozenset(str(x) for x in d.get("shed_status", [])),
                        d.get("run_args"), frozenset(str(x) for x in d.get("clean_exits", [])),
-                       d.get("deployment_run", "(?!)"))
+                       d.get("deployment_run", "(?!)"), frozenset(d.get("orchestrator_only", [])))
 
 
 @lru_cache(maxsize=1)

@@ -83,14 +83,25 @@ def quiet_verdict(decision: Decision, checks, ev: pl.DataFrame, dumps: dict[str,
                     f"fails: {check.detail}", decision.findings, outcome=outcome)
 
 
-def unlogged_end(d: Decision, facts) -> tuple[Decision, list[str]]:
-    """A run of the deployment its orchestrator saw end abnormally (a container's last state, a unit's main process:
-    an exit code no clean end gives) while the logs show nothing abnormal: the failure happened where the bundle
-    holds no log of it. The outcome is inconclusive, never healthy, and what is missing is named. (A run ended by
-    OOMKilled or SIGKILL has signatures of its own.)"""
-    if not d.healthy:
-        return d, []
+def unlogged_end(d: Decision, facts, cat: Catalogue) -> tuple[Decision, list[str]]:
+    """A run of the deployment its orchestrator saw end abnormally while no log shows why: the failure happened
+    where the bundle holds no log of it. Either the logs show nothing abnormal and a container's last state or a
+    unit's main process ended with an exit code no clean end gives (a run ended by OOMKilled or SIGKILL has
+    signatures of its own), or all they show is an orchestrator restarting a failed container, with no cause. The
+    outcome is inconclusive, an incident (`other`) where the orchestrator says it happened, and what is missing is
+    named."""
     data = outcome_data()
+    if not d.healthy:
+        seen = [f for f in d.findings if f.role in ("cause", "symptom") and f.set_aside is None]
+        if d.root is None or d.root.category != "other" or not seen or \
+                any(not f.sig or cat.by_id(f.sig).category not in data.orchestrator_only for f in seen):
+            return d, []
+        f = d.root
+        detail = (f"all the bundle shows is an orchestrator restarting a failed container ({f.file}:{f.line}): no "
+                  "log of the run that failed shows why")
+        return (replace(d, confidence="low", reason=detail, unexplained=True,
+                        outcome=Outcome("inconclusive", f.file, f.line, detail)),
+                [f"the log of the run that failed before the restart ({f.file}:{f.line}), up to its end"])
     ended = [f for f in facts if f.name == "run_ended" and f.value.split(" ", 1)[0] not in data.clean_exits
              and re.search(data.deployment_run, f.value.partition(" ")[2])]
     if not ended:

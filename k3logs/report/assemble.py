@@ -247,7 +247,9 @@ def _unreadable(events: pl.DataFrame) -> list[Skipped]:
 def make_report(a: Analysis, display_path: str) -> Report:
     """The report of an analysis: every decision made already by the stages, mapped onto the report's shape."""
     d = a.decision
-    root = d.root
+    # (an abnormal end whose cause is in no log held: what shows the end, an orchestrator's restart, is no cause; it
+    # names where it happened)
+    witness, root = d.root, None if d.unexplained else d.root
     ing = a.ingested
     b = a.bundle
     kinds = {f.kind for f in ing.files}
@@ -276,7 +278,8 @@ def make_report(a: Analysis, display_path: str) -> Report:
         # (inconclusive: nothing shows that it failed, so in no phase; the last phase its logs reach is no answer,
         # unless it did fail: then it failed after that phase began)
         unknown = d.outcome.state == "inconclusive" and not d.unexplained
-        first, origin, phase = None, Origin(), None if unknown else _last_phase(a)
+        first, phase = None, None if unknown else _last_phase(a)
+        origin = _origin(a, witness) if witness is not None else Origin()
     else:
         title = root.title or root.category
         rc = RootCause(root.category, root.sig, title, d.confidence, explanation, _remediation(a, root, checks))
