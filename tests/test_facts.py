@@ -766,6 +766,18 @@ def test_a_pod_table_with_an_image_column_gives_each_node_the_image_its_pod_runs
     assert [f.value for f in got if f.name == "pod_node"][-1] == "qwen-router-5f7 cpu-c-02"
 
 
+@pytest.mark.parametrize("between, pods", [("$ helm -n llm history kimi | tail -2\n", ["kimi-0 gpu-b3-07"]),
+                                           ("", ["kimi-0 gpu-b3-07", "41 vllm-serving-0.9.4"])])
+def test_a_pod_table_ends_where_the_next_command_was_typed(between, pods):
+    # the next command's output is no row of the table, however its columns line up (near miss: with no prompt
+    # between them, the lines that follow are read as rows)
+    text = ("$ kubectl -n llm get pod kimi-0 -o wide\n"
+            "NAME     READY   STATUS    RESTARTS   AGE   IP            NODE\n"
+            "kimi-0   1/1     Running   0          55m   10.244.3.17   gpu-b3-07\n" + between +
+            "41       Tue Nov 24 10:12:51 2026	superseded	vllm-serving-0.9.4 	0.27.1\n")
+    assert [f.value for f in facts_from_dump("text", "pods.txt", text, None) if f.name == "pod_node"] == pods
+
+
 @pytest.mark.parametrize("command, pods", [
     ("kubectl -n llm debug qwen3-6d8f7c9b5-r7tkz -it --copy-to=dbg-lmcache --container=vllm -- bash", ["dbg-lmcache"]),
     ("kubectl exec -it -n llm vllm-0 -- bash", ["vllm-0"]),

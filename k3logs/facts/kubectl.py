@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from k3logs.ingest.dumps import prompt_of
+
 from .util import FACTS, Sink
 
 POD_NAME_COLS, NODE_COLS, IP_COLS = ("NAME", "POD", "POD_NAME", "POD-NAME"), ("NODE", "NODENAME", "NODE_NAME"), \
@@ -35,7 +37,8 @@ def parse_pod_tables(sink: Sink, lines: list[str], base: int) -> None:
             row, no = lines[i], base + i + 1
             if lead and row.startswith(lead.rstrip()):
                 row = row[len(lead):] if row.startswith(lead) else row.lstrip("#").lstrip()
-            if not row.strip() or _table_header(lines[i]) is not None:
+            # (a table ends at a blank line, at the next table, or at the next command typed: its output is another's)
+            if not row.strip() or _table_header(lines[i]) is not None or prompt_of(lines[i]):
                 break
             cell = lambda c: _cell(row, cols, c)  # noqa: E731
             i += 1
