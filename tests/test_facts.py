@@ -681,6 +681,9 @@ def test_realworld_dumps_never_raise():
     ("node-a: 2026-08-11T12:00:00+00:00\nnode-b: 2026-08-11T12:00:03+00:00\n", ["node-a", "node-b"]),  # a transcript
     ("gpu-a01: 2026-08-11T12:00:00+00:00\n", ["gpu-a01"]),                                           # one host's reading
     ("collected-by: collect.sh v0.4\ncollected-at: 2026-07-08T09:58:44Z\nhostname: gpu-h100-09\n", []),  # a note's key
+    # a loop's `printf '%s ' $n; ssh $n date -u ...`: host, a space, its time (near miss: a note's key so written)
+    ("h200-p07 2026-06-16T11:02:05.318Z\nh200-p12 2026-06-16T11:06:19.027Z\n", ["h200-p07", "h200-p12"]),
+    ("collected-at 2026-07-08T09:58:44Z\n", []),
 ])
 def test_a_date_read_on_hosts_is_a_clock_reading_and_a_note_s_time_key_is_none(text, hosts):
     got = [f.value.split()[0] for f in facts_from_dump("text", "clock.txt", text, None) if f.name == "clock_reading"]

@@ -285,6 +285,13 @@ def check_all2all(F: _Facts, data: FactsData, k3: bool):
             where += f", inside one multi-node NVLink domain (MNNVL{_at(mnnvl[0])})"
         expected = ("rdma" if not mnnvl else "nvlink") if span == "inter" else (
             "nvlink" if not (pcie and not nv) else None)
+        pp = F.int_of("pipeline_parallel_size") or 1
+        if expected == "nvlink" and rdma and not mnnvl and ep * pp > gpn:
+            # (each pipeline stage's group inside a node, the stages on nodes joined by RDMA: the recipe's rule
+            # fits the group's fabric, NVLink, and the deployment's, RDMA; neither backend is against it)
+            where += f", its {pp} pipeline stages on nodes joined by RDMA"
+            if b.value == data.all2all_backend["rdma"]:
+                return "pass", b, f"--all2all-backend {b.value} fits the deployment's rdma: {where}"
     else:
         where = "the group size per node is unknown"
         expected = "nvlink" if nv and not rdma else "rdma" if rdma and not nv else None
