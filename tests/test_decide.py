@@ -886,6 +886,12 @@ def test_a_fault_stated_after_the_errors_it_explains_takes_the_first_ones_phase(
     fs = [root, _found(2, "nccl.ib_transport", "cause", 40, "n03", "serving", explained_by=0)]
     lagging_phase(root, fs)
     assert root.phase == "shutdown"
+    # near miss: what the untimed statement explains came hours before (a start's retried connect): no consequence
+    root = _found(0, "infra.node_lost", "cause", 37, "n11", "serving")
+    early = _found(2, "nccl.bootstrap", "symptom", 28, "n03", "distributed_init", explained_by=1)
+    early.ts = early.ts.replace(hour=10)
+    lagging_phase(root, [root, _found(1, "infra.node_lost", "cause", None, "n11", "serving"), early])
+    assert root.phase == "serving"
 
 
 def _complaint(i: int, node: str, peer: str):

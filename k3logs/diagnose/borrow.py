@@ -6,6 +6,8 @@ from __future__ import annotations
 from .findings import SAME_FAILURE_S, TIE_SECONDS, Finding, as_int
 from .order import seconds, sort_key
 
+LAG_S = 300.0   # how long after its first consequences a fault may be stated (a node's NotReady after its loss)
+
 
 def borrow_rank(root: Finding, findings: list[Finding], pid_rank: dict[tuple, int],
                 node_wide: frozenset[str] = frozenset()) -> None:
@@ -93,7 +95,9 @@ def lagging_phase(root: Finding, findings: list[Finding], attempt_of=lambda f: N
     fault = {i for i, f in enumerate(findings) if f is root or (f.role == "cause" and f.category == root.category
                                                                 and f.node == root.node)}
     explained = [f for f in findings if f.explained_by in fault and f.phase]
-    earlier = [f for f in explained if (dt := seconds(f, root)) is not None and dt > 0]
+    # (a fault lags what it explains by a heartbeat's timeout or a controller's grace, minutes at most: an error
+    # hours before it, a start's retried connect, is no consequence of it)
+    earlier = [f for f in explained if (dt := seconds(f, root)) is not None and 0 < dt <= LAG_S]
     if earlier:
         root.phase = min(earlier, key=sort_key).phase
         return

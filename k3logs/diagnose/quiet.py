@@ -92,9 +92,11 @@ def unlogged_end(d: Decision, facts, cat: Catalogue) -> tuple[Decision, list[str
     named."""
     data = outcome_data()
     if not d.healthy:
-        seen = [f for f in d.findings if f.role in ("cause", "symptom") and f.set_aside is None]
+        # (the causes and deaths it shows, by their signatures' own categories: a retried connect is neither)
+        seen = [cat.by_id(f.sig).category if f.sig else f.category for f in d.findings if f.set_aside is None
+                and (f.role == "cause" or (f.sig and cat.by_id(f.sig).category in data.fatal))]
         if d.root is None or d.root.category != "other" or not seen or \
-                any(not f.sig or cat.by_id(f.sig).category not in data.orchestrator_only for f in seen):
+                any(c not in data.orchestrator_only for c in seen):
             return d, []
         f = d.root
         detail = (f"all the bundle shows is an orchestrator restarting a failed container ({f.file}:{f.line}): no "
