@@ -221,7 +221,8 @@ def load_witnesses(path: Path | None = None) -> Witnesses:
                      f"[[rank_line]] {name!r} is missing (k3logs/diagnose/attribution.py reads it)")
     w = Witnesses(
         not_node_dirs=frozenset(n.lower() for n in folders.get("not_nodes", [])), generic_dir=generic,
-        host_dir=host_dir, container_dir=container_dir, folder_samples=(tuple(fs.get("node", [])), tuple(fs.get("not_node", []))),
+        host_dir=host_dir, container_dir=container_dir,
+        folder_samples=(tuple(fs.get("node", [])), tuple(fs.get("not_node", []))),
         not_host=not_host, host_samples=(tuple(hs.get("host", [])), tuple(hs.get("not_host", []))),
         host_ips=host_ips, lines=tuple(lines), workers=tuple(workers), rank_lines=rank_lines)
     for lw in lines:

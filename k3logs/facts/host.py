@@ -191,7 +191,9 @@ def parse_systemctl_status(sink: Sink, lines: list[str], base: int) -> None:
     main_pid, unit = FACTS["systemd_main_pid"], FACTS["systemd_unit_header"]
     block: list[str] = []   # (the unit's lines so far: its name, description and ExecStart say whose it is)
     for i, ln in enumerate(lines):
-        block = [ln] if unit.match(ln) else block + [ln]
+        if unit.match(ln):
+            block = []
+        block.append(ln)
         if m := main_pid.match(ln):
             sink.add("last_state_reason", f"{m['code']}, {m['what']}={m['val']}", base + i + 1)
             if m["what"] == "status" and (code := m["val"].split("/", 1)[0]).isdigit():
