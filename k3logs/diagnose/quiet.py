@@ -99,22 +99,24 @@ def unlogged_end(d: Decision, facts, cat: Catalogue) -> tuple[Decision, list[str
                 any(c not in data.orchestrator_only for c in seen):
             return d, []
         f = d.root
-        detail = (f"all the bundle shows is an orchestrator restarting a failed container ({f.file}:{f.line}): no "
-                  "log of the run that failed shows why")
-        return (replace(d, confidence="low", reason=detail, unexplained=True,
-                        outcome=Outcome("inconclusive", f.file, f.line, detail)),
-                [f"the log of the run that failed before the restart ({f.file}:{f.line}), up to its end"])
+        return _unexplained(d, f, f"all the bundle shows is an orchestrator restarting a failed container "
+                            f"({f.file}:{f.line}): no log of the run that failed shows why",
+                            f"the log of the run that failed before the restart ({f.file}:{f.line}), up to its end")
     ended = [f for f in facts if f.name == "run_ended" and f.value.split(" ", 1)[0] not in data.clean_exits
              and re.search(data.deployment_run, f.value.partition(" ")[2])]
     if not ended:
         return d, []
     f = min(ended, key=lambda f: (f.file, f.line or 0))
     how = f"exit code {f.value.split(' ', 1)[0]}"
-    detail = (f"a run ended abnormally ({how}, {f.file}:{f.line}) and no log the bundle holds shows why: its log "
-              "is missing or was cut before the end")
+    return _unexplained(d, f, f"a run ended abnormally ({how}, {f.file}:{f.line}) and no log the bundle holds shows "
+                        "why: its log is missing or was cut before the end",
+                        f"the log of the run that ended with {how} ({f.file}:{f.line}), up to its end")
+
+
+def _unexplained(d: Decision, seen, detail: str, missing: str) -> tuple[Decision, list[str]]:
+    """The incident whose log is missing: inconclusive where `seen` (a finding or a fact) shows the end."""
     return (replace(d, healthy=False, confidence="low", reason=detail, unexplained=True,
-                    outcome=Outcome("inconclusive", f.file, f.line, detail)),
-            [f"the log of the run that ended with {how} ({f.file}:{f.line}), up to its end"])
+                    outcome=Outcome("inconclusive", seen.file, seen.line, detail)), [missing])
 
 
 def weigh(d: Decision, missing: list[str]) -> Decision:
