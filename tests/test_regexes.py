@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import re
 
+import polars as pl
 import pytest
 
+from k3logs.catalogue.read import ascii_classes
 from k3logs.catalogue.regexes import Regexes, load_regexes
 from k3logs.errors import CatalogueError
 
@@ -95,3 +97,28 @@ def test_patterns_check_replays_the_named_regexes_of_every_file_that_has_them(pa
     issues = check_files(patterns_copy)
     assert [(i.code, i.location.path) for i in issues] == [("regex", str(path))]
     assert "SLURM_NTASK=16" in issues[0].message and issues[0].location.line > 1
+
+
+@pytest.mark.parametrize("written, read", [
+    (r"^\d+ \w+\s", r"^[0-9]+ [0-9A-Za-z_]+[\t\n\x0B\f\r ]"),
+    (r"[\w./-]+\.py:\d+", r"[0-9A-Za-z_./-]+\.py:[0-9]+"),   # inside brackets: the range itself
+    (r"\D\W\S", r"[^0-9][^0-9A-Za-z_][^\t\n\x0B\f\r ]"),
+    (r"[^\D]", r"[^\D]"),       # a negated class inside brackets has no plain range: left as written
+    (r"\\d \[\d\]", r"\\d \[[0-9]\]"),   # an escaped backslash is no class; escaped brackets open none
+    (r"[]\d]", r"[]0-9]"),       # a `]` first in brackets is itself
+    (r"[[:alpha:]\s]", r"[[:alpha:]\t\n\x0B\f\r ]"),
+])
+def test_perl_classes_are_read_as_ascii_classes(written, read):
+    assert ascii_classes(written) == read
+
+
+def test_an_ascii_class_matches_what_a_log_writes_in_both_engines_and_no_other_script():
+    rx = ascii_classes(r"^GPU (?P<i>\d+)\s+\w+$")
+    assert re.match(rx, "GPU 3 ok")["i"] == "3"
+    assert pl.Series(["GPU 3 ok"]).str.extract(rx, 1)[0] == "3"
+    assert re.match(r"^GPU (?P<i>\d+)", "GPU \u0663") and not re.match(ascii_classes(r"^GPU (?P<i>\d+)"), "GPU \u0663")
+
+
+def test_every_regex_value_of_a_pattern_file_is_read_with_ascii_classes(tmp_path):
+    rx = _load(tmp_path, GOOD)["port"]
+    assert rx.pattern == "--port[= ](?P<port>[0-9]+)"

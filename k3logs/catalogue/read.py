@@ -65,12 +65,58 @@ def read_toml(path: Path, issues: list[Issue]) -> tuple[dict, str] | None:
     """A pattern file's data and text, or None with the problem (file:line) added to `issues`."""
     try:
         text = path.read_text(encoding="utf-8")
-        return parse_toml(text), text
+        return ascii_regexes(parse_toml(text)), text
     except tomllib.TOMLDecodeError as e:
         issues.append(Issue("error", "toml", f"not valid TOML: {e}", SourceLocation(str(path), _toml_error_line(e))))
     except (OSError, UnicodeDecodeError) as e:
         issues.append(Issue("error", "io", f"cannot read: {e}", SourceLocation(str(path))))
     return None
+
+
+# Perl classes as the ASCII classes they stand for in a log line (outside brackets, inside them). Unicode's take the
+# Rust engine about three times as long to compile, and polars keeps only 32 compiled regexes a thread: most of a
+# run's regexes are compiled again each time they are used (#23).
+ASCII_CLASS = {"d": ("[0-9]", "0-9"), "w": ("[0-9A-Za-z_]", "0-9A-Za-z_"), "s": (r"[\t\n\x0B\f\r ]", r"\t\n\x0B\f\r "),
+               "D": ("[^0-9]", None), "W": ("[^0-9A-Za-z_]", None), "S": (r"[^\t\n\x0B\f\r ]", None)}
+
+
+def ascii_classes(regex: str) -> str:
+    """`regex` with \\d \\w \\s (and, outside brackets, \\D \\W \\S) written as ASCII classes: the same
+    match in both engines (Python `re` and Rust) on the ASCII text of log heads and messages."""
+    out, i, in_class = [], 0, False
+    while i < len(regex):
+        c = regex[i]
+        if c == "\\" and i + 1 < len(regex):
+            as_ascii = ASCII_CLASS.get(regex[i + 1], (None, None))[in_class]
+            out.append(as_ascii or regex[i:i + 2])
+            i += 2
+            continue
+        if in_class and regex.startswith("[:", i):  # a POSIX class inside brackets: [[:digit:]]
+            end = regex.find(":]", i + 2)
+            end = len(regex) if end < 0 else end + 2
+            out.append(regex[i:end])
+            i = end
+            continue
+        if not in_class and c == "[":
+            j = i + 1 + regex.startswith("^", i + 1)
+            j += regex.startswith("]", j)  # a `]` first in brackets is itself
+            out.append(regex[i:j])
+            i, in_class = j, True
+            continue
+        in_class = in_class and c != "]"
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def ascii_regexes(data):
+    """`data` (parsed TOML) with every `regex` value's Perl classes as ASCII classes (ascii_classes)."""
+    if isinstance(data, dict):
+        return {k: ascii_classes(v) if k == "regex" and isinstance(v, str) else ascii_regexes(v)
+                for k, v in data.items()}
+    if isinstance(data, list):
+        return [ascii_regexes(v) for v in data]
+    return data
 
 
 def read_toml_or_raise(path: Path, what: str) -> tuple[dict, str]:
