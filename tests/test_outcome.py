@@ -1549,3 +1549,47 @@ def test_a_rerun_with_other_arguments_is_another_run_not_the_first_started_again
     d = decision(tmp_path, {"gpu-a1/vllm.log": attempt(0, "{'model': 'm', 'tensor_parallel_size': 1}")
                             + attempt(5, second_args)})
     assert d.outcome.state == state
+
+
+# ------------------------------------------------------------------------------------------------------
+# whose lifecycle a node's line lives in
+# ------------------------------------------------------------------------------------------------------
+def _worker_oom_phase(tmp_path, worker_node: list[str]) -> str | None:
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + LATER, "gpu-b1/vllm.log": worker_node})
+    return next(f for f in d.findings if f.node == "gpu-b1" and f.category.startswith("oom")).phase
+
+
+@pytest.mark.parametrize("stop_of_its_own", [[], [worker(4, 40, "Shutting down")]])
+def test_a_headless_node_lives_in_the_deployments_serving_whether_or_not_it_stops_on_its_own(tmp_path,
+                                                                                              stop_of_its_own):
+    """A node with no serving landmark of its own (its engine's stats are the head's) serves while the deployment
+    does; a stop landmark of its own, after, is no serving of its own."""
+    assert _worker_oom_phase(tmp_path, [worker(1, 0, "Starting to load model m..."), OOM] + stop_of_its_own) \
+        == "serving"
+
+
+@pytest.mark.parametrize("start, phase", [((0, 10), "serving"),    # near miss: started with the deployment
+                                          ((4, 10), "startup")])   # started once the deployment served already
+def test_a_start_once_the_deployment_already_served_lives_a_lifecycle_of_its_own(tmp_path, start, phase):
+    """A replacement pod (a rollout's, a crash loop's) starting beside a replica that serves on has not served."""
+    assert _worker_oom_phase(tmp_path, [api(*start, "vLLM API server version 0.27.2"), OOM]) == phase
+
+
+PORT = "gpu-b1:{pid}:4800 [{r}] NCCL WARN NET/IB : mlx5_2:1 Got async event : port {state}"
+STATUS12 = ("gpu-b1:4712:4801 [1] NCCL WARN NET/IB : Got completion from peer 10.0.0.1<41873> with status=12 opcode=0 "
+            "len=0 vendor err 129 (Send) localGid ::ffff:10.0.0.2 remoteGids::ffff:10.0.0.1 hca mlx5_2")
+
+
+@pytest.mark.parametrize("meanwhile, survived", [([], True),                        # two ranks' witnesses of one flap
+                                                 ([(4711, 31, STATUS12)], False)])  # near miss: a transfer failed
+def test_a_flap_that_every_rank_saw_come_back_was_survived(tmp_path, meanwhile, survived):
+    """Each rank on the port prints the adapter's 'port error', then 'port active': the other rank's witness of the
+    same flap is no failure it caused; a completion error before the port came back is."""
+    ranks = [(4711, 0), (4712, 1)]
+    flap = [worker(4, 30, PORT.format(pid=p, r=r, state="error"), pid=p) for p, r in ranks] + \
+           [worker(4, s, text, pid=p) for p, s, text in meanwhile] + \
+           [worker(4, 33, PORT.format(pid=p, r=r, state="active"), pid=p) for p, r in ranks]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + LATER,
+                            "gpu-b1/vllm.log": [worker(1, 0, "Starting to load model m...", pid=p) for p, _ in ranks]
+                            + flap})
+    assert (d.root is None) == survived

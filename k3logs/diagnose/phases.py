@@ -56,7 +56,7 @@ def assign_phases(ev: pl.DataFrame, outside: frozenset[str] | set[str] = frozens
     # the deployment's lifecycle
     late = order["serving"]
     node_late = pl.when(node_i >= late).then(node_i).otherwise(-1)
-    own_serving = (pl.col("_mi") >= late).fill_null(False).any().over("node")
+    own_serving = (pl.col("_mi") == late).fill_null(False).any().over("node")   # (a stop of its own: none)
     ev = ev.with_columns(_deployment_late(ev, late))
     phase_i = pl.max_horizontal(own_i, node_late, pl.when(own_serving).then(-1).otherwise(pl.col("_dep")))
     ev = ev.with_columns(phase_i.replace_strict(names, default=None, return_dtype=pl.String).alias("phase"))
@@ -124,16 +124,24 @@ def _opens_start(ev: pl.DataFrame) -> pl.Series:
 
 def _deployment_late(ev: pl.DataFrame, late: int) -> pl.Series:
     """`_dep`: the furthest serving-or-later landmark (serving, shutdown) the deployment reached before each row
-    (rows in time order). Another node's landmark counts only from TIE_SECONDS after it: within the same second
-    the order of two nodes' lines is unknown (a worker's crash and the head's shutdown it causes)."""
+    (rows in time order), unless the row's node started (a start landmark of its attempt) once the deployment already
+    served: a replacement pod, a crash loop's restart beside an old replica still serving, lives a lifecycle of its
+    own. Another node's landmark counts only from TIE_SECONDS after it: within the same second the order of two
+    nodes' lines is unknown (a worker's crash and the head's shutdown it causes)."""
     own = pl.when(pl.col("_mi") >= late).then(pl.col("_mi")).otherwise(-1).fill_null(-1)
     same_node = own.cum_max().over("node")  # (on its own node, file order is time order)
     marks = ev.filter((pl.col("_mi") >= late) & pl.col("ts").is_not_null()).select(
         (pl.col("ts") + pl.duration(seconds=TIE_SECONDS)).alias("_at"), pl.col("_mi").cum_max().alias("_far"))
     if marks.is_empty():
         return ev.select(same_node.alias("_dep"))["_dep"]
-    probe = ev.select(pl.int_range(pl.len()).alias("_i"), "ts").filter(pl.col("ts").is_not_null())
-    got = probe.join_asof(marks.sort("_at"), left_on="ts", right_on="_at", strategy="backward")
+    marks = marks.sort("_at")
+    started = pl.col("ts").filter(pl.col("_mi") == 0).min().over("node", "_attempt").alias("_begun")
+    probe = ev.select(pl.int_range(pl.len()).alias("_i"), "ts", started).filter(pl.col("ts").is_not_null())
+    starts = probe.select("_begun").drop_nulls().unique().sort("_begun").join_asof(
+        marks.select(pl.col("_at").alias("_served")), left_on="_begun", right_on="_served", strategy="backward")
+    got = probe.join_asof(marks, left_on="ts", right_on="_at", strategy="backward") \
+        .join(starts, on="_begun", how="left").with_columns(
+            pl.when(pl.col("_served").is_null()).then(pl.col("_far")).alias("_far"))
     other = pl.Series("_o", [None] * ev.height, dtype=pl.Int64).scatter(got["_i"], got["_far"].cast(pl.Int64))
     # an untimed row follows the rows before it in its file (a file with no time at all follows none)
     if ev["ts"].null_count():

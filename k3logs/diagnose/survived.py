@@ -131,9 +131,11 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
         return shapes[id(f)]
 
     def failed_meanwhile(f: Finding, back: Finding) -> bool:
-        """A failure f can explain came between it and its device's return (or with either)."""
+        """A failure f can explain came between it and its device's return (or with either). One whose own device
+        came back too (another rank's witness of the same flap: 'port error', then 'port active') failed nothing."""
         explains = set(sigs[f.sig].explains) if f.sig in sigs else set()
         return any(g is not f and g.source != "kernel" and g.set_aside is None and g.category in explains
+                   and id(g) not in recovered
                    and (a := seconds(f, g)) is not None and (b := seconds(g, back)) is not None
                    and a >= -TIE_SECONDS and b >= -TIE_SECONDS for g in findings)
 
