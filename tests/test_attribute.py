@@ -1344,6 +1344,17 @@ def test_a_launcher_starting_ray_on_a_host_names_the_local_node_ip_ray_prints_ne
     assert b.attribution.ip_node == {"10.52.4.11": "gpu-h200-p11"}
 
 
+def test_ray_s_local_node_ip_printed_by_an_srun_task_names_that_task_s_node(tmp_path):
+    """One job output for every node (srun -l): each 'Local node IP' is its task's node's, not the file's."""
+    nodes = "SLURM_JOB_NODELIST=gpu-h200-p[11,14]"
+    job = [nodes, "0: Local node IP: 10.52.4.11", "1: Local node IP: 10.52.4.24", "0: " + RELAYED]
+    a = analyze_files(tmp_path / "a", {"gpu-h200-p11/slurm-4242.out": text_of(*job)})
+    assert a.attribution.ip_node == {"10.52.4.11": "gpu-h200-p11", "10.52.4.24": "gpu-h200-p14"}
+    # near miss: lines with no task label are the file's node's
+    b = analyze_files(tmp_path / "b", {"gpu-h200-p11/slurm-4242.out": text_of(nodes, "Local node IP: 10.52.4.11")})
+    assert b.attribution.ip_node == {"10.52.4.11": "gpu-h200-p11"}
+
+
 def test_a_launcher_that_announces_every_ray_node_first_pairs_them_with_the_addresses_in_order(tmp_path):
     head, worker = "Starting Ray head on gpu-h200-p11", "Starting Ray worker on gpu-h200-p14"
     started = ["Local node IP: 10.52.4.11", *["Ray runtime started."] * 10, "Local node IP: 10.52.4.24"]

@@ -808,6 +808,21 @@ def test_a_worker_that_vanishes_with_no_cause_was_killed(tmp_path):
     assert d.root is not None and d.root.category == "proc.killed" and d.confidence == "low"
 
 
+SEGV_TEARDOWN = "Nov 18 07:{m:02d}:{s:02d} gpu-b1 kernel: ray::RayWorkerW[4712]: segfault at 0 ip 0000000000000000 " \
+                "sp 00007ffd3a1c2e08 error 14 in libc.so.6[7f0a2c000000+195000]"
+
+
+@pytest.mark.parametrize("at, root", [((5, 3), "proc.killed"),     # once the deployment winds down: its trail
+                                      ((4, 20), "proc.segfault")])  # near miss: before the worker vanished
+def test_a_crash_in_the_wind_down_after_a_worker_vanished_is_the_wind_down_s(tmp_path, at, root):
+    head = START + LOADED + READY + SERVING + [GONE.replace("VllmWorker-0", "VllmWorker-1"), DEAD.replace("05:02", "04:41")] \
+        + STOP
+    d = decision(tmp_path, {"gpu-a1/vllm.log": head, "gpu-b1/vllm.log": [worker(1, 0, "Starting to load model m...",
+                                                                                pid=4712)],
+                            "gpu-b1/kern.log": [SEGV_TEARDOWN.format(m=at[0], s=at[1])]})
+    assert d.root is not None and d.root.category == root
+
+
 def test_near_miss_a_worker_that_died_of_its_own_error(tmp_path):
     error = worker(4, 40, "KeyError: 'banned_phrases_file'", level="ERROR")
     d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + [GONE, error]})

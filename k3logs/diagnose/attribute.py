@@ -45,7 +45,8 @@ from k3logs.catalogue.landmarks import decision_line
 from k3logs.catalogue.witnesses import Witnesses, builtin_witnesses
 
 from .assign import apply_nodes, host_columns
-from .attribution import RX, Attribution, DumpHints, elastic_entries, ensure, host_field, is_ip, line_rx, short_host
+from .attribution import (RX, Attribution, DumpHints, elastic_entries, ensure, host_field, is_ip, line_rx, short_host,
+                          step_of)
 from .clock import parse_iso
 from .folders import folder_node_of, host_named_files, node_files, node_folders
 from .ranks import learn_gpus, learn_ranks
@@ -268,8 +269,13 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
             for ip in ips:
                 if a.ip_node.setdefault(ip, node) == node:
                     a.said("ip", ip, f"`ip addr` in {hints.where.get(('file_ip', f, ip), f)} (the dump of {node})")
+    learn_tasks(ev, reads, a, names, hints.nodelists)   # (an srun -l task's line is its node's, not its file's)
     for r in reads["own_ip"]:
-        if (node := a.file_node.get(r.file)) and a.ip_node.setdefault(r.g["ip"], node) == node:
+        task = (r.file, step_of(a, r.file, r.line), r.task)
+        if r.task is not None and (node := a.task_node.get(task)):
+            if a.ip_node.setdefault(r.g["ip"], node) == node:
+                a.said("ip", r.g["ip"], f"'Local node IP' on {r.file}:{r.line}, printed by srun task {r.task} on {node}")
+        elif (node := a.file_node.get(r.file)) and a.ip_node.setdefault(r.g["ip"], node) == node:
             a.said("ip", r.g["ip"], f"'Local node IP' on {r.file}:{r.line} (a file of {node})")
         elif not node and (start := _launched_on(r, reads, w)) and a.ip_node.setdefault(r.g["ip"], start.g["host"]) \
                 == start.g["host"]:
@@ -315,7 +321,6 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
             a.span_node[f] = resolved
     a.span_time = {f: sorted((s, e, t.astimezone(timezone.utc).replace(tzinfo=None))
                              for s, e, iso in spans if (t := parse_iso(iso))) for f, spans in hints.span_time.items()}
-    learn_tasks(ev, reads, a, names, hints.nodelists)
     learn_stepd_errors(ev, reads, a, names)
 
     nodes_seen = {n for n in a.file_node.values() if n} | known_hosts | set(a.subject_node.values()) | \

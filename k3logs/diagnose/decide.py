@@ -212,6 +212,12 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
             f.raised_on, rank = raised_by[(f.file, f.line)]
             f.rank = f.rank if rank is None else rank
     causes = [f for f in findings if f.role == "cause" and f.explained_by is None and f.set_aside is None]
+    if causes and all(f.phase == "shutdown" and (f.pid or f.fields.get("pid")) for f in causes) \
+            and (lost := vanished_worker(findings, cat)) and sort_key(lost) < sort_key(first(causes, cat)) \
+            and not accounted(lost, findings, cat):
+        # (a process that crashes once the deployment winds down after a worker vanished crashes in the wind-down;
+        # a node's loss, which its controller states only after a grace period, may still explain the vanishing)
+        causes = []
     if causes:
         root = _statement(first(causes, cat), findings)
         borrow_rank(root, findings, pid_rank, node_wide)
