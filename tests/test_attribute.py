@@ -663,6 +663,13 @@ def test_scheduled_event_places_the_pod_of_a_prefixed_log(tmp_path):
     assert "Scheduled event on events.txt:2" in witness_of(a, "logs.txt", 1)[0]
 
 
+@pytest.mark.parametrize("note, placed", [("k3-serve-0-1 runs on node h100-n12.", True),
+                                           ("vllm runs on node h100-n12.", False)])   # near miss: no pod's name
+def test_a_note_saying_where_a_pod_runs_places_its_log(tmp_path, note, placed):
+    a = analyze_files(tmp_path, {"notes.txt": note + "\n", "k3-serve-0-1/vllm.log": text_of(PLATFORM)})
+    assert (event_at(a.events, "k3-serve-0-1/vllm.log", 1)["node"] == "h100-n12") == placed
+
+
 def test_describe_node_line_places_the_pod_and_ties_the_node_ip(tmp_path):
     describe = ("Name:             k3-serve-0-1\nNamespace:        llm\nNode:             h100-w12/10.8.44.12\n"
                 "IP:               10.128.3.9\nContainers:\n  vllm:\n    Image:          vllm/vllm-openai:v0.11.0\n")
