@@ -1362,6 +1362,31 @@ def test_ray_s_local_node_ip_printed_by_an_srun_task_names_that_task_s_node(tmp_
     assert b.attribution.ip_node == {"10.52.4.11": "gpu-h200-p11"}
 
 
+DRIVER = "2026-10-14 08:31:21,424\tINFO worker.py:1692 -- Connecting to existing Ray cluster at address: 10.52.4.11:6379..."
+
+
+@pytest.mark.parametrize("local, head_tied", [("(RayWorkerWrapper pid=58611) INFO 11-21 14:03:30 [worker.py:1] world_size=16 "
+                                               "rank=0", True),
+                                              # near miss: a worker line relayed from the head's address: the driver
+                                              # is not on the head
+                                              ("(RayWorkerWrapper pid=58611, ip=10.52.4.11) INFO 11-21 14:03:30 "
+                                               "[worker.py:1] world_size=16 rank=0", False)])
+def test_a_ray_driver_in_a_nodes_file_that_relays_nothing_from_the_head_names_the_heads_address(tmp_path, local,
+                                                                                                  head_tied):
+    a = analyze_files(tmp_path, {"gpu-h200-p11/vllm.log": text_of(DRIVER, local, RELAYED),
+                                 "gpu-h200-p14/dmesg.txt": "[  1.0] Linux version 6.8.0\n"})
+    assert (a.attribution.ip_node.get("10.52.4.11") == "gpu-h200-p11") == head_tied
+    # the one address left and the one node folder left are one node
+    assert (a.attribution.ip_node.get("10.52.4.24") == "gpu-h200-p14") == head_tied
+
+
+def test_near_miss_of_two_node_folders_left_the_one_ray_address_left_is_neither(tmp_path):
+    a = analyze_files(tmp_path, {"gpu-h200-p11/vllm.log": text_of(DRIVER, RELAYED),
+                                 "gpu-h200-p14/dmesg.txt": "[  1.0] Linux version 6.8.0\n",
+                                 "gpu-h200-p15/dmesg.txt": "[  1.0] Linux version 6.8.0\n"})
+    assert "10.52.4.24" not in a.attribution.ip_node
+
+
 def test_a_launcher_that_announces_every_ray_node_first_pairs_them_with_the_addresses_in_order(tmp_path):
     head, worker = "Starting Ray head on gpu-h200-p11", "Starting Ray worker on gpu-h200-p14"
     started = ["Local node IP: 10.52.4.11", *["Ray runtime started."] * 10, "Local node IP: 10.52.4.24"]

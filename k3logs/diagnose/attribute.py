@@ -281,14 +281,23 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
                 == start.g["host"]:
             a.said("ip", r.g["ip"], f"'Local node IP' on {r.file}:{r.line}, printed by the `ray start` that line "
                                     f"{start.line} launches on {start.g['host']}")
-    # the Slurm job's one node whose address nothing gives, and the one Ray address no host is tied to: one node
+    # a Ray driver that relays no worker line from the head it joins runs on the head: a file of a known node
+    for r in reads["ray_head"]:
+        if (node := a.file_node.get(r.file)) and r.g["ip"] not in relayed.get(r.file, ()) \
+                and a.ip_node.setdefault(r.g["ip"], node) == node:
+            a.said("ip", r.g["ip"], f"the Ray driver on {r.file}:{r.line} joins the head at {r.g['ip']} and relays no "
+                                    f"worker line from it: it runs on the head, {node}")
+    # the deployment's one node whose address nothing gives (of the Slurm job, else of the bundle's node folders),
+    # and the one Ray address no host is tied to: one node
     ray_ips = seen_ips | {r.g["ip"] for r in reads["ray_node"] + reads["subject"] if r.g.get("ip")}
     left_ips = sorted(ip for ip in ray_ips if ip not in a.ip_node)
-    left_hosts = sorted(h for h in hints.job_hosts if w.is_host(h) and h not in set(a.ip_node.values()))
-    if len(hints.job_hosts) >= 2 and len(left_ips) == 1 and len(left_hosts) == 1:
+    deployment = set(hints.job_hosts) or set(a.folder_node.values())
+    left_hosts = sorted(h for h in deployment if w.is_host(h) and h not in set(a.ip_node.values()))
+    if len(deployment) >= 2 and len(left_ips) == 1 and len(left_hosts) == 1:
         a.ip_node[left_ips[0]] = left_hosts[0]
-        a.said("ip", left_ips[0], f"the one Ray address no host is tied to, and the one node of the Slurm job "
-                                  f"({', '.join(sorted(hints.job_hosts))}) whose address nothing gives")
+        a.said("ip", left_ips[0], f"the one Ray address no host is tied to, and the one node of the "
+                                  f"{'Slurm job' if hints.job_hosts else 'bundle'} ({', '.join(sorted(deployment))}) "
+                                  f"whose address nothing gives")
 
     # 4. what a line is about, or where it happened; Kubernetes event objects; Slurm tasks
     for r in reads["subject"]:
