@@ -1608,3 +1608,16 @@ def test_a_flap_that_every_rank_saw_come_back_was_survived(tmp_path, meanwhile, 
                             "gpu-b1/vllm.log": [worker(1, 0, "Starting to load model m...", pid=p) for p, _ in ranks]
                             + flap})
     assert (d.root is None) == survived
+
+
+@pytest.mark.parametrize("unit, own_lines, healthy", [("node-exporter", True, True),
+                                                       ("vllm-chat", False, False)])   # near miss: a unit of no lines
+def test_a_restart_of_a_unit_whose_own_lines_are_another_programs_is_no_incident(tmp_path, unit, own_lines, healthy):
+    """An exporter that failed to bind and was restarted by systemd, while the deployment serves: not the
+    deployment's restart. A unit the bundle shows no line of may be the deployment's."""
+    journal = ([f'Nov 18 07:04:10 gpu-a1 {unit}[3114]: level=error err="listen tcp :9100: bind: address already in use"']
+               if own_lines else []) + \
+        [f"Nov 18 07:04:10 gpu-a1 systemd[1]: {unit}.service: Main process exited, code=exited, status=1/FAILURE",
+         f"Nov 18 07:04:15 gpu-a1 systemd[1]: {unit}.service: Scheduled restart job, restart counter is at 1."]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + LATER, "gpu-a1/journal.txt": journal})
+    assert d.healthy == healthy

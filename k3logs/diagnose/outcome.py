@@ -126,6 +126,9 @@ class Lifecycle:
         # (node, pid) of the processes vLLM names (its prefix: a worker, an engine core, the API server)
         named = ev.filter(pl.col("proc").is_not_null() & pl.col("pid").is_not_null()) if "proc" in ev.columns else None
         self._named = set() if named is None else set(zip(named["node"].to_list(), named["pid"].to_list()))
+        # the units and containers whose own lines show none of the deployment's programs (an exporter, a sidecar)
+        idents = ev.filter(pl.col("ident").is_not_null()).group_by("ident").agg(pl.col("source").is_in(APP_KINDS).any())
+        self.foreign = set(idents.filter(~pl.col("source"))["ident"].to_list())
         self.stats = ev.filter(pl.col("mark") == "serving").select("node", "attempt", "ts", "file", "line")
         # (node, attempt) that printed its own engine's periodic stats: an instance that serves by itself
         stats = ev.filter(pl.col("text").str.contains(decision_line("engine_stats"))) if "text" in ev.columns else None

@@ -149,6 +149,9 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
         if (name := foreign_process(f)) is not None:
             f.set_aside = f"about {name}, a process that is not the deployment's"
             continue
+        if (unit := f.fields.get("unit")) in life.foreign:
+            f.set_aside = f"about unit {unit}, whose own lines are none of the deployment's"
+            continue
         if (port := f.fields.get("dport")) is not None and str(port) not in life.ports:
             f.set_aside = f"about traffic to port {port}, which no line of the deployment names"
             continue
