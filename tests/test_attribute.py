@@ -1362,11 +1362,12 @@ def test_ray_s_local_node_ip_printed_by_an_srun_task_names_that_task_s_node(tmp_
     assert b.attribution.ip_node == {"10.52.4.11": "gpu-h200-p11"}
 
 
-DRIVER = "2026-10-14 08:31:21,424\tINFO worker.py:1692 -- Connecting to existing Ray cluster at address: 10.52.4.11:6379..."
+DRIVER = ("2026-10-14 08:31:21,424\tINFO worker.py:1692 -- Connecting to existing Ray cluster at address: "
+          "10.52.4.11:6379...")
 
 
-@pytest.mark.parametrize("local, head_tied", [("(RayWorkerWrapper pid=58611) INFO 11-21 14:03:30 [worker.py:1] world_size=16 "
-                                               "rank=0", True),
+@pytest.mark.parametrize("local, head_tied", [("(RayWorkerWrapper pid=58611) INFO 11-21 14:03:30 [worker.py:1] "
+                                               "world_size=16 rank=0", True),
                                               # near miss: a worker line relayed from the head's address: the driver
                                               # is not on the head
                                               ("(RayWorkerWrapper pid=58611, ip=10.52.4.11) INFO 11-21 14:03:30 "

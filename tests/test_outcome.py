@@ -815,8 +815,8 @@ SEGV_TEARDOWN = "Nov 18 07:{m:02d}:{s:02d} gpu-b1 kernel: ray::RayWorkerW[4712]:
 @pytest.mark.parametrize("at, root", [((5, 3), "proc.killed"),     # once the deployment winds down: its trail
                                       ((4, 20), "proc.segfault")])  # near miss: before the worker vanished
 def test_a_crash_in_the_wind_down_after_a_worker_vanished_is_the_wind_down_s(tmp_path, at, root):
-    head = START + LOADED + READY + SERVING + [GONE.replace("VllmWorker-0", "VllmWorker-1"), DEAD.replace("05:02", "04:41")] \
-        + STOP
+    gone = [GONE.replace("VllmWorker-0", "VllmWorker-1"), DEAD.replace("05:02", "04:41")]
+    head = START + LOADED + READY + SERVING + gone + STOP
     d = decision(tmp_path, {"gpu-a1/vllm.log": head, "gpu-b1/vllm.log": [worker(1, 0, "Starting to load model m...",
                                                                                 pid=4712)],
                             "gpu-b1/kern.log": [SEGV_TEARDOWN.format(m=at[0], s=at[1])]})
@@ -1570,7 +1570,8 @@ def test_a_rerun_with_other_arguments_is_another_run_not_the_first_started_again
 # whose lifecycle a node's line lives in
 # ------------------------------------------------------------------------------------------------------
 def _worker_oom_phase(tmp_path, worker_node: list[str]) -> str | None:
-    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + LATER, "gpu-b1/vllm.log": worker_node})
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + LATER,
+                            "gpu-b1/vllm.log": worker_node})
     return next(f for f in d.findings if f.node == "gpu-b1" and f.category.startswith("oom")).phase
 
 
@@ -1615,8 +1616,8 @@ def test_a_flap_that_every_rank_saw_come_back_was_survived(tmp_path, meanwhile, 
 def test_a_restart_of_a_unit_whose_own_lines_are_another_programs_is_no_incident(tmp_path, unit, own_lines, healthy):
     """An exporter that failed to bind and was restarted by systemd, while the deployment serves: not the
     deployment's restart. A unit the bundle shows no line of may be the deployment's."""
-    journal = ([f'Nov 18 07:04:10 gpu-a1 {unit}[3114]: level=error err="listen tcp :9100: bind: address already in use"']
-               if own_lines else []) + \
+    bind = f'Nov 18 07:04:10 gpu-a1 {unit}[3114]: level=error err="listen tcp :9100: bind: address already in use"'
+    journal = ([bind] if own_lines else []) + \
         [f"Nov 18 07:04:10 gpu-a1 systemd[1]: {unit}.service: Main process exited, code=exited, status=1/FAILURE",
          f"Nov 18 07:04:15 gpu-a1 systemd[1]: {unit}.service: Scheduled restart job, restart counter is at 1."]
     d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + LATER, "gpu-a1/journal.txt": journal})

@@ -274,7 +274,8 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
         task = (r.file, step_of(a, r.file, r.line), r.task)
         if r.task is not None and (node := a.task_node.get(task)):
             if a.ip_node.setdefault(r.g["ip"], node) == node:
-                a.said("ip", r.g["ip"], f"'Local node IP' on {r.file}:{r.line}, printed by srun task {r.task} on {node}")
+                a.said("ip", r.g["ip"], f"'Local node IP' on {r.file}:{r.line}, printed by srun task {r.task} "
+                                        f"on {node}")
         elif (node := a.file_node.get(r.file)) and a.ip_node.setdefault(r.g["ip"], node) == node:
             a.said("ip", r.g["ip"], f"'Local node IP' on {r.file}:{r.line} (a file of {node})")
         elif not node and (start := _launched_on(r, reads, w)) and a.ip_node.setdefault(r.g["ip"], start.g["host"]) \
