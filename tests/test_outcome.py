@@ -1584,6 +1584,16 @@ def test_a_headless_node_lives_in_the_deployments_serving_whether_or_not_it_stop
         == "serving"
 
 
+def test_near_miss_a_node_with_a_stop_of_its_own_takes_no_stop_from_a_deployment_that_never_served(tmp_path):
+    """The head stopped during the start (the failure's consequence, logged first); the worker node's own failure
+    after it stays in the phase its own start reached."""
+    oom = worker(5, 30, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.", level="ERROR")
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + STOP,
+                            "gpu-b1/vllm.log": [worker(1, 0, "Starting to load model m..."), oom,
+                                                worker(5, 40, "Shutting down")]})
+    assert next(f for f in d.findings if f.node == "gpu-b1" and f.category.startswith("oom")).phase == "model_load"
+
+
 @pytest.mark.parametrize("start, phase", [((0, 10), "serving"),    # near miss: started with the deployment
                                           ((4, 10), "startup")])   # started once the deployment served already
 def test_a_start_once_the_deployment_already_served_lives_a_lifecycle_of_its_own(tmp_path, start, phase):

@@ -56,9 +56,13 @@ def assign_phases(ev: pl.DataFrame, outside: frozenset[str] | set[str] = frozens
     # the deployment's lifecycle
     late = order["serving"]
     node_late = pl.when(node_i >= late).then(node_i).otherwise(-1)
-    own_serving = (pl.col("_mi") == late).fill_null(False).any().over("node")   # (a stop of its own: none)
-    ev = ev.with_columns(_deployment_late(ev, late))
-    phase_i = pl.max_horizontal(own_i, node_late, pl.when(own_serving).then(-1).otherwise(pl.col("_dep")))
+    # (a node with a stop of its own takes only the deployment's serving: its stop is its own)
+    own_serving = (pl.col("_mi") == late).fill_null(False).any().over("node")
+    own_stop = (pl.col("_mi") > late).fill_null(False).any().over("node")
+    ev = ev.with_columns(_deployment_late(ev, late).get_columns())
+    dep = pl.when(own_serving | (own_stop & (pl.col("_served") == 0))).then(-1) \
+        .when(own_stop).then(pl.col("_dep").clip(upper_bound=late)).otherwise(pl.col("_dep"))
+    phase_i = pl.max_horizontal(own_i, node_late, dep)
     ev = ev.with_columns(phase_i.replace_strict(names, default=None, return_dtype=pl.String).alias("phase"))
     # kernel lines whose time is unknown, or that come before the service logged anything (an earlier
     # attempt of a crash loop), take the phase the node's logs reached; a line whose time is unknown (a pod's
@@ -74,7 +78,8 @@ def assign_phases(ev: pl.DataFrame, outside: frozenset[str] | set[str] = frozens
     ev = ev.with_columns(pl.when(pl.col("ts").is_null() & (pl.col("phase") == "shutdown"))
                          .then(pl.coalesce("_workp", "phase")).otherwise(pl.col("phase")).alias("phase"))
     ev = _late_kernel_lines(ev)
-    return ev.rename({"_mark": "mark", "_attempt": "attempt"}).drop("_lastp", "_workp", "_mi", "_restart", "_dep")
+    return ev.rename({"_mark": "mark", "_attempt": "attempt"}).drop("_lastp", "_workp", "_mi", "_restart", "_dep",
+                                                                    "_served")
 
 
 def _late_kernel_lines(ev: pl.DataFrame) -> pl.DataFrame:
@@ -122,8 +127,9 @@ def _opens_start(ev: pl.DataFrame) -> pl.Series:
     return pl.Series("_restart", [False] * ev.height).scatter(hit, True)
 
 
-def _deployment_late(ev: pl.DataFrame, late: int) -> pl.Series:
-    """`_dep`: the furthest serving-or-later landmark (serving, shutdown) the deployment reached before each row
+def _deployment_late(ev: pl.DataFrame, late: int) -> pl.DataFrame:
+    """`_dep`: the furthest serving-or-later landmark (serving, shutdown) the deployment reached before each row, and
+    `_served` (1, else 0): whether that includes serving
     (rows in time order), unless the row's node started (a start landmark of its attempt) once the deployment already
     served: a replacement pod, a crash loop's restart beside an old replica still serving, lives a lifecycle of its
     own. Another node's landmark counts only from TIE_SECONDS after it: within the same second the order of two
@@ -131,9 +137,10 @@ def _deployment_late(ev: pl.DataFrame, late: int) -> pl.Series:
     own = pl.when(pl.col("_mi") >= late).then(pl.col("_mi")).otherwise(-1).fill_null(-1)
     same_node = own.cum_max().over("node")  # (on its own node, file order is time order)
     marks = ev.filter((pl.col("_mi") >= late) & pl.col("ts").is_not_null()).select(
-        (pl.col("ts") + pl.duration(seconds=TIE_SECONDS)).alias("_at"), pl.col("_mi").cum_max().alias("_far"))
+        (pl.col("ts") + pl.duration(seconds=TIE_SECONDS)).alias("_at"), pl.col("_mi").cum_max().alias("_far"),
+        (pl.col("_mi") == late).cum_max().cast(pl.Int64).alias("_srv"))
     if marks.is_empty():
-        return ev.select(same_node.alias("_dep"))["_dep"]
+        return ev.select(same_node.alias("_dep"), pl.lit(0, pl.Int64).alias("_served"))
     marks = marks.sort("_at")
     started = pl.col("ts").filter(pl.col("_mi") == 0).min().over("node", "_attempt").alias("_begun")
     probe = ev.select(pl.int_range(pl.len()).alias("_i"), "ts", started).filter(pl.col("ts").is_not_null())
@@ -141,9 +148,13 @@ def _deployment_late(ev: pl.DataFrame, late: int) -> pl.Series:
         marks.select(pl.col("_at").alias("_served")), left_on="_begun", right_on="_served", strategy="backward")
     got = probe.join_asof(marks, left_on="ts", right_on="_at", strategy="backward") \
         .join(starts, on="_begun", how="left").with_columns(
-            pl.when(pl.col("_served").is_null()).then(pl.col("_far")).alias("_far"))
-    other = pl.Series("_o", [None] * ev.height, dtype=pl.Int64).scatter(got["_i"], got["_far"].cast(pl.Int64))
+            pl.when(pl.col("_served").is_null()).then(pl.col("_far")).alias("_far"),
+            pl.when(pl.col("_served").is_null()).then(pl.col("_srv")).alias("_srv"))
+    def at_rows(values: pl.Series) -> pl.Series:
+        return pl.Series([None] * ev.height, dtype=pl.Int64).scatter(got["_i"], values.cast(pl.Int64))
+    other = pl.DataFrame({"_f": ev["file"], "_o": at_rows(got["_far"]), "_s": at_rows(got["_srv"])})
     # an untimed row follows the rows before it in its file (a file with no time at all follows none)
     if ev["ts"].null_count():
-        other = pl.DataFrame({"_f": ev["file"], "_o": other}).select(pl.col("_o").forward_fill().over("_f"))["_o"]
-    return ev.select(pl.max_horizontal(same_node, pl.lit(other).fill_null(-1)).alias("_dep"))["_dep"]
+        other = other.select(pl.col("_o", "_s").forward_fill().over("_f"))
+    return ev.select(pl.max_horizontal(same_node, pl.lit(other["_o"]).fill_null(-1)).alias("_dep"),
+                     pl.lit(other["_s"]).fill_null(0).alias("_served"))
