@@ -63,7 +63,17 @@ KNOWN: dict[tuple[str, str], str] = {
         "c1136-nccl-timeout-gsp-hang-2node-ray-slurm", "c1156-decode-host-oomkill-nixl-cpu-buffer",
         "c1157-decode-nixl-push-vs-pull-config-mismatch", "c1160-healthy-2p1d-p2pnccl-rolling-prefill-restart",
         "c1171-journal-offsets-oom-k3-dp12-gb300", "c1184-systemd-2node-mp-moe-assert-rank12-restarts",
-        "c1185-torchrun-pp2-rank11-segv-batch")},
+        "c1185-torchrun-pp2-rank11-segv-batch", "c1196-two-node-hang-then-watchdog",
+        "c1197-compose-two-hosts-init-abort",
+        "c1198-pp2-h200-hang-then-watchdog-storm", "c1200-b300-two-node-systemd-stall",
+        "c1203-two-node-ray-docker-rail-blip", "c1204-two-node-k3-start-stops-at-pp-comm")},
+    **{("c1193-ray-pp4-worker-crash-mid-serving", t): (
+        "the head's log re-wrapped as a host's journal is no longer the deployment's own log, so its readiness and "
+        "stats are not the deployment's and the crash mid-serving reads as a start that never became ready (as c1067)")
+        for t in ("wrap-journald", "wrap-journald-json")},
+    ("c1204-two-node-k3-start-stops-at-pp-comm", "rename-hosts"): (
+        "two nodes on two NCCL builds, one each: which build is the odd one out follows the folders' order, which "
+        "renamed hosts change (as c900)"),
     ("c1179-k3-tp12-gb300-trays-kda-heads", "rename-files"): (
         "every rank fails alike in the same second (the same AssertionError on each worker): which of them is cited "
         "first follows the files' names, and the transform renames them in a new order"),
