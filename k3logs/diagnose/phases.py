@@ -128,12 +128,12 @@ def _opens_start(ev: pl.DataFrame) -> pl.Series:
 
 
 def _deployment_late(ev: pl.DataFrame, late: int) -> pl.DataFrame:
-    """`_dep`: the furthest serving-or-later landmark (serving, shutdown) the deployment reached before each row, and
-    `_served` (1, else 0): whether that includes serving
-    (rows in time order), unless the row's node started (a start landmark of its attempt) once the deployment already
-    served: a replacement pod, a crash loop's restart beside an old replica still serving, lives a lifecycle of its
-    own. Another node's landmark counts only from TIE_SECONDS after it: within the same second the order of two
-    nodes' lines is unknown (a worker's crash and the head's shutdown it causes)."""
+    """`_dep`: the furthest serving-or-later landmark (serving, shutdown) the deployment reached before each row
+    (rows in time order), and `_served` (1, else 0): whether one of them was serving; both none (-1, 0) where the
+    row's node started (a start landmark of its attempt) once the deployment already served: a replacement pod, a
+    crash loop's restart beside an old replica still serving, lives a lifecycle of its own. Another node's landmark
+    counts only from TIE_SECONDS after it: within the same second the order of two nodes' lines is unknown (a
+    worker's crash and the head's shutdown it causes)."""
     own = pl.when(pl.col("_mi") >= late).then(pl.col("_mi")).otherwise(-1).fill_null(-1)
     same_node = own.cum_max().over("node")  # (on its own node, file order is time order)
     marks = ev.filter((pl.col("_mi") >= late) & pl.col("ts").is_not_null()).select(
@@ -145,11 +145,13 @@ def _deployment_late(ev: pl.DataFrame, late: int) -> pl.DataFrame:
     started = pl.col("ts").filter(pl.col("_mi") == 0).min().over("node", "_attempt").alias("_begun")
     probe = ev.select(pl.int_range(pl.len()).alias("_i"), "ts", started).filter(pl.col("ts").is_not_null())
     starts = probe.select("_begun").drop_nulls().unique().sort("_begun").join_asof(
-        marks.select(pl.col("_at").alias("_served")), left_on="_begun", right_on="_served", strategy="backward")
+        marks.select(pl.col("_at").alias("_late_before")), left_on="_begun", right_on="_late_before",
+        strategy="backward")
     got = probe.join_asof(marks, left_on="ts", right_on="_at", strategy="backward") \
         .join(starts, on="_begun", how="left").with_columns(
-            pl.when(pl.col("_served").is_null()).then(pl.col("_far")).alias("_far"),
-            pl.when(pl.col("_served").is_null()).then(pl.col("_srv")).alias("_srv"))
+            pl.when(pl.col("_late_before").is_null()).then(pl.col("_far")).alias("_far"),
+            pl.when(pl.col("_late_before").is_null()).then(pl.col("_srv")).alias("_srv"))
+
     def at_rows(values: pl.Series) -> pl.Series:
         return pl.Series([None] * ev.height, dtype=pl.Int64).scatter(got["_i"], values.cast(pl.Int64))
     other = pl.DataFrame({"_f": ev["file"], "_o": at_rows(got["_far"]), "_s": at_rows(got["_srv"])})
