@@ -663,6 +663,19 @@ def test_scheduled_event_places_the_pod_of_a_prefixed_log(tmp_path):
     assert "Scheduled event on events.txt:2" in witness_of(a, "logs.txt", 1)[0]
 
 
+@pytest.mark.parametrize("obj, placed", [("k3-serve-0-1", True),   # custom columns: OBJECT:.involvedObject.name
+                                         ("k3-serve", False)])     # near miss: the Deployment's name, no pod's
+def test_an_event_row_naming_its_object_bare_is_about_that_pod(tmp_path, obj, placed):
+    events = ("FIRST                  LAST                   TYPE      REASON    OBJECT         MESSAGE\n"
+              f"2026-09-15T10:33:07Z   2026-09-15T10:33:07Z   Warning   Evicted   {obj}   Usage of EmptyDir volume "
+              '"hf-cache" exceeds the limit "100Gi".\n')
+    pods = ("NAME           READY   STATUS    RESTARTS   AGE   IP          NODE       NOMINATED NODE   READINESS GATES\n"
+            "k3-serve-0-1   0/1     Evicted   0          19m   10.0.0.62   h100-n12   <none>           <none>\n"
+            "k3-serve-0-2   1/1     Running   0          8m    10.0.0.63   h100-n13   <none>           <none>\n")
+    a = analyze_files(tmp_path, {"kubectl/events.txt": events, "kubectl/pods.txt": pods})
+    assert (event_at(a.events, "kubectl/events.txt", 2)["node"] == "h100-n12") == placed
+
+
 @pytest.mark.parametrize("note, placed", [("k3-serve-0-1 runs on node h100-n12.", True),
                                            ("vllm runs on node h100-n12.", False)])   # near miss: no pod's name
 def test_a_note_saying_where_a_pod_runs_places_its_log(tmp_path, note, placed):
@@ -1063,6 +1076,16 @@ def test_a_shell_s_user_at_host_makes_it_the_bundle_s_only_node(tmp_path, histor
                                               "history.txt": "ssh mlops@gpu-a40-07 'nvidia-smi'\n"
                                                              "mail oncall@gpu-a40-07 < report.txt\n"})
     assert event_at(near.events, "vllm-serve.log", 2)["node"] is None
+
+
+def test_a_note_that_opens_with_a_host_makes_it_the_bundle_s_only_node(tmp_path):
+    note = "inf-h200-02, Mon 3 Nov 2025. The container died during the re-index burst.\n"
+    a = analyze_files(tmp_path, {"vllm-serve.log": ONE_HOST["vllm-serve.log"], "notes.txt": note})
+    assert event_at(a.events, "vllm-serve.log", 2)["node"] == "inf-h200-02"
+    # near misses: the same name opening a later line of the note, and a model's name opening it
+    for i, text in enumerate(["Mon 3 Nov 2025.\n" + note, "qwen3-32b (AWQ), the endpoint has been down since 14:00\n"]):
+        near = analyze_files(tmp_path / f"near{i}", {"vllm-serve.log": ONE_HOST["vllm-serve.log"], "notes.txt": text})
+        assert event_at(near.events, "vllm-serve.log", 2)["node"] is None
 
 
 def test_near_miss_a_bundle_naming_a_second_host_gives_no_node_by_default(tmp_path):

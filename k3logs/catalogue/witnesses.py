@@ -38,6 +38,7 @@ class LineWitness(Prefiltered):
     samples: tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
     no_match: tuple[str, ...]
     location: SourceLocation
+    first_line: bool = False   # read only on a text's first line that holds anything (never a kept log line)
 
 
 @dataclass(frozen=True)
@@ -93,13 +94,19 @@ class Witnesses:
         return bool(token) and not self.not_host.match(token)
 
     @property
+    def in_lines(self) -> tuple[LineWitness, ...]:
+        """The witnesses read on any line (a first line's are read from the dump's text: their literals would keep
+        every line of a log)."""
+        return tuple(w for w in self.lines if not w.first_line)
+
+    @property
     def prefilters(self) -> tuple[str, ...]:
-        return tuple(sorted({p for w in self.lines for p in w.prefilter}))
+        return tuple(sorted({p for w in self.in_lines for p in w.prefilter}))
 
     @property
     def folded_prefilters(self) -> tuple[str, ...]:
         """The prefilters of case-insensitive witnesses, which a line may hold in any case."""
-        return tuple(sorted({p for w in self.lines if w.case_insensitive for p in w.prefilter}))
+        return tuple(sorted({p for w in self.in_lines if w.case_insensitive for p in w.prefilter}))
 
     def of_kind(self, *kinds: str) -> tuple[LineWitness, ...]:
         return tuple(w for w in self.lines if w.kind in kinds)
@@ -188,7 +195,7 @@ def load_witnesses(path: Path | None = None) -> Witnesses:
                      for d, rx, loc in table("host_ip", {"name", "regex", "samples", "no_match"})
                      if not _missing(rx, {"host", "ip"}, loc, d["name"], problems))
     lines = []
-    for d, rx, loc in table("line_witness", {"name", "kind", "prefilter", "regex", "samples", "no_match"}):
+    for d, rx, loc in table("line_witness", {"name", "kind", "prefilter", "regex", "samples", "no_match", "first_line"}):
         kind = d.get("kind")
         if kind not in LINE_KINDS:
             problems.add(loc, f"{d['name']}: kind must be one of {sorted(LINE_KINDS)}")
@@ -202,7 +209,7 @@ def load_witnesses(path: Path | None = None) -> Witnesses:
             if not holds_literal(tuple(d["prefilter"]), sample, bool(rx.flags & re.IGNORECASE)):
                 problems.add(loc, f"{d['name']}: sample {sample[:60]!r} holds none of the prefilter literals")
         lines.append(LineWitness(d["name"], kind, tuple(d["prefilter"]), rx, samples_of(d),
-                                 tuple(d.get("no_match", [])), loc))
+                                 tuple(d.get("no_match", [])), loc, bool(d.get("first_line", False))))
     workers = []
     for d, rx, loc in table("worker", {"name", "regex", "samples", "no_match", "single"}):
         if set(rx.groupindex) - WORKER_GROUPS:

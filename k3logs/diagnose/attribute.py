@@ -79,7 +79,7 @@ def _line_witnesses(ev: pl.DataFrame, w: Witnesses) -> dict[str, list[Read]]:
     """Every line witness of patterns/attribution.toml found in the events (a vectorised prefilter, then the
     witness's regex on the few lines that hold one of its literals)."""
     out: dict[str, list[Read]] = defaultdict(list)
-    if not ev.height or not w.lines:
+    if not ev.height or not w.in_lines:
         return out
     folded = list(w.folded_prefilters)
     holds = pl.col("text").str.contains_any(list(w.prefilters))
@@ -89,7 +89,7 @@ def _line_witnesses(ev: pl.DataFrame, w: Witnesses) -> dict[str, list[Read]]:
     task = cand["w_task"] if "w_task" in cand.columns else pl.repeat(None, cand.height, dtype=pl.Int32, eager=True)
     for file, line, text, t in zip(cand["file"].to_list(), cand["line"].to_list(), cand["text"].to_list(),
                                    task.to_list()):
-        for lw in w.lines:
+        for lw in w.in_lines:
             if not lw.prefilter_in(text):
                 continue
             m = lw.regex.search(text)

@@ -333,6 +333,7 @@ def parse_host_ips(sink: Sink, lines: list[str], base: int) -> None:
     w = builtin_witnesses()
     file_hosts = w.of_kind("file_host")
     nspid = w.of_kind("pid_ns")
+    first = next((i for i, ln in enumerate(lines) if ln.strip()), None)
     for i, ln in enumerate(lines):
         no = base + i + 1
         for hi in w.host_ips:
@@ -345,6 +346,8 @@ def parse_host_ips(sink: Sink, lines: list[str], base: int) -> None:
                             if w.is_host(alias):
                                 sink.add("host_ip", f"{alias.split('.', 1)[0]} {ip}", no)
         for lw in file_hosts:
+            if lw.first_line and i != first:
+                continue
             if lw.prefilter_in(ln) and (m := lw.regex.search(ln)) and w.is_host(m.group("host")):
                 sink.add("uname_host" if lw.name == "uname" else "provenance", m.group("host"), no)
         for lw in nspid:
