@@ -1632,3 +1632,16 @@ def test_a_restart_of_a_unit_whose_own_lines_are_another_programs_is_no_incident
          f"Nov 18 07:04:15 gpu-a1 systemd[1]: {unit}.service: Scheduled restart job, restart counter is at 1."]
     d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + LATER, "gpu-a1/journal.txt": journal})
     assert d.healthy == healthy
+
+
+@pytest.mark.parametrize("instance, healthy", [("gpu-b9", True),     # another VM of the same spot pool
+                                               ("gpu-a1", False)])   # near miss: the deployment's own node
+def test_a_cloud_operation_on_a_node_the_deployment_does_not_run_on_is_no_incident(tmp_path, instance, healthy):
+    """A cloud's operation list names every instance it preempted in the zone: one the deployment's lines show it
+    does not run on is another node's business."""
+    ops = ["NAME                          TYPE                         TARGET    STATUS  TIMESTAMP",
+           f"systemevent-1763449450-64a1c0  compute.instances.preempted  {instance}  DONE    2026-11-18T07:04:10.412Z"]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING, "gcloud-operations.txt": ops})
+    assert d.healthy == healthy
+    if not healthy:
+        assert (d.root.category, d.root.node) == ("infra.node_lost", "gpu-a1")

@@ -176,6 +176,7 @@ class OutcomeData:
     clean_exits: frozenset[str] = frozenset()  # the exit codes of a container's run that ended cleanly
     deployment_run: str = "(?!)"  # a container, image, unit or command of the deployment's own (a regex)
     orchestrator_only: frozenset[str] = frozenset()  # symptoms only an orchestrator prints of a run that failed
+    about_node_fields: tuple[str, ...] = ()  # a signature's fields that name the node a line is about
 
 
 @lru_cache(maxsize=1)
@@ -186,7 +187,8 @@ def outcome_data() -> OutcomeData:
                        frozenset(d.get("request_level", [])), int(d.get("request_systematic", 3)),
                        frozenset(d.get("unready", [])), frozenset(str(x) for x in d.get("shed_status", [])),
                        d.get("run_args"), frozenset(str(x) for x in d.get("clean_exits", [])),
-                       d.get("deployment_run", "(?!)"), frozenset(d.get("orchestrator_only", [])))
+                       d.get("deployment_run", "(?!)"), frozenset(d.get("orchestrator_only", [])),
+                       tuple(d.get("about_node_fields", [])))
 
 
 @lru_cache(maxsize=1)

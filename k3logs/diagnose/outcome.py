@@ -99,6 +99,8 @@ class Lifecycle:
         # the deployment's own processes, by node (its logs' pids, and the host's)
         mine = ev.filter(pl.col("file").is_in(list(self.app_files)) & pl.col("pid").is_not_null()).select("node", "pid")
         self.pids = set(zip(mine["node"].to_list(), mine["pid"].to_list())) | set(host_pids)
+        # the nodes the deployment's lines were written on (None among them: some line's node is not known)
+        self.app_nodes = set(ev.filter(pl.col("file").is_in(list(self.app_files)))["node"].unique().to_list())
         # progress by (node, attempt) and by (node, attempt, the process): in time order
         self._progress: dict[tuple, list[At]] = {}
         progress = self._progress

@@ -13,6 +13,7 @@ import polars as pl
 from k3logs.catalogue.signatures import Catalogue, Signature
 
 from .detect import holds_prefilter, outcome_data
+from .attribution import short_host
 from .findings import EXPLAIN_WINDOW_S, FLAP_EPISODES, SAME_FAILURE_S, TIE_SECONDS, Finding, as_int
 from .order import seconds, sort_key
 from .lifeline import who
@@ -149,6 +150,9 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
         if (name := foreign_process(f)) is not None:
             f.set_aside = f"about {name}, a process that is not the deployment's"
             continue
+        if (name := foreign_node(f, life)) is not None:
+            f.set_aside = f"about {name}, a node the deployment does not run on"
+            continue
         if (unit := f.fields.get("unit")) in life.foreign:
             f.set_aside = f"about unit {unit}, whose own lines are none of the deployment's"
             continue
@@ -205,6 +209,16 @@ def unexplain_by_set_aside(findings: list[Finding]) -> None:
         if f.explained_by is not None and findings[f.explained_by].set_aside is not None:
             alive = [i for i in f.explainers if findings[i].set_aside is None]
             f.explained_by = min(alive, key=lambda i: sort_key(findings[i])) if alive else None
+
+
+def foreign_node(f: Finding, life: Lifecycle) -> str | None:
+    """The node a line is about (a cloud's operation on an instance) when the deployment's lines, every one of
+    them placed, show it runs elsewhere."""
+    named = next((f.fields[k] for k in outcome_data().about_node_fields if f.fields.get(k)), None)
+    if not named or not life.app_nodes or None in life.app_nodes:
+        return None
+    name = short_host(str(named).rsplit("/", 1)[-1])
+    return name if name not in life.app_nodes else None
 
 
 def foreign_process(f: Finding) -> str | None:
