@@ -810,3 +810,16 @@ def test_the_boot_time_in_proc_stat_is_the_kernels_own_in_utc():
     assert one(got, "boot_time") == ("2026-10-27T21:14:52+00:00", 4)
     # near miss: a /proc/stat line of another counter says nothing of the boot
     assert not values(facts("uptime", "$ head -1 /proc/stat\ncpu  10132153 290696 3084719 46828483\n"), "boot_time")
+
+
+LIST_BOOTS = ("$ journalctl --list-boots --no-pager\n"
+              "IDX BOOT ID                          FIRST ENTRY                  LAST ENTRY\n"
+              " -1 2b7e51c0d8a94e6fb3c1f2a7d9e04c68 Mon 2026-06-08 16:43:55 {tz} Thu 2026-06-11 03:02:31 {tz}\n"
+              "  0 e41c9a07b2d5436f8e1a0c3b7d6f2e95 Thu 2026-06-11 03:05:22 {tz} Thu 2026-06-18 09:24:51 {tz}\n")
+
+
+@pytest.mark.parametrize("tz, boot", [("CEST", "2026-06-11T03:05:22+02:00"), ("+08", "2026-06-11T03:05:22+08:00"),
+                                      ("CST", "2026-06-11T03:05:22")])   # near miss: a zone of several places
+def test_the_current_boot_s_first_journal_entry_is_the_boot_time_in_the_zone_it_names(tz, boot):
+    got = facts("uptime", LIST_BOOTS.format(tz=tz))
+    assert one(got, "boot_time") == (boot, 4)   # (the earlier boot's row, line 3, is another boot's)

@@ -21,7 +21,7 @@ from .util import FACTS, Sink, emit_env, torch_build
 
 TRANSFORMS = ("text", "driver", "torch", "cuda_int", "const", "env", "vllm_args", "engine_config")
 # "regex": the named regexes of the extractors, read (and checked) by catalogue/regexes.py, not here
-TOP_KEYS = {"versions", "driver_min_branch", "all2all_backend", "evidence", "check", "log_fact", "regex"}
+TOP_KEYS = {"versions", "driver_min_branch", "all2all_backend", "evidence", "check", "log_fact", "regex", "zone_offsets"}
 VERSION_TYPES = {"k3_image": str, "k3_cuda_major": int, "k3_torch_cuda_build": str, "k3_min_vllm": str,
                  "k3_min_gpus": int, "k3_gpu_class": list, "k3_model_words": list, "rdma_ucx_tls": str,
                  "docker_default_shm_bytes": int, "host_local_interfaces": list}
@@ -94,6 +94,7 @@ class FactsData:
     checks: dict[str, CheckDef]
     log_facts: tuple[LogFact, ...]
     path: Path | None = None
+    zone_offsets: dict[str, str] = field(default_factory=dict)   # a zone's abbreviation -> its UTC offset
 
     @property
     def prefilters(self) -> list[str]:
@@ -276,8 +277,15 @@ def _load(path: Path, issues: list[Issue]) -> FactsData | None:
     taxonomy = _taxonomy_ids(path.parent / "taxonomy.toml") or _taxonomy_ids(data_dir("patterns") / "taxonomy.toml")
     checks = [_check(d, l, kl, taxonomy, issues) for d, l, kl in _tables(raw, text, "check", path, CHECK_KEYS, issues)]
     logs = [_log_fact(d, l, kl, issues) for d, l, kl in _tables(raw, text, "log_fact", path, LOG_KEYS, issues)]
+    zones = {}
+    for k, v in raw.get("zone_offsets", {}).items():
+        if not re.fullmatch(r"[A-Z]{2,5}", str(k)) or not re.fullmatch(r"[+-]\d\d:\d\d", str(v)):
+            issues.append(Issue("error", "zone_offsets", f"[zone_offsets] {k} = {v!r}: ABBR = '+HH:MM'",
+                                loc(str(k), "zone_offsets")))
+            continue
+        zones[k] = v
     return FactsData(Versions(**vals), branches, a2a, tuple(e for e in evidence if e),
-                     {c.id: c for c in checks if c}, tuple(x for x in logs if x), path)
+                     {c.id: c for c in checks if c}, tuple(x for x in logs if x), path, zones)
 
 
 def _header(text: str, table: str | None) -> int:

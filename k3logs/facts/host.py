@@ -12,7 +12,8 @@ from k3logs.catalogue.witnesses import builtin_witnesses
 from k3logs.ingest.dumps import prompt_of
 
 from .cmdline import facts_from_command_text
-from .util import FACTS, Sink, parse_date
+from .data import default_facts_data
+from .util import FACTS, Sink, parse_date, tz_suffix
 
 
 def parse_lsmod(sink: Sink, lines: list[str], base: int) -> None:
@@ -355,13 +356,27 @@ def parse_host_ips(sink: Sink, lines: list[str], base: int) -> None:
                 sink.add("nspid", f"{m.group('host_pid')} {m.group('pid')}", no)
 
 
+def zone_offset(tz: str | None) -> str:
+    """'+02:00' for a zone as a time prints it ('CEST', '+02', '+0200', 'UTC'); '' for none or one that names
+    several zones (CST)."""
+    if not tz:
+        return ""
+    if (m := re.fullmatch(r"([+-]\d\d)(?::?(\d\d))?", tz)):
+        return f"{m.group(1)}:{m.group(2) or '00'}"
+    return tz_suffix(tz) or default_facts_data().zone_offsets.get(tz.upper(), "")
+
+
 def parse_clocks(sink: Sink, lines: list[str], base: int) -> None:
     """Clock evidence: chrony's 'System time : X seconds fast|slow of NTP time' (a host's error) and the
     same `date` taken on several hosts at once (pdsh / clush 'host: <time>' lines: of two hosts or more, or of
     one whose name holds a digit; a note's lone 'collected-at: <time>' names a key, not a host)."""
     chrony, date_reading, zone = FACTS["chrony_offset"], FACTS["host_date_reading"], FACTS["timedatectl_zone"]
+    boots = FACTS["list_boots_current"]
     readings = []
     for i, ln in enumerate(lines):
+        if (m := boots.match(ln)):   # the current boot's first journal entry: when the kernel started
+            sink.add("boot_time", m.group("first").replace(" ", "T") + zone_offset(m.group("tz")), base + i + 1)
+            continue
         if (m := zone.match(ln)):   # +0200 -> 7200 (seconds east of UTC)
             off = m.group("off")
             sink.add("utc_offset", str((1 if off[0] == "+" else -1) * (int(off[1:3]) * 3600 + int(off[3:]) * 60)),
