@@ -170,8 +170,10 @@ def run(path: str | Path, settings: Settings | None = None, catalogue: Catalogue
     app_files = set(events.filter(pl.col("source").is_in(APP_KINDS))["file"].unique().to_list()) - host
     prose = {lt.bundle.display(f.file) for f in lt.ingested.files if f.prose}
     restarts = max((int(f.value) for f in facts if f.name == "restart_count" and f.value.isdigit()), default=None)
+    pods = Counter(f.file for f in facts if f.name == "pod_name")
+    described = {f.file: f.value for f in facts if f.name == "pod_name" and pods[f.file] == 1}
     decision = quiet_verdict(decide(events, det, cat, app_files, prose, restarts, lt.attribution.ip_node,
-                                   task_ranks(lt.attribution), lt.attribution.raised_by), checks, events,
+                                   task_ranks(lt.attribution), lt.attribution.raised_by, described), checks, events,
                              dumps, cat, bool(app_files))
     decision, unlogged = unlogged_end(decision, facts, cat)
     nnodes = max([int(f.value) for f in facts if f.name == "nnodes" and f.value.isdigit()] or [0]) or None

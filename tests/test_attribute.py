@@ -1088,6 +1088,13 @@ def test_a_note_that_opens_with_a_host_makes_it_the_bundle_s_only_node(tmp_path)
         assert event_at(near.events, "vllm-serve.log", 2)["node"] is None
 
 
+@pytest.mark.parametrize("note, node", [("Host gpu-ws-12, docker. The model was swapped at 09:14.\n", "gpu-ws-12"),
+                                        ("Host networking: the container shares gpu-ws-12's stack.\n", None)])
+def test_a_note_s_sentence_that_names_the_host_makes_it_the_bundle_s_only_node(tmp_path, note, node):
+    a = analyze_files(tmp_path, {"vllm-serve.log": ONE_HOST["vllm-serve.log"], "notes.txt": "Ticket 4412\n" + note})
+    assert event_at(a.events, "vllm-serve.log", 2)["node"] == node
+
+
 def test_near_miss_a_bundle_naming_a_second_host_gives_no_node_by_default(tmp_path):
     a = analyze_files(tmp_path, {**ONE_HOST, "env.txt": "# collected on gpu-a40-08\nNCCL_DEBUG=WARN\n"})
     assert event_at(a.events, "vllm-serve.log", 2)["node"] is None

@@ -675,7 +675,7 @@ def test_a_port_that_comes_back_before_anything_fails_is_survived_though_the_run
     d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + [OOM], "gpu-a1/journalctl-k.txt": FLAP})
     assert d.root is not None and d.root.category.startswith("oom.")
     (flap,) = [f for f in d.findings if f.category == "nccl.ib_transport"]
-    assert flap.set_aside and "came back" in flap.set_aside
+    assert flap.set_aside and "survived: it recovered" in flap.set_aside
 
 
 def test_near_miss_another_port_coming_back_is_no_recovery(tmp_path):
@@ -1645,3 +1645,44 @@ def test_a_cloud_operation_on_a_node_the_deployment_does_not_run_on_is_no_incide
     assert d.healthy == healthy
     if not healthy:
         assert (d.root.category, d.root.node) == ("infra.node_lost", "gpu-a1")
+
+
+POD_LOG = "pods/inference_kimi-k3-0_c2f81a07-9d4e-4b6a-8e13-5a7d0c9b2f64/vllm/0.log"
+POD_DESCRIBE = ["Name:             kimi-k3-0", "Namespace:        inference", "Node:             gpu-a1/10.0.0.4",
+            "Containers:", "  vllm:", "    Image:          vllm/vllm-openai:kimi-k3", "Events:",
+            "  Type     Reason            Age   From               Message",
+            "  ----     ------            ----  ----               -------",
+            "  Warning  FailedScheduling  36m   default-scheduler  0/6 nodes are available: 1 Insufficient "
+            "nvidia.com/gpu, 5 node(s) didn't match Pod's node affinity/selector."]
+POD_SCHEDULED = "  Normal   Scheduled         36m   default-scheduler  Successfully assigned inference/kimi-k3-0 to gpu-a1"
+EVENTS_ALL_NS = ["$ kubectl get events -A", "NAMESPACE   LAST SEEN   TYPE      REASON             OBJECT           MESSAGE",
+          "inference   36m         Warning   FailedScheduling   pod/kimi-k3-0    0/6 nodes are available: 1 "
+          "Insufficient nvidia.com/gpu."]
+
+
+def aside_at(d, file: str, line: int) -> str | None:
+    return next(f.set_aside for f in d.findings if f.file == file and f.line == line)
+
+
+@pytest.mark.parametrize("scheduled", [True, False])   # near miss: no Scheduled row after it
+def test_a_pod_s_scheduling_failure_its_describe_shows_it_recovered_from_is_survived(tmp_path, scheduled):
+    """A describe's event rows name no pod: they are the described pod's, so its Scheduled row after a
+    FailedScheduling is that failure's recovery; the events list's copy of the failure (untimed too) is the same."""
+    d = decision(tmp_path, {POD_LOG: START + LOADED + READY + SERVING + LATER,
+                            "describe-pod.txt": POD_DESCRIBE + ([POD_SCHEDULED] if scheduled else []), "events.txt": EVENTS_ALL_NS})
+    if scheduled:
+        assert aside_at(d, "describe-pod.txt", 10).startswith("survived: it recovered (describe-pod.txt:11)")
+        assert aside_at(d, "events.txt", 3).startswith("the same failure of the same pod")
+    else:
+        assert aside_at(d, "describe-pod.txt", 10) is None and aside_at(d, "events.txt", 3) is None
+
+
+@pytest.mark.parametrize("ns, foreign", [("gpu-operator", True),   # an exporter of another namespace
+                                         ("inference", False)])    # near miss: the deployment's own namespace
+def test_a_crash_loop_of_a_pod_in_a_namespace_the_deployment_does_not_run_in_is_no_incident(tmp_path, ns, foreign):
+    back_off = (f"{ns}   30m   Warning   BackOff   pod/dcgm-exporter-w9r4k   Back-off restarting failed container "
+                f"dcgm-exporter in pod dcgm-exporter-w9r4k_{ns}(5e1d2c3b-7a8f-4e6d-9c0b-1a2f3e4d5c6b)")
+    d = decision(tmp_path, {POD_LOG: START + LOADED + READY + SERVING + LATER,
+                            "events.txt": EVENTS_ALL_NS[:2] + [back_off]})
+    assert (aside_at(d, "events.txt", 3) == f"about a pod of namespace {ns}, where none of the deployment's pods "
+                                            "runs") == foreign

@@ -26,7 +26,7 @@ import polars as pl
 from k3logs.catalogue.landmarks import decision_line
 from k3logs.schema import PHASES
 
-from .attribution import is_ip
+from .attribution import RX, is_ip
 from .detect import joined, outcome_data, progress_regex
 from .lifeline import At, first_points, in_time_order, points_by_key, who
 
@@ -101,6 +101,8 @@ class Lifecycle:
         self.pids = set(zip(mine["node"].to_list(), mine["pid"].to_list())) | set(host_pids)
         # the nodes the deployment's lines were written on (None among them: some line's node is not known)
         self.app_nodes = set(ev.filter(pl.col("file").is_in(list(self.app_files)))["node"].unique().to_list())
+        # the Kubernetes namespaces of the deployment's pods, where its logs' paths say (/var/log/pods/NS_POD_UID)
+        self.app_namespaces = {m.group("ns") for f in self.app_files if (m := RX["pod_log_dir"].search(f))}
         # progress by (node, attempt) and by (node, attempt, the process): in time order
         self._progress: dict[tuple, list[At]] = {}
         progress = self._progress

@@ -153,6 +153,9 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
         if (name := foreign_node(f, life)) is not None:
             f.set_aside = f"about {name}, a node the deployment does not run on"
             continue
+        if (ns := f.fields.get("ns")) and life.app_namespaces and ns not in life.app_namespaces:
+            f.set_aside = f"about a pod of namespace {ns}, where none of the deployment's pods runs"
+            continue
         if (unit := f.fields.get("unit")) in life.foreign:
             f.set_aside = f"about unit {unit}, whose own lines are none of the deployment's"
             continue
@@ -192,14 +195,20 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
             f.set_aside = f"survived: its server went on generating ({went_on.file}:{went_on.line}): one request failed"
         elif f.role == "cause" and (back := recovered.get(id(f))) is not None and not failed_meanwhile(f, back) \
                 and not keeps_coming_back(f) and not life.stalled_at(f):
-            f.set_aside = f"survived: the device came back ({back.file}:{back.line}) before anything failed"
+            f.set_aside = f"survived: it recovered ({back.file}:{back.line}) before anything failed"
     # an untimed line of a failure set aside where it shows its time (a pod status after the kernel's oom-kill
-    # of the same container) is the same failure
+    # of the same container), or of a pod's failure it recovered from where its events are in order (its describe),
+    # is the same failure
     aside = {(f.node, f.category): f.set_aside for f in findings if f.ts is not None and f.set_aside
              and not f.set_aside.startswith("after the stop")}
+    pod_aside = {(f.category, f.fields["pod"]): f.set_aside for f in findings
+                 if f.ts is None and f.fields.get("pod") and id(f) in recovered and f.set_aside}
     for f in findings:
         if f.set_aside is None and f.role == "cause" and f.ts is None and (f.node, f.category) in aside:
             f.set_aside = f"the same failure as where it shows its time: {aside[(f.node, f.category)]}"
+        elif f.set_aside is None and f.role == "cause" and f.ts is None \
+                and (key := (f.category, f.fields.get("pod"))) in pod_aside:
+            f.set_aside = f"the same failure of the same pod: {pod_aside[key]}"
 
 
 def unexplain_by_set_aside(findings: list[Finding]) -> None:
