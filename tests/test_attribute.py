@@ -116,6 +116,14 @@ def test_kubectl_logs_of_a_pod_take_the_node_the_pod_listing_gives(tmp_path):
     assert event_at(a.events, "kubectl-logs-kimi-k3-0.txt", 1)["node"] == "gpu-n05"
 
 
+@pytest.mark.parametrize("notes, node", [("hosts: 10.40.8.17 = gpu-h100-17, 10.40.8.18 = gpu-h100-18\n", "gpu-h100-18"),
+                                         ("hosts: two H100 boxes\n", None)])   # near miss: no address tied to a host
+def test_a_folder_named_by_a_node_s_address_is_that_node_s(tmp_path, notes, node):
+    a = analyze_files(tmp_path, {"10.40.8.17/vllm.log": text_of(PLATFORM), "10.40.8.18/vllm.log": text_of(PLATFORM),
+                                 "notes.txt": notes})
+    assert event_at(a.events, "10.40.8.18/vllm.log", 1)["node"] == node
+
+
 def test_the_one_folder_left_is_the_one_host_left(tmp_path):
     a = analyze_files(tmp_path, {
         "node-a/vllm.log": text_of(PLATFORM),
@@ -1093,6 +1101,13 @@ def test_a_note_that_opens_with_a_host_makes_it_the_bundle_s_only_node(tmp_path)
 def test_a_note_s_sentence_that_names_the_host_makes_it_the_bundle_s_only_node(tmp_path, note, node):
     a = analyze_files(tmp_path, {"vllm-serve.log": ONE_HOST["vllm-serve.log"], "notes.txt": "Ticket 4412\n" + note})
     assert event_at(a.events, "vllm-serve.log", 2)["node"] == node
+
+
+def test_a_pdsh_line_is_the_node_that_printed_it_not_the_bastion_that_ran_pdsh(tmp_path):
+    out = text_of("[ops@bastion-2 ~]$ pdsh -w gpu-n0[3-4] 'docker logs -t vllm 2>&1 | tail'",
+                  "gpu-n03: " + PLATFORM, "gpu-n04: " + PLATFORM, "gpu-n03: " + ERROR)
+    a = analyze_files(tmp_path, {"pdsh-docker-logs.txt": out})
+    assert [event_at(a.events, "pdsh-docker-logs.txt", n)["node"] for n in (2, 3, 4)] == ["gpu-n03", "gpu-n04", "gpu-n03"]
 
 
 def test_near_miss_a_bundle_naming_a_second_host_gives_no_node_by_default(tmp_path):

@@ -321,6 +321,20 @@ def test_a_dump_whose_lines_start_like_task_labels_is_that_dump():
     assert (s.kind, s.wrappers, s.is_dump) == ("ip_addr", (), True)
 
 
+def test_pdsh_output_is_each_hosts_lines_behind_its_name():
+    s = sniff(lines("gpu-n03: INFO 11-19 13:58:07 [core.py:1] step", "gpu-n04: INFO 11-19 13:58:07 [core.py:1] step",
+                    "gpu-n03: ERROR 11-19 13:58:08 [core.py:2] boom"))
+    assert s.wrappers == ("pdsh",)
+    # near misses: a traceback's dotted exception names, and `ifconfig`'s interfaces (a dump)
+    assert "pdsh" not in sniff(lines("jinja2.exceptions.TemplateSyntaxError: Unexpected end of template.",
+                                     "jinja2.exceptions.TemplateSyntaxError: Unexpected end of template.")).wrappers
+    s = sniff(lines("eth0: flags=4163<UP,BROADCAST,RUNNING,MULTICAST>  mtu 1500",
+                    "        inet 10.0.0.4  netmask 255.255.255.0  broadcast 10.0.0.255",
+                    "ib0: flags=4163<UP,BROADCAST,RUNNING,MULTICAST>  mtu 4092",
+                    "        inet 10.1.0.4  netmask 255.255.255.0  broadcast 10.1.0.255"))
+    assert "pdsh" not in s.wrappers
+
+
 def test_a_long_log_in_an_applications_format_skips_the_dump_detectors(monkeypatch):
     import k3logs.ingest.sniff as sniff_module
     calls = []

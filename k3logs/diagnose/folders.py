@@ -8,7 +8,7 @@ from collections import Counter
 
 from k3logs.catalogue.witnesses import Witnesses
 
-from .attribution import MAX_WRAPPING_FOLDERS, RX
+from .attribution import MAX_WRAPPING_FOLDERS, RX, is_ip
 
 
 def _folder_in(path: str, base: str) -> str | None:
@@ -32,8 +32,8 @@ def _hosts_named(folder: str, known_hosts: set[str]) -> list[str]:
 
 def node_folders(files: list[str], file_hosts: dict[str, str], known_hosts: set[str], w: Witnesses,
                   why: dict[str, str], pods: set[str] = frozenset(), base: str = "", depth: int = 0,
-                  in_play: set[str] | None = None, lone: bool = True, logged: set[str] | None = None
-                  ) -> dict[str, str]:
+                  in_play: set[str] | None = None, lone: bool = True, logged: set[str] | None = None,
+                  ip_node: dict[str, str] | None = None) -> dict[str, str]:
     """Which folders directly under `base` (the bundle root first) are per-node folders, and the node each
     stands for (`why` gets how each was told). A bundle whose folders are all in one that names no host (a
     ticket's 'incident-42/node-a/...') has them inside that one: those are tried first, a few levels down. A
@@ -44,11 +44,13 @@ def node_folders(files: list[str], file_hosts: dict[str, str], known_hosts: set[
     if len(dirs) == 1 and depth < MAX_WRAPPING_FOLDERS and not _hosts_named(name[dirs[0]], known_hosts):
         inner_why: dict[str, str] = {}
         if inner := node_folders(files, file_hosts, known_hosts, w, inner_why, pods, dirs[0], depth + 1, in_play,
-                                 logged=logged):
+                                 logged=logged, ip_node=ip_node):
             why.update(inner_why)
             return inner
-    layout = [d for d in dirs if w.is_generic_folder(name[d])]
-    dirs = [d for d in dirs if not w.is_generic_folder(name[d]) and name[d] not in pods
+    # (a folder named by a node's address is that node's, though an address reads as a version number)
+    addressed = {d for d in dirs if is_ip(name[d]) and (ip_node or {}).get(name[d])}
+    layout = [d for d in dirs if w.is_generic_folder(name[d]) and d not in addressed]
+    dirs = [d for d in dirs if (not w.is_generic_folder(name[d]) or d in addressed) and name[d] not in pods
             and not RX["pod_log_dir"].search(name[d] + "/")]
     out: dict[str, str] = {}
     for d in dirs + [d for d in layout if w.is_container_folder(name[d])]:
@@ -61,6 +63,9 @@ def node_folders(files: list[str], file_hosts: dict[str, str], known_hosts: set[
         if len(match := _hosts_named(name[d], known_hosts)) == 1:
             out[d] = match[0]
             why[d] = f"node folder {d}/ (named after the host {out[d]})"
+        elif d in addressed:
+            out[d] = ip_node[name[d]]
+            why[d] = f"node folder {d}/ (named after the address of {out[d]})"
     # one folder left and one host of the deployment left: that folder is that host (the deployment's hosts:
     # `in_play`, those its lines use; a listing such as /etc/hosts names many more)
     # (a folder of launch scripts and notes, `logged` none of its files, is no node's)
@@ -89,7 +94,7 @@ def node_folders(files: list[str], file_hosts: dict[str, str], known_hosts: set[
     if not out and depth < MAX_WRAPPING_FOLDERS:
         for d in layout:
             out.update(node_folders(files, file_hosts, known_hosts, w, why, pods, d, depth + 1, in_play, lone=False,
-                                    logged=logged))
+                                    logged=logged, ip_node=ip_node))
     return out
 
 

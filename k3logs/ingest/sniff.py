@@ -20,8 +20,9 @@ HEAD_LINES = 200
 LOG_SHARE = 0.9  # of a long head's lines in an application's log format: a log, never a dump
 WRAPPER_ORDER = ("docker_json", "journald_json", "elastic_hit", "fluentbit_json", "gcp_log_entry", "cloudwatch_tsv",
                  "cri", "kubectl_prefix", "stern", "loki_logcli", "datadog_csv", "json_message_field", "journald_iso",
-                 "rfc3339", "journald", "compose", "srun_label")
-LABELS = ("srun_label",)  # a bare 'N: ' label: a dump whose lines start so (`ip -o addr`) is that dump, not a log
+                 "rfc3339", "journald", "compose", "srun_label", "pdsh")
+# a bare label, 'N: ' or 'HOST: ': a dump whose lines start so (`ip -o addr`, `ifconfig`) is that dump, not a log
+LABELS = ("srun_label", "pdsh")
 NUL_RUN = re.compile(rb"\x00{8,}")  # (kept here: a hole in raw bytes; patterns/*.toml regexes are of text)
 INGEST = Regexes("ingest.toml")  # ansi_escape
 # what tells a file's kind by its content is data, each regex with its samples: patterns/formats.toml [[sniff]]
