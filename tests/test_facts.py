@@ -823,3 +823,13 @@ LIST_BOOTS = ("$ journalctl --list-boots --no-pager\n"
 def test_the_current_boot_s_first_journal_entry_is_the_boot_time_in_the_zone_it_names(tz, boot):
     got = facts("uptime", LIST_BOOTS.format(tz=tz))
     assert one(got, "boot_time") == (boot, 4)   # (the earlier boot's row, line 3, is another boot's)
+
+
+@pytest.mark.parametrize("text, offset", [
+    ("$ date\nSat Mar 14 03:31:44 AM CDT 2026\n", "-18000"),   # a zone of one place: the host's zone
+    ("$ date -u\nSat Mar 14 08:31:44 AM UTC 2026\n", None),    # near miss: asked for UTC, not the host's zone
+    ("$ date\nSat Mar 14 03:31:44 AM CST 2026\n", None),       # near miss: CST names several zones
+])
+def test_a_date_that_prints_its_zone_gives_the_host_s_utc_offset(text, offset):
+    got = values(facts("uptime", text), "utc_offset")
+    assert got == ([offset] if offset else [])

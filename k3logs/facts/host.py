@@ -12,7 +12,6 @@ from k3logs.catalogue.witnesses import builtin_witnesses
 from k3logs.ingest.dumps import prompt_of
 
 from .cmdline import facts_from_command_text
-from .data import default_facts_data
 from .util import FACTS, Sink, parse_date, tz_suffix
 
 
@@ -131,9 +130,13 @@ def parse_uptime(sink: Sink, lines: list[str], base: int, command: str | None = 
             boot = (iso, no)  # `uptime -s` prints the boot time in the host's local time (another command of the
             # same prompt, `uptime -s; date`, prints the time now)
         elif now is None:
-            now = (iso, no)
+            now = (iso, no, command)
     if now:
         sink.add("collected_at", now[0], now[1])
+        # (a `date` that prints its zone, not asked for UTC, says the host's zone: what its local times are in)
+        if (off := re.search(r"([+-])(\d\d):(\d\d)$", now[0])) and not re.search(r"\s-u\b|--utc", now[2] or ""):
+            sink.add("utc_offset", str((1 if off.group(1) == "+" else -1) * (int(off.group(2)) * 3600
+                                                                              + int(off.group(3)) * 60)), now[1])
     if up:
         sink.add("uptime_seconds", f"{up[0]:g}" if isinstance(up[0], float) else up[0], up[1])
     if boot:  # the zone of our own ISO time, carried over to the boot time
@@ -356,16 +359,6 @@ def parse_host_ips(sink: Sink, lines: list[str], base: int) -> None:
                 sink.add("nspid", f"{m.group('host_pid')} {m.group('pid')}", no)
 
 
-def zone_offset(tz: str | None) -> str:
-    """'+02:00' for a zone as a time prints it ('CEST', '+02', '+0200', 'UTC'); '' for none or one that names
-    several zones (CST)."""
-    if not tz:
-        return ""
-    if (m := re.fullmatch(r"([+-]\d\d)(?::?(\d\d))?", tz)):
-        return f"{m.group(1)}:{m.group(2) or '00'}"
-    return tz_suffix(tz) or default_facts_data().zone_offsets.get(tz.upper(), "")
-
-
 def parse_clocks(sink: Sink, lines: list[str], base: int) -> None:
     """Clock evidence: chrony's 'System time : X seconds fast|slow of NTP time' (a host's error) and the
     same `date` taken on several hosts at once (pdsh / clush 'host: <time>' lines: of two hosts or more, or of
@@ -375,7 +368,7 @@ def parse_clocks(sink: Sink, lines: list[str], base: int) -> None:
     readings = []
     for i, ln in enumerate(lines):
         if (m := boots.match(ln)):   # the current boot's first journal entry: when the kernel started
-            sink.add("boot_time", m.group("first").replace(" ", "T") + zone_offset(m.group("tz")), base + i + 1)
+            sink.add("boot_time", m.group("first").replace(" ", "T") + tz_suffix(m.group("tz")), base + i + 1)
             continue
         if (m := zone.match(ln)):   # +0200 -> 7200 (seconds east of UTC)
             off = m.group("off")

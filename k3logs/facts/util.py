@@ -138,12 +138,17 @@ _ZERO_TZ = ("UTC", "GMT", "Z", "UT")
 
 
 def tz_suffix(tz: str | None) -> str:
+    """'+02:00' for a zone as a time prints it ('+0200', '+02', 'UTC', 'CEST'); '' for none, or an abbreviation
+    that names several zones (CST: patterns/facts.toml [zone_offsets] lists those that name one)."""
     if not tz:
         return ""
     if tz.upper() in _ZERO_TZ:
         return "+00:00"
-    m = re.fullmatch(r"([+-])(\d\d):?(\d\d)", tz)  # splits an offset already read into its numbers
-    return f"{m.group(1)}{m.group(2)}:{m.group(3)}" if m else ""
+    m = re.fullmatch(r"([+-])(\d\d)(?::?(\d\d))?", tz)  # splits an offset already read into its numbers
+    if m:
+        return f"{m.group(1)}{m.group(2)}:{m.group(3) or '00'}"
+    from .data import default_facts_data   # (facts.toml's tables are read with this module's regexes)
+    return default_facts_data().zone_offsets.get(tz.upper(), "")
 
 
 def parse_date(text: str) -> str | None:
