@@ -833,3 +833,13 @@ def test_the_current_boot_s_first_journal_entry_is_the_boot_time_in_the_zone_it_
 def test_a_date_that_prints_its_zone_gives_the_host_s_utc_offset(text, offset):
     got = values(facts("uptime", text), "utc_offset")
     assert got == ([offset] if offset else [])
+
+
+@pytest.mark.parametrize("text, offset", [
+    ("$ ntpdate -q ntp1.dc.internal\nserver 10.60.0.2, stratum 2, offset -70.412718, delay 0.02573\n"
+     "19 Aug 10:49:33 ntpdate[48112]: step time server 10.60.0.2 offset -70.412718 sec\n", "70.412718"),
+    ("$ ntpdate -q ntp1.dc.internal\nserver 10.60.0.2, stratum 16, offset 0.000000, delay 0.00000\n"
+     "ntpdate: no server suitable for synchronization found\n", None),   # near miss: no server answered
+])
+def test_an_ntp_query_s_offset_is_how_far_the_host_s_clock_is_ahead(text, offset):
+    assert values(facts("uptime", text), "clock_offset") == ([offset] if offset else [])

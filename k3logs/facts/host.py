@@ -364,7 +364,7 @@ def parse_clocks(sink: Sink, lines: list[str], base: int) -> None:
     same `date` taken on several hosts at once (pdsh / clush 'host: <time>' lines: of two hosts or more, or of
     one whose name holds a digit; a note's lone 'collected-at: <time>' names a key, not a host)."""
     chrony, date_reading, zone = FACTS["chrony_offset"], FACTS["host_date_reading"], FACTS["timedatectl_zone"]
-    boots = FACTS["list_boots_current"]
+    boots, ntp, queried = FACTS["list_boots_current"], FACTS["ntp_query_offset"], False
     readings = []
     for i, ln in enumerate(lines):
         if (m := boots.match(ln)):   # the current boot's first journal entry: when the kernel started
@@ -378,6 +378,12 @@ def parse_clocks(sink: Sink, lines: list[str], base: int) -> None:
         m = chrony.match(ln.strip())
         if m:
             sec = float(m.group("sec")) * (1 if m.group("dir") == "fast" else -1)
+            sink.add("clock_offset", f"{m.group('host') or ''} {sec}".strip(), base + i + 1)
+            continue
+        m = ntp.match(ln.strip())
+        if m and not queried:   # (its first reading: `ntpdate -q` prints the server's line, then its verdict)
+            queried = True
+            sec = -float(m.group("sec") or m.group("sec2"))   # (the server's time minus the host's)
             sink.add("clock_offset", f"{m.group('host') or ''} {sec}".strip(), base + i + 1)
             continue
         m = date_reading.match(ln.strip())
