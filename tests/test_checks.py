@@ -179,6 +179,8 @@ def test_all2all_backend_vs_interconnect():
                   F("interconnect", "rdma", "ibstat")]
     c = check("all2all_backend_vs_interconnect", inter + [F("all2all_backend", "flashinfer_nvlink_one_sided", "log", line=3)])
     assert c.status == "fail" and c.evidence == "log.txt:3" and "deepep_v2" in c.detail
+    # the wrong backend fails where it first moves tokens: errors no signature knows, collectives never completed
+    assert {"other", "nccl.timeout"} <= set(c.explains)
     assert check("all2all_backend_vs_interconnect", inter + [F("all2all_backend", "deepep_v2", "log")]).status == "pass"
     intra = ep + [F("tensor_parallel_size", "8", "log"), F("nvlink", "true", "nvidia_topo")]
     assert check("all2all_backend_vs_interconnect", intra + [F("all2all_backend", "flashinfer_nvlink_one_sided", "log")]).status == "pass"
