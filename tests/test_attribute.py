@@ -1185,6 +1185,21 @@ def test_a_kernel_pid_takes_the_rank_the_worker_s_name_gives(tmp_path, pid, rank
     assert event_at(a.events, "gpu-a07/kern.log", 1)["rank"] == rank
 
 
+@pytest.mark.parametrize("title, rank", [("VLLM::Worker_TP1", 1),      # the worker the host's listing names
+                                         ("VLLM::EngineCore", None)])  # near miss: a process of no rank
+def test_a_kernel_pid_takes_the_rank_its_title_in_a_host_process_listing_gives(tmp_path, title, rank):
+    status = ("* vllm.service - vLLM\n     Active: active (running)\n   Main PID: 48211 (vllm)\n"
+              "     CGroup: /system.slice/vllm.service\n"
+              "             |-48211 /opt/vllm/venv/bin/python3 /opt/vllm/venv/bin/vllm serve m --tensor-parallel-size 2\n"
+              f"             `-48377 {title}\n")
+    xid = "[Mon Aug 25 23:20:00 2025] NVRM: Xid (PCI:0000:61:00): 119, pid=48377, name=VLLM::Worker_TP, Timeout after 6s"
+    a = analyze_files(tmp_path, {"gpu-a01/vllm.log": text_of("(APIServer pid=48211) " + PLATFORM,
+                                                             "(APIServer pid=48211) INFO 08-25 23:00:00 [utils.py:1] "
+                                                             "non-default args: {'tensor_parallel_size': 2}"),
+                                 "gpu-a01/systemctl-status.txt": status, "gpu-a01/dmesg.txt": text_of(xid)})
+    assert event_at(a.events, "gpu-a01/dmesg.txt", 1)["rank"] == rank
+
+
 # --- GPUs: nvidia-smi as maps, the kernel's GPU identity ---------------------------------------------------
 SMI_Q = """==============NVSMI LOG==============
 

@@ -408,3 +408,21 @@ def test_nccl_interface_near_misses_one_node_on_a_bridge_and_nodes_on_routed_int
     c = check(IFACE, routed)
     assert c.status == "pass" and c.category is None and "bond0" in c.detail
     assert check(IFACE, []).status == "unknown"
+
+
+@pytest.mark.parametrize("phase, explained", [("model_load", True),   # the wrong backend fails at its first all-to-all
+                                              ("serving", False)])    # near miss: the deployment served with it
+def test_a_check_whose_fault_shows_before_ready_explains_no_failure_of_a_deployment_that_served(phase, explained):
+    import polars as pl
+    from k3logs.catalogue.load import load_catalogue
+    from k3logs.diagnose.findings import Decision, Finding
+    from k3logs.diagnose.quiet import check_explains
+    from k3logs.facts.checks import Check
+    root = Finding(eid=3, sig=None, category="other", role="cause", priority=0, file="vllm.log", line=9, span=(9, 9),
+                   ts=None, ts_quality="none", node="gpu-a", rank=2, pid=None, phase=phase, text="RuntimeError: x")
+    wrong = Check("all2all_backend_vs_interconnect", "fail", "vllm.log:3", "nvlink backend over rdma",
+                  "config.all2all_backend", ("use deepep_v2",), ("other",), None, True)
+    ev = pl.DataFrame({"file": ["vllm.log"], "line": [3], "text": ["non-default args: {...}"], "ts": [None],
+                       "ts_quality": ["none"], "node": ["gpu-a"], "rank": [None], "pid": [None], "phase": ["startup"]})
+    got = check_explains(Decision(False, root, "low", "", [root]), [wrong], ev, {}, load_catalogue())
+    assert (got.root.category == "config.all2all_backend") == explained

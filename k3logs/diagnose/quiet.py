@@ -44,8 +44,9 @@ def check_explains(decision: Decision, checks, ev: pl.DataFrame, dumps: dict[str
     # that explains the symptoms the logs show says more
     seen = {root.category} | ({f.category for f in decision.findings if f.role == "symptom"}
                               if decision.confidence == "low" else set())
+    # (a fault that shows before the server is ready, the wrong all2all backend, did not fail a deployment that served)
     failing = [c for c in checks if c.status == "fail" and c.evidence and seen & set(c.explains)
-               and c.category in cat.categories]
+               and c.category in cat.categories and not (c.before_ready and root.phase == "serving")]
     for check in sorted(failing, key=lambda c: (cat.categories[c.category].triage, c.id)):
         cause = _check_root(check, ev, dumps, cat)
         if cause.ts is not None and root.ts is not None and (cause.ts - root.ts).total_seconds() > TIE_SECONDS:

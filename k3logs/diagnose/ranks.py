@@ -194,6 +194,16 @@ def learn_ranks(ev: pl.DataFrame, a: Attribution, hints: DumpHints) -> None:
         if len(procs) == 1 and (node, pid) not in a.pid_rank:
             a.pid_rank[(node, pid)] = a.name_rank[procs[0]]
             a.said("pid", (node, pid), a.why[("name", procs[0])])
+    # a host pid whose title a process listing of its node shows ('48377 VLLM::Worker_TP1': systemctl status, ps)
+    # takes the rank the title's worker name gives: a kernel line names the pid with its comm cut short
+    for file, titles in hints.proc_titles.items():
+        node = a.file_node.get(file) or a.single_node
+        ranks = _name_ranks(sorted(set(titles.values())), a)
+        for pid, title in titles.items():
+            if title in ranks and (node, pid) not in a.pid_rank:
+                a.pid_rank[(node, pid)] = ranks[title]
+                a.said("pid", (node, pid), f"the process listing in {hints.where[('process_title', file, pid)]} "
+                                           f"(pid {pid} is {title})")
     # a single-GPU deployment whose processes print no name (V0, early V1): its output is rank 0's
     a.unnamed_rank0 = (a.tp_size or 0) * (a.pp_size or 1) == 1 and a.world_size in (None, 1) \
         and ev["proc"].is_null().all()

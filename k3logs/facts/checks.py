@@ -31,6 +31,7 @@ class Check:
     remediation: tuple[str, ...]  # what to do (empty unless failed)
     explains: tuple[str, ...] = ()  # root categories a failure explains (facts.toml [[check]] `explains`)
     node: str | None = None      # the node the deciding fact is about (a pod listing's row names its own)
+    before_ready: bool = False   # its fault shows before the server is ready (facts.toml [[check]] `before_ready`)
 
 
 class _Facts:
@@ -91,7 +92,7 @@ def _mk(defn: CheckDef, status: str, fact: Fact | None, detail: str) -> Check:
     failed = status == "fail"
     return Check(defn.id, status, fact.where if fact else None, detail,
                  defn.category if failed else None, defn.remediation if failed else (),
-                 defn.explains if failed else (), fact.node if fact else None)
+                 defn.explains if failed else (), fact.node if fact else None, defn.before_ready)
 
 
 def _at(f: Fact | None) -> str:

@@ -26,7 +26,7 @@ VERSION_TYPES = {"k3_image": str, "k3_cuda_major": int, "k3_torch_cuda_build": s
                  "k3_min_gpus": int, "k3_gpu_class": list, "k3_model_words": list, "rdma_ucx_tls": str,
                  "docker_default_shm_bytes": int, "host_local_interfaces": list}
 EVIDENCE_KEYS = {"id", "title", "any_fact", "all_fact", "any_kind", "fact_prefix", "traceback", "node"}
-CHECK_KEYS = {"id", "title", "category", "k3_only", "fact", "remediation", "explains"}
+CHECK_KEYS = {"id", "title", "category", "k3_only", "fact", "remediation", "explains", "before_ready"}
 LOG_KEYS = {"id", "fact", "prefilter", "regex", "transform", "groups", "value", "samples"}
 
 
@@ -66,6 +66,7 @@ class CheckDef:
     k3_only: bool = False
     location: SourceLocation = field(default=SourceLocation("<memory>"), compare=False)
     explains: tuple[str, ...] = ()   # root categories its failure explains (the errors it causes on other ranks)
+    before_ready: bool = False       # its fault shows before the server is ready: not what fails once it served
 
 
 @dataclass(frozen=True)
@@ -333,7 +334,7 @@ def _check(d: dict, loc, kl, taxonomy: set[str], issues: list[Issue]) -> CheckDe
             issues.append(Issue("error", "taxonomy", f"check {d['id']!r}: explains an unknown category {c!r}",
                                 kl("explains")))
     return CheckDef(d["id"], d["title"], d["category"], d["fact"], rem, bool(d.get("k3_only", False)), loc,
-                    tuple(explains))
+                    tuple(explains), bool(d.get("before_ready", False)))
 
 
 def _log_fact(d: dict, loc, kl, issues: list[Issue]) -> LogFact | None:

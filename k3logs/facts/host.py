@@ -365,8 +365,12 @@ def parse_clocks(sink: Sink, lines: list[str], base: int) -> None:
     one whose name holds a digit; a note's lone 'collected-at: <time>' names a key, not a host)."""
     chrony, date_reading, zone = FACTS["chrony_offset"], FACTS["host_date_reading"], FACTS["timedatectl_zone"]
     boots, ntp, queried = FACTS["list_boots_current"], FACTS["ntp_query_offset"], False
+    title = FACTS["process_title_row"]
     readings = []
     for i, ln in enumerate(lines):
+        if "VLLM::" in ln and (m := title.match(ln)):   # (a host's process listing: pid -> the worker it is)
+            sink.add("process_title", f"{m.group('pid')} {m.group('title')}", base + i + 1)
+            continue
         if (m := boots.match(ln)):   # the current boot's first journal entry: when the kernel started
             sink.add("boot_time", m.group("first").replace(" ", "T") + tz_suffix(m.group("tz")), base + i + 1)
             continue
