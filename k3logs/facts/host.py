@@ -338,9 +338,10 @@ def parse_host_ips(sink: Sink, lines: list[str], base: int) -> None:
     file_hosts = w.of_kind("file_host")
     nspid = w.of_kind("pid_ns")
     first = next((i for i, ln in enumerate(lines) if ln.strip()), None)
+    dotted = FACTS["ipv4_inside"]
     for i, ln in enumerate(lines):
         no = base + i + 1
-        for hi in w.host_ips:
+        for hi in (w.host_ips if dotted.search(ln) else ()):   # (every tie holds an address: most lines hold none)
             for m in hi.regex.finditer(ln):
                 host, ip = m.group("host"), m.group("ip")
                 if host and ip and not ip.startswith("127.") and w.is_host(host) and w.is_host(host.split(".", 1)[0]):
