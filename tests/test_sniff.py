@@ -333,6 +333,10 @@ def test_pdsh_output_is_each_hosts_lines_behind_its_name():
                     "ib0: flags=4163<UP,BROADCAST,RUNNING,MULTICAST>  mtu 4092",
                     "        inet 10.1.0.4  netmask 255.255.255.0  broadcast 10.1.0.255"))
     assert "pdsh" not in s.wrappers
+    # and a dump each host printed behind its label (pdsh's `env` of every node) stays that dump
+    s = sniff(lines("gpu-n03: NCCL_DEBUG=WARN", "gpu-n03: NCCL_IB_HCA=mlx5_0,mlx5_1", "gpu-n03: NCCL_SOCKET_IFNAME=bond0",
+                    "gpu-n04: NCCL_DEBUG=WARN", "gpu-n04: NCCL_IB_HCA=mlx5_0,mlx5_1", "gpu-n04: NCCL_SOCKET_IFNAME=bond0"))
+    assert "pdsh" not in s.wrappers
 
 
 def test_a_long_log_in_an_applications_format_skips_the_dump_detectors(monkeypatch):

@@ -185,7 +185,9 @@ def sniff(head: bytes, size: int | None = None, formats: Formats | None = None) 
         reasons.append(f"{name} wrapper on {hits}/{len(inner)} lines")
         rx = dict(pats["wrapper"])[name]
         inner = [_unwrap(ln, rx, name) for ln in inner if not sparse or rx.match(ln)]   # (sparse: its lines)
-    if wrappers and wrappers[0] in LABELS and sniff_dump(text) and not (
+    # (a dump whose lines start like labels; or, behind hosts' labels, a dump each host printed: pdsh's `env`, `date`)
+    if wrappers and wrappers[0] in LABELS and (sniff_dump(text) or (wrappers[0] == "pdsh" and sniff_dump(
+            "\n".join(inner)))) and not (
             n > SMALL_FILE_LINES and _log_after(inner, _cleaned(inner, pats), pats, sniffing)):
         wrappers, inner, reasons = [], lines, []
     if len(wrappers) == 1 and _sparse(wrappers[0], SPARSE_MIN, lines, formats):

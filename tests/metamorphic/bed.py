@@ -66,14 +66,22 @@ KNOWN: dict[tuple[str, str], str] = {
         "c1185-torchrun-pp2-rank11-segv-batch", "c1196-two-node-hang-then-watchdog",
         "c1197-compose-two-hosts-init-abort",
         "c1198-pp2-h200-hang-then-watchdog-storm", "c1200-b300-two-node-systemd-stall",
-        "c1203-two-node-ray-docker-rail-blip", "c1204-two-node-k3-start-stops-at-pp-comm")},
+        "c1203-two-node-ray-docker-rail-blip", "c1204-two-node-k3-start-stops-at-pp-comm",
+        "c1224-dp2-ep16-two-journals-engine-lockup")},
     **{("c1193-ray-pp4-worker-crash-mid-serving", t): (
         "the head's log re-wrapped as a host's journal is no longer the deployment's own log, so its readiness and "
         "stats are not the deployment's and the crash mid-serving reads as a start that never became ready (as c1067)")
         for t in ("wrap-journald", "wrap-journald-json")},
-    ("c1204-two-node-k3-start-stops-at-pp-comm", "rename-hosts"): (
+    **{(c, "rename-hosts"): (
         "two nodes on two NCCL builds, one each: which build is the odd one out follows the folders' order, which "
-        "renamed hosts change (as c900)"),
+        "renamed hosts change (as c900)") for c in ("c1204-two-node-k3-start-stops-at-pp-comm",
+                                                      "c1228-two-node-k3-start-fails-at-pp-init")},
+    ("c928-kserve-llama33-70b-multinode-stuck", "drop-node"): (
+        "the transform takes kubectl/ for a node's folder (every file in it is about one node's pod), but a folder of "
+        "cluster listings is no node's: dropping it drops the only witness of that node, so nothing names it missing"),
+    ("c1224-dp2-ep16-two-journals-engine-lockup", "noise-kernel"): (
+        "the transform puts a link flap in the minutes the engine is locked up after the oom-kill: a stall after a "
+        "flap is not survived (stalled_at), as in c808"),
     ("c1179-k3-tp12-gb300-trays-kda-heads", "rename-files"): (
         "every rank fails alike in the same second (the same AssertionError on each worker): which of them is cited "
         "first follows the files' names, and the transform renames them in a new order"),
