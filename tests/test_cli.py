@@ -592,3 +592,10 @@ def test_events_text_formats_write_times_one_way_rfc3339_in_utc(events_bundle, t
     assert times and all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", t) for t in times)
     parquet = pl.read_parquet(invoke("events", events_bundle, "-o", tmp_path / "x.parquet") and tmp_path / "x.parquet")
     assert parquet["ts"].dtype == pl.Datetime("us", "UTC")   # (Parquet keeps the timestamp type)
+
+
+@pytest.mark.parametrize("line_alt", [121, [121], [{"line": 121}]])
+def test_a_truth_s_line_alt_may_be_one_line_or_a_list(line_alt):
+    from k3logs.evaluate.score import truth_lines
+    fc = {"file": "vllm.log", "line": 122, "line_alt": line_alt}
+    assert truth_lines(fc) == [("vllm.log", 122), ("vllm.log", 121)]

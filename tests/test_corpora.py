@@ -19,7 +19,7 @@ from conftest import TESTS_DIR, record_fired
 from metamorphic import bed
 from k3logs import api
 from k3logs.api import evaluate_corpus
-from k3logs.evaluate.score import listed, score
+from k3logs.evaluate.score import listed, score, truth_lines
 from k3logs.pipeline import run, stream_events
 from k3logs.settings import Settings
 
@@ -61,13 +61,6 @@ def events_of(case: str) -> pl.DataFrame:
 # ------------------------------------------------------------------------------------------
 # verdicts
 # ------------------------------------------------------------------------------------------
-def causal_lines(fc: dict) -> list[tuple[str, int]]:
-    out = [(fc["file"], fc["line"])]
-    for alt in fc.get("line_alt", []) or []:
-        out.append((alt.get("file", fc["file"]), alt["line"]) if isinstance(alt, dict) else (fc["file"], alt))
-    return out
-
-
 @pytest.mark.parametrize("case", cases_but("verdict"))
 def test_case_verdict_matches_the_truth(case):
     truth, r = truth_of(case), report_of(case)
@@ -91,7 +84,7 @@ def test_case_verdict_matches_the_truth(case):
     assert not r.healthy and r.exit_status == (3 if truth.get("outcome") == "inconclusive" else 1)
     fc = truth["first_causal"]
     got = (r.first_causal.file, r.first_causal.line) if r.first_causal else None
-    assert got in (causal_lines(fc) if fc else [None]), f"first causal {got}, want {causal_lines(fc) if fc else None}"
+    assert got in (truth_lines(fc) if fc else [None]), f"first causal {got}, want {truth_lines(fc) if fc else None}"
     origin = truth.get("origin") or {}
     if origin.get("node") is not None:
         assert r.origin.node == origin["node"]

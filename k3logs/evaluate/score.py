@@ -51,14 +51,15 @@ def find_cases(root: Path) -> list[Path]:
 
 
 def listed(alt) -> list:
-    """An alternative given alone or as a list (truths write "phase_alt": "shutdown" as well as [...])."""
-    return [] if alt is None else [alt] if isinstance(alt, str) else list(alt)
+    """An alternative given alone or as a list (truths write "phase_alt": "shutdown" as well as [...], and
+    "line_alt": 121 as well as [121])."""
+    return [] if alt is None else [alt] if isinstance(alt, (str, int, dict)) else list(alt)
 
 
 def truth_lines(fc: dict) -> list[tuple[str, int]]:
     """(file, line) pairs a truth accepts as the first causal event: its own and its `line_alt`s."""
     out = [(fc.get("file"), fc.get("line"))]
-    for alt in fc.get("line_alt", []) or []:
+    for alt in listed(fc.get("line_alt")):
         if isinstance(alt, dict):
             out.append((alt.get("file", fc.get("file")), alt.get("line")))
         else:

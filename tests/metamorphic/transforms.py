@@ -27,6 +27,7 @@ from typing import Callable
 import zstandard
 
 from k3logs.catalogue.witnesses import expand_nodelist
+from k3logs.evaluate.score import listed
 
 from . import lines as L
 from . import timefmt
@@ -142,7 +143,7 @@ class Mapping:
             fc["line"] = self.line(orig, fc["line"])
             fc["file"] = self.file(orig)
             alts = []
-            for alt in fc.get("line_alt", []) or []:
+            for alt in listed(fc.get("line_alt")):
                 if isinstance(alt, dict):
                     f = alt.get("file", orig)
                     alts.append({**alt, "file": self.file(f), "line": self.line(f, alt["line"])})
