@@ -1686,3 +1686,30 @@ def test_a_crash_loop_of_a_pod_in_a_namespace_the_deployment_does_not_run_in_is_
                             "events.txt": EVENTS_ALL_NS[:2] + [back_off]})
     assert (aside_at(d, "events.txt", 3) == f"about a pod of namespace {ns}, where none of the deployment's pods "
                                             "runs") == foreign
+
+
+NODE_EVENTS = ["Events:", "  Type     Reason        Age   From     Message", "  ----     ------        ----  ----     -------",
+               "  Normal   NodeNotReady  41m   kubelet  Node gpu-a1 status is now: NodeNotReady"]
+
+
+@pytest.mark.parametrize("ready, survived", [(True, True),     # a kubelet restarted: Ready again, nothing failed
+                                             (False, False)])  # near miss: the node never came back
+def test_a_node_ready_again_with_nothing_failing_meanwhile_was_not_lost(tmp_path, ready, survived):
+    back = ["  Normal   NodeReady     41m   kubelet  Node gpu-a1 status is now: NodeReady"] if ready else []
+    head = ["Name:               gpu-a1", "Roles:              <none>", "Labels:             kubernetes.io/hostname=gpu-a1",
+            "Taints:             <none>", "Capacity:", "  nvidia.com/gpu:     8"]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + LATER,
+                            "describe-node-gpu-a1.txt": head + NODE_EVENTS + back})
+    assert (aside_at(d, "describe-node-gpu-a1.txt", 10) or "").startswith("survived: it recovered") == survived
+
+
+GC_FAILED = ('Nov 18 07:04:30 gpu-a1 kubelet[918]: W1118 07:04:30.221990  918 image_gc_manager.go:446] "Failed to garbage '
+             'collect required amount of images" err="wanted to free 80 GiB, but freed 12 GiB"')
+
+
+@pytest.mark.parametrize("serving_after, survived", [(True, True),     # the server served on, on that node
+                                                     (False, False)])  # near miss: nothing of it after
+def test_a_node_s_disk_at_its_threshold_while_its_server_serves_on_was_survived(tmp_path, serving_after, survived):
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + (LATER if serving_after else []),
+                            "gpu-a1/journal-kubelet.txt": [GC_FAILED]})
+    assert (aside_at(d, "gpu-a1/journal-kubelet.txt", 1) is not None) == survived
