@@ -1682,10 +1682,13 @@ def test_a_pod_s_scheduling_failure_its_describe_shows_it_recovered_from_is_surv
 def test_a_crash_loop_of_a_pod_in_a_namespace_the_deployment_does_not_run_in_is_no_incident(tmp_path, ns, foreign):
     back_off = (f"{ns}   30m   Warning   BackOff   pod/dcgm-exporter-w9r4k   Back-off restarting failed container "
                 f"dcgm-exporter in pod dcgm-exporter-w9r4k_{ns}(5e1d2c3b-7a8f-4e6d-9c0b-1a2f3e4d5c6b)")
+    evicted = (f"{ns}   4h12m   Warning   Evicted   pod/nightly-eval-3-8x2kf   The node was low on resource: "
+               "ephemeral-storage. Threshold quantity: 345567824588, available: 331902116Ki.")
     d = decision(tmp_path, {POD_LOG: START + LOADED + READY + SERVING + LATER,
-                            "events.txt": EVENTS_ALL_NS[:2] + [back_off]})
-    assert (aside_at(d, "events.txt", 3) == f"about a pod of namespace {ns}, where none of the deployment's pods "
-                                            "runs") == foreign
+                            "events.txt": EVENTS_ALL_NS[:2] + [back_off, evicted]})
+    for line in (3, 4):   # (a crash loop, an eviction)
+        assert (aside_at(d, "events.txt", line) == f"about a pod of namespace {ns}, where none of the deployment's "
+                                                   "pods runs") == foreign
 
 
 NODE_EVENTS = ["Events:", "  Type     Reason        Age   From     Message", "  ----     ------        ----  ----     -------",

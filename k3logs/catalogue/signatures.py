@@ -24,7 +24,7 @@ SEVERITIES = ("critical", "error", "warning", "info")
 SIGNATURE_KEYS = {
     "id", "category", "title", "role", "prefilter", "regex", "sources", "phase", "phase_category",
     "explains", "scope", "table", "priority", "explanation", "remediation", "references", "samples", "veto",
-    "after", "recovery", "user_data", "states", "unready", "persists",
+    "after", "recovery", "user_data", "states", "unready", "persists", "node_wide",
 }
 VETOES = ("line", "after")
 REQUIRED_KEYS = ("id", "category", "title", "role", "prefilter", "regex", "samples")
@@ -89,6 +89,9 @@ class Signature(Prefiltered):
     # cause: a state of its node that holds until someone fixes it (a fabric manager that did not start): what of
     # its category fails on its node later, however much later, is it again (decide: not survived)
     persists: bool = False
+    # cause: a state of its whole node, as its category's `node_wide` (a node's disk at its kubelet's threshold, where
+    # the category also holds one pod's limits): the deployment working on the node after it survived it (decide)
+    node_wide: bool = False
     location: SourceLocation = field(default=SourceLocation("<memory>"), compare=False)
 
     @property
@@ -359,7 +362,7 @@ def signature_from_dict(d: dict, location: SourceLocation, text: str = "", end: 
         match=matches, no_match=no_match, veto=str(d.get("veto", "line")),
         after=tuple(_str_list(d.get("after"), "after", plist)), recovery=recovery,
         user_data=d.get("user_data") is True, states=d.get("states"), unready=d.get("unready") is True,
-        persists=d.get("persists") is True,
+        persists=d.get("persists") is True, node_wide=d.get("node_wide") is True,
         location=location,
     )
     return sig, issues

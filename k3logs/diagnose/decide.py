@@ -198,7 +198,9 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
     _explain(findings, cat)
     others = exceptions(ev, benign_eids(det, cat, findings), [f.eid for f in findings if f.role == "symptom"])
     sigs = {s.id: s for s in cat.signatures}
-    node_wide = frozenset(c.id for c in cat.categories.values() if c.node_wide)
+    # (categories of the whole node's faults, and the signatures of such a state in a category that also holds others)
+    node_wide = frozenset(c.id for c in cat.categories.values() if c.node_wide) | \
+        frozenset(s.id for s in cat.signatures if s.node_wide)
     set_aside(findings + others, life, prose, recoveries(ev, findings, cat), sigs, node_wide)
     peer_gone_first(findings, peer_node or {}, cat)
     unexplain_by_set_aside(findings)

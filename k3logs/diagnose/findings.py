@@ -58,6 +58,7 @@ class Finding:
                                       # stack (a start-up step), or a failed start that follows it (the outcome)
     set_aside: str | None = None      # why it cannot be the cause: after the stop (its trail), or survived
     ident: str | None = None          # the unit or container that logged it (journald, compose), if any
+    task: int | None = None           # the `srun -l` task that printed it, in a job's output of every task
     node_from: str | None = None      # the witness that gave it its node when its own line did not (the report's)
     raised_on: str | None = None      # the node of the actor that raised it, when another process printed it (Ray)
     newest_first: bool = False        # its file is written newest first (clock.in_file_order)
@@ -113,7 +114,7 @@ def findings_of(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue) -> list[Fin
         return []
     rows = det.join(ev.select("eid", "file", "line", "line_end", "ts", "ts_quality", "node", "rank", "pid", "proc",
                               "phase", "source", "ident", "uptime", "text", "exc_lines", "exc_types", "exc_messages",
-                              "frames", *(["seq"] if "seq" in ev.columns else [])),
+                              "frames", *(c for c in ("seq", "w_task") if c in ev.columns)),
                     on="eid", how="left")
     rows = _with_following_stack(rows, ev)
     sigs = {s.id: s for s in cat.signatures}
@@ -149,7 +150,7 @@ def findings_of(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue) -> list[Fin
             eid=r["eid"], sig=sig.id, category=category, role=role, priority=sig.priority, file=r["file"],
             line=line, span=(r["line"], r["line_end"] or r["line"]), ts=r["ts"], ts_quality=r["ts_quality"],
             node=r["node"], rank=rank, pid=r["pid"], phase=phase, text=text.split("\n", 1)[0], source=r["source"],
-            ident=r["ident"], newest_first=(r.get("seq") or 0) < 0,
+            ident=r["ident"], task=r.get("w_task"), newest_first=(r.get("seq") or 0) < 0,
             uptime=r["uptime"], fields=fields,
             title=title, phase_from_stack=stack_phase, unready=sig.unready or _starting(r["frames"])))
     return out

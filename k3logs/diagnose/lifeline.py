@@ -50,9 +50,14 @@ def in_time_order(frame: pl.DataFrame, *cols: str):
     return zip(*(frame[c].to_list() for c in cols))
 
 
-def who(source: str | None, pid: int | None, ident: str | None, file: str) -> tuple:
+def who(source: str | None, pid: int | None, ident: str | None, file: str, task: int | None = None) -> tuple:
     """The process a line is about, as precisely as the line says: its pid, else the unit or container that
-    logged it (journald identifier, compose service), else its log file; a kernel line: its whole node."""
+    logged it (journald identifier, compose service), else the task of a job's output that printed it (Slurm's
+    `srun -l` label: one file holds every task's lines), else its log file; a kernel line: its whole node."""
     if source == "kernel":
         return ()
-    return ("pid", pid) if pid is not None else (("ident", ident) if ident else ("file", file))
+    if pid is not None:
+        return ("pid", pid)
+    if ident:
+        return ("ident", ident)
+    return ("task", file, task) if task is not None else ("file", file)

@@ -69,6 +69,8 @@ class Lifecycle:
             ev = ev.with_columns(pl.col("line").alias("seq"))
         if not set(cols) <= set(ev.columns):
             ev = pl.DataFrame(schema={c: pl.Int64 for c in cols})
+        if "w_task" not in ev.columns:   # (the `srun -l` task of a job's output, where a wrapper read one)
+            ev = ev.with_columns(pl.lit(None, pl.Int32).alias("w_task"))
         # (lines before a node's first start landmark belong to its first attempt, unless they end in a stop or
         # reached a model's load: a run stopped, or a start that had loaded weights, before this bundle's first
         # start line is an attempt of its own; a start does not come after its own load)
@@ -76,7 +78,7 @@ class Lifecycle:
             .fill_null(False).any().over("node")
         ev = ev.with_columns(pl.when(own).then(pl.col("attempt")).otherwise(pl.col("attempt").clip(lower_bound=1))
                              .alias("attempt"))
-        marks = ev.filter(pl.col("mark").is_not_null() | pl.col("progress")).select(cols)
+        marks = ev.filter(pl.col("mark").is_not_null() | pl.col("progress")).select(*cols, "w_task")
         self.ready = first_points(marks.filter(pl.col("mark") == "serving"))
         # services that share a node (compose): (node, container or unit) with landmarks of its own, and (node,
         # attempt, it) -> its first serving mark
@@ -106,12 +108,12 @@ class Lifecycle:
         # progress by (node, attempt) and by (node, attempt, the process): in time order
         self._progress: dict[tuple, list[At]] = {}
         progress = self._progress
-        for node, attempt, ts, file, line, seq, source, pid, ident, rank in in_time_order(
+        for node, attempt, ts, file, line, seq, source, pid, ident, rank, task in in_time_order(
                 marks.filter(pl.col("progress")), "node", "attempt", "ts", "file", "line", "seq", "source", "pid",
-                "ident", "rank"):
+                "ident", "rank", "w_task"):
             at = At(ts, file, line, seq)
             progress.setdefault((node, attempt), []).append(at)
-            if (w := who(source, pid, ident, file)):
+            if (w := who(source, pid, ident, file, task)):
                 progress.setdefault((node, attempt, *w), []).append(at)
             if w and w[0] != "file":  # (a line that names no process is its file's: any of the file's work counts)
                 progress.setdefault((node, attempt, "file", file), []).append(at)
@@ -213,7 +215,7 @@ class Lifecycle:
         it; for another kernel line (a link, a process of the node): of the deployment, anywhere after it (a
         node's worker logs no landmarks while the head serves: had the node's part failed, the deployment would
         not go on)."""
-        w = who(f.source, f.pid, getattr(f, "ident", None), f.file)
+        w = who(f.source, f.pid, getattr(f, "ident", None), f.file, getattr(f, "task", None))
         # a node that serves by itself (its engine's stats are its own: one instance of several, a prefill beside a
         # decode; a headless worker prints none, the head prints them) goes on only by its own work
         serves_itself = not w and f.ts is not None and (f.node, self._attempt_at(f.node, f.ts)) in self._instances
@@ -244,7 +246,7 @@ class Lifecycle:
     def refused_after(self, f) -> At | None:
         """The next error response its process gave after the finding, within TIE_SECONDS (or next in its file, with
         no times), when it refused the request (4xx): the finding was that request's."""
-        w = who(f.source, f.pid, getattr(f, "ident", None), f.file)
+        w = who(f.source, f.pid, getattr(f, "ident", None), f.file, getattr(f, "task", None))
         at, status = next(((at, status) for at, status in self._answers.get((f.node, *w), [])
                            if at.after(f.ts, f.file, f.place)), (None, None))
         near = at is not None and (f.ts is None or at.ts is None or (at.ts - f.ts).total_seconds() <= TIE_SECONDS)
@@ -253,7 +255,7 @@ class Lifecycle:
     def served_after(self, f) -> At | None:
         """The first sign of work after a request's failure: of its process; for a process that does no work of its
         own (a gateway, a proxy in front of the server), of any process of its node."""
-        w = who(f.source, f.pid, getattr(f, "ident", None), f.file)
+        w = who(f.source, f.pid, getattr(f, "ident", None), f.file, getattr(f, "task", None))
         own = (f.node, self.attempt_of(f), *w) in self._progress if w else False
         return self.progress_after(f) if own else self.progress_after(f, node_wide=True)
 

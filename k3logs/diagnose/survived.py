@@ -76,8 +76,8 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
 
     def same_process(f: Finding, g: Finding) -> bool:
         """Both logged by one process of the deployment in one attempt (a kernel line names none)."""
-        w = who(f.source, f.pid, f.ident, f.file)
-        return bool(w) and w == who(g.source, g.pid, g.ident, g.file) and life.attempt_of(g) == life.attempt_of(f)
+        w = who(f.source, f.pid, f.ident, f.file, f.task)
+        return bool(w) and w == who(g.source, g.pid, g.ident, g.file, g.task) and life.attempt_of(g) == life.attempt_of(f)
 
     def fails_again(f: Finding, ready=None) -> bool:
         """Something later in its scope fails that it explains (within the explanation window; before `ready`,
@@ -181,10 +181,10 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
         elif f.role == "cause" and (met := life.joined_after(f)) is not None:
             f.set_aside = f"survived: its group formed after it ({met.file}:{met.line})"
         elif (f.role == "cause" or f.category in outcome_data().vanished) \
-                and (went_on := life.progress_after(f, f.category in node_wide)) is not None \
+                and (went_on := life.progress_after(f, f.category in node_wide or f.sig in node_wide)) is not None \
                 and not fails_again(f) and not ((f.sig is None or f.source == "traceback") and systematic(f)) \
                 and not life.stalled_at(f):
-            wide = f.source == "kernel" or f.category in node_wide
+            wide = f.source == "kernel" or f.category in node_wide or f.sig in node_wide
             f.set_aside = f"survived: {'its node' if wide else 'its process'} went on working " \
                           f"({went_on.file}:{went_on.line})"
         elif (f.role == "cause" or f.category == "symptom.restart") and (up := life.ready_after(f)) is not None \
