@@ -1716,3 +1716,16 @@ def test_a_node_s_disk_at_its_threshold_while_its_server_serves_on_was_survived(
     d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + (LATER if serving_after else []),
                             "gpu-a1/journal-kubelet.txt": [GC_FAILED]})
     assert (aside_at(d, "gpu-a1/journal-kubelet.txt", 1) is not None) == survived
+
+
+@pytest.mark.parametrize("later_task, survived", [(0, False),   # another task loading on is not its going on
+                                                  (6, True)])   # near miss: the task itself went on loading
+def test_a_task_of_a_job_s_output_goes_on_only_by_its_own_work(tmp_path, later_task, survived):
+    oom = ("6: [rank6]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 448.00 MiB. GPU 2 has a total "
+           "capacity of 44.39 GiB of which 281.06 MiB is free.")
+    out = [f"{t}: INFO 05-21 14:02:09 [parallel_state.py:1] rank {t} in world size 8 is assigned as DP rank 0, PP rank "
+           f"0, TP rank {t}" for t in range(8)] + \
+          [f"{t}: INFO 05-21 14:02:20 [gpu_model_runner.py:1] Starting to load model m..." for t in range(8)] + \
+          [oom, f"{later_task}: INFO 05-21 14:03:29 [default_loader.py:1] Loading weights took 63.87 seconds"]
+    d = decision(tmp_path, {"run-4471823.log": out})
+    assert (aside_at(d, "run-4471823.log", 17) or "").startswith("survived") == survived
