@@ -677,7 +677,8 @@ def test_an_event_row_naming_its_object_bare_is_about_that_pod(tmp_path, obj, pl
     events = ("FIRST                  LAST                   TYPE      REASON    OBJECT         MESSAGE\n"
               f"2026-09-15T10:33:07Z   2026-09-15T10:33:07Z   Warning   Evicted   {obj}   Usage of EmptyDir volume "
               '"hf-cache" exceeds the limit "100Gi".\n')
-    pods = ("NAME           READY   STATUS    RESTARTS   AGE   IP          NODE       NOMINATED NODE   READINESS GATES\n"
+    pods = ("NAME           READY   STATUS    RESTARTS   AGE   IP          NODE       NOMINATED NODE   "
+            "READINESS GATES\n"
             "k3-serve-0-1   0/1     Evicted   0          19m   10.0.0.62   h100-n12   <none>           <none>\n"
             "k3-serve-0-2   1/1     Running   0          8m    10.0.0.63   h100-n13   <none>           <none>\n")
     a = analyze_files(tmp_path, {"kubectl/events.txt": events, "kubectl/pods.txt": pods})
@@ -1107,7 +1108,8 @@ def test_a_pdsh_line_is_the_node_that_printed_it_not_the_bastion_that_ran_pdsh(t
     out = text_of("[ops@bastion-2 ~]$ pdsh -w gpu-n0[3-4] 'docker logs -t vllm 2>&1 | tail'",
                   "gpu-n03: " + PLATFORM, "gpu-n04: " + PLATFORM, "gpu-n03: " + ERROR)
     a = analyze_files(tmp_path, {"pdsh-docker-logs.txt": out})
-    assert [event_at(a.events, "pdsh-docker-logs.txt", n)["node"] for n in (2, 3, 4)] == ["gpu-n03", "gpu-n04", "gpu-n03"]
+    nodes = [event_at(a.events, "pdsh-docker-logs.txt", n)["node"] for n in (2, 3, 4)]
+    assert nodes == ["gpu-n03", "gpu-n04", "gpu-n03"]
 
 
 def test_near_miss_a_bundle_naming_a_second_host_gives_no_node_by_default(tmp_path):
@@ -1190,9 +1192,11 @@ def test_a_kernel_pid_takes_the_rank_the_worker_s_name_gives(tmp_path, pid, rank
 def test_a_kernel_pid_takes_the_rank_its_title_in_a_host_process_listing_gives(tmp_path, title, rank):
     status = ("* vllm.service - vLLM\n     Active: active (running)\n   Main PID: 48211 (vllm)\n"
               "     CGroup: /system.slice/vllm.service\n"
-              "             |-48211 /opt/vllm/venv/bin/python3 /opt/vllm/venv/bin/vllm serve m --tensor-parallel-size 2\n"
+              "             |-48211 /opt/vllm/venv/bin/python3 /opt/vllm/venv/bin/vllm serve m "
+              "--tensor-parallel-size 2\n"
               f"             `-48377 {title}\n")
-    xid = "[Mon Aug 25 23:20:00 2025] NVRM: Xid (PCI:0000:61:00): 119, pid=48377, name=VLLM::Worker_TP, Timeout after 6s"
+    xid = ("[Mon Aug 25 23:20:00 2025] NVRM: Xid (PCI:0000:61:00): 119, pid=48377, name=VLLM::Worker_TP, "
+           "Timeout after 6s")
     a = analyze_files(tmp_path, {"gpu-a01/vllm.log": text_of("(APIServer pid=48211) " + PLATFORM,
                                                              "(APIServer pid=48211) INFO 08-25 23:00:00 [utils.py:1] "
                                                              "non-default args: {'tensor_parallel_size': 2}"),

@@ -1654,8 +1654,10 @@ POD_DESCRIBE = ["Name:             kimi-k3-0", "Namespace:        inference", "N
             "  ----     ------            ----  ----               -------",
             "  Warning  FailedScheduling  36m   default-scheduler  0/6 nodes are available: 1 Insufficient "
             "nvidia.com/gpu, 5 node(s) didn't match Pod's node affinity/selector."]
-POD_SCHEDULED = "  Normal   Scheduled         36m   default-scheduler  Successfully assigned inference/kimi-k3-0 to gpu-a1"
-EVENTS_ALL_NS = ["$ kubectl get events -A", "NAMESPACE   LAST SEEN   TYPE      REASON             OBJECT           MESSAGE",
+POD_SCHEDULED = ("  Normal   Scheduled         36m   default-scheduler  Successfully assigned inference/kimi-k3-0 "
+                 "to gpu-a1")
+EVENTS_ALL_NS = ["$ kubectl get events -A",
+                 "NAMESPACE   LAST SEEN   TYPE      REASON             OBJECT           MESSAGE",
           "inference   36m         Warning   FailedScheduling   pod/kimi-k3-0    0/6 nodes are available: 1 "
           "Insufficient nvidia.com/gpu."]
 
@@ -1669,7 +1671,8 @@ def test_a_pod_s_scheduling_failure_its_describe_shows_it_recovered_from_is_surv
     """A describe's event rows name no pod: they are the described pod's, so its Scheduled row after a
     FailedScheduling is that failure's recovery; the events list's copy of the failure (untimed too) is the same."""
     d = decision(tmp_path, {POD_LOG: START + LOADED + READY + SERVING + LATER,
-                            "describe-pod.txt": POD_DESCRIBE + ([POD_SCHEDULED] if scheduled else []), "events.txt": EVENTS_ALL_NS})
+                            "describe-pod.txt": POD_DESCRIBE + ([POD_SCHEDULED] if scheduled else []),
+                            "events.txt": EVENTS_ALL_NS})
     if scheduled:
         assert aside_at(d, "describe-pod.txt", 10).startswith("survived: it recovered (describe-pod.txt:11)")
         assert aside_at(d, "events.txt", 3).startswith("the same failure of the same pod")
@@ -1691,7 +1694,8 @@ def test_a_crash_loop_of_a_pod_in_a_namespace_the_deployment_does_not_run_in_is_
                                                    "pods runs") == foreign
 
 
-NODE_EVENTS = ["Events:", "  Type     Reason        Age   From     Message", "  ----     ------        ----  ----     -------",
+NODE_EVENTS = ["Events:", "  Type     Reason        Age   From     Message",
+               "  ----     ------        ----  ----     -------",
                "  Normal   NodeNotReady  41m   kubelet  Node gpu-a1 status is now: NodeNotReady"]
 
 
@@ -1699,15 +1703,16 @@ NODE_EVENTS = ["Events:", "  Type     Reason        Age   From     Message", "  
                                              (False, False)])  # near miss: the node never came back
 def test_a_node_ready_again_with_nothing_failing_meanwhile_was_not_lost(tmp_path, ready, survived):
     back = ["  Normal   NodeReady     41m   kubelet  Node gpu-a1 status is now: NodeReady"] if ready else []
-    head = ["Name:               gpu-a1", "Roles:              <none>", "Labels:             kubernetes.io/hostname=gpu-a1",
+    head = ["Name:               gpu-a1", "Roles:              <none>",
+            "Labels:             kubernetes.io/hostname=gpu-a1",
             "Taints:             <none>", "Capacity:", "  nvidia.com/gpu:     8"]
     d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + LATER,
                             "describe-node-gpu-a1.txt": head + NODE_EVENTS + back})
     assert (aside_at(d, "describe-node-gpu-a1.txt", 10) or "").startswith("survived: it recovered") == survived
 
 
-GC_FAILED = ('Nov 18 07:04:30 gpu-a1 kubelet[918]: W1118 07:04:30.221990  918 image_gc_manager.go:446] "Failed to garbage '
-             'collect required amount of images" err="wanted to free 80 GiB, but freed 12 GiB"')
+GC_FAILED = ('Nov 18 07:04:30 gpu-a1 kubelet[918]: W1118 07:04:30.221990  918 image_gc_manager.go:446] '
+             '"Failed to garbage collect required amount of images" err="wanted to free 80 GiB, but freed 12 GiB"')
 
 
 @pytest.mark.parametrize("serving_after, survived", [(True, True),     # the server served on, on that node

@@ -334,8 +334,8 @@ def test_pdsh_output_is_each_hosts_lines_behind_its_name():
                     "        inet 10.1.0.4  netmask 255.255.255.0  broadcast 10.1.0.255"))
     assert "pdsh" not in s.wrappers
     # and a dump each host printed behind its label (pdsh's `env` of every node) stays that dump
-    s = sniff(lines("gpu-n03: NCCL_DEBUG=WARN", "gpu-n03: NCCL_IB_HCA=mlx5_0,mlx5_1", "gpu-n03: NCCL_SOCKET_IFNAME=bond0",
-                    "gpu-n04: NCCL_DEBUG=WARN", "gpu-n04: NCCL_IB_HCA=mlx5_0,mlx5_1", "gpu-n04: NCCL_SOCKET_IFNAME=bond0"))
+    s = sniff(lines(*(f"{h}: {kv}" for h in ("gpu-n03", "gpu-n04")
+                      for kv in ("NCCL_DEBUG=WARN", "NCCL_IB_HCA=mlx5_0,mlx5_1", "NCCL_SOCKET_IFNAME=bond0"))))
     assert "pdsh" not in s.wrappers
 
 

@@ -195,7 +195,8 @@ def load_witnesses(path: Path | None = None) -> Witnesses:
                      for d, rx, loc in table("host_ip", {"name", "regex", "samples", "no_match"})
                      if not _missing(rx, {"host", "ip"}, loc, d["name"], problems))
     lines = []
-    for d, rx, loc in table("line_witness", {"name", "kind", "prefilter", "regex", "samples", "no_match", "first_line"}):
+    keys = {"name", "kind", "prefilter", "regex", "samples", "no_match", "first_line"}
+    for d, rx, loc in table("line_witness", keys):
         kind = d.get("kind")
         if kind not in LINE_KINDS:
             problems.add(loc, f"{d['name']}: kind must be one of {sorted(LINE_KINDS)}")

@@ -12,8 +12,8 @@ import polars as pl
 
 from k3logs.catalogue.signatures import Catalogue, Signature
 
-from .detect import holds_prefilter, outcome_data
 from .attribution import short_host
+from .detect import holds_prefilter, outcome_data
 from .findings import EXPLAIN_WINDOW_S, FLAP_EPISODES, SAME_FAILURE_S, TIE_SECONDS, Finding, as_int
 from .order import seconds, sort_key
 from .lifeline import who
@@ -77,7 +77,8 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
     def same_process(f: Finding, g: Finding) -> bool:
         """Both logged by one process of the deployment in one attempt (a kernel line names none)."""
         w = who(f.source, f.pid, f.ident, f.file, f.task)
-        return bool(w) and w == who(g.source, g.pid, g.ident, g.file, g.task) and life.attempt_of(g) == life.attempt_of(f)
+        return bool(w) and w == who(g.source, g.pid, g.ident, g.file, g.task) \
+            and life.attempt_of(g) == life.attempt_of(f)
 
     def fails_again(f: Finding, ready=None) -> bool:
         """Something later in its scope fails that it explains (within the explanation window; before `ready`,

@@ -21,7 +21,8 @@ from .util import FACTS, Sink, emit_env, torch_build
 
 TRANSFORMS = ("text", "driver", "torch", "cuda_int", "const", "env", "vllm_args", "engine_config")
 # "regex": the named regexes of the extractors, read (and checked) by catalogue/regexes.py, not here
-TOP_KEYS = {"versions", "driver_min_branch", "all2all_backend", "evidence", "check", "log_fact", "regex", "zone_offsets"}
+TOP_KEYS = {"versions", "driver_min_branch", "all2all_backend", "evidence", "check", "log_fact", "regex",
+            "zone_offsets"}
 VERSION_TYPES = {"k3_image": str, "k3_cuda_major": int, "k3_torch_cuda_build": str, "k3_min_vllm": str,
                  "k3_min_gpus": int, "k3_gpu_class": list, "k3_model_words": list, "rdma_ucx_tls": str,
                  "docker_default_shm_bytes": int, "host_local_interfaces": list}
