@@ -843,3 +843,13 @@ def test_a_date_that_prints_its_zone_gives_the_host_s_utc_offset(text, offset):
 ])
 def test_an_ntp_query_s_offset_is_how_far_the_host_s_clock_is_ahead(text, offset):
     assert values(facts("uptime", text), "clock_offset") == ([offset] if offset else [])
+
+
+@pytest.mark.parametrize("finished, span", [("      Finished:     Thu, 18 Sep 2025 16:47:31 +0000\n",
+                                             ["5 7 2025-09-18T16:47:31+00:00"]),
+                                            ("", [])])   # near miss: a last state that gives no end
+def test_a_last_state_s_reason_takes_the_time_it_finished(finished, span):
+    describe = ("Name:         qwen-0\nContainers:\n  vllm:\n    Last State:     Terminated\n      Reason:       OOMKilled\n"
+                "      Exit Code:    137\n" + finished + "    Ready:          False\n")
+    got = facts("k8s_describe", describe)
+    assert values(got, "span_time") == span   # (the Reason's line, 5, to the Finished line, 7)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 
 from .k8s import command_facts
-from .util import FACTS, Sink, digest_of, emit_env, parse_size
+from .util import FACTS, Sink, digest_of, emit_env, parse_date, parse_size
 
 # ------------------------------------------------------------------------------------------
 # kubectl describe pod / node
@@ -43,6 +43,7 @@ def parse_describe(sink: Sink, lines: list[str], base: int) -> None:
             if m:
                 sink.add("node_ip", f"{top['Name'][0]} {m.group(1)}", base + i + 1)
     section, field, sub, image, container = "", "", "", None, ""
+    reason_line = None   # (the line of the last state's Reason, which its Finished time times)
     volumes: dict[str, dict] = {}
     shm_vol = None
     cmd: list[str] = []
@@ -69,7 +70,7 @@ def parse_describe(sink: Sink, lines: list[str], base: int) -> None:
                 field, container = "", m.group("key")
                 continue
             if indent == 4 and m:
-                field, val = m.group("key"), m.group("val")
+                field, val, reason_line = m.group("key"), m.group("val"), None
                 if field == "Image" and val:
                     image = val
                     sink.add("image", val, no)
@@ -86,8 +87,13 @@ def parse_describe(sink: Sink, lines: list[str], base: int) -> None:
                 cmd.append(ln.strip())
             elif field == "Last State" and m and m.group("key") == "Reason":
                 sink.add("last_state_reason", m.group("val"), no)
+                reason_line = no
                 if m.group("val") == "OOMKilled":
                     sink.add("oom_killed", "true", no)
+            elif field == "Last State" and m and m.group("key") == "Finished" and reason_line \
+                    and (when := parse_date(m.group("val") or "")):
+                # (the last state's reason ended the run when it finished: its lines take that time)
+                sink.add("span_time", f"{reason_line} {no} {when}", reason_line)
             elif field == "Last State" and m and m.group("key") == "Exit Code":
                 sink.add("exit_code", m.group("val"), no)
                 sink.add("run_ended", f"{m.group('val')} {container} {image or ''}".strip(), no)
