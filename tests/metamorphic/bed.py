@@ -67,7 +67,7 @@ KNOWN: dict[tuple[str, str], str] = {
         "c1197-compose-two-hosts-init-abort",
         "c1198-pp2-h200-hang-then-watchdog-storm", "c1200-b300-two-node-systemd-stall",
         "c1203-two-node-ray-docker-rail-blip", "c1204-two-node-k3-start-stops-at-pp-comm",
-        "c1224-dp2-ep16-two-journals-engine-lockup")},
+        "c1224-dp2-ep16-two-journals-engine-lockup", "c1254-llama405b-pp2-ray-aws-serving-died")},
     **{("c1193-ray-pp4-worker-crash-mid-serving", t): (
         "the head's log re-wrapped as a host's journal is no longer the deployment's own log, so its readiness and "
         "stats are not the deployment's and the crash mid-serving reads as a start that never became ready (as c1067)")
