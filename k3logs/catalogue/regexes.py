@@ -83,12 +83,18 @@ def _one(d: dict, where: SourceLocation, problems: Problems) -> re.Pattern | Non
 
 
 @lru_cache(maxsize=None)
+def builtin_data(file: str) -> dict:
+    """The built-in pattern file as written (read once a process)."""
+    data, _ = read_toml_or_raise(data_dir("patterns") / file, f"{file} cannot be read")
+    return data
+
+
+@lru_cache(maxsize=None)
 def builtin_tables(file: str) -> dict[str, dict]:
     """The built-in file's `[[regex]]` tables by name, as written. They are compiled one by one when first
     used, and their samples replayed by `k3logs patterns check` (and so by CI), not on every run: start-up
     is paid by every analysis (#23)."""
-    data, _ = read_toml_or_raise(data_dir("patterns") / file, f"{file} cannot be read")
-    return {d["name"]: d for d in data.get("regex", []) if isinstance(d, dict) and "name" in d}
+    return {d["name"]: d for d in builtin_data(file).get("regex", []) if isinstance(d, dict) and "name" in d}
 
 
 @lru_cache(maxsize=None)

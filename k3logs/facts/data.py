@@ -96,7 +96,6 @@ class FactsData:
     checks: dict[str, CheckDef]
     log_facts: tuple[LogFact, ...]
     path: Path | None = None
-    zone_offsets: dict[str, str] = field(default_factory=dict)   # a zone's abbreviation -> its UTC offset
 
     @property
     def prefilters(self) -> list[str]:
@@ -279,15 +278,12 @@ def _load(path: Path, issues: list[Issue]) -> FactsData | None:
     taxonomy = _taxonomy_ids(path.parent / "taxonomy.toml") or _taxonomy_ids(data_dir("patterns") / "taxonomy.toml")
     checks = [_check(d, l, kl, taxonomy, issues) for d, l, kl in _tables(raw, text, "check", path, CHECK_KEYS, issues)]
     logs = [_log_fact(d, l, kl, issues) for d, l, kl in _tables(raw, text, "log_fact", path, LOG_KEYS, issues)]
-    zones = {}
-    for k, v in raw.get("zone_offsets", {}).items():
+    for k, v in raw.get("zone_offsets", {}).items():   # (read by facts/util.py's tz_suffix)
         if not re.fullmatch(r"[A-Z]{2,5}", str(k)) or not re.fullmatch(r"[+-]\d\d:\d\d", str(v)):
             issues.append(Issue("error", "zone_offsets", f"[zone_offsets] {k} = {v!r}: ABBR = '+HH:MM'",
                                 loc(str(k), "zone_offsets")))
-            continue
-        zones[k] = v
     return FactsData(Versions(**vals), branches, a2a, tuple(e for e in evidence if e),
-                     {c.id: c for c in checks if c}, tuple(x for x in logs if x), path, zones)
+                     {c.id: c for c in checks if c}, tuple(x for x in logs if x), path)
 
 
 def _header(text: str, table: str | None) -> int:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from k3logs.catalogue.regexes import Regexes
+from k3logs.catalogue.regexes import Regexes, builtin_data
 
 # which source shows what really ran: lower is better
 RAN_RANK = {"log": 0, "prometheus": 1, "ps": 1, "docker_inspect": 2, "k8s_describe": 3, "pod_spec": 4, "compose": 4,
@@ -147,8 +147,8 @@ def tz_suffix(tz: str | None) -> str:
     m = re.fullmatch(r"([+-])(\d\d)(?::?(\d\d))?", tz)  # splits an offset already read into its numbers
     if m:
         return f"{m.group(1)}{m.group(2)}:{m.group(3) or '00'}"
-    from .data import default_facts_data   # (facts.toml's tables are read with this module's regexes)
-    return default_facts_data().zone_offsets.get(tz.upper(), "")
+    # (facts.toml [zone_offsets], as written: facts/data.py checks the table where facts.toml is loaded whole)
+    return str(builtin_data("facts.toml").get("zone_offsets", {}).get(tz.upper(), ""))
 
 
 def parse_date(text: str) -> str | None:
