@@ -96,6 +96,12 @@ def _minus(iso: str, seconds: float) -> str | None:
     return t.replace(microsecond=0).isoformat()
 
 
+def _east_seconds(off: str) -> int:
+    """'+0200' or '+02:00' -> 7200: seconds east of UTC."""
+    hh, mm = off[1:3], off[-2:]
+    return (1 if off[0] == "+" else -1) * (int(hh) * 3600 + int(mm) * 60)
+
+
 def parse_uptime(sink: Sink, lines: list[str], base: int, command: str | None = None) -> None:
     now = boot = None
     up, up_exact = None, False
@@ -134,9 +140,8 @@ def parse_uptime(sink: Sink, lines: list[str], base: int, command: str | None = 
     if now:
         sink.add("collected_at", now[0], now[1])
         # (a `date` that prints its zone, not asked for UTC, says the host's zone: what its local times are in)
-        if (off := re.search(r"([+-])(\d\d):(\d\d)$", now[0])) and not re.search(r"\s-u\b|--utc", now[2] or ""):
-            sink.add("utc_offset", str((1 if off.group(1) == "+" else -1) * (int(off.group(2)) * 3600
-                                                                              + int(off.group(3)) * 60)), now[1])
+        if (off := re.search(r"[+-]\d\d:\d\d$", now[0])) and not re.search(r"\s-u\b|--utc", now[2] or ""):
+            sink.add("utc_offset", str(_east_seconds(off.group(0))), now[1])
     if up:
         sink.add("uptime_seconds", f"{up[0]:g}" if isinstance(up[0], float) else up[0], up[1])
     if boot:  # the zone of our own ISO time, carried over to the boot time
@@ -376,9 +381,7 @@ def parse_clocks(sink: Sink, lines: list[str], base: int) -> None:
             sink.add("boot_time", m.group("first").replace(" ", "T") + tz_suffix(m.group("tz")), base + i + 1)
             continue
         if (m := zone.match(ln)):   # +0200 -> 7200 (seconds east of UTC)
-            off = m.group("off")
-            sink.add("utc_offset", str((1 if off[0] == "+" else -1) * (int(off[1:3]) * 3600 + int(off[3:]) * 60)),
-                     base + i + 1)
+            sink.add("utc_offset", str(_east_seconds(m.group("off"))), base + i + 1)
             continue
         m = chrony.match(ln.strip())
         if m:
