@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 from k3logs.errors import CatalogueError, SourceLocation
@@ -93,10 +93,10 @@ class Witnesses:
         """Whether `token` may name a host (not an interface, a file, a duration, 'localhost')."""
         return bool(token) and not self.not_host.match(token)
 
-    @property
+    @cached_property
     def in_lines(self) -> tuple[LineWitness, ...]:
         """The witnesses read on any line (a first line's are read from the dump's text: their literals would keep
-        every line of a log)."""
+        every line of a log). Once: attribution asks it for every line it reads."""
         return tuple(w for w in self.lines if not w.first_line)
 
     @property
