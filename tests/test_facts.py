@@ -805,6 +805,19 @@ def test_a_pod_scheduled_again_and_again_counts_its_restarts(pods, want):
     assert got == want
 
 
+CREATED = "{when}   Normal   SuccessfulCreate   replicaset/vllm-7d9f8c6b5   Created pod: vllm-7d9f8c6b5-{pod}"
+
+
+@pytest.mark.parametrize("made, want", [
+    ([("10:00", "x2kpl"), ("10:10", "m8vqz"), ("10:20", "q4n7d")], ["2"]),   # replaced twice: two restarts
+    ([("10:00", "x2kpl"), ("10:00", "m8vqz"), ("10:00", "q4n7d")], []),      # near miss: three replicas made at once
+])
+def test_a_controller_making_its_pods_again_later_counts_their_restarts(made, want):
+    text = "\n".join(CREATED.format(when=f"2026-10-14T{t}:00Z", pod=p) for t, p in made) + "\n"
+    got = [f.value for f in facts_from_dump("k8s_events", "events.txt", text, None) if f.name == "restart_count"]
+    assert got == want
+
+
 def test_the_boot_time_in_proc_stat_is_the_kernels_own_in_utc():
     got = facts("uptime", "$ date\nWed Nov  4 03:52:17 UTC 2026\n$ grep btime /proc/stat\nbtime 1793135692\n")
     assert one(got, "boot_time") == ("2026-10-27T21:14:52+00:00", 4)

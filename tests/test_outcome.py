@@ -187,16 +187,28 @@ def test_near_miss_the_same_error_without_a_start_line_is_the_stop_s_trail(tmp_p
     assert state(d) == ("stopped", None) and d.healthy
 
 
-def test_a_failure_in_two_attempts_is_a_restart_loop(tmp_path):
-    oom = worker(1, 30, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.", level="ERROR")
-    again = [line.replace("07:0", "07:2").replace("07:1", "07:3") for line in START + [oom]]
-    d = decision(tmp_path, {"gpu-a1/vllm.log": START + [oom] + again})
-    assert state(d) == ("restart_loop", "oom.load")
-
-
 def pods(status: str, restarts: str) -> str:
     return ("NAME         READY   STATUS    RESTARTS   AGE   IP           NODE\n"
             f"vllm-0       0/1     {status}   {restarts}   47m   10.0.4.17    gpu-a1\n")
+
+
+def _failing_starts(n: int) -> list[str]:
+    """`n` starts of the same server, ten minutes apart, each failing the same way at load."""
+    oom = worker(1, 30, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.", level="ERROR")
+    once = START + [oom]
+    return [line.replace("07:0", f"07:{2 * k}").replace("07:1", f"07:{2 * k + 1}") for k in range(n) for line in once]
+
+
+@pytest.mark.parametrize("starts, listing, want", [
+    (3, None, "restart_loop"),                                    # started again and again
+    (2, None, "never_ready"),                                     # near miss: a second start may be a retry by hand
+    (2, pods("CrashLoopBackOff", "1 (38s ago)"), "restart_loop"),  # its orchestrator restarted it by itself
+])
+def test_a_failure_in_every_start_is_a_restart_loop_when_something_restarts_it(tmp_path, starts, listing, want):
+    files = {"gpu-a1/vllm.log": _failing_starts(starts)}
+    if listing:
+        files["kubectl-get-pods.txt"] = listing
+    assert state(decision(tmp_path, files)) == (want, "oom.load")
 
 
 @pytest.mark.parametrize("listing, want", [
@@ -1094,11 +1106,12 @@ def test_a_run_stopped_before_the_bundles_first_start_is_an_attempt_of_its_own(t
 
 
 def _load_fails_before_and_after_a_start(tmp_path, before: list[str]):
-    """A capture that begins inside a start: `before` it shows, then a load OOM, then the next start that fails
+    """A capture that begins inside a start: `before` it shows, then a load OOM, then two more starts that fail
     the same way."""
-    again = [api(6, 0, "vLLM API server version 0.27.2"), worker(6, 10, "Starting to load model m...", pid=5150),
-             worker(6, 30, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB.", pid=5150,
-                    level="ERROR")]
+    again = [line for m in (6, 8) for line in (
+        api(m, 0, "vLLM API server version 0.27.2"), worker(m, 10, "Starting to load model m...", pid=5150),
+        worker(m, 30, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB.", pid=5150,
+               level="ERROR"))]
     return decision(tmp_path, {"gpu-a1/vllm.log": before + [LOAD_OOM] + again})
 
 
@@ -1468,12 +1481,14 @@ def test_near_miss_an_error_of_a_serving_step_after_the_capture_crashed_a_ready_
     ("08:58:00", "restart_loop"),   # near miss: minutes before it, the warning stays with the run before
 ])
 def test_an_import_warning_just_before_a_start_is_that_starts_not_the_previous_runs(tmp_path, warned, outcome):
+    # (restarted by its orchestrator: failures in two starts are a loop)
     broken = f"WARNING 11-19 {warned} [_custom_ops.py:14] Failed to import from vllm._C with ImportError('/venv/" \
              "vllm/_C.abi3.so: undefined symbol: _ZN5torch7LibraryC1E')"
     today = [line.replace("11-18 07:", "11-19 09:") for line in START + LOADED]
     dies = worker(1, 30, "AttributeError: '_OpNamespace' '_C' object has no attribute 'rms_norm'", level="ERROR") \
         .replace("11-18 07:", "11-19 09:")
-    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + [broken] + today + [dies]})
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + [broken] + today + [dies],
+                            "kubectl-get-pods.txt": pods("CrashLoopBackOff", "1 (38s ago)")})
     assert state(d) == (outcome, "dep.undefined_symbol")
 
 
@@ -1562,7 +1577,7 @@ def test_a_rerun_with_other_arguments_is_another_run_not_the_first_started_again
         return [api(m, 0, "vLLM API server version 0.27.2"), api(m, 1, f"non-default args: {args}"),
                 worker(m, 30, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.", level="ERROR")]
     d = decision(tmp_path, {"gpu-a1/vllm.log": attempt(0, "{'model': 'm', 'tensor_parallel_size': 1}")
-                            + attempt(5, second_args)})
+                            + attempt(5, second_args) + attempt(9, second_args)})
     assert d.outcome.state == state
 
 

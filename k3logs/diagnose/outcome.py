@@ -342,13 +342,12 @@ class Lifecycle:
         return any(r.before(f.ts, f.file, f.place) for r in mine + others)
 
     def failed_again(self, failures: list, restarts: list = (), killers: list = ()) -> bool:
-        """The deployment failed in more than one attempt of one node that ran the same arguments, or its
-        orchestrator shows restarts: two or more, or a restart symptom (`restarts`: CrashLoopBackOff, a back-off,
-        systemd's restart job) unless every restart count the bundle shows is below two (one crash and its
-        back-off is a crash, restarted). (An
-        untimed line, a pod's last state, has no attempt of its own.) An attempt stopped from outside after a
-        cause that explains such a kill (`killers`: an eviction, untimed or before the stop) failed too: the
-        stop was that cause's doing, not an operator's."""
+        """Two attempts of one node that ran the same arguments failed and it started a third time (a second, when
+        something restarts it by itself), or its orchestrator shows restarts: two or more, or a restart symptom
+        (`restarts`: CrashLoopBackOff, a back-off, systemd's restart job) unless every restart count shown is
+        below two (one crash and its back-off is a crash, restarted). (An untimed line, a pod's last state, has no
+        attempt.) An attempt stopped from outside after a cause that explains such a kill (`killers`: an
+        eviction, untimed or before the stop) failed too: the stop was that cause's doing."""
         per_node: dict = {}
         for f in (f for f in failures if f.ts is not None):
             per_node.setdefault(f.node, set()).add(self.attempt_of(f))
@@ -356,16 +355,18 @@ class Lifecycle:
             if any(k.node == node and (k.ts is None or stop.after(k.ts, k.file, k.place)) for k in killers):
                 per_node.setdefault(node, set()).add(attempt)
         counts = [int(v) for f in restarts for k in ("restarts", "restart_count")
-                  if str(v := f.fields.get(k, "")).isdigit()] + \
-            ([self.restarts_seen] if self.restarts_seen is not None else [])
-        return any(self._repeated(node, a) for node, a in per_node.items()) or max(counts, default=0) >= 2 or \
-            bool(restarts and not counts)
+                  if str(v := f.fields.get(k, "")).isdigit()] + [n for n in [self.restarts_seen] if n is not None]
+        starts = 2 if restarts or max(counts, default=0) >= 1 else 3   # (else the second may be a retry by hand)
+        return any(self._repeated(node, a, starts) for node, a in per_node.items()) or \
+            max(counts, default=0) >= 2 or bool(restarts and not counts)
 
-    def _repeated(self, node, attempts: set) -> bool:
-        """Two or more failed attempts of a node that ran what its first failed attempt ran (or whose arguments
-        the bundle does not show): reruns with other arguments are other runs, not the first started again."""
-        first = self._args.get((node, min(attempts, key=lambda a: (a is None, a or 0))))
-        return sum(1 for a in attempts if first is None or self._args.get((node, a)) in (None, first)) >= 2
+    def _repeated(self, node, failed: set, starts: int) -> bool:
+        """Two or more `failed` attempts of a node, of `starts` or more attempts, that ran what its first failed
+        attempt ran (or whose arguments the bundle does not show): reruns with other arguments are other runs."""
+        first = self._args.get((node, min(failed, key=lambda a: (a is None, a or 0))))
+        same = {a for a in {a for _, a in self._begun.get(node, [])} | failed
+                if first is None or self._args.get((node, a)) in (None, first)}
+        return len(same & failed) >= 2 and len(same) >= starts
 
     def still_working_after(self, f, answered: list = (), deaths: list = ()) -> bool:
         """The finding's node kept logging its engine's stats after it, or kept answering requests (`answered`:

@@ -358,14 +358,18 @@ def _one_pod(sink: Sink, spec: dict, status: dict, at) -> None:
 # ------------------------------------------------------------------------------------------
 def parse_schedulings(sink: Sink, lines: list[str], base: int) -> None:
     """A pod put on a node again and again ('Successfully assigned NS/POD to NODE' events, each a new pod of the same
-    name: a LeaderWorkerSet recreating its group, a StatefulSet's pod deleted) was restarted by its orchestrator,
-    whose restart count (`restart_count`) stays 0 for a pod made anew: the schedulings after the first are its
-    restarts."""
+    name: a LeaderWorkerSet recreating its group, a StatefulSet's pod deleted), or a controller's pods made again
+    at later times (SuccessfulCreate events of one ReplicaSet: its pods' names are its own and a suffix) was
+    restarted by its orchestrator, whose restart count (`restart_count`) stays 0 for a pod made anew: the
+    schedulings, or the times of creation, after the first are its restarts. (Pods made at one time are replicas.)"""
     seen: dict[str, list[int]] = {}
+    made: dict[str, dict[str, int]] = {}
     for i, line in enumerate(lines):
         if m := FACTS["scheduled_event"].search(line):
             seen.setdefault(f"{m.group('ns')}/{m.group('pod')}", []).append(base + i + 1)
-    for at in seen.values():
+        elif m := FACTS["created_pod_event"].search(line):
+            made.setdefault(m.group("pod").rpartition("-")[0], {}).setdefault(m.group("when"), base + i + 1)
+    for at in [*seen.values(), *(sorted(times.values()) for times in made.values())]:
         if len(at) >= 2:
             sink.add("restart_count", str(len(at) - 1), at[-1])
 
