@@ -1100,3 +1100,32 @@ def test_a_power_loss_the_bmc_logged_is_the_node_lost_unless_the_node_went_on(tm
                                           "error, NCCL version 2.27.3")
     d = analyze_files(tmp_path, files).decision
     assert (None if d.healthy or d.root is None else d.root.category) == root
+
+
+# ------------------------------------------------------------------------------------------
+# a fault first stated by a line that is no cause by itself
+# ------------------------------------------------------------------------------------------
+HUB_RETRY = ("(Worker_TP0 pid=212) WARNING 08-11 {t} [_http.py:1] '[Errno 101] Network is unreachable' thrown while "
+             "requesting HEAD https://huggingface.co/Qwen/Qwen3-8B/resolve/main/config.json")
+HUB_FAILED = ("(Worker_TP0 pid=212) ERROR 08-11 {t} [core.py:708] huggingface_hub.errors.LocalEntryNotFoundError: "
+              "An error happened while trying to locate the file on the Hub and we cannot find the requested files "
+              "in the local cache.")
+
+
+@pytest.mark.parametrize("retried_by, line", [("pid=212", 2),    # the retry its last attempt's error follows
+                                              ("pid=377", 3)])   # near miss: another process's retry
+def test_a_retried_request_is_where_the_download_failure_its_last_retry_raises_was_first_stated(tmp_path, retried_by,
+                                                                                                line):
+    a = analyze_files(tmp_path, {"node-a/vllm.log": text_of(
+        "INFO 08-11 09:59:59 [api_server.py:1] vLLM API server version 0.11.0",
+        HUB_RETRY.format(t="10:00:00").replace("pid=212", retried_by), HUB_FAILED.format(t="10:00:31"))})
+    root = root_of(a)
+    assert (root.category, root.line) == ("model.download_failed", line)
+
+
+def test_near_miss_a_retried_request_that_succeeds_is_no_failure(tmp_path):
+    a = analyze_files(tmp_path, {"node-a/vllm.log": text_of(
+        "INFO 08-11 09:59:59 [api_server.py:1] vLLM API server version 0.11.0", HUB_RETRY.format(t="10:00:00"),
+        "(Worker_TP0 pid=212) INFO 08-11 10:00:05 [weight_utils.py:1] Time spent downloading weights for "
+        "Qwen/Qwen3-8B: 4.2 seconds")})
+    assert a.decision.root is None

@@ -127,14 +127,17 @@ def _statement(root: Finding, findings: list[Finding]) -> Finding:
 
 
 def _stated_before(root: Finding, findings: list[Finding], cat: Catalogue) -> Finding:
-    """A symptom's fault as first stated: the earliest context line whose signature `states` its category, or a
-    category whose causes explain it (Ray marking a node dead, or failing its health checks, before an actor dies
-    with its node or the collective its ranks were in times out), within the explanation window before it."""
+    """A fault as first stated: the earliest context line whose signature `states` its category, or for a symptom
+    a category whose causes explain it (Ray marking a node dead, or failing its health checks, before an actor dies
+    with its node or the collective its ranks were in times out), within the explanation window before it; a
+    cause's only by its own process (a request retried before the error its last retry raises)."""
     states = {s.id: s.states for s in cat.signatures if s.states}
     explained = {c: {e for s in cat.signatures if s.role == "cause" and s.category == c for e in s.explains}
                  for c in set(states.values())}
     said = [f for f in findings if f.role == "context" and f.set_aside is None and f.ts and root.ts
-            and f.sig in states and root.category in {states[f.sig], *explained[states[f.sig]]}
+            and f.sig in states and (root.category == states[f.sig] and (f.file, f.pid) == (root.file, root.pid)
+                                     if root.role == "cause"
+                                     else root.category in {states[f.sig], *explained[states[f.sig]]})
             and 0 <= (root.ts - f.ts).total_seconds() <= EXPLAIN_WINDOW_S]
     if not said:
         return root
@@ -226,7 +229,7 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
         # a node's loss, which its controller states only after a grace period, may still explain the vanishing)
         causes = []
     if causes:
-        root = _statement(first(causes, cat), findings)
+        root = _stated_before(_statement(first(causes, cat), findings), findings, cat)
         borrow_rank(root, findings, pid_rank, node_wide)
         root.unready = root.unready or _never_ready_after(root, findings, life)
         outcome = life.outcome(_seen_failing(root, findings, life, cat), again, answered, deaths, failed)
