@@ -143,6 +143,24 @@ def test_a_worker_node_stopped_while_its_head_served_stopped_the_deployment(tmp_
     assert d.healthy is False or d.outcome.state == "stopped"
 
 
+IB_FLUSHED = ("[2026-11-18 07:{t}] gpu-b2:3377:3402 [4] transport/net_ib.cc:2319 NCCL WARN NET/IB : Got completion "
+              "from peer 10.52.8.17<50214> with status=5 opcode=0 len=0 vendor err 249 (Recv)")
+HEADLESS = [worker(1, 0, "Starting to load model m...", pid=3377), worker(2, 0, "Model loading took 15.2 GiB and 60.1 "
+                                                                               "seconds", pid=3377)]
+
+
+@pytest.mark.parametrize("t, signal, healthy", [
+    ("05:03", True, True),     # the head was asked to stop; the worker node's peers went away
+    ("04:50", True, False),    # near miss: the worker failed before the head stopped
+    ("05:03", False, False),   # near miss: the head wound down by itself (as after a failure of its own)
+])
+def test_a_worker_nodes_errors_after_its_head_was_asked_to_stop_are_the_stops_trail(tmp_path, t, signal, healthy):
+    asked = [api(5, 0, "[shutdown] EngineCore: trigger received signal=SIGTERM")] if signal else []
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + asked + STOP,
+                            "gpu-b2/vllm.log": HEADLESS + [IB_FLUSHED.format(t=t)]})
+    assert d.healthy is healthy, (d.outcome, d.root)
+
+
 def test_near_miss_a_failure_before_the_stop_is_the_cause(tmp_path):
     d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + [OOM] + STOP + [DEAD]})
     assert state(d) == ("crashed", "oom.inference") and not d.healthy
@@ -1749,3 +1767,17 @@ def test_a_task_of_a_job_s_output_goes_on_only_by_its_own_work(tmp_path, later_t
           [oom, f"{later_task}: INFO 05-21 14:03:29 [default_loader.py:1] Loading weights took 63.87 seconds"]
     d = decision(tmp_path, {"run-4471823.log": out})
     assert (aside_at(d, "run-4471823.log", 17) or "").startswith("survived") == survived
+
+
+@pytest.mark.parametrize("line, asked", [
+    ("slurmstepd: error: *** JOB 884213 ON gpu-b017 CANCELLED AT 2026-03-11T10:37:12 ***", True),   # its owner
+    ("slurmstepd: error: *** JOB 884213 ON gpu-b017 CANCELLED AT 2026-03-11T10:37:12 DUE TO TIME LIMIT ***", True),
+    ("slurmstepd: error: *** JOB 884213 ON gpu-b017 CANCELLED AT 2026-03-11T10:37:12 DUE TO NODE FAILURE ***",
+     False),                                                          # near miss: the job lost a node
+    ("Shutting down", False),                                         # near miss: a server winding down by itself
+])
+def test_a_stop_asked_from_outside_is_told_from_a_wind_down(line, asked):
+    import polars as pl
+
+    from k3logs.diagnose.detect import outcome_data
+    assert pl.Series([line]).str.contains(outcome_data().asked_to_stop)[0] is asked

@@ -2,15 +2,11 @@
 
 Every node's landmarks (patterns/landmarks.toml) split its logs into attempts (a restart begins a new one) and
 say when an attempt became ready (a serving landmark) and when it was asked to stop or wound down (a shutdown
-landmark: an operator's SIGTERM, a cancelled job, a stopped unit). Two rules set findings aside before any
-is chosen as the cause:
-
-- the shutdown's trail: whatever fails after its attempt's stop (EngineDeadError, CancelledError, Ray's
-  SIGTERM stacks, aborted requests) is the stop's consequence, never a cause;
-- what the service survived: an error its process (a kernel line: its node; one about a GPU: that GPU's rank, or
-  the deployment serving) went on from, to a later landmark or to work done (tokens generated, a communicator
-  built), is context, unless it explains a failure that follows (an Xid whose CUDA error comes later is still
-  the cause).
+landmark: an operator's SIGTERM, a cancelled job, a stopped unit). Two rules set findings aside before any is
+chosen as the cause: the shutdown's trail (whatever fails after its attempt's stop: EngineDeadError,
+CancelledError, Ray's SIGTERM stacks, aborted requests) is the stop's consequence, never a cause; what the service
+survived (an error its process, a kernel line: its node; one about a GPU: that GPU's rank, or the deployment
+serving, went on from, to a later landmark or to work done) is context, unless it explains a failure that follows.
 
 The outcome then says what the deployment came to: never_ready, crashed, failing_requests, restart_loop,
 stopped, serving, or inconclusive (no application log could show it). An incident is an abnormal outcome.
@@ -88,9 +84,12 @@ class Lifecycle:
                                 "line", "seq")
         self._ready_ident = {(n, a, i): At(ts, file, line, seq)
                              for n, a, i, ts, file, line, seq in reversed(list(serving))}
-        self._stops = points_by_key(marks.filter(pl.col("mark") == "shutdown"))
+        stops = marks.filter(pl.col("mark") == "shutdown")
+        self._stops = points_by_key(stops)
         self.stops = {k: ats[0] for k, ats in self._stops.items()}
-        timed_stops = marks.filter((pl.col("mark") == "shutdown") & pl.col("ts").is_not_null()).sort("ts")
+        self._asked = set(ev.filter(pl.col("eid").is_in(stops["eid"].implode()) & pl.col("text").str.contains(
+            outcome_data().asked_to_stop)).select("node", "attempt").iter_rows()) if "text" in ev.columns else set()
+        timed_stops = stops.filter(pl.col("ts").is_not_null()).sort("ts")
         self.last_stop = At(*timed_stops.select("ts", "file", "line", "seq").row(-1)) if timed_stops.height else None
         self.eid_attempt = dict(zip(ev["eid"].to_list(), ev["attempt"].to_list()))
         # (node, attempt) -> the arguments it ran with, where it logged them
@@ -191,13 +190,14 @@ class Lifecycle:
         else:  # (a bundle that names no node has its attempts too)
             stop = next((s for s in self._stops.get((f.node, self.attempt_of(f)), [])
                          if s.before(f.ts, f.file, f.place)), None)
-        if stop is None and f.ts is not None and (f.node, self.attempt_of(f)) in self._instances:
+        if stop is None and f.ts is not None:
             # a node that serves no instance of its own (a worker node of a multi-node engine: it prints no engine
-            # stats, the finding's node does) was stopped while the deployment served: so was the deployment, in
-            # the attempt the finding's node was in then (a stop during the start, or in a batch job, is as likely
-            # the failure's consequence: a job step cancelled after a task failed)
-            peers = [s for (node, attempt), s in self.stops.items()
-                     if node not in (None, f.node) and (node, attempt) not in self._instances
+            # stats, its head does) was stopped while the deployment served, or its head was asked to: so was the
+            # other, in the attempt the finding's node was in then (a stop during the start, or in a batch job, is
+            # as likely the failure's consequence: a job step cancelled after a task failed)
+            serves = (f.node, self.attempt_of(f)) in self._instances
+            peers = [s for (node, attempt), s in self.stops.items() if node not in (None, f.node)
+                     and ((node, attempt) in self._instances) != serves and (serves or (node, attempt) in self._asked)
                      and s.ts is not None and (s.ts - f.ts).total_seconds() <= TIE_SECONDS   # (two clocks)
                      and self._attempt_at(f.node, s.ts) == self.attempt_of(f)
                      and any(r.ts is not None and r.ts < s.ts for r in self.ready.values())]
