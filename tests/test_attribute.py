@@ -606,6 +606,18 @@ def test_pod_log_folders_are_not_node_folders(tmp_path):
     assert event_at(a.events, pods.format("zx4lm", "b"), 1)["node"] is None   # a pod no listing places
 
 
+@pytest.mark.parametrize("folder, node", [("inference_vllm-0-1", "gpu-h200-b07"),   # NS_POD: the listing's node
+                                          ("gpu-h200-b09", "gpu-h200-b09")])       # near miss: a node's folder
+def test_a_folder_named_namespace_and_pod_is_that_pods_not_a_node(tmp_path, folder, node):
+    cri = "2025-09-22T08:06:28.1Z stdout F " + PLATFORM
+    listing = ("NAME      READY  STATUS  RESTARTS  AGE  IP          NODE\n"
+               "vllm-0    0/1    Error   0         9m   10.244.7.19 gpu-h200-b03\n"
+               "vllm-0-1  0/1    Error   0         9m   10.244.7.20 gpu-h200-b07\n")
+    a = analyze_files(tmp_path, {"pods/inference_vllm-0/vllm.log": text_of(cri),
+                                 f"pods/{folder}/vllm.log": text_of(cri), "pods-wide.txt": listing})
+    assert event_at(a.events, f"pods/{folder}/vllm.log", 1)["node"] == node
+
+
 # --- Kubernetes ---------------------------------------------------------------------------------------
 POD_JSON = """{
   "apiVersion": "v1", "kind": "Pod",

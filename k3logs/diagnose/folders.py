@@ -38,7 +38,7 @@ def node_folders(files: list[str], file_hosts: dict[str, str], known_hosts: set[
     stands for (`why` gets how each was told). A bundle whose folders are all in one that names no host (a
     ticket's 'incident-42/node-a/...') has them inside that one: those are tried first, a few levels down. A
     generic folder (`logs`, `incident-42`: patterns/attribution.toml [folders]), a pod's folder (named after a
-    pod, or /var/log/pods' NS_POD_UID) is never a node's."""
+    pod, NS_POD, or /var/log/pods' NS_POD_UID) is never a node's."""
     dirs = sorted({d for f in files if (d := _folder_in(f, base))})
     name = {d: RX["archive_suffix"].sub("", d.rsplit("/", 1)[-1]) for d in dirs}  # node-a.tar.gz/...: node-a
     if len(dirs) == 1 and depth < MAX_WRAPPING_FOLDERS and not _hosts_named(name[dirs[0]], known_hosts):
@@ -50,8 +50,9 @@ def node_folders(files: list[str], file_hosts: dict[str, str], known_hosts: set[
     # (a folder named by a node's address is that node's, though an address reads as a version number)
     addressed = {d for d in dirs if is_ip(name[d]) and (ip_node or {}).get(name[d])}
     layout = [d for d in dirs if w.is_generic_folder(name[d]) and d not in addressed]
-    dirs = [d for d in dirs if (not w.is_generic_folder(name[d]) or d in addressed) and name[d] not in pods
-            and not RX["pod_log_dir"].search(name[d] + "/")]
+    # (a pod's folder: its name, NS_POD as kubelet's without the uid, or /var/log/pods' NS_POD_UID)
+    dirs = [d for d in dirs if (not w.is_generic_folder(name[d]) or d in addressed)
+            and not {name[d], name[d].partition("_")[2]} & pods and not RX["pod_log_dir"].search(name[d] + "/")]
     out: dict[str, str] = {}
     for d in dirs + [d for d in layout if w.is_container_folder(name[d])]:
         hosts = Counter(h for f, h in file_hosts.items() if _folder_in(f, base) == d)
