@@ -1129,3 +1129,46 @@ def test_near_miss_a_retried_request_that_succeeds_is_no_failure(tmp_path):
         "(Worker_TP0 pid=212) INFO 08-11 10:00:05 [weight_utils.py:1] Time spent downloading weights for "
         "Qwen/Qwen3-8B: 4.2 seconds")})
     assert a.decision.root is None
+
+
+# ------------------------------------------------------------------------------------------
+# a state of the node that persists: survived by what ran before it, not by what starts after
+# ------------------------------------------------------------------------------------------
+MISMATCH = ("[Tue Nov 24 {t} 2026] NVRM: API mismatch: the client '{who}' (pid 771102) has the version 580.105.08, "
+            "but this kernel module has the version 580.95.05.")
+SERVED = ["INFO 11-24 05:00:00 [api_server.py:1] vLLM API server version 0.11.0",
+          "INFO 11-24 05:05:00 [api_server.py:1] Application startup complete.",
+          "INFO 11-24 06:20:00 [loggers.py:1] Avg prompt throughput: 120.0 tokens/s, Avg generation throughput: 340.5 "
+          "tokens/s, Running: 4 reqs, Waiting: 0 reqs, GPU KV cache usage: 12.0%"]
+RESTARTED = ["INFO 11-24 10:02:20 [api_server.py:1] vLLM API server version 0.11.0",
+             "ERROR 11-24 10:02:25 [engine.py:1] RuntimeError: Failed to infer device type"]
+
+
+@pytest.mark.parametrize("restarted, root_line", [(True, 1),      # the mismatch the next start fails on began then
+                                                  (False, None)])  # near miss: the server ran on, nothing started
+def test_a_driver_mismatch_a_running_server_outlives_is_the_cause_of_the_next_starts_failure(tmp_path, restarted,
+                                                                                               root_line):
+    kernel = [MISMATCH.format(t="06:13:29", who="nvidia-persiste")] + (
+        [MISMATCH.format(t="10:02:24", who="vllm")] if restarted else [])
+    a = analyze_files(tmp_path, {"gpu-a1/dmesg-T.txt": text_of(*kernel),
+                                 "gpu-a1/vllm.log": text_of(*SERVED, *(RESTARTED if restarted else []))})
+    root = a.decision.root
+    assert (root.file, root.line) == ("gpu-a1/dmesg-T.txt", root_line) if root_line else root is None
+
+
+SMI = ("+-----------------------------------------------------------------------------------------+\n"
+       "| NVIDIA-SMI {v}              Driver Version: {v}      CUDA Version: {c}     |\n"
+       "+-----------------------------------------+------------------------+----------------------+\n")
+
+
+@pytest.mark.parametrize("driver, cuda, category", [("575.57.08", "12.9", "env.driver_too_old"),
+                                                    ("580.95.05", "13.0", "proc.killed")])   # near miss: r580
+def test_a_driver_too_old_for_the_containers_cuda_explains_workers_that_died_at_start_saying_nothing(
+        tmp_path, driver, cuda, category):
+    a = analyze_files(tmp_path, {
+        "gpu-a1/nvidia-smi.txt": SMI.format(v=driver, c=cuda), "pip-freeze.txt": "torch==2.11.0+cu130\nvllm==0.27.1\n",
+        "gpu-a1/vllm.log": text_of("INFO 08-11 10:00:00 [api_server.py:1] vLLM API server version 0.27.1",
+                                   "(EngineCore pid=188) ERROR 08-11 10:00:20 [core.py:1] Exception: WorkerProc "
+                                   "initialization failed due to an exception in a background process. See stack "
+                                   "trace for root cause.")})
+    assert root_of(a).category == category
