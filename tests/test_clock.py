@@ -68,6 +68,16 @@ def test_yearless_time_takes_the_year_of_a_dated_line_of_the_same_node(tmp_path)
     assert a.clock.year_source == "dated lines in the bundle"
 
 
+@pytest.mark.parametrize("klog, want", [("09:10:14.780000", "09:10:14.78"),   # the journal's second, refined
+                                         ("09:10:11.250000", "09:10:14")])     # near miss: another second
+def test_a_journal_lines_whole_second_is_refined_by_the_klog_time_it_wraps_in_that_second(tmp_path, klog, want):
+    a = analyze_files(tmp_path, {"gpu-a1/journal.txt": text_of(
+        "2024-11-03T08:00:00+00:00 gpu-a1 kernel: NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  580.65.06",
+        f"Nov 03 09:10:14 gpu-a1 kubelet[3381]: E1103 {klog}    3381 log.go:32] \"PullImage from image service "
+        "failed\" err=\"rpc error: code = NotFound\"")}, keep_all=True)
+    assert at(a, "gpu-a1/journal.txt", 2)[0] == f"2024-11-03T{want}"
+
+
 def test_rollover_from_a_january_dated_line_puts_december_in_the_year_before(tmp_path):
     a = analyze_files(tmp_path, {
         "vllm.log": text_of(vllm("12-31 23:59:58")),

@@ -56,8 +56,12 @@ def _as_utc(expr: pl.Expr, tz: str) -> pl.Expr:
 
 
 def _yearless() -> pl.Expr:
+    """The wrapper's year-less time, refined by the line's own where that falls in the same second (a journal's
+    whole seconds around klog's microseconds: the order of two lines in one second)."""
     c = pl.col
-    return pl.when(c("wt_kind") == "yearless").then(c("wt")).when(c("lt_kind") == "yearless").then(c("lt"))
+    finer = (c("lt_kind") == "yearless") & (c("lt").dt.truncate("1s") == c("wt"))
+    return pl.when((c("wt_kind") == "yearless") & finer.fill_null(False)).then(c("lt")) \
+        .when(c("wt_kind") == "yearless").then(c("wt")).when(c("lt_kind") == "yearless").then(c("lt"))
 
 
 def _dateless() -> pl.Expr:
