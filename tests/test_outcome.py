@@ -67,11 +67,11 @@ def last_state(reason: str, code: int) -> str:
 
 
 @pytest.mark.parametrize("reason, code, healthy", [("Error", 1, False), ("Error", 2, False),
-                                                   ("Completed", 0, True), ("Error", 143, True)])
+                                                   ("Completed", 0, True), ("Error", 143, True), ("Error", 130, True)])
 def test_a_run_its_orchestrator_saw_end_abnormally_is_no_healthy_run_when_no_log_shows_why(tmp_path, reason, code,
                                                                                             healthy):
     # the restarted container serves; the one before it ended with an exit code no clean end gives (near misses:
-    # done, or stopped by SIGTERM), and no log of it shows why
+    # done, or stopped by SIGTERM or SIGINT), and no log of it shows why
     a = run(make_bundle(tmp_path, {"gpu-a1/vllm.log": "\n".join(START + LOADED + READY + SERVING) + "\n",
                                    "kubectl-describe-pod.txt": last_state(reason, code)}))
     assert a.decision.healthy is healthy and a.decision.root is None
@@ -1775,9 +1775,13 @@ def test_a_task_of_a_job_s_output_goes_on_only_by_its_own_work(tmp_path, later_t
     ("slurmstepd: error: *** JOB 884213 ON gpu-b017 CANCELLED AT 2026-03-11T10:37:12 DUE TO NODE FAILURE ***",
      False),                                                          # near miss: the job lost a node
     ("Shutting down", False),                                         # near miss: a server winding down by itself
+    ("(gcs_server) gcs_node_manager.cc:127: Drain node request received, node id = 5d0c, reason = "
+     "DRAIN_NODE_REASON_PREEMPTION, reason message = received SIGTERM", False),   # near miss: a cloud took the node
+    ("[shutdown] EngineCore: received SIGTERM, shutting down", True),
 ])
 def test_a_stop_asked_from_outside_is_told_from_a_wind_down(line, asked):
     import polars as pl
 
     from k3logs.diagnose.detect import outcome_data
     assert pl.Series([line]).str.contains(outcome_data().asked_to_stop)[0] is asked
+
