@@ -1557,3 +1557,56 @@ def test_folders_that_are_siblings_of_each_other_are_nodes_beside_one_that_is_no
     fn = analyze_files(tmp_path, {"gpu-pf-01/vllm.log": log, "gpu-pd-02/vllm.log": log,
                                   "gateway-x9/nginx.log": log}).attribution.folder_node
     assert fn == {"gpu-pf-01": "gpu-pf-01", "gpu-pd-02": "gpu-pd-02"}   # near miss: gateway-x9 is none's sibling
+
+
+@pytest.mark.parametrize("header, node", [("# _HOSTNAME=gpu-b12", "gpu-b12"),   # the export's header names its host
+                                          ("# _MACHINE_ID=a81f0c6e", None)])      # near miss: a machine id
+def test_a_journal_export_without_hostnames_is_the_host_its_header_names_and_its_units_lines_are_read(
+        tmp_path, header, node):
+    unit = text_of(header, "# cmd: journalctl -u vllm.service -o short-iso-precise --no-hostname",
+                   "2026-09-22T00:41:04.014341-07:00 vllm[51988]: (Worker_PP1_TP3 pid=52262) INFO 09-22 00:41:04 "
+                   "[parallel_state.py:1325] world_size=16 rank=11 local_rank=3 "
+                   "distributed_init_method=tcp://10.4.1.1:29500 backend=nccl")
+    a = analyze_files(tmp_path, {"exports/unit.txt": unit})
+    ev = event_at(a.events, "exports/unit.txt", 3)
+    assert (ev["node"], ev["rank"], ev["pid"]) == (node, 11, 52262)
+
+
+@pytest.mark.parametrize("tree, node", [("var/log/", "inf-a100-22"),   # a host's own file tree: its capture
+                                        ("", None)])                     # near miss: two unrelated names, no tree
+def test_a_folder_named_like_a_host_that_holds_its_var_or_etc_tree_is_that_hosts(tmp_path, tree, node):
+    cri = "2025-09-22T08:06:28.1Z stdout F " + PLATFORM
+    a = analyze_files(tmp_path, {f"collected/inf-a100-22/{tree}vllm.log": text_of(cri),
+                                 f"collected/gw-nginx-01/{tree}access.log": text_of(
+                                     '10.0.0.5 - - [22/Sep/2025:08:06:30 +0000] "GET /health HTTP/1.1" 200 2')})
+    assert event_at(a.events, f"collected/inf-a100-22/{tree}vllm.log", 1)["node"] == node
+
+
+CID = "3f9a0c1d2e7b46f8a05c91d3e7b2f6408c1a9d5e3b7f02c64e8a1d9b5c3f7e20"
+
+
+@pytest.mark.parametrize("listed, node", [(CID, "gpu-c04"),                      # its host's docker ps lists it
+                                          ("8e2a4c6e8a0c" + "0" * 52, None)])   # near miss: another container
+def test_a_containers_own_log_is_on_the_host_whose_docker_ps_lists_it(tmp_path, listed, node):
+    ps = text_of("$ hostname; docker ps -a --no-trunc", "gpu-c04",
+                 "CONTAINER ID   IMAGE   STATUS   NAMES",
+                 f"{listed}   vllm/vllm-openai:v0.14.1   Up About an hour   vllm-l405")
+    log = '{"log":"INFO 01-27 10:37:32 [api_server.py:1] vLLM API server version 0.14.1\\n","stream":"stdout",' \
+          '"time":"2026-01-27T10:37:32.58Z"}\n'
+    a = analyze_files(tmp_path, {f"containers/{CID}/{CID}-json.log": log, "hosts/gpu-c04/docker-ps.txt": ps,
+                                 "hosts/gpu-c03/uptime.txt": "10:00:00 up 3 days\n"})
+    assert event_at(a.events, f"containers/{CID}/{CID}-json.log", 1)["node"] == node
+
+
+@pytest.mark.parametrize("opening, node", [("hgx-h200-b07 -- qwen3 container down", "hgx-h200-b07"),
+                                           ("qwen3-235b -- container down", None)])   # near miss: a model's name
+def test_a_note_read_as_a_log_still_names_its_host_on_its_first_line(tmp_path, opening, node):
+    note = text_of(opening, "",
+                   "03:14 synthgen-nightly reported 47 failed requests and connection refused afterwards.",
+                   "03:41 on-call (me) did `docker start qwen3-235b` -- it died again during startup after ~20 s.",
+                   "03:46 collected: docker json log of the container (covers the original run from 07-07 21:03 and "
+                   "the 03:41 start attempt),", "      dmesg -T, nvidia-smi query, docker ps/inspect, launch command.",
+                   "Host clock and container clock are both UTC.")
+    a = analyze_files(tmp_path, {"notes.txt": note, "vllm.log": text_of(
+        "INFO 07-08 03:41:22 [api_server.py:1] vLLM API server version 0.23.0")})
+    assert event_at(a.events, "vllm.log", 1)["node"] == node

@@ -96,6 +96,12 @@ def _line_witnesses(ev: pl.DataFrame, w: Witnesses) -> dict[str, list[Read]]:
             if m:
                 out[lw.kind].append(Read(lw.name, lw.kind, file, line, t,
                                           {k: v for k, v in m.groupdict().items() if v is not None}))
+    heads = ev.filter(pl.col("text").str.strip_chars() != "").sort("line").group_by("file").first()  # (a text's
+    for file, line, text in heads.select("file", "line", "text").iter_rows():   # first line: a note read as a log)
+        for lw in (lw for lw in w.lines if lw.first_line and lw.prefilter_in(text)):
+            if m := lw.regex.search(text):
+                out[lw.kind].append(Read(lw.name, lw.kind, file, line, None,
+                                         {k: v for k, v in m.groupdict().items() if v is not None}))
     return out
 
 
@@ -259,6 +265,13 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
     for f, (node, why) in node_files(a.file_node, known_hosts | acting | job, w).items():
         a.file_node[f] = node
         a.said("file", f, why)
+    for r in reads["container_listed"]:   # (a container its host's `docker ps` lists: its own files are that host's)
+        if (node := a.file_node.get(r.file)) and a.pod_node.setdefault(r.g["container"], node) == node:
+            a.said("pod", r.g["container"], f"the container `docker ps` lists on {r.file}:{r.line}, a file of {node}")
+    for f in [f for f, n in a.file_node.items() if not n]:
+        if (m := RX["docker_container_log"].search(f)) and (node := a.pod_node.get(m.group("pod"))):
+            a.file_node[f] = node
+            a.said("file", f, f"the log of container {m.group('pod')}, on {node} ({a.why[('pod', m.group('pod'))]})")
     host_files = set(ev.filter(pl.col("source") == "kernel")["file"].unique().to_list()) | set(hints.gpu_buses)
     for f, (node, why) in host_named_files([f for f, n in a.file_node.items() if not n], host_files, w).items():
         a.file_node[f] = node

@@ -85,6 +85,11 @@ def node_folders(files: list[str], file_hosts: dict[str, str], known_hosts: set[
                                                for o in everyone if o != d)]:
             out[d] = name[d]
             why[d] = f"node folder {d}/"
+    # a folder named like a host that holds a host's own file tree (var/log/..., etc/...): that host's capture
+    for d in [d for d in dirs if d not in out and w.is_node_folder_name(name[d])
+              and any(f.startswith((d + "/var/", d + "/etc/")) for f in files)]:
+        out[d] = name[d]
+        why[d] = f"node folder {d}/ (named like a host, it holds that host's var/ or etc/)"
     # a bundle of one node: its one folder, named like a host, whose files print no other host (not one folder
     # inside a layout folder: pods/POD/ is a pod's)
     if not out and lone and len(dirs) == 1 and w.is_node_folder_name(name[dirs[0]]) and \
