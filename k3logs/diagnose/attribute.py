@@ -96,8 +96,8 @@ def _line_witnesses(ev: pl.DataFrame, w: Witnesses) -> dict[str, list[Read]]:
             if m:
                 out[lw.kind].append(Read(lw.name, lw.kind, file, line, t,
                                           {k: v for k, v in m.groupdict().items() if v is not None}))
-    heads = ev.filter(pl.col("text").str.strip_chars() != "").sort("line").group_by("file").first()  # (a text's
-    for file, line, text in heads.select("file", "line", "text").iter_rows():   # first line: a note read as a log)
+    heads = ev.filter((pl.col("line") == 1) & (pl.col("text").str.strip_chars() != ""))   # (a text's first line:
+    for file, line, text in heads.select("file", "line", "text").iter_rows():             # a note read as a log)
         for lw in (lw for lw in w.lines if lw.first_line and lw.prefilter_in(text)):
             if m := lw.regex.search(text):
                 out[lw.kind].append(Read(lw.name, lw.kind, file, line, None,
