@@ -21,6 +21,7 @@ LOG_SHARE = 0.9  # of a long head's lines in an application's log format: a log,
 WRAPPER_ORDER = ("docker_json", "journald_json", "elastic_hit", "fluentbit_json", "gcp_log_entry", "cloudwatch_tsv",
                  "cri", "kubectl_prefix", "stern", "loki_logcli", "datadog_csv", "json_message_field", "journald_iso",
                  "journald_iso_nohost", "rfc3339", "journald", "compose", "srun_label", "pdsh")
+JOURNALS = ("journald", "journald_iso", "journald_iso_nohost")   # a journal's text exports (its identifier per line)
 # a bare label, 'N: ' or 'HOST: ': a dump whose lines start so (`ip -o addr`, `ifconfig`) is that dump, not a log
 LABELS = ("srun_label", "pdsh")
 NUL_RUN = re.compile(rb"\x00{8,}")  # (kept here: a hole in raw bytes; patterns/*.toml regexes are of text)
@@ -214,7 +215,7 @@ def sniff(head: bytes, size: int | None = None, formats: Formats | None = None) 
         return Sniffed("captures", (), "JSON lines holding chat requests or responses (messages / choices)")
 
     # 3. logs: the counts of each application format
-    if {"journald", "journald_iso", "journald_iso_nohost", *_json_wrappers()} & set(wrappers):
+    if {*JOURNALS, *_json_wrappers()} & set(wrappers):
         idents = Counter(i for ln in lines if (i := _journal_ident(ln, pats)))
         if idents and idents.most_common(1)[0][0] == "kernel":
             counts["kernel"] = n
@@ -280,7 +281,7 @@ def _json_wrappers() -> dict[str, str]:
 
 def _journal_ident(line: str, pats) -> str | None:
     for name, p in pats["wrapper"]:
-        if name in ("journald", "journald_iso", "journald_iso_nohost"):
+        if name in JOURNALS:
             m = p.match(line)
             if m:
                 return m.group("ident")
