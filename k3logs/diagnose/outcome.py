@@ -148,9 +148,9 @@ class Lifecycle:
             self._answers.setdefault((node, *who(source, pid, ident, file)), []).append(
                 (At(ts, file, line, seq), status))
         # the ports the deployment's own lines name (its arguments, its rendezvous address)
-        ports = ev.filter(pl.col("file").is_in(list(self.app_files)))["text"].str.extract_all(
-            decision_line("named_port")).explode().drop_nulls() if "text" in ev.columns else []
-        self.ports = {"".join(c for c in p if c.isdigit()) for p in ports}
+        said = (ev.filter(pl.col("file").is_in(list(self.app_files)))["text"] if "text" in ev.columns
+                else pl.Series([""]))
+        self.ports = set(said.str.extract_all(decision_line("named_port")).explode().str.extract(r"(\d+)$").unique())
         # the times of stats that show requests running and nothing done: an engine stuck
         running = pl.col("text").str.extract(decision_line("engine_stats"), 1).cast(pl.Int64, strict=False)
         stuck = [] if stats is None else stats.filter((running > 0) & ~pl.col("progress").fill_null(False)
