@@ -36,7 +36,6 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
 from datetime import timezone
 
 import polars as pl
@@ -45,8 +44,8 @@ from k3logs.catalogue.landmarks import decision_line
 from k3logs.catalogue.witnesses import Witnesses, builtin_witnesses
 
 from .assign import apply_nodes, host_columns
-from .attribution import (RX, Attribution, DumpHints, elastic_entries, ensure, host_field, is_ip, line_rx, short_host,
-                          step_of)
+from .attribution import (RX, Attribution, DumpHints, Read, elastic_entries, ensure, host_field, is_ip, line_rx,
+                          line_witnesses, short_host, step_of)
 from .clock import parse_iso
 from .folders import folder_node_of, host_named_files, node_files, node_folders
 from .ranks import learn_gpus, learn_ranks
@@ -61,48 +60,6 @@ def anchors() -> tuple[str, ...]:
 def folded_anchors() -> tuple[str, ...]:
     """The literals of anchors() a line may hold in any case (those of case-insensitive witnesses)."""
     return builtin_witnesses().folded_prefilters
-
-
-@dataclass
-class Read:
-    """One line witness read from a kept line."""
-
-    name: str
-    kind: str
-    file: str
-    line: int
-    task: int | None
-    g: dict
-
-
-def _line_witnesses(ev: pl.DataFrame, w: Witnesses) -> dict[str, list[Read]]:
-    """Every line witness of patterns/attribution.toml found in the events (a vectorised prefilter, then the
-    witness's regex on the few lines that hold one of its literals)."""
-    out: dict[str, list[Read]] = defaultdict(list)
-    if not ev.height or not w.in_lines:
-        return out
-    folded = list(w.folded_prefilters)
-    holds = pl.col("text").str.contains_any(list(w.prefilters))
-    if folded:
-        holds = holds | pl.col("text").str.contains_any(folded, ascii_case_insensitive=True)
-    cand = ev.filter(holds.fill_null(False))
-    task = cand["w_task"] if "w_task" in cand.columns else pl.repeat(None, cand.height, dtype=pl.Int32, eager=True)
-    for file, line, text, t in zip(cand["file"].to_list(), cand["line"].to_list(), cand["text"].to_list(),
-                                   task.to_list()):
-        for lw in w.in_lines:
-            if not lw.prefilter_in(text):
-                continue
-            m = lw.regex.search(text)
-            if m:
-                out[lw.kind].append(Read(lw.name, lw.kind, file, line, t,
-                                          {k: v for k, v in m.groupdict().items() if v is not None}))
-    heads = ev.filter((pl.col("line") == 1) & (pl.col("text").str.strip_chars() != ""))   # (a text's first line:
-    for file, line, text in heads.select("file", "line", "text").iter_rows():             # a note read as a log)
-        for lw in (lw for lw in w.lines if lw.first_line and lw.prefilter_in(text)):
-            if m := lw.regex.search(text):
-                out[lw.kind].append(Read(lw.name, lw.kind, file, line, None,
-                                         {k: v for k, v in m.groupdict().items() if v is not None}))
-    return out
 
 
 class Names:
@@ -131,7 +88,7 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
     hints = hints or DumpHints()
     a = Attribution()
     ev = host_columns(elastic_entries(ensure(events)))
-    reads = _line_witnesses(ev, w)
+    reads = line_witnesses(ev, w)
     names = Names(a, w)
 
     # 1. pods and the nodes they run on; the names lines print that are a pod's or a container's, not a node's

@@ -11,7 +11,7 @@ import numpy as np
 import polars as pl
 
 from k3logs.catalogue.regexes import Regexes
-from k3logs.catalogue.witnesses import builtin_witnesses, expand_nodelist
+from k3logs.catalogue.witnesses import Witnesses, builtin_witnesses, expand_nodelist
 from k3logs.schema import MIXED, the_one
 
 # what the lines and paths attribution reads look like: patterns/diagnose.toml [[regex]]
@@ -297,3 +297,45 @@ def elastic_entries(ev: pl.DataFrame) -> pl.DataFrame:
                               .over(["file", "_entry"])).alias("_ehost"))
     return ev.with_columns(pl.coalesce("rank", "_erank").alias("rank"),
                            pl.coalesce("host", "_ehost").alias("host")).drop("_entry", "_erank", "_ehost")
+
+
+@dataclass
+class Read:
+    """One line witness read from a kept line."""
+
+    name: str
+    kind: str
+    file: str
+    line: int
+    task: int | None
+    g: dict
+
+
+def line_witnesses(ev: pl.DataFrame, w: Witnesses) -> dict[str, list[Read]]:
+    """Every line witness of patterns/attribution.toml found in the events (a vectorised prefilter, then the
+    witness's regex on the few lines that hold one of its literals)."""
+    out: dict[str, list[Read]] = defaultdict(list)
+    if not ev.height or not w.in_lines:
+        return out
+    folded = list(w.folded_prefilters)
+    holds = pl.col("text").str.contains_any(list(w.prefilters))
+    if folded:
+        holds = holds | pl.col("text").str.contains_any(folded, ascii_case_insensitive=True)
+    cand = ev.filter(holds.fill_null(False))
+    task = cand["w_task"] if "w_task" in cand.columns else pl.repeat(None, cand.height, dtype=pl.Int32, eager=True)
+    for file, line, text, t in zip(cand["file"].to_list(), cand["line"].to_list(), cand["text"].to_list(),
+                                   task.to_list()):
+        for lw in w.in_lines:
+            if not lw.prefilter_in(text):
+                continue
+            m = lw.regex.search(text)
+            if m:
+                out[lw.kind].append(Read(lw.name, lw.kind, file, line, t,
+                                          {k: v for k, v in m.groupdict().items() if v is not None}))
+    heads = ev.filter((pl.col("line") == 1) & (pl.col("text").str.strip_chars() != ""))   # (a text's first line:
+    for file, line, text in heads.select("file", "line", "text").iter_rows():             # a note read as a log)
+        for lw in (lw for lw in w.lines if lw.first_line and lw.prefilter_in(text)):
+            if m := lw.regex.search(text):
+                out[lw.kind].append(Read(lw.name, lw.kind, file, line, None,
+                                         {k: v for k, v in m.groupdict().items() if v is not None}))
+    return out

@@ -8,10 +8,10 @@ import polars as pl
 
 from k3logs.catalogue.witnesses import expand_nodelist, expand_tasks
 
-from .attribution import RX, Attribution, nth, step_of
+from .attribution import RX, Attribution, Read, nth, step_of
 
 if TYPE_CHECKING:
-    from .attribute import Names, Read
+    from .attribute import Names
 
 
 def learn_tasks(ev: pl.DataFrame, reads: dict[str, list[Read]], a: Attribution, names: Names,
