@@ -173,8 +173,8 @@ def run(path: str | Path, settings: Settings | None = None, catalogue: Catalogue
     pods = Counter(f.file for f in facts if f.name == "pod_name")
     described = {f.file: f.value for f in facts if f.name == "pod_name" and pods[f.file] == 1}
     decision = quiet_verdict(decide(events, det, cat, app_files, prose, restarts, lt.attribution.ip_node,
-                                   task_ranks(lt.attribution), lt.attribution.raised_by, described), checks, events,
-                             dumps, cat, bool(app_files))
+                                    task_ranks(lt.attribution), lt.attribution.raised_by, described,
+                                    lt.attribution.pods), checks, events, dumps, cat, bool(app_files))
     decision, unlogged = unlogged_end(decision, facts, cat)
     nnodes = max([int(f.value) for f in facts if f.name == "nnodes" and f.value.isdigit()] or [0]) or None
     missing = missing_parts(events, lt.ingested.files, lt.bundle.display, lt.attribution.file_node,

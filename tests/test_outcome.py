@@ -1727,6 +1727,25 @@ def test_a_crash_loop_of_a_pod_in_a_namespace_the_deployment_does_not_run_in_is_
                                                    "pods runs") == foreign
 
 
+@pytest.mark.parametrize("pod, served, foreign", [
+    ("eval-runner-6cc9f4d7b8-9gq4z", True, True),    # another workload's pod, while the deployment served
+    ("kimi-k3-7f6d9c8b5d-wx4tn", True, False),       # near miss: a new pod of the deployment's own (a rollout's)
+    ("eval-runner-6cc9f4d7b8-9gq4z", False, False)])  # near miss: the deployment never served
+def test_a_pod_of_another_workload_failing_while_the_deployment_serves_is_no_incident(tmp_path, pod, served, foreign):
+    """A pod whose name shares no first word with any of the deployment's pods is another workload's: its image
+    pull failing is no failure of the deployment, as long as the deployment served (before it did, the pod may be a
+    part it waits for)."""
+    rows = ["LAST SEEN   TYPE      REASON   OBJECT   MESSAGE",
+            f'39m   Warning   Failed   pod/{pod}   Failed to pull image "registry.internal/ml/app:2.4.1": rpc error: '
+            'code = NotFound desc = failed to resolve reference "registry.internal/ml/app:2.4.1": not found',
+            f"2m    Warning   Failed   pod/{pod}   Error: ImagePullBackOff"]
+    d = decision(tmp_path, {POD_LOG: START + LOADED + (READY + SERVING + LATER if served else []),
+                            "events.txt": rows})
+    for line in (2, 3):
+        assert (aside_at(d, "events.txt", line) or "").startswith(f"about pod {pod}, of a workload") == foreign
+    assert (d.root is None) == foreign
+
+
 NODE_EVENTS = ["Events:", "  Type     Reason        Age   From     Message",
                "  ----     ------        ----  ----     -------",
                "  Normal   NodeNotReady  41m   kubelet  Node gpu-a1 status is now: NodeNotReady"]

@@ -98,7 +98,8 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
     for r in reads["pod_node"]:
         if a.pod_node.setdefault(r.g["pod"], short_host(r.g["node"])) == short_host(r.g["node"]):
             a.said("pod", r.g["pod"], f"the Scheduled event on {r.file}:{r.line}")
-    pods = set(a.pod_node) | hints.pods | set(ev["w_pod"].drop_nulls().unique().to_list())
+    pods = a.pods = set(a.pod_node) | hints.pods | set(ev["w_pod"].drop_nulls().unique().to_list()) | \
+        {r.g["pod"] for r in reads["about_pod"] if r.name == "k8s_object_pod"}   # (an event row's 'pod/NAME')
     for f in [*files, *ev["file"].unique().to_list()]:
         if m := RX["pod_log_dir"].search(f) or RX["container_log"].search(f):
             pods.add(m.group("pod"))

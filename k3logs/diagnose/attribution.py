@@ -100,6 +100,7 @@ class Attribution:
     top_node: str | None = None                       # the one top folder of a bundle of one node
     alias_node: dict[str, str | None] = field(default_factory=dict)  # a pod's / container's hostname -> its node
     pod_node: dict[str, str] = field(default_factory=dict)
+    pods: set[str] = field(default_factory=set)  # the pods the bundle names (listings, events, its logs' paths)
     span_node: dict[str, list[tuple[int, int, str]]] = field(default_factory=dict)  # file -> [(first, last, node)]
     span_time: dict[str, list[tuple[int, int, datetime]]] = field(default_factory=dict)  # -> [(first, last, UTC)]
     subject_node: dict[tuple[str, int], str] = field(default_factory=dict)   # (file, line) -> node it is about

@@ -24,7 +24,7 @@ from .findings import (EXPLAIN_WINDOW_S, SAME_FAILURE_S, TIE_SECONDS, Decision, 
                        findings_of, load_before)
 from .order import first, seconds, sort_key
 from .outcome import HEALTHY, KERNEL_SLACK_S, Lifecycle
-from .survived import recoveries, set_aside, unexplain_by_set_aside
+from .survived import one_pod_named, recoveries, set_aside, unexplain_by_set_aside, workloads
 from .templates import mask_template, same_template
 from .vanished import accounted, peer_gone_first, says_why, stuck_rank, vanished_worker
 
@@ -183,28 +183,30 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
            prose: frozenset[str] | set[str] = frozenset(), restarts_seen: int | None = None,
            peer_node: dict[str, str] | None = None, pid_rank: dict[tuple, int] | None = None,
            raised_by: dict[tuple[str, int], tuple] | None = None,
-           described: dict[str, str] | None = None) -> Decision:
+           described: dict[str, str] | None = None, pods: frozenset[str] | set[str] = frozenset()) -> Decision:
     """The outcome of the run, and the earliest event that explains it (module docstring, outcome.py).
     `app_files`: the deployment's own logs (default: every file); `prose`: files read as plain text (notes,
     tickets): their untimed plain lines mention errors; `restarts_seen`: restarts the orchestrator's state
     shows (a pod's or container's restart count); `peer_node`: the node of each IP the bundle ties to one;
     `pid_rank`: the rank of each (node, host pid), as the kernel and the host's tools see pids; `raised_by`: the
     (node, rank) of the actor that raised what a relayed traceback's line shows, by (file, line); `described`:
-    the pod a file describes, by file (a describe's event rows name no pod)."""
+    the pod a file describes, by file (a describe's event rows name no pod); `pods`: the pods the bundle names."""
     pid_rank = pid_rank or {}
     life = Lifecycle(ev, set(ev["file"].unique().to_list()) if app_files is None else app_files, restarts_seen,
                      host_pids=pid_rank)
     findings = findings_of(ev, det, cat)
-    for f in findings:   # (a line of a pod's describe, an event row of its Events, names no pod: it is that pod's)
-        if f.file in (described or {}) and not f.fields.get("pod"):
-            f.fields["pod"] = described[f.file]
+    for f in findings:   # (the pod a line is about: the one its describe is of, or the one pod an event row or a
+        # listing's row names)
+        if not f.fields.get("pod") and (pod := (described or {}).get(f.file) or one_pod_named(f.text, pods)):
+            f.fields["pod"] = pod
     _explain(findings, cat)
     others = exceptions(ev, benign_eids(det, cat, findings), [f.eid for f in findings if f.role == "symptom"])
     sigs = {s.id: s for s in cat.signatures}
     # (categories of the whole node's faults, and the signatures of such a state in a category that also holds others)
     node_wide = frozenset(c.id for c in cat.categories.values() if c.node_wide) | \
         frozenset(s.id for s in cat.signatures if s.node_wide)
-    set_aside(findings + others, life, prose, recoveries(ev, findings, cat), sigs, node_wide)
+    set_aside(findings + others, life, prose, recoveries(ev, findings, cat), sigs, node_wide,
+              workloads(ev.filter(pl.col("file").is_in(list(life.app_files))), pods))
     peer_gone_first(findings, peer_node or {}, cat)
     unexplain_by_set_aside(findings)
     # (requests refused before the server is ready are a probe's, not failures)

@@ -1,8 +1,8 @@
 """What cannot be the cause (decide's first step over the findings): a mention in prose, a line about another
-program's process, node or namespace, the shutdown's trail, and what the service survived: its process (a kernel
-line's, or a fault of the whole node's: its node) went on working after it, its group formed, its node became
-ready, its server went on generating after a request failed, or what failed came back (a device, a node Ready
-again, a pod scheduled) before anything it explains failed; unless it explains what fails later, or recurs."""
+program's process, node, namespace or workload, the shutdown's trail, and what the service survived: its process (a
+kernel line's, or a fault of the whole node's: its node) went on working after it, its group formed, its node
+became ready, its server went on generating after a request failed, or what failed came back (a device, a node
+Ready again, a pod scheduled) before anything it explains failed; unless it explains what fails later, or recurs."""
 from __future__ import annotations
 
 import re
@@ -12,7 +12,7 @@ import polars as pl
 
 from k3logs.catalogue.signatures import Catalogue, Signature
 
-from .attribution import short_host
+from .attribution import RX, short_host
 from .detect import holds_prefilter, outcome_data
 from .findings import EXPLAIN_WINDOW_S, FLAP_EPISODES, SAME_FAILURE_S, TIE_SECONDS, Finding, as_int
 from .order import seconds, sort_key
@@ -52,13 +52,36 @@ def recoveries(ev: pl.DataFrame, findings: list[Finding], cat: Catalogue) -> dic
     return out
 
 
+def one_pod_named(text: str, pods: frozenset[str] | set[str]) -> str | None:
+    """The one pod of the bundle's that a line names as a word (an event row's 'pod/NAME', a listing's NAME)."""
+    named = {w for w in re.split(r"[^a-z0-9.-]+", text) if w in pods} if pods else set()
+    return named.pop() if len(named) == 1 else None
+
+
+def workload(pod: str) -> str | None:
+    """The workload a pod is of, as far as its name tells (patterns/diagnose.toml pod_workload)."""
+    return m.group("workload") if (m := RX["pod_workload"].match(pod)) else None
+
+
+def workloads(app_lines: pl.DataFrame, pods: frozenset[str] | set[str]) -> set[str]:
+    """The workloads of the deployment's own pods: the pods its logs' paths name (the longest name a path holds as
+    a word) and its lines' `kubectl logs --prefix` labels."""
+    own = set(app_lines["w_pod"].drop_nulls().unique().to_list()) if "w_pod" in app_lines.columns else set()
+    longest = sorted(pods, key=len, reverse=True)
+    for path in app_lines["file"].unique().to_list() if "file" in app_lines.columns else ():
+        if pod := next((p for p in longest if re.search(rf"(?<![a-z0-9]){re.escape(p)}(?![a-z0-9])", path)), None):
+            own.add(pod)
+    return {w for w in map(workload, own) if w}
+
+
 def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | set[str],
                recovered: dict[int, Finding] | None = None, sigs: dict[str, Signature] | None = None,
-               node_wide: frozenset[str] = frozenset()) -> None:
+               node_wide: frozenset[str] = frozenset(), app_workloads: frozenset[str] | set[str] = frozenset()) -> None:
     """Findings that cannot be the cause: mentions (a note or a ticket quoting an error: a plain line with no
-    time in a file of prose), the shutdown's trail (after its attempt's stop), and what the service survived
-    (its process went on working after it, or its node for a kernel line or a `node_wide` category, and it
-    explains nothing that follows; or its device came back before anything it explains failed)."""
+    time in a file of prose), a pod of a workload none of the deployment's pods is of (`app_workloads`) while it
+    served, the shutdown's trail (after its attempt's stop), and what the service survived (its process went on
+    working after it, or its node for a kernel line or a `node_wide` category, and it explains nothing that
+    follows; or its device came back before anything it explains failed)."""
     at = {id(f): i for i, f in enumerate(findings)}
     shapes: dict[int, str] = {}   # (each line's template, made once)
     recovered, sigs = recovered or {}, sigs or {}
@@ -156,6 +179,9 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
             continue
         if (ns := f.fields.get("ns")) and life.app_namespaces and ns not in life.app_namespaces:
             f.set_aside = f"about a pod of namespace {ns}, where none of the deployment's pods runs"
+            continue
+        if (pod := f.fields.get("pod")) and app_workloads and life.ready and workload(pod) not in app_workloads:
+            f.set_aside = f"about pod {pod}, of a workload none of the deployment's pods is of, while it served"
             continue
         if (unit := f.fields.get("unit")) in life.foreign:
             f.set_aside = f"about unit {unit}, whose own lines are none of the deployment's"
