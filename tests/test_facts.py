@@ -792,6 +792,17 @@ def test_a_shell_opened_in_a_pod_names_that_pod(command, pods):
     assert got == pods
 
 
+@pytest.mark.parametrize("command, pods", [
+    ("kubectl describe pod -n payments fraud-scorer-6d9b7f5c4-jw8rt | sed -n '/Containers:/,/Conditions:/p'",
+     ["fraud-scorer-6d9b7f5c4-jw8rt"]),
+    ("kubectl describe node gpu-a17 | sed -n '/Containers:/,/Conditions:/p'", []),   # near miss: a node's
+])
+def test_the_capture_of_a_pod_s_describe_names_that_pod_where_its_excerpt_has_no_name_line(command, pods):
+    text = f"$ {command}\nContainers:\n  scorer:\n    State:          Running\n    Restart Count:  0\n"
+    got = [f.value for f in facts_from_dump("text", "describe-excerpt.txt", text, None) if f.name == "pod_name"]
+    assert got == pods
+
+
 SCHEDULED = "2026-10-14T0{m}:00:00Z   Normal   Scheduled   {pod}   Successfully assigned inference/{pod} to h200-node-12"
 
 
@@ -836,6 +847,16 @@ LIST_BOOTS = ("$ journalctl --list-boots --no-pager\n"
 def test_the_current_boot_s_first_journal_entry_is_the_boot_time_in_the_zone_it_names(tz, boot):
     got = facts("uptime", LIST_BOOTS.format(tz=tz))
     assert one(got, "boot_time") == (boot, 4)   # (the earlier boot's row, line 3, is another boot's)
+
+
+@pytest.mark.parametrize("note, boot", [
+    ("Added by support: the node's dmesg (ring buffer, node booted 2025-11-03 09:41:27 local; cluster in UTC).",
+     "2025-11-03T09:41:27"),
+    ("gpu-a07 up since 2026-02-01T06:12:40Z, no reboot since.", "2026-02-01T06:12:40+00:00"),
+    ("The node was rebooted twice since 2025-11-03 09:41:27.", None),   # near miss: no boot it names the time of
+])
+def test_a_boot_time_a_note_states_is_the_boot_time(note, boot):
+    assert values(facts("uptime", note + "\n"), "boot_time") == ([boot] if boot else [])
 
 
 @pytest.mark.parametrize("text, offset", [

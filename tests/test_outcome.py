@@ -1746,6 +1746,23 @@ def test_a_pod_of_another_workload_failing_while_the_deployment_serves_is_no_inc
     assert (d.root is None) == foreign
 
 
+@pytest.mark.parametrize("served", [True, False])   # near miss: before the deployment served
+def test_an_error_no_signature_knows_in_another_workload_s_describe_is_no_incident(tmp_path, served):
+    """An unknown exception (a traceback no signature names) in the describe of another workload's pod is that
+    workload's, as its signature findings are."""
+    describe = ["Name:             etl-worker-5c8d9f7b6-q4m2z", "Namespace:        inference",
+                "Node:             gpu-a1/10.0.0.4", "Containers:", "  etl:", "    State:          Waiting",
+                "      Reason:       CrashLoopBackOff", "    Restart Count:  7",
+                "$ kubectl logs -n inference etl-worker-5c8d9f7b6-q4m2z --previous | tail -n 5",
+                "Traceback (most recent call last):", '  File "/app/etl/main.py", line 41, in <module>',
+                '    bucket = os.environ["S3_BUCKET"]', "KeyError: 'S3_BUCKET'"]
+    d = decision(tmp_path, {POD_LOG: START + LOADED + (READY + SERVING + LATER if served else []),
+                            "describe-etl.txt": describe})
+    assert (d.root is None) == served
+    if not served:
+        assert d.root.file == "describe-etl.txt"
+
+
 NODE_EVENTS = ["Events:", "  Type     Reason        Age   From     Message",
                "  ----     ------        ----  ----     -------",
                "  Normal   NodeNotReady  41m   kubelet  Node gpu-a1 status is now: NodeNotReady"]

@@ -195,12 +195,12 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
     life = Lifecycle(ev, set(ev["file"].unique().to_list()) if app_files is None else app_files, restarts_seen,
                      host_pids=pid_rank)
     findings = findings_of(ev, det, cat)
-    for f in findings:   # (the pod a line is about: the one its describe is of, or the one pod an event row or a
-        # listing's row names)
-        if not f.fields.get("pod") and (pod := (described or {}).get(f.file) or one_pod_named(f.text, pods)):
-            f.fields["pod"] = pod
     _explain(findings, cat)
     others = exceptions(ev, benign_eids(det, cat, findings), [f.eid for f in findings if f.role == "symptom"])
+    for f in findings + others:   # (the pod a line is about: the one its describe is of, or the one pod an event
+        # row or a listing's row names)
+        if not f.fields.get("pod") and (pod := (described or {}).get(f.file) or one_pod_named(f.text, pods)):
+            f.fields["pod"] = pod
     sigs = {s.id: s for s in cat.signatures}
     # (categories of the whole node's faults, and the signatures of such a state in a category that also holds others)
     node_wide = frozenset(c.id for c in cat.categories.values() if c.node_wide) | \

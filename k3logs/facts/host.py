@@ -302,8 +302,8 @@ def parse_manifest(sink: Sink, lines: list[str], base: int) -> None:
 def parse_misc(sink: Sink, lines: list[str], base: int, command: str | None) -> None:
     """One-line outputs worth keeping from a shell transcript: kernel, OFED, kernel-module driver version."""
     cmd = command or ""
-    if m := FACTS["kubectl_pod_shell"].search(cmd):
-        sink.add("pod_name", m.group("copy") or m.group("pod"), max(base, 1))
+    if m := FACTS["kubectl_pod_shell"].search(cmd) or FACTS["kubectl_described_pod"].search(cmd):
+        sink.add("pod_name", m.groupdict().get("copy") or m.group("pod"), max(base, 1))
     body = [(base + i + 1, ln.strip()) for i, ln in enumerate(lines) if ln.strip()]
     if not body:
         return
@@ -371,13 +371,15 @@ def parse_clocks(sink: Sink, lines: list[str], base: int) -> None:
     one whose name holds a digit; a note's lone 'collected-at: <time>' names a key, not a host)."""
     chrony, date_reading, zone = FACTS["chrony_offset"], FACTS["host_date_reading"], FACTS["timedatectl_zone"]
     boots, ntp, queried = FACTS["list_boots_current"], FACTS["ntp_query_offset"], False
+    said_boot = FACTS["boot_time_said"]
     title = FACTS["process_title_row"]
     readings = []
     for i, ln in enumerate(lines):
         if "VLLM::" in ln and (m := title.match(ln)):   # (a host's process listing: pid -> the worker it is)
             sink.add("process_title", f"{m.group('pid')} {m.group('title')}", base + i + 1)
             continue
-        if (m := boots.match(ln)):   # the current boot's first journal entry: when the kernel started
+        if (m := boots.match(ln) or said_boot.search(ln)):   # the current boot's first journal entry (when the
+            # kernel started), or a boot time a note states
             sink.add("boot_time", m.group("first").replace(" ", "T") + tz_suffix(m.group("tz")), base + i + 1)
             continue
         if (m := zone.match(ln)):   # +0200 -> 7200 (seconds east of UTC)
