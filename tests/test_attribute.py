@@ -1116,6 +1116,13 @@ def test_a_note_s_sentence_that_names_the_host_makes_it_the_bundle_s_only_node(t
     assert event_at(a.events, "vllm-serve.log", 2)["node"] == node
 
 
+@pytest.mark.parametrize("note, node", [("- llm-gw-02: 2x H100 NVL, docker compose project /opt/llmstack.\n", "llm-gw-02"),
+                                        ("- qwen3-32b: 2x H100 needed at least.\n", None)])   # near miss: a model
+def test_a_note_s_line_that_names_a_machine_by_its_gpus_makes_it_the_bundle_s_only_node(tmp_path, note, node):
+    a = analyze_files(tmp_path, {"vllm-serve.log": ONE_HOST["vllm-serve.log"], "notes.txt": "INC-20931\n" + note})
+    assert event_at(a.events, "vllm-serve.log", 2)["node"] == node
+
+
 def test_a_pdsh_line_is_the_node_that_printed_it_not_the_bastion_that_ran_pdsh(tmp_path):
     out = text_of("[ops@bastion-2 ~]$ pdsh -w gpu-n0[3-4] 'docker logs -t vllm 2>&1 | tail'",
                   "gpu-n03: " + PLATFORM, "gpu-n04: " + PLATFORM, "gpu-n03: " + ERROR)

@@ -221,12 +221,24 @@ def _failing_starts(n: int) -> list[str]:
     (3, None, "restart_loop"),                                    # started again and again
     (2, None, "never_ready"),                                     # near miss: a second start may be a retry by hand
     (2, pods("CrashLoopBackOff", "1 (38s ago)"), "restart_loop"),  # its orchestrator restarted it by itself
+    (2, "CONTAINER ID   IMAGE          STATUS\n7d3c0e91b5a2   vllm:0.18.0   Restarting (1) 6 seconds ago\n",
+     "restart_loop"),                                             # docker's restart policy restarts it by itself
+    (2, "CONTAINER ID   IMAGE          STATUS\n7d3c0e91b5a2   vllm:0.18.0   Up 6 seconds\n", "never_ready"),  # near miss
 ])
 def test_a_failure_in_every_start_is_a_restart_loop_when_something_restarts_it(tmp_path, starts, listing, want):
     files = {"gpu-a1/vllm.log": _failing_starts(starts)}
     if listing:
         files["kubectl-get-pods.txt"] = listing
     assert state(decision(tmp_path, files)) == (want, "oom.load")
+
+
+@pytest.mark.parametrize("banner, want", [
+    (" ▄▄ ▄█ █     █     █ ▀▄▀ █  version 0.15.1", "restart_loop"),   # a newer server's version, in its banner
+    ("  █▄█▀ █     █     █     █  model   m", "never_ready"),          # near miss: the banner's model line
+])
+def test_a_banner_that_prints_the_version_begins_an_attempt(tmp_path, banner, want):
+    log = [line.replace("vLLM API server version 0.27.2", banner) for line in _failing_starts(3)]
+    assert state(decision(tmp_path, {"gpu-a1/vllm.log": log})) == (want, "oom.load")
 
 
 @pytest.mark.parametrize("listing, want", [
