@@ -881,6 +881,19 @@ def test_srun_task_labels_take_the_node_the_node_list_and_tasks_per_node_give(tm
     assert "RANK" in rank_from
 
 
+STATED = "12: INFO 05-14 09:12:46 [parallel_state.py:1004] rank 12 in world size 16 is assigned as DP rank 0, " \
+    "PP rank 0, TP rank 12"
+
+
+@pytest.mark.parametrize("err, rank", [("dsv3-884213.err", 12),    # the same job's stderr: the same tasks
+                                       ("dsv3-884214.err", None)])  # near miss: another job's
+def test_a_task_that_states_its_rank_is_that_rank_in_its_job_s_other_output_too(tmp_path, err, rank):
+    out = text_of("12: " + PLATFORM, STATED)
+    a = analyze_files(tmp_path, {"dsv3-884213.out": out, err: text_of("12: Fatal Python error: Segmentation fault")})
+    assert event_at(a.events, "dsv3-884213.out", 1)["rank"] == 12   # (in its own output)
+    assert event_at(a.events, err, 1)["rank"] == rank
+
+
 def test_srun_errors_place_tasks_on_hosts_and_without_a_node_list_tasks_have_no_node(tmp_path):
     no_list = SRUN.replace("SLURM_JOB_NODELIST=hgx-b[05-06] ", "")
     a = analyze_files(tmp_path, {"slurm.out": no_list})
@@ -1594,15 +1607,17 @@ CID = "3f9a0c1d2e7b46f8a05c91d3e7b2f6408c1a9d5e3b7f02c64e8a1d9b5c3f7e20"
 
 @pytest.mark.parametrize("listed, node", [(CID, "gpu-c04"),                      # its host's docker ps lists it
                                           ("8e2a4c6e8a0c" + "0" * 52, None)])   # near miss: another container
-def test_a_containers_own_log_is_on_the_host_whose_docker_ps_lists_it(tmp_path, listed, node):
+@pytest.mark.parametrize("path", [f"containers/{CID}/{CID}-json.log",   # docker's own layout
+                                  f"container-logs/{CID}-json.log"])    # copied out of it, flat
+def test_a_containers_own_log_is_on_the_host_whose_docker_ps_lists_it(tmp_path, listed, node, path):
     ps = text_of("$ hostname; docker ps -a --no-trunc", "gpu-c04",
                  "CONTAINER ID   IMAGE   STATUS   NAMES",
                  f"{listed}   vllm/vllm-openai:v0.14.1   Up About an hour   vllm-l405")
     log = '{"log":"INFO 01-27 10:37:32 [api_server.py:1] vLLM API server version 0.14.1\\n","stream":"stdout",' \
           '"time":"2026-01-27T10:37:32.58Z"}\n'
-    a = analyze_files(tmp_path, {f"containers/{CID}/{CID}-json.log": log, "hosts/gpu-c04/docker-ps.txt": ps,
+    a = analyze_files(tmp_path, {path: log, "hosts/gpu-c04/docker-ps.txt": ps,
                                  "hosts/gpu-c03/uptime.txt": "10:00:00 up 3 days\n"})
-    assert event_at(a.events, f"containers/{CID}/{CID}-json.log", 1)["node"] == node
+    assert event_at(a.events, path, 1)["node"] == node
 
 
 @pytest.mark.parametrize("opening, node", [("hgx-h200-b07 -- qwen3 container down", "hgx-h200-b07"),

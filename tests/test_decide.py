@@ -894,6 +894,16 @@ def test_a_fault_stated_after_the_errors_it_explains_takes_the_first_ones_phase(
     assert root.phase == "serving"
 
 
+@pytest.mark.parametrize("ts, phase", [(None, "startup"),    # an untimed status row: in no attempt, no phase
+                                       (50, "serving")])      # near miss: a timed failure of a later start
+def test_only_a_timed_failure_of_a_later_start_gives_an_outlived_fault_its_phase(ts, phase):
+    from k3logs.diagnose.borrow import lagging_phase
+    root = _found(0, "net.port_in_use", "cause", 30, "n1", "startup")
+    later = _found(1, "symptom.restart", "symptom", ts, "n1", "serving", explained_by=0)
+    lagging_phase(root, [root, later], attempt_of=lambda f: 1 if f is root else 3, outlived=True)
+    assert root.phase == phase
+
+
 def _complaint(i: int, node: str, peer: str):
     f = _found(i, "nccl.ib_transport", "cause", 10 + i, node, "serving")
     f.fields, f.rank = {"peer": peer}, i

@@ -101,7 +101,9 @@ def lagging_phase(root: Finding, findings: list[Finding], attempt_of=lambda f: N
     if earlier:
         root.phase = min(earlier, key=sort_key).phase
         return
-    later = sorted((f for f in explained if f.node == root.node and f.set_aside is None), key=sort_key)
+    # (an untimed line, a listing's status row, is in no attempt: its place in the bundle says nothing of when)
+    later = sorted((f for f in explained if f.node == root.node and f.set_aside is None and f.ts is not None),
+                   key=sort_key)
     mine, theirs = attempt_of(root), attempt_of(later[0]) if later else None
     if outlived and mine is not None and theirs is not None and theirs > mine:
         root.phase = later[0].phase

@@ -8,7 +8,7 @@ import polars as pl
 
 from k3logs.catalogue.witnesses import expand_nodelist, expand_tasks
 
-from .attribution import RX, Attribution, Read, nth, step_of
+from .attribution import RX, Attribution, Read, line_rx, nth, step_of
 
 if TYPE_CHECKING:
     from .attribute import Names
@@ -75,6 +75,32 @@ def learn_tasks(ev: pl.DataFrame, reads: dict[str, list[Read]], a: Attribution, 
                     a.task_rank[(f, step, t)] = t
                     a.said("task_rank", (f, step, t), f"srun -l task {t}: {header} gives each task its id as RANK "
                                                       f"(SLURM_PROCID)")
+    _stated_ranks(labelled, a)
+    _job_siblings(sorted(labelled["file"].unique().to_list()), a)
+
+
+def _stated_ranks(labelled: pl.DataFrame, a: Attribution) -> None:
+    """A task that states its own rank ('rank 12 in world size 16 is assigned as ...', behind its label) is that
+    rank."""
+    said = labelled.select("file", "line", "w_task", pl.col("text").str.extract(line_rx("assigned"), 1).alias("r"))
+    for f, ln, t, r in said.drop_nulls("r").iter_rows():
+        key = (f, step_of(a, f, ln), t)
+        if a.task_rank.setdefault(key, int(r)) == int(r):
+            a.said("task_rank", key, f"srun -l task {t} states its rank on {f}:{ln}")
+
+
+def _job_siblings(files: list[str], a: Attribution) -> None:
+    """The outputs of one job's tasks (its stdout and stderr: 'NAME-JOBID.out' and '.err', with as many steps) are
+    written by the same tasks: what one says of a task's node and rank holds in the other."""
+    stem = {f: RX["job_output_suffix"].sub("", f) for f in files}
+    for f in files:
+        for g in (g for g in files if g != f and stem[g] == stem[f] and len(a.steps.get(g, [])) ==
+                  len(a.steps.get(f, []))):
+            for table, kind in ((a.task_node, "task"), (a.task_rank, "task_rank")):
+                for (h, step, t), v in list(table.items()):
+                    if h == g and table.setdefault((f, step, t), v) == v:
+                        a.said(kind, (f, step, t), f"the same job's {g.rsplit('/', 1)[-1]}: "
+                                                   f"{a.why.get((kind, (g, step, t)), '')}")
 
 
 def _per_node(args: str, env: str, nnodes_listed: int, ntasks_seen: int) -> int | None:
