@@ -894,6 +894,13 @@ def test_a_task_that_states_its_rank_is_that_rank_in_its_job_s_other_output_too(
     assert event_at(a.events, err, 1)["rank"] == rank
 
 
+def test_near_miss_a_task_that_states_several_ranks_runs_several_workers_and_is_none_of_them(tmp_path):
+    other = STATED.replace("rank 12 in", "rank 13 in").replace("TP rank 12", "TP rank 13")
+    out = text_of("12: " + PLATFORM, STATED, other, "12: Fatal Python error: Segmentation fault")
+    a = analyze_files(tmp_path, {"dsv3-884213.out": out})
+    assert event_at(a.events, "dsv3-884213.out", 4)["rank"] is None
+
+
 def test_srun_errors_place_tasks_on_hosts_and_without_a_node_list_tasks_have_no_node(tmp_path):
     no_list = SRUN.replace("SLURM_JOB_NODELIST=hgx-b[05-06] ", "")
     a = analyze_files(tmp_path, {"slurm.out": no_list})

@@ -217,13 +217,15 @@ def _failing_starts(n: int) -> list[str]:
     return [line.replace("07:0", f"07:{2 * k}").replace("07:1", f"07:{2 * k + 1}") for k in range(n) for line in once]
 
 
+DOCKER_PS = "CONTAINER ID   IMAGE          STATUS\n7d3c0e91b5a2   vllm:0.18.0   {}\n"
+
+
 @pytest.mark.parametrize("starts, listing, want", [
     (3, None, "restart_loop"),                                    # started again and again
     (2, None, "never_ready"),                                     # near miss: a second start may be a retry by hand
     (2, pods("CrashLoopBackOff", "1 (38s ago)"), "restart_loop"),  # its orchestrator restarted it by itself
-    (2, "CONTAINER ID   IMAGE          STATUS\n7d3c0e91b5a2   vllm:0.18.0   Restarting (1) 6 seconds ago\n",
-     "restart_loop"),                                             # docker's restart policy restarts it by itself
-    (2, "CONTAINER ID   IMAGE          STATUS\n7d3c0e91b5a2   vllm:0.18.0   Up 6 seconds\n", "never_ready"),  # near miss
+    (2, DOCKER_PS.format("Restarting (1) 6 seconds ago"), "restart_loop"),  # docker's restart policy restarts it
+    (2, DOCKER_PS.format("Up 6 seconds"), "never_ready"),                    # near miss: up, not restarting
 ])
 def test_a_failure_in_every_start_is_a_restart_loop_when_something_restarts_it(tmp_path, starts, listing, want):
     files = {"gpu-a1/vllm.log": _failing_starts(starts)}
@@ -1773,6 +1775,23 @@ def test_an_error_no_signature_knows_in_another_workload_s_describe_is_no_incide
     assert (d.root is None) == served
     if not served:
         assert d.root.file == "describe-etl.txt"
+
+
+def _assigned(rank: int, pid: int) -> str:
+    return worker(0, 30, f"rank {rank} in world size 2 is assigned as DP rank 0, PP rank {rank}, TP rank 0", pid=pid)
+
+
+@pytest.mark.parametrize("placed, aside", [(True, True),     # ranks 0 and 1 on gpu-a1 and gpu-b2: cpu-c3 is another's
+                                           (False, False)])  # near miss: rank 1 placed nowhere: cpu-c3 may hold it
+def test_a_failure_where_none_of_the_deployment_s_ranks_ran_while_it_worked_on_is_no_cause(tmp_path, placed, aside):
+    kill = "Nov 18 07:04:50 cpu-c3 kernel: Out of memory: Killed process 4242 (python3) total-vm:48000000kB"
+    files = {"gpu-a1/vllm.log": [_assigned(0, 4711)] + START + LOADED + READY + SERVING + LATER,
+             "cpu-c3/kern.log": [kill]}
+    if placed:
+        files["gpu-b2/vllm.log"] = [_assigned(1, 5811)]
+    d = decision(tmp_path, files)
+    got = aside_at(d, "cpu-c3/kern.log", 1) or ""
+    assert got.startswith("about cpu-c3, where none of the deployment's ranks ran") == aside
 
 
 NODE_EVENTS = ["Events:", "  Type     Reason        Age   From     Message",

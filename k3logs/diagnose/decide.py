@@ -24,7 +24,7 @@ from .findings import (EXPLAIN_WINDOW_S, SAME_FAILURE_S, TIE_SECONDS, Decision, 
                        findings_of, load_before)
 from .order import first, seconds, sort_key
 from .outcome import HEALTHY, KERNEL_SLACK_S, Lifecycle
-from .survived import one_pod_named, recoveries, set_aside, unexplain_by_set_aside, workloads
+from .survived import one_pod_named, recoveries, set_aside, unexplain_by_set_aside, workloads, world_nodes
 from .templates import mask_template, same_template
 from .vanished import accounted, peer_gone_first, says_why, stuck_rank, vanished_worker
 
@@ -205,8 +205,9 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
     # (categories of the whole node's faults, and the signatures of such a state in a category that also holds others)
     node_wide = frozenset(c.id for c in cat.categories.values() if c.node_wide) | \
         frozenset(s.id for s in cat.signatures if s.node_wide)
+    app_lines = ev.filter(pl.col("file").is_in(list(life.app_files)))
     set_aside(findings + others, life, prose, recoveries(ev, findings, cat), sigs, node_wide,
-              workloads(ev.filter(pl.col("file").is_in(list(life.app_files))), pods))
+              workloads(app_lines, pods), world_nodes(app_lines))
     peer_gone_first(findings, peer_node or {}, cat)
     unexplain_by_set_aside(findings)
     # (requests refused before the server is ready are a probe's, not failures)

@@ -80,13 +80,15 @@ def learn_tasks(ev: pl.DataFrame, reads: dict[str, list[Read]], a: Attribution, 
 
 
 def _stated_ranks(labelled: pl.DataFrame, a: Attribution) -> None:
-    """A task that states its own rank ('rank 12 in world size 16 is assigned as ...', behind its label) is that
-    rank."""
+    """A task that states one rank ('rank 12 in world size 16 is assigned as ...', behind its label) is that rank
+    (a task that states several runs several workers: a node's launcher)."""
     said = labelled.select("file", "line", "w_task", pl.col("text").str.extract(line_rx("assigned"), 1).alias("r"))
+    stated: dict[tuple, dict[int, int]] = {}
     for f, ln, t, r in said.drop_nulls("r").iter_rows():
-        key = (f, step_of(a, f, ln), t)
-        if a.task_rank.setdefault(key, int(r)) == int(r):
-            a.said("task_rank", key, f"srun -l task {t} states its rank on {f}:{ln}")
+        stated.setdefault((f, step_of(a, f, ln), t), {}).setdefault(int(r), ln)
+    for key, ranks in stated.items():
+        if len(ranks) == 1 and a.task_rank.setdefault(key, next(iter(ranks))) == next(iter(ranks)):
+            a.said("task_rank", key, f"srun -l task {key[2]} states its rank on {key[0]}:{next(iter(ranks.values()))}")
 
 
 def _job_siblings(files: list[str], a: Attribution) -> None:

@@ -63,6 +63,19 @@ def workload(pod: str) -> str | None:
     return m.group("workload") if (m := RX["pod_workload"].match(pod)) else None
 
 
+def world_nodes(app_lines: pl.DataFrame) -> frozenset[str]:
+    """The nodes the deployment's whole world ran on, where its lines place every rank from 0 to the highest on
+    one node each (none where a rank is missing or on two nodes: replicas, a node whose logs are not here)."""
+    if not {"rank", "node"} <= set(app_lines.columns):
+        return frozenset()
+    placed = app_lines.filter(pl.col("rank").is_not_null() & pl.col("node").is_not_null()).select("rank", "node") \
+        .unique()
+    ranks = placed["rank"].to_list()
+    if len(ranks) < 2 or len(set(ranks)) != len(ranks) or set(ranks) != set(range(max(ranks) + 1)):
+        return frozenset()
+    return frozenset(placed["node"].to_list())
+
+
 def workloads(app_lines: pl.DataFrame, pods: frozenset[str] | set[str]) -> set[str]:
     """The workloads of the deployment's own pods: the pods its logs' paths name (the longest name a path holds as
     a word) and its lines' `kubectl logs --prefix` labels."""
@@ -76,7 +89,8 @@ def workloads(app_lines: pl.DataFrame, pods: frozenset[str] | set[str]) -> set[s
 
 def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | set[str],
                recovered: dict[int, Finding] | None = None, sigs: dict[str, Signature] | None = None,
-               node_wide: frozenset[str] = frozenset(), app_workloads: frozenset[str] | set[str] = frozenset()) -> None:
+               node_wide: frozenset[str] = frozenset(), app_workloads: frozenset[str] | set[str] = frozenset(),
+               world: frozenset[str] = frozenset()) -> None:
     """Findings that cannot be the cause: mentions (a note or a ticket quoting an error: a plain line with no
     time in a file of prose), a pod of a workload none of the deployment's pods is of (`app_workloads`) while it
     served, the shutdown's trail (after its attempt's stop), and what the service survived (its process went on
@@ -176,6 +190,10 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
             continue
         if (name := foreign_node(f, life)) is not None:
             f.set_aside = f"about {name}, a node the deployment does not run on"
+            continue
+        if world and f.node is not None and f.node not in world and (on := life.went_on_anywhere(f)) is not None:
+            f.set_aside = f"about {f.node}, where none of the deployment's ranks ran (all ran on " \
+                          f"{', '.join(sorted(world))}), and the deployment went on working ({on.file}:{on.line})"
             continue
         if (ns := f.fields.get("ns")) and life.app_namespaces and ns not in life.app_namespaces:
             f.set_aside = f"about a pod of namespace {ns}, where none of the deployment's pods runs"
