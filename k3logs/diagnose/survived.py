@@ -12,7 +12,7 @@ import polars as pl
 
 from k3logs.catalogue.signatures import Catalogue, Signature
 
-from .attribution import RX, short_host
+from .attribution import RX, line_rx, short_host
 from .detect import holds_prefilter, outcome_data
 from .findings import EXPLAIN_WINDOW_S, FLAP_EPISODES, SAME_FAILURE_S, TIE_SECONDS, Finding, as_int
 from .order import seconds, sort_key
@@ -64,14 +64,16 @@ def workload(pod: str) -> str | None:
 
 
 def world_nodes(app_lines: pl.DataFrame) -> frozenset[str]:
-    """The nodes the deployment's whole world ran on, where its lines place every rank from 0 to the highest on
-    one node each (none where a rank is missing or on two nodes: replicas, a node whose logs are not here)."""
-    if not {"rank", "node"} <= set(app_lines.columns):
+    """The nodes the deployment's whole world ran on, where its lines state the world's size ('rank R in world size
+    W') and place every rank of it on one node each (none where a rank is missing or on two nodes: replicas, a node
+    whose logs are not here)."""
+    if not {"rank", "node", "text"} <= set(app_lines.columns):
         return frozenset()
+    sizes = app_lines["text"].str.extract(line_rx("assigned"), 2).drop_nulls().cast(pl.Int64).unique().to_list()
     placed = app_lines.filter(pl.col("rank").is_not_null() & pl.col("node").is_not_null()).select("rank", "node") \
         .unique()
     ranks = placed["rank"].to_list()
-    if len(ranks) < 2 or len(set(ranks)) != len(ranks) or set(ranks) != set(range(max(ranks) + 1)):
+    if len(sizes) != 1 or sizes[0] < 2 or len(set(ranks)) != len(ranks) or set(ranks) != set(range(sizes[0])):
         return frozenset()
     return frozenset(placed["node"].to_list())
 
