@@ -124,6 +124,24 @@ def test_a_folder_named_by_a_node_s_address_is_that_node_s(tmp_path, notes, node
     assert event_at(a.events, "10.40.8.18/vllm.log", 1)["node"] == node
 
 
+INVENTORY = "rack_slot,asset_tag,{host_column},data_ip,sku\nr07-s1,AT-0041187,hgx-a114,10.62.7.31,8xH200-141GB\n" \
+    "r07-s3,AT-0041190,hgx-a121,10.62.7.33,8xH200-141GB\n"
+
+
+@pytest.mark.parametrize("host_column, node", [("hostname", "hgx-a121"),   # the inventory's host column
+                                               ("owner", None)])          # near miss: a table with no host column
+def test_a_folder_named_by_a_node_s_rack_slot_in_an_inventory_is_that_node_s(tmp_path, host_column, node):
+    a = analyze_files(tmp_path, {"r07-s1/vllm.log": text_of(PLATFORM), "r07-s3/vllm.log": text_of(PLATFORM),
+                                 "inventory.csv": INVENTORY.format(host_column=host_column)})
+    assert event_at(a.events, "r07-s3/vllm.log", 1)["node"] == (node or "r07-s3")
+
+
+def test_near_miss_a_name_several_inventory_rows_share_names_no_host(tmp_path):
+    a = analyze_files(tmp_path, {"8xH200-141GB/vllm.log": text_of(PLATFORM), "r07-s1/vllm.log": text_of(PLATFORM),
+                                 "inventory.csv": INVENTORY.format(host_column="hostname")})
+    assert event_at(a.events, "8xH200-141GB/vllm.log", 1)["node"] not in ("hgx-a114", "hgx-a121")
+
+
 def test_the_one_folder_left_is_the_one_host_left(tmp_path):
     a = analyze_files(tmp_path, {
         "node-a/vllm.log": text_of(PLATFORM),

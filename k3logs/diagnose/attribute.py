@@ -183,7 +183,7 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
     logged = set(ev.filter(pl.col("source") != "plain")["file"].unique().to_list()) | set(hints.file_host) | \
         set(hints.gpu_buses)
     a.folder_node = node_folders(files, file_hosts, known_hosts, w, folder_why, pods | set(a.alias_node),
-                                 in_play=in_play, logged=logged, ip_node=a.ip_node)
+                                 in_play=in_play, logged=logged, named_node={**hints.alias_host, **a.ip_node})
     if top and not a.folder_node and w.is_node_folder_name(top) and set(file_hosts.values()) <= {top}:
         a.top_node = top
     pods_longest = sorted(a.pod_node, key=len, reverse=True)  # the longest name first: kimi-k3-0-1, then kimi-k3-0

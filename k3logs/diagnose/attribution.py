@@ -136,6 +136,7 @@ class DumpHints:
     file_host: dict[str, str] = field(default_factory=dict)          # a dump's own host
     gpu_buses: dict[str, list[str]] = field(default_factory=dict)    # a dump's GPU bus ids by index
     ip_host: dict[str, str] = field(default_factory=dict)            # 'node-b (10.0.0.2)'
+    alias_host: dict[str, str] = field(default_factory=dict)         # an inventory row's rack slot, asset tag -> host
     named_hosts: set[str] = field(default_factory=set)               # hosts named anywhere (pod listing, pdsh)
     pod_node: dict[str, str] = field(default_factory=dict)           # a pod listing's NAME -> NODE
     nic_gpu: dict[str, dict[str, int]] = field(default_factory=dict)  # a dump's HCA -> the GPU on its switch
@@ -161,6 +162,7 @@ def hints_from_facts(facts: Iterable) -> DumpHints:
     table of many pods on many nodes says nothing about where it was taken)."""
     h, names = DumpHints(), defaultdict(lambda: defaultdict(set))
     where: dict[tuple[str, str, str], str] = {}
+    aliases: dict[str, set[str]] = {}
     for f in facts:
         words = f.value.split() if isinstance(f.value, str) else []
         at = f"{f.file}:{f.line}" if f.line else f.file
@@ -218,6 +220,11 @@ def hints_from_facts(facts: Iterable) -> DumpHints:
             h.job_hosts |= set(expand_nodelist(words[0]))
         elif f.name == "nic_gpu" and len(words) == 2:
             h.nic_gpu.setdefault(f.file, {})[words[0]] = int(words[1])
+        elif f.name == "host_alias" and len(words) == 2:
+            aliases.setdefault(words[0], set()).add(words[1])
+            h.where.setdefault(("alias_host", words[0]), at)
+    # (a name several rows share, a SKU, names no one host)
+    h.alias_host = {alias: next(iter(hosts)) for alias, hosts in aliases.items() if len(hosts) == 1}
     for file, by in names.items():
         for k in ("hostname", "node_name", "uname_host", "provenance"):
             if len(by.get(k, ())) == 1:

@@ -33,7 +33,7 @@ def _hosts_named(folder: str, known_hosts: set[str]) -> list[str]:
 def node_folders(files: list[str], file_hosts: dict[str, str], known_hosts: set[str], w: Witnesses,
                   why: dict[str, str], pods: set[str] = frozenset(), base: str = "", depth: int = 0,
                   in_play: set[str] | None = None, lone: bool = True, logged: set[str] | None = None,
-                  ip_node: dict[str, str] | None = None) -> dict[str, str]:
+                  named_node: dict[str, str] | None = None) -> dict[str, str]:
     """Which folders directly under `base` (the bundle root first) are per-node folders, and the node each
     stands for (`why` gets how each was told). A bundle whose folders are all in one that names no host (a
     ticket's 'incident-42/node-a/...') has them inside that one: those are tried first, a few levels down. A
@@ -44,11 +44,12 @@ def node_folders(files: list[str], file_hosts: dict[str, str], known_hosts: set[
     if len(dirs) == 1 and depth < MAX_WRAPPING_FOLDERS and not _hosts_named(name[dirs[0]], known_hosts):
         inner_why: dict[str, str] = {}
         if inner := node_folders(files, file_hosts, known_hosts, w, inner_why, pods, dirs[0], depth + 1, in_play,
-                                 logged=logged, ip_node=ip_node):
+                                 logged=logged, named_node=named_node):
             why.update(inner_why)
             return inner
-    # (a folder named by a node's address is that node's, though an address reads as a version number)
-    addressed = {d for d in dirs if is_ip(name[d]) and (ip_node or {}).get(name[d])}
+    # (a folder named by a node's address or by another name of it, an inventory's rack slot, is that node's,
+    # though an address reads as a version number)
+    addressed = {d for d in dirs if (named_node or {}).get(name[d])}
     layout = [d for d in dirs if w.is_generic_folder(name[d]) and d not in addressed]
     # (a pod's folder: its name, NS_POD as kubelet's without the uid, or /var/log/pods' NS_POD_UID)
     dirs = [d for d in dirs if (not w.is_generic_folder(name[d]) or d in addressed)
@@ -65,8 +66,9 @@ def node_folders(files: list[str], file_hosts: dict[str, str], known_hosts: set[
             out[d] = match[0]
             why[d] = f"node folder {d}/ (named after the host {out[d]})"
         elif d in addressed:
-            out[d] = ip_node[name[d]]
-            why[d] = f"node folder {d}/ (named after the address of {out[d]})"
+            out[d] = named_node[name[d]]
+            why[d] = f"node folder {d}/ (named after the {'address' if is_ip(name[d]) else 'inventory name'} of " \
+                     f"{out[d]})"
     # one folder left and one host of the deployment left: that folder is that host (the deployment's hosts:
     # `in_play`, those its lines use; a listing such as /etc/hosts names many more)
     # (a folder of launch scripts and notes, `logged` none of its files, is no node's)
@@ -100,7 +102,7 @@ def node_folders(files: list[str], file_hosts: dict[str, str], known_hosts: set[
     if not out and depth < MAX_WRAPPING_FOLDERS:
         for d in layout:
             out.update(node_folders(files, file_hosts, known_hosts, w, why, pods, d, depth + 1, in_play, lone=False,
-                                    logged=logged, ip_node=ip_node))
+                                    logged=logged, named_node=named_node))
     return out
 
 

@@ -27,8 +27,8 @@ from k3logs.ingest.dumps import Segment, command_kind, is_launch_line, sniff_dum
 from .cmdline import parse_env, parse_launch, parse_systemd_unit
 from .data import FactsData, apply_log_fact, default_facts_data
 from .describe import parse_describe
-from .host import (parse_clocks, parse_host_ips, parse_ibstat, parse_ip, parse_lsmod, parse_manifest, parse_misc,
-                   parse_prometheus, parse_ps, parse_systemctl_status, parse_uptime)
+from .host import (parse_clocks, parse_host_ips, parse_ibstat, parse_inventory, parse_ip, parse_lsmod, parse_manifest,
+                   parse_misc, parse_prometheus, parse_ps, parse_systemctl_status, parse_uptime)
 from .k8s import parse_compose, parse_docker_inspect, parse_pod_spec, parse_schedulings
 from .kubectl import parse_container_hosts, parse_pod_tables
 from .nvidia import parse_smi_csv, parse_smi_list, parse_smi_q, parse_smi_table, parse_topo
@@ -92,6 +92,7 @@ def facts_from_dump(kind: str, file: str, text: str, node: str | None) -> list[F
     _run(sink, "container_hosts", parse_container_hosts, lines, 0, None)
     _run(sink, "schedulings", parse_schedulings, lines, 0, None)
     _run(sink, "host_ips", parse_host_ips, lines, 0, None)
+    _run(sink, "inventory", parse_inventory, lines, 0, None)
     _run(sink, "clocks", parse_clocks, lines, 0, None)
     _run(sink, "slurm_job", parse_slurm_job, lines, 0, None)
     for kind_ in MERGED:

@@ -365,6 +365,31 @@ def parse_host_ips(sink: Sink, lines: list[str], base: int) -> None:
                 sink.add("nspid", f"{m.group('host_pid')} {m.group('pid')}", no)
 
 
+def parse_inventory(sink: Sink, lines: list[str], base: int) -> None:
+    """An inventory table (CSV or TSV whose header names a host column: `hostname`, `host`, `node`, ...): each row
+    ties its host to the row's other names, a rack slot, an asset tag (`host_alias`: a folder named so is that
+    host's), and to its addresses (`host_ip`)."""
+    w, column, dotted = builtin_witnesses(), FACTS["inventory_host_column"], FACTS["ipv4_inside"]
+    header, sep = None, ","
+    for i, ln in enumerate(lines):
+        if header is None:
+            sep = "\t" if "\t" in ln else ","
+            cells = [c.strip().strip('"') for c in ln.split(sep)]
+            if len(cells) >= 2 and (hc := next((k for k, c in enumerate(cells) if column.match(c)), None)) is not None:
+                header = (len(cells), hc)
+            continue
+        cells = [c.strip().strip('"') for c in ln.split(sep)]
+        if len(cells) != header[0] or not w.is_host(host := cells[header[1]]):
+            continue
+        for k, c in enumerate(cells):
+            if k == header[1] or not c:
+                continue
+            if dotted.fullmatch(c):
+                sink.add("host_ip", f"{host} {c}", base + i + 1)
+            elif FACTS["inventory_name"].match(c):
+                sink.add("host_alias", f"{c} {host}", base + i + 1)
+
+
 def parse_clocks(sink: Sink, lines: list[str], base: int) -> None:
     """Clock evidence: chrony's 'System time : X seconds fast|slow of NTP time' (a host's error) and the
     same `date` taken on several hosts at once (pdsh / clush 'host: <time>' lines: of two hosts or more, or of
