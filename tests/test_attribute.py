@@ -142,6 +142,20 @@ def test_near_miss_a_name_several_inventory_rows_share_names_no_host(tmp_path):
     assert event_at(a.events, "8xH200-141GB/vllm.log", 1)["node"] not in ("hgx-a114", "hgx-a121")
 
 
+def _ubuntu_log(pid: int, ip: str) -> str:
+    return text_of(f"ubuntu:{pid}:{pid} [0] NCCL INFO Bootstrap : Using bond0:{ip}<0>",
+                   f"ubuntu:{pid}:{pid} [0] NCCL INFO comm 0x1 rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0")
+
+
+@pytest.mark.parametrize("second_ip, node", [("10.91.4.22", "gpu-e02"),   # two machines both named 'ubuntu'
+                                             ("10.91.4.21", "ubuntu")])   # near miss: one machine, two files
+def test_a_host_name_several_machines_print_names_none_their_bootstrap_addresses_do(tmp_path, second_ip, node):
+    a = analyze_files(tmp_path, {"vllm.ubuntu.47302.log": _ubuntu_log(47302, "10.91.4.21"),
+                                 "vllm.ubuntu.50119.log": _ubuntu_log(50119, second_ip),
+                                 "etc-hosts.txt": "10.91.4.21 gpu-e01\n10.91.4.22 gpu-e02\n"})
+    assert event_at(a.events, "vllm.ubuntu.50119.log", 2)["node"] == node
+
+
 def test_the_one_folder_left_is_the_one_host_left(tmp_path):
     a = analyze_files(tmp_path, {
         "node-a/vllm.log": text_of(PLATFORM),

@@ -118,8 +118,15 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
         "_h", pl.coalesce(pl.col("text").str.extract(line_rx("nccl_boot"), 1), pl.col("ip")).alias("_ip"),
         "file", "line") \
         .drop_nulls(["_h", "_ip"]).unique(["_h", "_ip"], keep="first").sort("_ip", "_h")
+    # (a host name several machines print, each with its own bootstrap address in its own files, an image's
+    # default 'ubuntu', names none of them: its lines are their files' nodes', told by those addresses)
+    shared = set(boot.group_by("_h").agg(pl.col("_ip").n_unique().alias("n"), pl.col("file").n_unique().alias("k"))
+                 .filter((pl.col("n") >= 2) & (pl.col("k") >= 2))["_h"].to_list())
+    for h in sorted(shared):
+        a.alias_node[h] = None
+        a.said("alias", h, f"{h} is the host name of several machines (each its own NCCL bootstrap address)")
     for h, ip, f, ln in boot.iter_rows():
-        if (node := names.host(h)) and a.ip_node.setdefault(ip, node) == node:
+        if h not in shared and (node := names.host(h)) and a.ip_node.setdefault(ip, node) == node:
             a.said("ip", ip, f"NCCL bootstrap on {f}:{ln} ({h} uses {ip})")
     for ip, h in sorted(hints.ip_host.items()):
         if w.is_host(short_host(h)) and a.ip_node.setdefault(ip, short_host(h)) == short_host(h):
@@ -234,6 +241,10 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
     for f, (node, why) in host_named_files([f for f, n in a.file_node.items() if not n], host_files, w).items():
         a.file_node[f] = node
         a.said("file", f, why)
+    for f, ips in boot.filter(pl.col("_h").is_in(list(shared))).group_by("file").agg(pl.col("_ip").unique()).rows():
+        if not a.file_node.get(f) and len(ips) == 1 and (node := a.ip_node.get(ips[0])) and not is_ip(node):
+            a.file_node[f] = node
+            a.said("file", f, f"its NCCL bootstrap address {ips[0]}, {node}'s ({a.why.get(('ip', ips[0]), '')})")
     # a dump's own addresses are its node's, and so is the address a node's own log says it registers with
     for f, ips in sorted(hints.file_ips.items()):
         if node := a.file_node.get(f):
