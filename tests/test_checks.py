@@ -193,8 +193,12 @@ def test_all2all_backend_vs_interconnect():
     assert check("all2all_backend_vs_interconnect", mnnvl + [F("all2all_backend", "flashinfer_nvlink_one_sided", "log")]).status == "pass"
     c = check("all2all_backend_vs_interconnect", mnnvl + [F("all2all_backend", "deepep_v2", "log")])
     assert c.status == "fail" and "MNNVL" in c.detail
+    c = check("all2all_backend_vs_interconnect", trays + [F("interconnect", "rdma", "ibstat"),
+                                                          F("all2all_backend", "flashinfer_nvlink_one_sided", "log")])
+    assert c.status == "fail" and "deepep_v2" in c.detail  # (near miss: nodes joined by RDMA, no NVLink domain)
+    # neither a shared NVLink domain nor RDMA shown between the nodes: the fabric the group crosses is not known
     c = check("all2all_backend_vs_interconnect", trays + [F("all2all_backend", "flashinfer_nvlink_one_sided", "log")])
-    assert c.status == "fail" and "deepep_v2" in c.detail  # (near miss: nodes without a shared NVLink domain)
+    assert c.status == "unknown"
     # two nodes, pipeline across them, no nvidia-smi: the group still fits in one node
     pp = [F("expert_parallel", "true", "log"), F("tensor_parallel_size", "8", "log"),
           F("pipeline_parallel_size", "2", "log"), F("nnodes", "2", "log"), F("interconnect", "rdma", "log")]
@@ -395,6 +399,15 @@ def test_nccl_on_a_host_local_interface_in_a_run_across_nodes_fails_at_its_first
     assert "docker0" in c.detail and "n2" in c.detail and "nccl.bootstrap" in c.explains and c.remediation
     lo = [F("nccl_bootstrap", "lo : 127.0.0.1", "log", "n1", "a.log", 3), F("nnodes", "2")]
     assert check(IFACE, lo).status == "fail"
+
+
+@pytest.mark.parametrize("second, status", [("enxb03af2b6059f:169.254.3.1", "fail"),   # both nodes use one address
+                                            ("enxb03af2b6059f:169.254.7.9", "pass")])  # near miss: each its own
+def test_nccl_on_one_address_several_nodes_advertise_fails(second, status):
+    facts = [F("nccl_bootstrap", "enxb03af2b6059f:169.254.3.1", "log", "n1", "a.log", 24),
+             F("nccl_bootstrap", second, "log", "n2", "b.log", 12)]
+    c = check(IFACE, facts)
+    assert c.status == status and (status == "pass" or "several nodes" in c.detail)
 
 
 def test_nccl_interface_near_misses_one_node_on_a_bridge_and_nodes_on_routed_interfaces():

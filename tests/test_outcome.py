@@ -1794,6 +1794,16 @@ def test_a_failure_where_none_of_the_deployment_s_ranks_ran_while_it_worked_on_i
     assert got.startswith("about cpu-c3, where none of the deployment's ranks ran") == aside
 
 
+@pytest.mark.parametrize("ready, survived", [(True, True),     # the server became ready after the refused request
+                                             (False, False)])  # near miss: it never did
+def test_a_request_failed_before_the_server_was_ready_is_survived_once_it_is(tmp_path, ready, survived):
+    gateway = 'gateway-1  | INFO:     172.19.0.1:40212 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error'
+    server = ["vllm-1     | " + line for line in START + LOADED]
+    later = ["vllm-1     | " + line for line in READY + SERVING + LATER] if ready else []
+    d = decision(tmp_path, {"gpu-a1/compose-logs.txt": server + [gateway] + later})
+    assert (aside_at(d, "gpu-a1/compose-logs.txt", 5) or "").startswith("survived: its node became ready") == survived
+
+
 NODE_EVENTS = ["Events:", "  Type     Reason        Age   From     Message",
                "  ----     ------        ----  ----     -------",
                "  Normal   NodeNotReady  41m   kubelet  Node gpu-a1 status is now: NodeNotReady"]

@@ -234,7 +234,8 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
             wide = f.source == "kernel" or f.category in node_wide or f.sig in node_wide
             f.set_aside = f"survived: {'its node' if wide else 'its process'} went on working " \
                           f"({went_on.file}:{went_on.line})"
-        elif (f.role == "cause" or f.category == "symptom.restart") and (up := life.ready_after(f)) is not None \
+        elif (f.role == "cause" or f.category == "symptom.restart" or f.category in outcome_data().request_level) \
+                and (up := life.ready_after(f)) is not None \
                 and not fails_again(f, up if f.pid is not None or f.ident else None):
             f.set_aside = f"survived: its node became ready after it ({up.file}:{up.line})"
         elif f.category in outcome_data().request_level and (went_on := life.served_after(f)) is not None \

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from fnmatch import fnmatchcase
 
 from k3logs.errors import CatalogueError
 
 from .builds import BUILDS, build_of, differing, witness_of
 from .data import CheckDef, FactsData, default_facts_data
+from .reach import unreachable
 from .util import RAN_RANK, Fact, cuda_major, norm_image, version_less
 
 __all__ = ["Check", "run_checks", "is_k3_deployment"]
@@ -284,7 +284,9 @@ def check_all2all(F: _Facts, data: FactsData, k3: bool):
         where = f"the expert-parallel group ({ep} GPUs = TP x DP) {fits} one node of {gpn} GPUs"
         if span == "inter" and mnnvl:
             where += f", inside one multi-node NVLink domain (MNNVL{_at(mnnvl[0])})"
-        expected = ("rdma" if not mnnvl else "nvlink") if span == "inter" else (
+        # (across nodes: NVLink where NCCL shows one multi-node NVLink domain, RDMA where the bundle shows it; neither
+        # shown, the fabric between the nodes is not known)
+        expected = ("nvlink" if mnnvl else "rdma" if rdma else None) if span == "inter" else (
             "nvlink" if not (pcie and not nv) else None)
         pp = F.int_of("pipeline_parallel_size") or 1
         if expected == "nvlink" and rdma and not mnnvl and ep * pp > gpn:
@@ -428,13 +430,13 @@ def check_interface(F: _Facts, data: FactsData, k3: bool):
     nodes = {f.node for f in facts if f.node}
     if len(nodes) < 2 and (F.int_of("nnodes") or 1) < 2:
         return "unknown", None, "NCCL's interface of one node only: any interface reaches the ranks of one host"
-    local = [f for f in facts if any(fnmatchcase(f.value.split(":", 1)[0].strip(), p)
-                                     for p in data.versions.host_local_interfaces)]
+    local = [facts[i] for i in unreachable([(f.value, f.node or f.file) for f in facts],
+                                           data.versions.host_local_interfaces)]
     if local:
         ev = min(local, key=lambda f: (f.file, f.line or 0))
-        on = sorted({f.node or f.file for f in local})
-        return "fail", ev, (f"NCCL uses {ev.value}, an interface that exists only inside its host, on "
-                            f"{', '.join(on)}{_at(ev)}, in a run across nodes: the other nodes cannot reach it")
+        on = ", ".join(sorted({f.node or f.file for f in local}))
+        return "fail", ev, (f"NCCL uses {ev.value}, an interface or address only its host can reach (host-only, "
+                            f"or one several nodes use at once), on {on}{_at(ev)}, in a run across nodes")
     used = sorted({f.value.split(":", 1)[0].strip() for f in facts})
     return "pass", facts[0], f"NCCL uses {', '.join(used)} on {len(nodes) or 'several'} nodes"
 
