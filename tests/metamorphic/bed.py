@@ -68,7 +68,10 @@ KNOWN: dict[tuple[str, str], str] = {
         "c1198-pp2-h200-hang-then-watchdog-storm", "c1200-b300-two-node-systemd-stall",
         "c1203-two-node-ray-docker-rail-blip", "c1204-two-node-k3-start-stops-at-pp-comm",
         "c1224-dp2-ep16-two-journals-engine-lockup", "c1254-llama405b-pp2-ray-aws-serving-died",
-        "c1273-ray-3node-pp3-a100-init-error", "c1286-two-vm-ray-replica-loses-pipeline-stage")},
+        "c1273-ray-3node-pp3-a100-init-error", "c1286-two-vm-ray-replica-loses-pipeline-stage",
+        "c1288-k3-rack-slot-folders-three-node-midserve", "c1319-ray-4node-pp4-midday-collapse",
+        "c1323-systemd-4node-pp4-cascade", "c1339-ray-two-node-405b-eval-batch-crash",
+        "c1344-slurm-pyxis-2node-second-node-init")},
     **{("c1193-ray-pp4-worker-crash-mid-serving", t): (
         "the head's log re-wrapped as a host's journal is no longer the deployment's own log, so its readiness and "
         "stats are not the deployment's and the crash mid-serving reads as a start that never became ready (as c1067)")
@@ -222,6 +225,21 @@ KNOWN: dict[tuple[str, str], str] = {
         "the host's capture folder (collected/inf-a100-22/, named like a host, holding its var/) sits under the "
         "bundle's own two wrapping folders; the nested archives' folders on top of them are likely more than "
         "MAX_WRAPPING_FOLDERS looks through (not yet examined)"),
+    ("c1324-slurm-tp16-batch-stalls-in-graph-capture", "rename-files"): (
+        "the rank is the task's in the job's other output: .out and .err are one job's by their names (NAME-JOBID), "
+        "which renaming every file takes away"),
+    ("c1326-two-container-pp2-coder-engine-dies-under-burst", "rename-files"): (
+        "the container's log is tied to its host by its file name, the container id `docker ps` lists "
+        "(ID-json.log), which renaming every file takes away"),
+    ("c1288-k3-rack-slot-folders-three-node-midserve", "noise-kernel"): (
+        "the noise adds an Ethernet port's link flap on the failing node a few lines before its Xid; the flap's "
+        "'Link down' is cited before the Xid (not yet examined)"),
+    ("c1322-mp-2node-pp2-init-loop", "rename-hosts"): (
+        "with the hosts renamed, the head's own 'vLLM is using nccl==2.28.9' is cited rather than the re-imaged "
+        "node's 2.29.3 line (not yet examined)"),
+    ("c1328-ray-pp3-405b-start-aborts-in-profiling", "wrap-docker"): (
+        "the head's log wrapped in docker's json-file: the ECC error during memory profiling is placed in "
+        "model_load, not kv_cache_init (not yet examined)"),
     ("c906-journald-sudo-kill-worker-pp2", "renumber-pids"): (
         "the transform renumbers the pids log formats carry (a process prefix, journald _PID), not a pid inside a "
         "command's text: sudo's 'kill -9 48213' keeps the old pid, which no worker has after it (the bed's limit)"),
