@@ -85,7 +85,8 @@ def _stated_ranks(labelled: pl.DataFrame, a: Attribution) -> None:
     said = labelled.select("file", "line", "w_task", pl.col("text").str.extract(line_rx("assigned"), 1).alias("r"))
     stated: dict[tuple, dict[int, int]] = {}
     for f, ln, t, r in said.drop_nulls("r").iter_rows():
-        stated.setdefault((f, step_of(a, f, ln), t), {}).setdefault(int(r), ln)
+        if int(r) < 1 << 31:   # (a rank no int32 holds is no rank)
+            stated.setdefault((f, step_of(a, f, ln), t), {}).setdefault(int(r), ln)
     for key, ranks in stated.items():
         if len(ranks) == 1 and a.task_rank.setdefault(key, next(iter(ranks))) == next(iter(ranks)):
             a.said("task_rank", key, f"srun -l task {key[2]} states its rank on {key[0]}:{next(iter(ranks.values()))}")

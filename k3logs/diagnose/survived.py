@@ -69,11 +69,12 @@ def world_nodes(app_lines: pl.DataFrame) -> frozenset[str]:
     whose logs are not here)."""
     if not {"rank", "node", "text"} <= set(app_lines.columns):
         return frozenset()
-    sizes = app_lines["text"].str.extract(line_rx("assigned"), 2).drop_nulls().cast(pl.Int64).unique().to_list()
+    sizes = app_lines["text"].str.extract(line_rx("assigned"), 2).cast(pl.Int64, strict=False).drop_nulls().unique() \
+        .to_list()
     placed = app_lines.filter(pl.col("rank").is_not_null() & pl.col("node").is_not_null()).select("rank", "node") \
         .unique()
     ranks = placed["rank"].to_list()
-    if len(sizes) != 1 or sizes[0] < 2 or len(set(ranks)) != len(ranks) or set(ranks) != set(range(sizes[0])):
+    if len(sizes) != 1 or sizes[0] < 2 or len(ranks) != sizes[0] or set(ranks) != set(range(sizes[0])):
         return frozenset()
     return frozenset(placed["node"].to_list())
 
