@@ -88,8 +88,11 @@ def _stated_ranks(labelled: pl.DataFrame, a: Attribution) -> None:
         if int(r) < 1 << 31:   # (a rank no int32 holds is no rank)
             stated.setdefault((f, step_of(a, f, ln), t), {}).setdefault(int(r), ln)
     for key, ranks in stated.items():
-        if len(ranks) == 1 and a.task_rank.setdefault(key, next(iter(ranks))) == next(iter(ranks)):
-            a.said("task_rank", key, f"srun -l task {key[2]} states its rank on {key[0]}:{next(iter(ranks.values()))}")
+        if len(ranks) != 1:
+            continue
+        (rank, ln), = ranks.items()
+        if a.task_rank.setdefault(key, rank) == rank:
+            a.said("task_rank", key, f"srun -l task {key[2]} states its rank on {key[0]}:{ln}")
 
 
 def _job_siblings(files: list[str], a: Attribution) -> None:
