@@ -207,7 +207,8 @@ def _missing_columns(have: tuple[str, ...]) -> tuple[pl.Expr, ...]:
     as to run)."""
     from k3logs.ingest.parse import PARSED_SCHEMA
     need = {**PARSED_SCHEMA, "file": pl.String, "exc_types": pl.List(pl.String),
-            "exc_messages": pl.List(pl.String), "exc_lines": pl.List(pl.Int64), "frames": pl.List(pl.String)}
+            "exc_messages": pl.List(pl.String), "exc_lines": pl.List(pl.Int64), "frames": pl.List(pl.String),
+            "script": pl.String}
     line_end = pl.coalesce("_line_end", "line") if "_line_end" in have else pl.col("line")
     return (*[pl.lit(None, dtype).alias(c) for c, dtype in need.items() if c not in have], line_end.alias("line_end"))
 

@@ -1862,3 +1862,23 @@ def test_a_stop_asked_from_outside_is_told_from_a_wind_down(line, asked):
     from k3logs.diagnose.detect import outcome_data
     assert pl.Series([line]).str.contains(outcome_data().asked_to_stop)[0] is asked
 
+
+
+CRON_TRACEBACK = ["Traceback (most recent call last):", '  File "{script}", line 9, in <module>', "    import pynvml",
+                  "ModuleNotFoundError: No module named 'pynvml'",
+                  "2026-11-18 07:05:01 inventory: pynvml missing, falling back to nvidia-smi; pushed 8 records"]
+
+
+@pytest.mark.parametrize("script, in_app_log, foreign", [
+    ("/usr/local/sbin/gpu_inventory.py", False, True),   # a cron job's own script, in a log of its own
+    ("/usr/local/bin/vllm", False, False),               # near miss: an installed program's entry point runs it
+    ("/usr/local/sbin/gpu_inventory.py", True, False)])  # near miss: in the deployment's own log (its script)
+def test_a_traceback_of_another_program_s_script_is_no_cause(tmp_path, script, in_app_log, foreign):
+    """A traceback whose outermost frame is a script of its own, not an installed package's code, in a file that
+    holds none of the deployment's lines, is another program's (a fleet's cron job, an eval's client)."""
+    tb = [line.format(script=script) for line in CRON_TRACEBACK]
+    app = START + LOADED + READY + SERVING
+    files = {"vllm.log": app + tb + LATER} if in_app_log else {"vllm.log": app + LATER, "inventory.log": tb}
+    d = decision(tmp_path, files)
+    file, line = ("vllm.log", len(app) + 4) if in_app_log else ("inventory.log", 4)
+    assert (aside_at(d, file, line) or "").startswith(f"raised by {script}, another program") == foreign

@@ -62,6 +62,8 @@ class Finding:
     node_from: str | None = None      # the witness that gave it its node when its own line did not (the report's)
     raised_on: str | None = None      # the node of the actor that raised it, when another process printed it (Ray)
     newest_first: bool = False        # its file is written newest first (clock.in_file_order)
+    script: str | None = None         # the file its traceback's outermost frame runs, where no frame is one the
+                                      # landmarks know (the deployment's steps)
 
     @property
     def place(self) -> int:
@@ -114,7 +116,7 @@ def findings_of(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue) -> list[Fin
         return []
     rows = det.join(ev.select("eid", "file", "line", "line_end", "ts", "ts_quality", "node", "rank", "pid", "proc",
                               "phase", "source", "ident", "uptime", "text", "exc_lines", "exc_types", "exc_messages",
-                              "frames", *(c for c in ("seq", "w_task") if c in ev.columns)),
+                              "frames", "script", *(c for c in ("seq", "w_task") if c in ev.columns)),
                     on="eid", how="left")
     rows = _with_following_stack(rows, ev)
     sigs = {s.id: s for s in cat.signatures}
@@ -151,7 +153,7 @@ def findings_of(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue) -> list[Fin
             line=line, span=(r["line"], r["line_end"] or r["line"]), ts=r["ts"], ts_quality=r["ts_quality"],
             node=r["node"], rank=rank, pid=r["pid"], phase=phase, text=text.split("\n", 1)[0], source=r["source"],
             ident=r["ident"], task=r.get("w_task"), newest_first=(r.get("seq") or 0) < 0,
-            uptime=r["uptime"], fields=fields,
+            uptime=r["uptime"], fields=fields, script=_script(r),
             title=title, phase_from_stack=stack_phase, unready=sig.unready or _starting(r["frames"])))
     return out
 
@@ -260,9 +262,14 @@ def exceptions(ev: pl.DataFrame, benign: pl.Series, symptoms: list[int] = ()) ->
                            node=r["node"], rank=r["rank"], pid=r["pid"],
                            phase=_phase(r["phase"], r["frames"], None), text=text,
                            source=r["source"], ident=r["ident"], title="Unrecognised error: " + mask_template(text),
-                           newest_first=(r.get("seq") or 0) < 0,
+                           newest_first=(r.get("seq") or 0) < 0, script=_script(r),
                            unready=_starting(r["frames"])))
     return out
+
+
+def _script(r: dict) -> str | None:
+    """The file a traceback's outermost frame runs, where none of its frames is a step the landmarks know."""
+    return r.get("script") if frame_phase(r.get("frames")) is None else None
 
 
 def _starting(frames: list[str] | None) -> bool:

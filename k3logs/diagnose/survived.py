@@ -191,6 +191,9 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
         if (name := foreign_process(f)) is not None:
             f.set_aside = f"about {name}, a process that is not the deployment's"
             continue
+        if (script := foreign_script(f, life)) is not None:
+            f.set_aside = f"raised by {script}, another program: its log holds none of the deployment's lines"
+            continue
         if (name := foreign_node(f, life)) is not None:
             f.set_aside = f"about {name}, a node the deployment does not run on"
             continue
@@ -277,6 +280,14 @@ def foreign_node(f: Finding, life: Lifecycle) -> str | None:
         return None
     name = short_host(str(named).rsplit("/", 1)[-1])
     return name if name not in life.app_nodes else None
+
+
+def foreign_script(f: Finding, life: Lifecycle) -> str | None:
+    """The script of another program that raised f: its traceback's outermost frame is a script of its own
+    (patterns/diagnose.toml own_script: not code of an installed package) and its file holds none of the
+    deployment's lines (a fleet's cron job, a benchmark's or an eval's client)."""
+    m = RX["own_script"].match(f.script) if f.script and life.app_log and f.file not in life.app_files else None
+    return m.group("script") if m else None
 
 
 def foreign_process(f: Finding) -> str | None:

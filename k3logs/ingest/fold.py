@@ -234,22 +234,24 @@ def fold_tracebacks(df: pl.DataFrame) -> pl.DataFrame:
         return df
     lines, line_end = table.column(4), table.column(5)
     absorbed: list[int] = []
-    heads, types, msgs, exc_lines, ends, first_text, frames = [], [], [], [], [], [], []
+    heads, types, msgs, exc_lines, ends, first_text, frames, scripts = [], [], [], [], [], [], [], []
     frame_func = INGEST["traceback_frame_function"]
     for b in blocks:
         # the stack of the first exception of the chain (the innermost cause), outermost frame first
         if b.fatal:  # faulthandler: the crashed thread's stack, innermost first as printed
             cur_at = next((j for j in b.rows if texts[j].startswith("Current thread")), None)
-            stack = [m.group(1) for j in b.rows if cur_at is not None and j > cur_at
-                     and (m := frame_func.match(texts[j]))]
-            frames.append(stack[::-1])
+            stack = [m for j in b.rows if cur_at is not None and j > cur_at and (m := frame_func.match(texts[j]))]
+            frames.append([m["fn"] for m in reversed(stack)])
+            scripts.append(stack[-1]["file"] if stack else None)
         else:
             # a chained exception's stacks, its last (outermost) first: the first exception's traceback starts at
             # the frame that caught it, the one raised from it ('direct cause', 'during handling') shows the rest
             # of what the process was doing (load_model above a download's requests frames)
             bounds = [-1, *(rows[0] for rows in b.exc)]
-            frames.append([m.group(1) for lo, hi in reversed(list(zip(bounds, bounds[1:]))) for j in b.rows
-                           if lo < j < hi and (m := frame_func.match(b.text(j, texts)))])
+            stack = [m for lo, hi in reversed(list(zip(bounds, bounds[1:]))) for j in b.rows
+                     if lo < j < hi and (m := frame_func.match(b.text(j, texts)))]
+            frames.append([m["fn"] for m in stack])
+            scripts.append(stack[0]["file"] if stack else None)
         absorbed += b.rows[1:]
         heads.append(b.rows[0])
         t, m, ln = [], [], []
@@ -291,7 +293,8 @@ def fold_tracebacks(df: pl.DataFrame) -> pl.DataFrame:
     chains = pl.from_arrow(pa.table({"exc_types": pa.array([None, *types], pa.list_(pa.string())),
                                      "exc_messages": pa.array([None, *msgs], pa.list_(pa.string())),
                                      "exc_lines": pa.array([None, *exc_lines], pa.list_(pa.int64())),
-                                     "frames": pa.array([None, *frames], pa.list_(pa.string()))}))
+                                     "frames": pa.array([None, *frames], pa.list_(pa.string())),
+                                     "script": pa.array([None, *scripts], pa.string())}))
     assert isinstance(chains, pl.DataFrame)
     which = np.zeros(df.height, dtype=np.uint32)
     which[heads] = np.arange(1, len(heads) + 1, dtype=np.uint32)
