@@ -293,3 +293,14 @@ def test_a_landmark_within_the_steps_of_the_frame_s_function_is_more_specific_th
 ])
 def test_a_launchers_or_a_headless_nodes_start_begins_an_attempt(line, starts):
     assert phase_marks(pl.DataFrame({"text": [line]}))["restart"].to_list() == [starts]
+
+
+@pytest.mark.parametrize("at_frame, phase", [
+    (True, "device_init"),         # a check made where init_device begins: the frame's step
+    (False, "distributed_init")])  # near miss: a failure anywhere in the function: the landmark it printed
+def test_a_check_made_where_its_frame_begins_takes_the_frame_s_phase(at_frame, phase):
+    from types import SimpleNamespace
+
+    from k3logs.diagnose.findings import _phase
+    sig = SimpleNamespace(phase=("device_init", "model_load"), at_frame=at_frame)
+    assert _phase("distributed_init", ["worker_main", "init_device"], sig) == phase

@@ -24,7 +24,7 @@ SEVERITIES = ("critical", "error", "warning", "info")
 SIGNATURE_KEYS = {
     "id", "category", "title", "role", "prefilter", "regex", "sources", "phase", "phase_category",
     "explains", "scope", "table", "priority", "explanation", "remediation", "references", "samples", "veto",
-    "after", "recovery", "user_data", "states", "unready", "persists", "node_wide",
+    "after", "recovery", "user_data", "states", "unready", "persists", "node_wide", "at_frame",
 }
 VETOES = ("line", "after")
 REQUIRED_KEYS = ("id", "category", "title", "role", "prefilter", "regex", "samples")
@@ -92,6 +92,9 @@ class Signature(Prefiltered):
     # cause: a state of its whole node, as its category's `node_wide` (a node's disk at its kubelet's threshold, where
     # the category also holds one pod's limits): the deployment working on the node after it survived it (decide)
     node_wide: bool = False
+    # cause: a check made where the function of its stack's frame begins (init_device's free-memory check): that
+    # frame's phase, whatever landmark the process printed within the steps the function runs ([frame_reach])
+    at_frame: bool = False
     location: SourceLocation = field(default=SourceLocation("<memory>"), compare=False)
 
     @property
@@ -305,8 +308,9 @@ def signature_from_dict(d: dict, location: SourceLocation, text: str = "", end: 
         problem(f"signature {sid!r}: states is a category, for context signatures only", "states")
     if not isinstance(d.get("unready", False), bool) or (d.get("unready") and role != "cause"):
         problem(f"signature {sid!r}: unready is true or false, for cause signatures only", "unready")
-    if not isinstance(d.get("persists", False), bool) or (d.get("persists") and role != "cause"):
-        problem(f"signature {sid!r}: persists is true or false, for cause signatures only", "persists")
+    for key in ("persists", "at_frame"):
+        if not isinstance(d.get(key, False), bool) or (d.get(key) and role != "cause"):
+            problem(f"signature {sid!r}: {key} is true or false, for cause signatures only", key)
     table = d.get("table")
     if table is not None and table not in TABLES:
         problem(f"signature {sid!r}: table {table!r} is not one of {TABLES}", "table")
@@ -362,7 +366,7 @@ def signature_from_dict(d: dict, location: SourceLocation, text: str = "", end: 
         match=matches, no_match=no_match, veto=str(d.get("veto", "line")),
         after=tuple(_str_list(d.get("after"), "after", plist)), recovery=recovery,
         user_data=d.get("user_data") is True, states=d.get("states"), unready=d.get("unready") is True,
-        persists=d.get("persists") is True, node_wide=d.get("node_wide") is True,
+        persists=d.get("persists") is True, node_wide=d.get("node_wide") is True, at_frame=d.get("at_frame") is True,
         location=location,
     )
     return sig, issues

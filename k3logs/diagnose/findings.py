@@ -179,8 +179,9 @@ def _with_following_stack(rows: pl.DataFrame, ev: pl.DataFrame) -> pl.DataFrame:
 def _phase(observed: str | None, frames: list[str] | None, sig: Signature | None) -> str | None:
     """The stack's innermost known frame first; else the last landmark reached, moved forward to the
     signature's own phase when the landmarks lag behind it (they are sparse: a driver fault at import
-    happens at device init whatever was printed before)."""
-    from_stack = frame_phase(frames, observed)
+    happens at device init whatever was printed before); a check made where its frame's function begins
+    (`at_frame`) takes that frame's phase, whatever landmark that function printed."""
+    from_stack = frame_phase(frames, None if sig is not None and sig.at_frame else observed)
     if from_stack:
         return from_stack
     hint = sig.phase[0] if sig is not None and sig.phase else None
