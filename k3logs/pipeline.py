@@ -53,7 +53,7 @@ PARSE_AHEAD = 1  # batches of a file parsed ahead of the one being folded (each 
 EVENTS_BATCH_BYTES = 8 << 20
 # the texts that may list the hosts a deployment runs on: launch and job scripts, systemd units, their environment,
 # compose and pod specs, notes
-LAUNCH_TEXTS = ("launch_cmd", "slurm_job", "systemd_unit", "env", "compose", "pod_spec", "text")
+LAUNCH_TEXTS = ("launch_cmd", "slurm_job", "systemd_unit", "supervisor_program", "env", "compose", "pod_spec", "text")
 
 
 
@@ -106,11 +106,12 @@ CONTAINER_WRAPPERS = ("docker_json", "cri", "kubectl_prefix", "stern", "compose"
                       "cloudwatch_tsv")
 CONTAINER_DUMPS = ("docker_inspect", "docker_ps", "pod_spec", "compose", "k8s_describe", "k8s_get", "k8s_events",
                    "dockerfile")
-HOST_RUN_DUMPS = ("slurm_job", "systemd_unit")
+HOST_RUN_DUMPS = ("slurm_job", "systemd_unit", "supervisor_program")
 
 
 def _on_hosts(files) -> bool:
-    """The deployment ran on its hosts (a Slurm job, a systemd unit), in no container the bundle shows."""
+    """The deployment ran on its hosts (a Slurm job, a systemd unit, a supervisord program), in no container the
+    bundle shows."""
     return any(f.kind in HOST_RUN_DUMPS for f in files) and not any(
         f.kind in CONTAINER_DUMPS or set(f.wrappers) & set(CONTAINER_WRAPPERS) for f in files)
 

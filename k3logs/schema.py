@@ -96,7 +96,8 @@ DUMP_KINDS = (
     "nvidia_smi", "nvidia_smi_q", "nvidia_topo", "nvidia_smi_csv", "nvidia_smi_list",
     "env", "launch_cmd", "pip_freeze", "collect_env",
     "docker_inspect", "docker_ps", "pod_spec", "compose", "k8s_describe", "k8s_get", "prometheus",
-    "lsmod", "ibstat", "uptime", "ip_addr", "ps", "free", "dockerfile", "systemd_unit", "systemctl_status",
+    "lsmod", "ibstat", "uptime", "ip_addr", "ps", "free", "dockerfile", "systemd_unit", "supervisor_program",
+    "systemctl_status",
     "slurm_job", "model_config", "json", "manifest",
 )
 # captures: OpenAI request/response bodies as JSON lines, read by `k3logs prefix` / `toolcalls` and for the

@@ -397,6 +397,21 @@ def test_a_job_that_runs_on_its_hosts_writes_their_zone(tmp_path, container, wan
     assert at(a, "gpu-r2-n15/vllm.log", 1)[0] == want
 
 
+@pytest.mark.parametrize("runner, want", [
+    ("[program:vllm]\ncommand=/opt/vllm/bin/vllm serve /models/m --port 8001\n", "2026-10-14T12:37:00"),  # CEST
+    ("[program:vllm]\nautorestart=true\n", "2026-10-14T14:37:00")])   # near miss: no program it runs
+def test_a_supervisord_program_runs_on_its_host_and_writes_its_zone(tmp_path, runner, want):
+    """A supervisord program runs on its host, as a systemd unit does: its zone-less times are the host's, whose
+    syslog states its offset (+02:00)."""
+    files = {"dgx-a07/auth.log": "2026-10-14T14:31:05.662318+02:00 dgx-a07 sudo: pam_unix(sudo:session): session "
+                                 "closed for user root\n",
+             "dgx-a07/supervisor/vllm.conf": runner,
+             "dgx-a07/vllm.log": text_of("(APIServer pid=7) INFO 10-14 14:37:00 [loggers.py:1] Engine 000: Avg "
+                                         "prompt throughput: 1.0 tokens/s")}
+    a = analyze_files(tmp_path, files, keep_all=True)
+    assert at(a, "dgx-a07/vllm.log", 1)[0] == want
+
+
 # ------------------------------------------------------------------------------------------
 # a file written newest first (a log platform's export)
 # ------------------------------------------------------------------------------------------

@@ -443,6 +443,14 @@ COPY entrypoint.sh /entrypoint.sh
 ENTRYPOINT ["/entrypoint.sh"]
 """
 
+SUPERVISOR_PROGRAM = """\
+; /etc/supervisor/conf.d/vllm.conf
+[program:vllm-qwen]
+command=/opt/vllm/.venv/bin/vllm serve /models/Qwen2.5-32B --port 8001
+    --tensor-parallel-size 4 --max-num-seqs 96
+environment=CUDA_VISIBLE_DEVICES="0,1,2,3",VLLM_LOGGING_LEVEL="DEBUG"
+autorestart=unexpected
+"""
 SYSTEMD_UNIT = """\
 # /etc/systemd/system/vllm.service
 [Unit]
@@ -736,6 +744,7 @@ DUMPS = [
     ("sacct", S.SACCT, "slurm_job"),
     ("dockerfile", S.DOCKERFILE, "dockerfile"),
     ("systemd-unit", S.SYSTEMD_UNIT, "systemd_unit"),
+    ("supervisor-program", S.SUPERVISOR_PROGRAM, "supervisor_program"),
     ("systemctl-status", S.SYSTEMCTL_STATUS, "systemctl_status"),
     ("compose", S.COMPOSE, "compose"),
     ("deployment-json", S.DEPLOYMENT_JSON, "pod_spec"),

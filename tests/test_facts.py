@@ -347,6 +347,14 @@ def test_systemd_unit_runs_its_execstart_with_its_environment():
     assert one(got, "env:VLLM_LOGGING_LEVEL")[0] == "DEBUG"
 
 
+def test_a_supervisord_program_runs_its_command_over_its_indented_lines_with_its_environment():
+    got = facts("supervisor_program", S.SUPERVISOR_PROGRAM)
+    assert one(got, "launch_command")[1] == 3
+    assert one(got, "tensor_parallel_size")[0] == "4"   # (on the command's second line)
+    assert one(got, "env:CUDA_VISIBLE_DEVICES") == ("0,1,2,3", 5)   # (a comma inside quotes is the value's)
+    assert one(got, "env:VLLM_LOGGING_LEVEL")[0] == "DEBUG"
+
+
 def test_systemctl_status_says_how_the_main_process_ended():
     got = facts("systemctl_status", S.SYSTEMCTL_STATUS)
     assert one(got, "last_state_reason") == ("killed, signal=KILL", 5)

@@ -335,6 +335,36 @@ def parse_systemd_unit(sink: Sink, lines: list[str], base: int) -> None:
             parse_launch(sink, [value.lstrip("-@+!:")], base + a)  # (systemd's prefix flags)
 
 
+def parse_supervisor_program(sink: Sink, lines: list[str], base: int) -> None:
+    """A supervisord program: what its command= runs (its value goes on over the indented lines after it) and
+    the environment its environment= gives (KEY="value",KEY2=value)."""
+    entries: list[tuple[int, str]] = []
+    for i, ln in enumerate(lines):
+        if ln[:1].isspace() and entries and ln.strip() and not ln.lstrip().startswith((";", "#")):
+            entries[-1] = (entries[-1][0], f"{entries[-1][1]} {ln.strip()}")
+        elif "=" in ln and not ln.startswith((";", "#", "[")):
+            entries.append((i, ln.strip()))
+    for i, text in entries:
+        key, _, value = (p.strip() for p in text.partition("="))
+        if key == "environment":
+            for item in _comma_items(value):
+                name, eq, val = item.partition("=")
+                if eq:
+                    emit_env(sink, name, val, base + i + 1)
+        elif key == "command":
+            parse_launch(sink, [value], base + i)
+
+
+def _comma_items(value: str) -> list[str]:
+    """KEY="a,b",KEY2=c as its items, quotes honoured (an unbalanced quote: split at every comma)."""
+    lex = shlex.shlex(value, posix=True)
+    lex.whitespace, lex.whitespace_split = ",", True
+    try:
+        return list(lex)
+    except ValueError:
+        return value.split(",")
+
+
 def facts_from_command_text(sink: Sink, text: str, line: int | None, at=None) -> bool:
     """Facts from one command line stored in one place (docker Args, pod spec args, a ps row, ExecStart=).
 

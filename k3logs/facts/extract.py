@@ -24,7 +24,7 @@ import polars as pl
 
 from k3logs.ingest.dumps import Segment, command_kind, is_launch_line, sniff_dump, split_transcript
 
-from .cmdline import parse_env, parse_launch, parse_systemd_unit
+from .cmdline import parse_env, parse_launch, parse_supervisor_program, parse_systemd_unit
 from .data import FactsData, apply_log_fact, default_facts_data
 from .describe import parse_describe
 from .host import (parse_clocks, parse_host_ips, parse_ibstat, parse_inventory, parse_ip, parse_lsmod, parse_manifest,
@@ -43,6 +43,7 @@ PARSERS = {
     "nvidia_smi_csv": parse_smi_csv, "nvidia_smi_list": parse_smi_list, "env": parse_env, "launch_cmd": parse_launch,
     "pip_freeze": parse_pip, "collect_env": parse_collect_env, "docker_inspect": parse_docker_inspect,
     "pod_spec": parse_pod_spec, "compose": parse_compose, "systemd_unit": parse_systemd_unit,
+    "supervisor_program": parse_supervisor_program,
     "k8s_describe": parse_describe, "prometheus": parse_prometheus, "lsmod": parse_lsmod, "ibstat": parse_ibstat,
     "uptime": parse_uptime, "ip_addr": parse_ip, "ps": parse_ps, "systemctl_status": parse_systemctl_status,
     "model_config": parse_model_config,

@@ -13,7 +13,8 @@ from k3logs.catalogue.regexes import Regexes, builtin_data
 
 # which source shows what really ran: lower is better
 RAN_RANK = {"log": 0, "prometheus": 1, "ps": 1, "docker_inspect": 2, "k8s_describe": 3, "pod_spec": 4, "compose": 4,
-            "collect_env": 5, "pip_freeze": 6, "launch_cmd": 7, "systemd_unit": 7, "env": 8}
+            "collect_env": 5, "pip_freeze": 6, "launch_cmd": 7, "systemd_unit": 7,
+            "supervisor_program": 7, "env": 8}
 
 ENV_PREFIXES = ("NCCL_", "UCX_", "CUDA_", "VLLM_", "NVIDIA_")
 SENSITIVE_WORDS = ("TOKEN", "SECRET", "PASSWORD", "KEY")

@@ -270,6 +270,8 @@ def _detect(lines: list[str], text: str) -> tuple[str, str] | None:
         return "systemctl_status", "systemctl status (unit, Loaded:, Active:)"
     if INGEST["unit_section"].search(text) and INGEST["unit_exec_start"].search(text):
         return "systemd_unit", "systemd unit ([Service] with ExecStart=)"
+    if INGEST["supervisor_program"].search(text) and INGEST["supervisor_command"].search(text):
+        return "supervisor_program", "supervisord program ([program:NAME] with command=)"
     if INGEST["prometheus_exposition"].search("\n".join(body[:20])):
         return "prometheus", "Prometheus exposition (# HELP/# TYPE, vllm: samples)"
     if INGEST["lsmod_header"].match(first):
