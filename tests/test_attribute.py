@@ -1671,3 +1671,20 @@ def test_a_note_read_as_a_log_still_names_its_host_on_its_first_line(tmp_path, o
     a = analyze_files(tmp_path, {"notes.txt": note, "vllm.log": text_of(
         "INFO 07-08 03:41:22 [api_server.py:1] vLLM API server version 0.23.0")})
     assert event_at(a.events, "vllm.log", 1)["node"] == node
+
+
+@pytest.mark.parametrize("node_b_ranks, rank", [
+    (range(4, 8), 5),    # each node a block of four ranks: the bus's GPU 1 is gpu-b's second, rank 5
+    (range(4, 7), None)])   # near miss: blocks of unequal size (a rank's lines missing): no local rank is sure
+def test_a_node_s_block_of_ranks_gives_each_its_local_rank_and_the_gpu_of_that_index(tmp_path, node_b_ranks, rank):
+    """With no NCCL device line, a kernel line about a bus whose index only an `nvidia-smi -q -i N` dump gives (no
+    host in it) takes the rank whose place in its node's block of consecutive ranks is that index."""
+    def worker(node_rank: int, r: int) -> str:
+        return f"(Worker_PP{node_rank}_TP{r % 4} pid={5000 + r}) INFO 08-19 06:00:00 [parallel_state.py:1] rank {r} " \
+               f"in world size 8 is assigned as DP rank 0, PP rank {node_rank}, TP rank {r % 4}"
+    xid = "Aug 19 06:17:20 gpu-b kernel: NVRM: Xid (PCI:0000:9a:00): 119, pid=4012, name=nv-hostengine, Timeout " \
+          "waiting for RPC from GSP!"
+    a = analyze_files(tmp_path, {"gpu-a/vllm.log": text_of(*(worker(0, r) for r in range(4))),
+                                 "gpu-b/vllm.log": text_of(*(worker(1, r) for r in node_b_ranks)),
+                                 "gpu-b/kern.log": text_of(xid), "smi/gpu1.txt": SMI_Q})
+    assert event_at(a.events, "gpu-b/kern.log", 1)["rank"] == rank

@@ -286,7 +286,9 @@ def _kernel_gpu(kern: pl.DataFrame, a: Attribution) -> pl.DataFrame:
     kern = kern.with_columns(at_rows(kern.height, about, bus).alias("_bus"))
     br = pl.DataFrame([(n, b, r) for (n, b), r in a.bus_rank.items()],
                       schema={"node": pl.String, "_bus": pl.String, "_brank": pl.Int32}, orient="row")
-    bg = pl.DataFrame([(n, b, g) for (n, b), g in a.bus_gpu.items()],
+    # (nvidia-smi's index of a bus; else a `-q` dump's minor number, the /dev/nvidiaN the GPU is: its index)
+    index = {**{k: g["minor"] for k, g in a.gpus.items() if isinstance(g.get("minor"), int)}, **a.bus_gpu}
+    bg = pl.DataFrame([(n, b, g) for (n, b), g in index.items()],
                       schema={"_gnode": pl.String, "_bus": pl.String, "_bgpu": pl.Int32}, orient="row")
     # nvidia-smi bus ids may come from a dump without a node: match on the bus alone when unique
     bg_any = bg.group_by("_bus").agg(pl.col("_bgpu").first(), pl.len().alias("_n")).filter(pl.col("_n") == 1) \

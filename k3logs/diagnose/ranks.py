@@ -224,6 +224,25 @@ def learn_ranks(ev: pl.DataFrame, a: Attribution, hints: DumpHints) -> None:
                 if a.bus_gpu.setdefault((node, bus_key(dom, bus, dev)), g) == g:
                     a.said("bus_gpu", (node, bus_key(dom, bus, dev)),
                            f"the HCA {hca} at {bus_key(dom, bus, dev)} is on GPU {g}'s PCIe switch ({f})")
+    if not set(ev["proc"].drop_nulls().unique().to_list()) & set(RAY_WORKERS):
+        _block_local_ranks(a)
+
+
+def _block_local_ranks(a: Attribution) -> None:
+    """Where every node holds a block of consecutive ranks of one size (torchrun, vLLM's multi-node workers), a
+    rank's local rank is its place in its node's block: rank modulo the ranks per node. (Not for Ray, whose
+    workers take the GPUs in its own order.)"""
+    by_node: dict = defaultdict(set)
+    for (node, _), r in a.pid_rank.items():
+        by_node[node].add(r)
+    sizes = {len(rs) for rs in by_node.values()}
+    if None in by_node or len(sizes) != 1 or any(max(rs) - min(rs) + 1 != len(rs) for rs in by_node.values()):
+        return
+    for node, rs in by_node.items():
+        for r in rs:
+            if a.local_rank.setdefault((node, r - min(rs)), r) == r:
+                a.said("local", (node, r - min(rs)), f"rank {r} is local rank {r - min(rs)}: {node} holds ranks "
+                                                     f"{min(rs)}-{max(rs)}, in order")
 
 
 def _ray_device_ranks(ev: pl.DataFrame, a: Attribution) -> None:
