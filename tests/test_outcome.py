@@ -1882,3 +1882,42 @@ def test_a_traceback_of_another_program_s_script_is_no_cause(tmp_path, script, i
     d = decision(tmp_path, files)
     file, line = ("vllm.log", len(app) + 4) if in_app_log else ("inventory.log", 4)
     assert (aside_at(d, file, line) or "").startswith(f"raised by {script}, another program") == foreign
+
+
+@pytest.mark.parametrize("victim, at, root_is_kill", [
+    (4712, "07:05:19.512", True),    # the vanished worker's pid, within the second of its report and of the stop
+    (9999, "07:05:19.512", False),   # near miss: another pid: a kill in the deployment's wind-down
+    (4712, "07:05:21.512", False)])  # near miss: seconds after the stop: its trail
+def test_a_kill_naming_the_vanished_worker_s_pid_in_the_same_second_is_its_cause(tmp_path, victim, at, root_is_kill):
+    """A report stamped in whole seconds stands for its whole second: a kill of another file within it may have
+    come first, and one that names the pid of the worker reported gone is why it went."""
+    ranks = [f"(Worker_TP{r} pid={4711 + r}) INFO 11-18 07:01:00 [parallel_state.py:1] world_size=2 rank={r} "
+             f"local_rank={r} distributed_init_method=tcp://127.0.0.1:29500 backend=nccl" for r in (0, 1)]
+    died = ["(EngineCore pid=300) ERROR 11-18 07:05:19 [multiproc_executor.py:1] Worker proc VllmWorker-1 died "
+            "unexpectedly, shutting down executor.",
+            "(Worker_TP0 pid=4711) INFO 11-18 07:05:19 [multiproc_executor.py:1] [shutdown] WorkerProc: terminated "
+            "by shutdown signal"]
+    auth = f"2026-11-18T{at}+00:00 gpu-a1 sudo:  ops : TTY=pts/3 ; PWD=/home/ops ; USER=root ; " \
+           f"COMMAND=/usr/bin/kill -9 {victim}"
+    on_host = [line.replace("(APIServer pid=1)", "(APIServer pid=280)") for line in START + ranks + LOADED + READY
+               + SERVING]   # (pid 1 is a container's: the kernel and sudo print other pids)
+    d = decision(tmp_path, {"gpu-a1/vllm.log": on_host + died, "gpu-a1/auth.log": [auth]})
+    assert (d.root.file == "gpu-a1/auth.log") == root_is_kill
+    if root_is_kill:
+        assert d.root.rank == 1
+
+
+@pytest.mark.parametrize("died, state", [
+    (False, "stopped"),   # a hung server stopped by hand: the failure stalled it, the operator ended it
+    (True, "crashed")])   # near miss: its engine died of it before the stop
+def test_a_server_stopped_by_hand_after_a_failure_that_did_not_end_it_was_stopped(tmp_path, died, state):
+    xid = "Nov 18 07:04:29 gpu-a1 kernel: NVRM: Xid (PCI:0000:3a:00): 119, pid=4711, name=pt_main_thread, " \
+          "Timeout after 6s of waiting for RPC response from GPU2 GSP!"
+    stuck = [api(m, 0, "Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 0.0 tokens/s, Running: 4 "
+                       "reqs, Waiting: 0 reqs, GPU KV cache usage: 12.0%") for m in (5, 6, 7)]   # (a stall)
+    dead = [api(7, 30, "EngineCore encountered a fatal error.", level="ERROR")] if died else []
+    stop = [api(9, 0, "Received SIGINT, shutting down"), api(9, 0, "Shutting down FastAPI HTTP server.")]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + stuck + dead + stop,
+                            "gpu-a1/kern.log": [xid]})
+    assert d.root is not None and d.root.file == "gpu-a1/kern.log"
+    assert d.outcome.state == state

@@ -26,7 +26,7 @@ from .order import first, seconds, sort_key
 from .outcome import HEALTHY, KERNEL_SLACK_S, Lifecycle
 from .survived import one_pod_named, recoveries, set_aside, unexplain_by_set_aside, workloads, world_nodes
 from .templates import mask_template, same_template
-from .vanished import accounted, peer_gone_first, says_why, stuck_rank, vanished_worker
+from .vanished import accounted, names_victim, peer_gone_first, says_why, stuck_rank, vanished_worker
 
 
 def _in_scope(a: Finding, b: Finding, scope: str) -> bool:
@@ -217,8 +217,9 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
     deaths = [f for f in fatal if f.category not in outcome_data().request_level]   # (the engine's, not a request's)
     standing = [f for f in findings + others if f.role == "cause" and f.set_aside is None]
     failed = fatal + standing
-    again = life.failed_again(failed, [f for f in findings if f.category == "symptom.restart"],
-                              [f for f in standing if f.sig in sigs and "symptom.sigterm" in sigs[f.sig].explains])
+    # (causes that explain a SIGTERM: an eviction, a node's reboot; the stop that follows them is their doing)
+    killers = [f for f in standing if f.sig in sigs and "symptom.sigterm" in sigs[f.sig].explains]
+    again = life.failed_again(failed, [f for f in findings if f.category == "symptom.restart"], killers)
     raised_by = raised_by or {}
     for f in findings:   # (a cause a relayed traceback shows is the rank's that raised it, once the run is judged)
         if f.role == "cause" and (f.file, f.line) in raised_by:
@@ -227,15 +228,16 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
     causes = [f for f in findings if f.role == "cause" and f.explained_by is None and f.set_aside is None]
     if causes and all(f.phase == "shutdown" and (f.pid or f.fields.get("pid")) for f in causes) \
             and (lost := vanished_worker(findings, cat)) and sort_key(lost) < sort_key(first(causes, cat)) \
-            and not accounted(lost, findings, cat):
+            and not accounted(lost, findings, cat) and not any(names_victim(f, lost, pid_rank) for f in causes):
         # (a process that crashes once the deployment winds down after a worker vanished crashes in the wind-down;
-        # a node's loss, which its controller states only after a grace period, may still explain the vanishing)
+        # a node's loss, which its controller states only after a grace period, may still explain the vanishing,
+        # and so does a kill that names the vanished worker's pid, logged in the same second)
         causes = []
     if causes:
         root = _stated_before(_statement(first(causes, cat), findings), findings, cat)
         borrow_rank(root, findings, pid_rank, node_wide)
         root.unready = root.unready or _never_ready_after(root, findings, life)
-        outcome = life.outcome(_seen_failing(root, findings, life, cat), again, answered, deaths, failed)
+        outcome = life.outcome(_seen_failing(root, findings, life, cat), again, answered, deaths, failed, killers)
         if (root.file, root.line) in raised_by:   # (its node: the actor's, not the one that printed it)
             root.node = raised_by[(root.file, root.line)][0]
             root.node_from = "the actor that raised it (the pid and ip its RayTaskError names)"
@@ -260,7 +262,7 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
     if other is not None and other.unready and failure is not None and failure is not other \
             and (dt := seconds(failure, other)) is not None and 0 <= dt <= SAME_FAILURE_S:
         failure.unready = True   # (a start's own error, printed as its process exits, after the workers it took down)
-    outcome = life.outcome(failure, again, answered, deaths, failed)
+    outcome = life.outcome(failure, again, answered, deaths, failed, killers)
     if failure is None:
         healthy = outcome.state in HEALTHY
         return Decision(healthy, None, "high" if healthy else "low",
@@ -277,7 +279,7 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
     if vanished is not None and not says_why(own_error, vanished) and not accounted(vanished, findings, cat):
         return Decision(False, vanished, "low", "a worker vanished and nothing in the bundle says why: it was killed "
                         "from outside (an OOM killer, an operator, an orchestrator) on its node",
-                        findings + [vanished], outcome=life.outcome(vanished, again, answered, deaths, failed))
+                        findings + [vanished], outcome=life.outcome(vanished, again, answered, deaths, failed, killers))
     roots = {k for k, c in cat.categories.items() if c.group not in ("symptom", "context")}
     # (a symptom its node went on from, a retried connect, says nothing of the failure)
     fallback = [f for f in findings if f.role == "symptom" and f.category in roots and f.set_aside is None

@@ -14,12 +14,11 @@ from k3logs.schema import PHASES
 
 from .attribution import RX
 from .detect import frame_phase
-from .outcome import Outcome
+from .outcome import TIE_SECONDS, Outcome
 from .templates import mask_template
 
 
 SAME_FAILURE_S = 60.0     # the same fault seen again this soon is the same failure (not a retry)
-TIE_SECONDS = 1.0          # log times have one-second resolution: causes this close are simultaneous
 EXPLAIN_WINDOW_S = 3600.0  # an explanation reaches this far forward in time
 FLAP_EPISODES = 3          # a fault back this many more times within the window (each more than SAME_FAILURE_S
                            # after the one before) keeps coming back: however each time fared, it was not survived

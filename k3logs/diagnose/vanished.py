@@ -6,7 +6,7 @@ from __future__ import annotations
 from k3logs.catalogue.signatures import Catalogue
 
 from .detect import outcome_data
-from .findings import EXPLAIN_WINDOW_S, SAME_FAILURE_S, Finding
+from .findings import EXPLAIN_WINDOW_S, SAME_FAILURE_S, TIE_SECONDS, Finding, as_int
 from .order import first, seconds, sort_key
 
 
@@ -37,6 +37,14 @@ def accounted(gone: Finding, findings: list[Finding], cat: Catalogue) -> bool:
     return any(f.set_aside is None and f.node == gone.node and (dt := seconds(f, gone)) is not None and (
         (f.role == "symptom" and f.category in explaining and abs(dt) <= SAME_FAILURE_S)
         or (f.role == "context" and f.sig in states and 0 <= dt <= EXPLAIN_WINDOW_S)) for f in findings)
+
+
+def names_victim(f: Finding, gone: Finding, pid_rank: dict[tuple, int]) -> bool:
+    """f is a kill (or a crash) of the process that vanished: the pid it names is, on its node, the gone worker's
+    rank's, and it is logged within a second of the report (one of them stamped in whole seconds)."""
+    victim = as_int(f.fields.get("pid"))
+    return victim is not None and gone.rank is not None and pid_rank.get((f.node, victim)) == gone.rank \
+        and f.node == gone.node and (dt := seconds(gone, f)) is not None and abs(dt) < TIE_SECONDS
 
 
 def vanished_worker(findings: list[Finding], cat: Catalogue) -> Finding | None:

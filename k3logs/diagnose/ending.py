@@ -1,0 +1,154 @@
+"""What the run came to (the outcome), judged over the lifecycle of all its nodes: mixed into outcome.Lifecycle,
+whose attempts, readiness, stops, stats and progress it reads. never_ready, crashed, failing_requests,
+restart_loop, stopped, serving, or inconclusive (no application log could show it)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+import polars as pl
+
+from .lifeline import At
+
+# a server that still answers requests (failing them) this long after a failure, or until the bundle ends, serves on
+# and fails its requests; one that a liveness probe or its own exit ends sooner crashed (probes give up within a
+# minute or two)
+ANSWERING_S = 300.0
+
+
+@dataclass
+class Outcome:
+    state: str
+    file: str | None = None
+    line: int | None = None
+    detail: str = ""
+
+
+class Ending:
+    """The outcome's half of Lifecycle: whether a failure ended the run, and how. It reads Lifecycle's attempts
+    (attempt_of, _begun, _args, restarts_seen), stops (stops, _asked, last_stop, after_stop), readiness (ready,
+    ready_before, serving_elsewhere, _serving_at_end), engine stats (stats, _instances) and progress."""
+
+    def failed_again(self, failures: list, restarts: list = (), killers: list = ()) -> bool:
+        """Two attempts of one node that ran the same arguments failed and it started a third time (a second, when
+        something restarts it by itself), or its orchestrator shows restarts: two or more, or a restart symptom
+        (`restarts`: CrashLoopBackOff, a back-off, systemd's restart job) unless every restart count shown is
+        below two (one crash and its back-off is a crash, restarted). (An untimed line, a pod's last state, has no
+        attempt.) An attempt stopped from outside after a cause that explains such a kill (`killers`: an
+        eviction, untimed or before the stop) failed too: the stop was that cause's doing."""
+        per_node: dict = {}
+        for f in (f for f in failures if f.ts is not None):
+            per_node.setdefault(f.node, set()).add(self.attempt_of(f))
+        for (node, attempt), stop in self.stops.items():
+            if any(k.node == node and (k.ts is None or stop.after(k.ts, k.file, k.place)) for k in killers):
+                per_node.setdefault(node, set()).add(attempt)
+        counts = [int(v) for f in restarts for k in ("restarts", "restart_count")
+                  if str(v := f.fields.get(k, "")).isdigit()] + [n for n in [self.restarts_seen] if n is not None]
+        starts = 2 if restarts or max(counts, default=0) >= 1 else 3   # (else the second may be a retry by hand)
+        return any(self._repeated(node, a, starts) for node, a in per_node.items()) or \
+            max(counts, default=0) >= 2 or bool(restarts and not counts)
+
+    def _repeated(self, node, failed: set, starts: int) -> bool:
+        """Two or more `failed` attempts of a node, of `starts` or more attempts, that ran what its first failed
+        attempt ran (or whose arguments the bundle does not show): reruns with other arguments are other runs."""
+        first = self._args.get((node, min(failed, key=lambda a: (a is None, a or 0))))
+        same = {a for a in {a for _, a in self._begun.get(node, [])} | failed
+                if first is None or self._args.get((node, a)) in (None, first)}
+        return len(same & failed) >= 2 and len(same) >= starts
+
+    def still_working_after(self, f, answered: list = (), deaths: list = ()) -> bool:
+        """The finding's node kept logging its engine's stats after it, or kept answering requests (`answered`:
+        failed requests, with their times) for ANSWERING_S or more, or until the bundle ends, with no stop: the
+        server is up (an API server that outlives its engine and answers 500 to every request serves, and fails its
+        requests). Counted from the engine's death when one follows the finding (`deaths`: a hung engine's stats
+        and timeouts before the watchdog kills it are its crash, not a server that serves)."""
+        if f.ts is None:
+            return False
+        died = [d.ts for d in deaths if d.ts is not None and d.ts >= f.ts and d.node == f.node]
+        since = min(died, default=f.ts)
+        rows = self.stats.filter((pl.col("node") == f.node) & (pl.col("ts") > since)) if f.node is not None \
+            else self.stats.filter(pl.col("ts") > since)
+        later = [a.ts for a in answered if a.ts is not None and a.ts > since and a.node == f.node]
+        stopped = self.after_stop(f) is not None or self.stops.get((f.node, self.attempt_of(f)))
+        # (its attempt ended: stopped, or the node started again)
+        ended = stopped or any(a != self.attempt_of(f) and t > since for t, a in self._begun.get(f.node, []))
+        answering = len(later) >= 2 and ((max(later) - since).total_seconds() >= ANSWERING_S or not ended)
+        return (rows.height >= 2 and not stopped) or (answering and self.after_stop(f) is None)
+
+    def served_on_elsewhere(self, f, failed: list = ()) -> At | None:
+        """Another instance (a node that prints its own engine's stats: a replica behind a router, a second
+        decode) went on working after the instance that failed, to the end of the bundle, with nothing of
+        `failed` (causes, deaths) on its node from then on: the work of the first sign of it."""
+        if f.ts is None or f.node is None or not any(n == f.node for n, _ in self._instances):
+            return None
+        for (node, attempt), _ in self._serving_at_end():
+            if node in (None, f.node) or (node, attempt) not in self._instances \
+                    or any(g.node == node and g.ts is not None and g.ts >= f.ts for g in failed):
+                continue
+            if (on := next((at for at in self._progress.get((node, attempt), [])
+                            if at.ts is not None and at.ts > f.ts), None)) is not None:
+                return on
+        return None
+
+    def stopped_after(self, f, failed: list = (), killers: list = ()) -> At | None:
+        """The stop someone asked of f's attempt after f stalled its engine (stalled_at: requests running, nothing
+        done), with nothing else failing from f on (`failed`: deaths, other causes: a liveness probe's kill, an
+        orchestrator restarting the group) and no cause of a SIGTERM before it (`killers`: a reboot, an
+        eviction): a hung server stopped by hand."""
+        stop = self.stops.get((f.node, self.attempt_of(f)))
+        if stop is None or (f.node, self.attempt_of(f)) not in self._asked or not stop.after(f.ts, f.file, f.place) \
+                or not self.stalled_at(f) \
+                or any(k.ts is None or stop.after(k.ts, k.file, k.place) for k in killers):
+            return None
+        return None if any(g.category != f.category and g.ts and f.ts and f.ts <= g.ts
+                           and not stop.before(g.ts, g.file, g.place) for g in failed) else stop
+
+    def outcome(self, failure, again: bool, answered: list = (), deaths: list = (), failed: list = (),
+                killers: list = ()) -> Outcome:
+        """The outcome, given the failure that explains it (the root cause, or the first sign of a death
+        when no cause was found; None: nothing abnormal), whether it failed again after a restart, the
+        requests the server failed and the deaths of its engine (still_working_after), every failure
+        (served_on_elsewhere) and the causes of a SIGTERM (stopped_after)."""
+        if failure is not None:
+            where = dict(file=failure.file, line=failure.line)
+            if (on := self.served_on_elsewhere(failure, failed)) is not None:
+                return Outcome("failing_requests", **where, detail="one instance of several failed while another "
+                               f"went on serving with nothing failing ({on.file}:{on.line}): part of the requests "
+                               "failed")
+            if again:
+                return Outcome("restart_loop", **where, detail="it was started again and again, and failed each time")
+            if self.ready_before(failure) and not failure.unready:  # (a port it never bound: never ready)
+                if self.still_working_after(failure, answered, deaths):
+                    return Outcome("failing_requests", **where,
+                                   detail="it was serving and kept running, but failed from then on")
+                if (stop := self.stopped_after(failure, failed, killers)) is not None:
+                    return Outcome("stopped", stop.file, stop.line, "it was stopped from outside after it failed, "
+                                   "before anything ended it (a hung server stopped by hand)")
+                return Outcome("crashed", **where, detail="it was serving, then failed")
+            if (other := self.serving_elsewhere(failure)) is not None:
+                return Outcome("serving", other.file, other.line, "a part that never became ready failed (a "
+                               "rollout's new pod, a replacement, a start later run again) while a server on "
+                               "another node went on serving, or a later start serves")
+            return Outcome("never_ready", **where, detail="it failed before the server was ready")
+        if not self.app_log:
+            return Outcome("inconclusive", detail="the bundle holds no log of the deployment itself")
+        stops = sorted(self.stops.values(), key=lambda s: (s.ts is None, s.ts or datetime.min, s.file, s.line))
+        last = self.last_stop
+        # serving after the last stop, in another file (a rolling update: the new pod serves as the old one stops)
+        on = self.stats.filter((pl.col("ts") > last.ts) & (pl.col("file") != last.file)) if last else self.stats.clear()
+        if on.height >= 2:
+            return Outcome("serving", on["file"][0], on["line"][0], "it was stopped in one place and went on serving "
+                           "in another (a rolling update, a replacement)")
+        # started again after the last stop and serving (a restart after a change of configuration)
+        again = [r for (_, attempt), r in self._serving_at_end()
+                 if last and r.ts is not None and last.ts is not None and r.ts > last.ts]
+        if again:
+            return Outcome("serving", again[0].file, again[0].line, "it was stopped, started again and serves")
+        if stops:
+            s = stops[0]
+            return Outcome("stopped", s.file, s.line, "it was stopped, with nothing abnormal before")
+        if self.ready:
+            r = sorted(self.ready.values(), key=lambda s: (s.ts is None, s.ts or datetime.min, s.file, s.line))[0]
+            return Outcome("serving", r.file, r.line, "it became ready and was still serving when the bundle ends")
+        return Outcome("inconclusive", detail="the logs end before the server was ready, with nothing abnormal: "
+                                              "the bundle cannot tell whether it would have started")
