@@ -1921,3 +1921,47 @@ def test_a_server_stopped_by_hand_after_a_failure_that_did_not_end_it_was_stoppe
                             "gpu-a1/kern.log": [xid]})
     assert d.root is not None and d.root.file == "gpu-a1/kern.log"
     assert d.outcome.state == state
+
+
+@pytest.mark.parametrize("unit, trail", [
+    ("vllm.service", False),    # the unit it stopped, started again: what fails then is a new start's failure
+    ("nvidia-dcgm.service", True)])   # near miss: another unit starting: the failure is the stop's trail
+def test_a_unit_stopped_and_started_again_begins_a_new_attempt_though_its_server_prints_nothing(tmp_path, unit, trail):
+    journal = ["Nov 18 07:05:00 gpu-a1 systemd[1]: Stopping vllm.service - vLLM server...",
+               "Nov 18 07:05:01 gpu-a1 vllm[4100]: INFO 11-18 07:05:01 [launcher.py:1] Shutting down FastAPI HTTP "
+               "server.",
+               "Nov 18 07:05:02 gpu-a1 systemd[1]: Stopped vllm.service - vLLM server.",
+               f"Nov 18 07:05:30 gpu-a1 systemd[1]: Starting {unit} - a service...",
+               "Nov 18 07:05:31 gpu-a1 docker[4200]: nvidia-container-cli: initialization error: nvml error: "
+               "driver/library version mismatch: unknown"]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING, "gpu-a1/journal.txt": journal})
+    aside = aside_at(d, "gpu-a1/journal.txt", 5) or ""
+    assert aside.startswith("after the stop") == trail
+    assert (d.root is None) == trail
+
+
+@pytest.mark.parametrize("own_kill, aside", [
+    (True, True),     # the deployment's killed worker ran in its unit's cgroup: a session's kill is another's
+    (False, False)])  # near miss: no kill shows where the deployment's processes ran
+def test_an_oom_kill_in_a_cgroup_none_of_the_deployment_s_processes_ran_in_is_another_program_s(tmp_path, own_kill,
+                                                                                                  aside):
+    def kill(hh: str, pid: int, memcg: str) -> list[str]:
+        return [f"Nov 18 {hh} gpu-a1 kernel: oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,"
+                f"mems_allowed=0-1,oom_memcg={memcg},task_memcg={memcg},task=python3,pid={pid},uid=0",
+                f"Nov 18 {hh} gpu-a1 kernel: Memory cgroup out of memory: Killed process {pid} (python3) "
+                "total-vm:71244120kB, anon-rss:66714332kB, file-rss:55872kB, shmem-rss:0kB, UID:1007"]
+    kern = kill("06:03:47", 38811, "/user.slice/user-1007.slice/session-412.scope") + \
+        (kill("07:04:30", 4711, "/system.slice/vllm.service") if own_kill else [])
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING, "gpu-a1/kern.log": kern})
+    assert (aside_at(d, "gpu-a1/kern.log", 2) or "").startswith("about pid 38811 in cgroup /user.slice") == aside
+
+
+@pytest.mark.parametrize("same, copy", [(True, True),      # one line in an excerpt and in the process's own log
+                                        (False, False)])   # near miss: two lines that differ are two events
+def test_one_line_in_two_files_is_one_event_whose_copy_in_the_fuller_log_stands(tmp_path, same, copy):
+    died = "(EngineCore pid=300) ERROR 11-18 07:05:19 [multiproc_executor.py:1] Worker proc VllmWorker-1 died " \
+           "unexpectedly, shutting down executor."
+    other = died.replace("VllmWorker-1", "VllmWorker-0")
+    own = START + [line.replace("(APIServer pid=1)", "(EngineCore pid=300)") for line in SERVING + LATER] + [died]
+    d = decision(tmp_path, {"a-excerpt.txt": [died if same else other], "vllm.log": own})
+    assert (aside_at(d, "a-excerpt.txt", 1) or "").startswith("a copy of vllm.log") == copy

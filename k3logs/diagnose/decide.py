@@ -24,7 +24,7 @@ from .findings import (EXPLAIN_WINDOW_S, SAME_FAILURE_S, TIE_SECONDS, Decision, 
                        findings_of, load_before)
 from .order import first, seconds, sort_key
 from .outcome import HEALTHY, KERNEL_SLACK_S, Lifecycle
-from .survived import one_pod_named, recoveries, set_aside, unexplain_by_set_aside, workloads, world_nodes
+from .survived import copies_aside, one_pod_named, recoveries, set_aside, unexplain_by_set_aside, workloads, world_nodes
 from .templates import mask_template, same_template
 from .vanished import accounted, names_victim, peer_gone_first, says_why, stuck_rank, vanished_worker
 
@@ -208,6 +208,7 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
     app_lines = ev.filter(pl.col("file").is_in(list(life.app_files)))
     set_aside(findings + others, life, prose, recoveries(ev, findings, cat), sigs, node_wide,
               workloads(app_lines, pods), world_nodes(app_lines))
+    copies_aside(findings, ev)
     peer_gone_first(findings, peer_node or {}, cat)
     unexplain_by_set_aside(findings)
     # (requests refused before the server is ready are a probe's, not failures)

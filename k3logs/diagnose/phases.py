@@ -37,6 +37,11 @@ def assign_phases(ev: pl.DataFrame, outside: frozenset[str] | set[str] = frozens
     # fail right there): it was started again
     again = ((pl.col("_mark") == "startup") & (pl.col("_mark").forward_fill().shift(1).over("node") == "shutdown")
              ).fill_null(False)
+    # the deployment's systemd unit stopped (a stop of its own), then started again: a new attempt, whether or not
+    # the server prints a line of it
+    stopped = pl.when(pl.col("_mark") == "shutdown").then(pl.col("text").str.extract(decision_line("unit_stopping"), 1))
+    started = pl.col("text").str.extract(decision_line("unit_starting"), 1)
+    again = again | (started == stopped.forward_fill().shift(1).over("node")).fill_null(False)
     ev = ev.with_columns(_restart=pl.col("_restart") | _opens_start(ev) | again)
     # a start prints several start landmarks at once (the version, then its arguments): one attempt
     last_start = pl.when(pl.col("_restart")).then(pl.col("ts")).forward_fill().shift(1).over("node")

@@ -100,6 +100,9 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
     working after it, or its node for a kernel line or a `node_wide` category, and it explains nothing that
     follows; or its device came back before anything it explains failed)."""
     at = {id(f): i for i, f in enumerate(findings)}
+    # the cgroup of each process an OOM kill names, and those the deployment's killed processes were in
+    memcg = {(f.node, as_int(f.fields.get("pid"))): f.fields["memcg"] for f in findings if f.fields.get("memcg")}
+    own_cgroups = {cg for key, cg in memcg.items() if key in life.pids}
     shapes: dict[int, str] = {}   # (each line's template, made once)
     recovered, sigs = recovered or {}, sigs or {}
 
@@ -194,6 +197,11 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
         if (script := foreign_script(f, life)) is not None:
             f.set_aside = f"raised by {script}, another program: its log holds none of the deployment's lines"
             continue
+        if own_cgroups and (cg := memcg.get(key := (f.node, as_int(f.fields.get("pid"))))) not in own_cgroups | {None} \
+                and key not in life.pids:
+            f.set_aside = f"about pid {key[1]} in cgroup {cg}, where none of the deployment's processes ran (its " \
+                          f"killed processes ran in {', '.join(sorted(own_cgroups))})"
+            continue
         if (name := foreign_node(f, life)) is not None:
             f.set_aside = f"about {name}, a node the deployment does not run on"
             continue
@@ -261,6 +269,25 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
         elif f.set_aside is None and f.role == "cause" and f.ts is None \
                 and (key := (f.category, f.fields.get("pod"))) in pod_aside:
             f.set_aside = f"the same failure of the same pod: {pod_aside[key]}"
+
+
+def copies_aside(findings: list[Finding], ev: pl.DataFrame) -> None:
+    """One line in two files (an excerpt of every unit's journal beside the unit's own) is one event: the copy in
+    the file that holds more of its process's lines stands, the other is set aside as its copy."""
+    by_line: dict[tuple, list[Finding]] = {}
+    for f in findings:
+        if f.set_aside is None and f.ts is not None and f.eid >= 0:
+            by_line.setdefault((f.sig, f.category, f.text, f.ts, f.node, f.pid), []).append(f)
+    groups = [g for g in by_line.values() if len({f.file for f in g}) > 1]
+    if not groups:
+        return
+    counts = {(file, pid): n for file, pid, n in ev.group_by("file", "pid").len().iter_rows()}
+    for g in groups:
+        size = {f.file: counts.get((f.file, f.pid), 0) for f in g}
+        keep = max(g, key=lambda f: size[f.file])
+        for f in g:
+            if size[f.file] < size[keep.file]:
+                f.set_aside = f"a copy of {keep.file}:{keep.line}, whose file holds more of its process's lines"
 
 
 def unexplain_by_set_aside(findings: list[Finding]) -> None:
