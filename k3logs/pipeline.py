@@ -134,7 +134,8 @@ def learn(path: str | Path, settings: Settings, cat: Catalogue, keep_all: bool =
     attribution = attribute.learn(events, hints_from_facts(facts),
                                   [bundle.display(f) for f in bundle.names], top=bundle.common_prefix.rstrip("/") or None)
     events = assign.apply(events, attribution)
-    facts = [replace(f, node=f.node or attribution.file_node.get(f.file)) for f in facts]
+    # (a dump that names no host, in a bundle of one node, is that node's)
+    facts = [replace(f, node=f.node or attribution.file_node.get(f.file) or attribution.single_node) for f in facts]
     boots = {}
     for f in facts:
         if f.name == "boot_time" and (dt := parse_iso(f.value)):
@@ -171,11 +172,13 @@ def run(path: str | Path, settings: Settings | None = None, catalogue: Catalogue
     app_files = set(events.filter(pl.col("source").is_in(APP_KINDS))["file"].unique().to_list()) - host
     prose = {lt.bundle.display(f.file) for f in lt.ingested.files if f.prose}
     restarts = max((int(f.value) for f in facts if f.name == "restart_count" and f.value.isdigit()), default=None)
+    # (a vLLM container that its restart policy is starting again when the bundle was taken)
+    restarting = any(f.name == "restarting" and "vllm" in f.value.lower() for f in facts)
     pods = Counter(f.file for f in facts if f.name == "pod_name")
     described = {f.file: f.value for f in facts if f.name == "pod_name" and pods[f.file] == 1}
     decision = quiet_verdict(decide(events, det, cat, app_files, prose, restarts, lt.attribution.ip_node,
                                     task_ranks(lt.attribution), lt.attribution.raised_by, described,
-                                    lt.attribution.pods), checks, events, dumps, cat, bool(app_files))
+                                    lt.attribution.pods, restarting), checks, events, dumps, cat, bool(app_files))
     decision, unlogged = unlogged_end(decision, facts, cat)
     nnodes = max([int(f.value) for f in facts if f.name == "nnodes" and f.value.isdigit()] or [0]) or None
     missing = missing_parts(events, lt.ingested.files, lt.bundle.display, lt.attribution.file_node,

@@ -368,6 +368,18 @@ def test_a_hosts_journal_is_read_in_the_zone_its_timedatectl_shows_and_its_conta
     assert at(b, "gpu-b07/journalctl-k.txt", 1)[0] == "2026-06-18T16:41:52.418237"
 
 
+@pytest.mark.parametrize("nodes, want", [(1, "2026-06-18T14:41:52.418237"),    # the bundle's one node's zone
+                                          (2, "2026-06-18T16:41:52.418237")])   # near miss: whose zone, of two?
+def test_a_timedatectl_that_names_no_host_is_the_zone_of_the_bundle_s_one_node(tmp_path, nodes, want):
+    zone = "                Time zone: Europe/Berlin (CEST, +0200)\n"
+    kern = "Jun 18 16:41:52.418237 {} kernel: NVRM: Xid (PCI:0000:bb:00): 119, pid='<unknown>', name=<unknown>, " \
+           "Timeout after 6s of waiting for RPC response from GPU5 GSP!"
+    files = {"host/journal.txt": text_of(*(kern.format(h) for h in ["gpu-b07", "gpu-b08"][:nodes])),
+             "host/timedatectl.txt": zone}
+    a = analyze_files(tmp_path, files, keep_all=True)
+    assert at(a, "host/journal.txt", 1)[0] == want
+
+
 @pytest.mark.parametrize("iso_offsets, want", [(["+0200", "+0200"], "2026-06-18T14:41:52.418237"),
                                                  (["+0200", "+0100"], "2026-06-18T16:41:52.418237")])
 def test_a_hosts_journal_is_read_in_the_zone_its_own_short_iso_lines_state(tmp_path, iso_offsets, want):

@@ -1965,3 +1965,58 @@ def test_one_line_in_two_files_is_one_event_whose_copy_in_the_fuller_log_stands(
     own = START + [line.replace("(APIServer pid=1)", "(EngineCore pid=300)") for line in SERVING + LATER] + [died]
     d = decision(tmp_path, {"a-excerpt.txt": [died if same else other], "vllm.log": own})
     assert (aside_at(d, "a-excerpt.txt", 1) or "").startswith("a copy of vllm.log") == copy
+
+
+@pytest.mark.parametrize("server_lines, foreign", [
+    (False, True),    # another Ray job's driver log: Ray's lines, none of the server's
+    (True, False)])   # near miss: the server's own lines in the same file: the deployment's program
+def test_every_line_of_another_program_s_log_is_that_program_s(tmp_path, server_lines, foreign):
+    """Once a traceback shows a log is another program's (its own script, no line of the server's), that
+    program's other lines there are its own too: the job's status line repeating the actor's death."""
+    driver = ["2026-11-18 07:01:12,003\tINFO job_manager.py:531 -- Runtime env is setting up.",
+              "2026-11-18 07:02:14,953\tWARNING worker.py:2071 -- The node with node id: 9c4e1a7f and address: "
+              "10.64.6.9 and node name: 10.64.6.9 has been marked dead because the detector has missed too many "
+              "heartbeats from it.",
+              "Traceback (most recent call last):", '  File "/home/ray/evalbench/run_suite.py", line 219, in main',
+              "    ray.get(agg.add_batch.remote(batch_id, scores))",
+              "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.",
+              "", "---------------------------------------", "Job 'raysubmit_Xq3vR8kL' failed",
+              "---------------------------------------", "",
+              "Status message: Job entrypoint command failed with exit code 1, last available logs:",
+              "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task."]
+    if server_lines:
+        driver = [api(4, 10, "Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 1.0 tokens/s, "
+                            "Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 1.0%")] + driver
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + LATER,
+                            "cpu-b2/job-driver.log": driver})
+    assert (d.root is None) == foreign
+
+
+@pytest.mark.parametrize("restarted, state", [(True, "serving"),     # crashed, started again, serves to the end
+                                              (False, "crashed")])   # near miss: nothing started it again
+def test_a_run_that_crashed_and_was_started_again_and_serves_ends_serving(tmp_path, restarted, state):
+    dead = [api(4, 30, "EngineCore encountered a fatal error.", level="ERROR"),
+            worker(4, 30, "torch.AcceleratorError: CUDA error: uncorrectable ECC error encountered", level="ERROR")]
+    again = [line.replace("07:0", "07:1") for line in START + LOADED + READY + SERVING] if restarted else []
+    d = decision(tmp_path, {"vllm.log": START + LOADED + READY + SERVING + dead + again})
+    assert d.root is not None and d.outcome.state == state
+
+
+@pytest.mark.parametrize("restart_after_last, state", [
+    (True, "restart_loop"),   # the restarter goes on after the second failure: started again and again
+    (False, "never_ready")])  # near miss: one restart that failed, and nothing restarts it any more
+def test_one_restart_that_failed_is_a_loop_only_when_the_restarter_goes_on(tmp_path, restart_after_last, state):
+    job = ["Nov 18 07:{:02d}:45 gpu-a1 systemd[1]: vllm.service: Scheduled restart job, restart counter is at {}."]
+    journal = [job[0].format(1, 1)] + ([job[0].format(3, 2)] if restart_after_last else [])
+    d = decision(tmp_path, {"gpu-a1/vllm.log": _failing_starts(2), "gpu-a1/journal.txt": journal})
+    assert d.outcome.state == state
+
+
+@pytest.mark.parametrize("status, state", [("restarting", "restart_loop"),   # docker starts it again right now
+                                           ("exited", "never_ready")])       # near miss: its policy gave up
+def test_a_container_docker_inspect_shows_restarting_goes_on_being_restarted(tmp_path, status, state):
+    inspect = ('[{"Id": "7d3c0e91b5a2", "Name": "/vllm-qwen", "Config": {"Image": "vllm/vllm-openai:v0.11.0"}, '
+               f'"State": {{"Status": "{status}", "Running": {str(status == "restarting").lower()}, '
+               f'"Restarting": {str(status == "restarting").lower()}, "ExitCode": 1}}, "RestartCount": 1}}]')
+    d = decision(tmp_path, {"gpu-a1/vllm.log": _failing_starts(2), "gpu-a1/docker-inspect.json": inspect})
+    assert d.outcome.state == state

@@ -183,17 +183,19 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
            prose: frozenset[str] | set[str] = frozenset(), restarts_seen: int | None = None,
            peer_node: dict[str, str] | None = None, pid_rank: dict[tuple, int] | None = None,
            raised_by: dict[tuple[str, int], tuple] | None = None,
-           described: dict[str, str] | None = None, pods: frozenset[str] | set[str] = frozenset()) -> Decision:
+           described: dict[str, str] | None = None, pods: frozenset[str] | set[str] = frozenset(),
+           restarting: bool = False) -> Decision:
     """The outcome of the run, and the earliest event that explains it (module docstring, outcome.py).
     `app_files`: the deployment's own logs (default: every file); `prose`: files read as plain text (notes,
     tickets): their untimed plain lines mention errors; `restarts_seen`: restarts the orchestrator's state
     shows (a pod's or container's restart count); `peer_node`: the node of each IP the bundle ties to one;
     `pid_rank`: the rank of each (node, host pid), as the kernel and the host's tools see pids; `raised_by`: the
     (node, rank) of the actor that raised what a relayed traceback's line shows, by (file, line); `described`:
-    the pod a file describes, by file (a describe's event rows name no pod); `pods`: the pods the bundle names."""
+    the pod a file describes, by file (a describe's event rows name no pod); `pods`: the pods the bundle names;
+    `restarting`: the deployment's container was being started again when the bundle was taken."""
     pid_rank = pid_rank or {}
     life = Lifecycle(ev, set(ev["file"].unique().to_list()) if app_files is None else app_files, restarts_seen,
-                     host_pids=pid_rank)
+                     host_pids=pid_rank, restarting=restarting)
     findings = findings_of(ev, det, cat)
     _explain(findings, cat)
     others = exceptions(ev, benign_eids(det, cat, findings), [f.eid for f in findings if f.role == "symptom"])

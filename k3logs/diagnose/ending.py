@@ -31,7 +31,9 @@ class Ending:
 
     def failed_again(self, failures: list, restarts: list = (), killers: list = ()) -> bool:
         """Two attempts of one node that ran the same arguments failed and it started a third time (a second, when
-        something restarts it by itself), or its orchestrator shows restarts: two or more, or a restart symptom
+        something goes on restarting it by itself: a restart symptom after the last failure, or a status listing's,
+        untimed: one restart that failed, after which nothing restarts it, is a crash restarted once), or its
+        orchestrator shows restarts: two or more, or a restart symptom
         (`restarts`: CrashLoopBackOff, a back-off, systemd's restart job) unless every restart count shown is
         below two (one crash and its back-off is a crash, restarted). (An untimed line, a pod's last state, has no
         attempt.) An attempt stopped from outside after a cause that explains such a kill (`killers`: an
@@ -44,7 +46,9 @@ class Ending:
                 per_node.setdefault(node, set()).add(attempt)
         counts = [int(v) for f in restarts for k in ("restarts", "restart_count")
                   if str(v := f.fields.get(k, "")).isdigit()] + [n for n in [self.restarts_seen] if n is not None]
-        starts = 2 if restarts or max(counts, default=0) >= 1 else 3   # (else the second may be a retry by hand)
+        last = max((f.ts for f in failures if f.ts is not None), default=None)
+        going_on = self.restarting or any(r.ts is None or (last is not None and r.ts > last) for r in restarts)
+        starts = 2 if going_on else 3   # (else the second may be a retry by hand, or the restarter's last try)
         return any(self._repeated(node, a, starts) for node, a in per_node.items()) or \
             max(counts, default=0) >= 2 or bool(restarts and not counts)
 
@@ -66,8 +70,10 @@ class Ending:
             return False
         died = [d.ts for d in deaths if d.ts is not None and d.ts >= f.ts and d.node == f.node]
         since = min(died, default=f.ts)
-        rows = self.stats.filter((pl.col("node") == f.node) & (pl.col("ts") > since)) if f.node is not None \
-            else self.stats.filter(pl.col("ts") > since)
+        # (its own attempt's stats: a later attempt's are a restart's, back_serving)
+        mine = pl.col("attempt").eq_missing(self.attempt_of(f)) if self.attempt_of(f) is not None else pl.lit(True)
+        rows = self.stats.filter(((pl.col("node") == f.node) if f.node is not None else pl.lit(True))
+                                 & (pl.col("ts") > since) & mine)
         later = [a.ts for a in answered if a.ts is not None and a.ts > since and a.node == f.node]
         stopped = self.after_stop(f) is not None or self.stops.get((f.node, self.attempt_of(f)))
         # (its attempt ended: stopped, or the node started again)
@@ -89,6 +95,12 @@ class Ending:
                             if at.ts is not None and at.ts > f.ts), None)) is not None:
                 return on
         return None
+
+    def back_serving(self, f) -> At | None:
+        """A later attempt of f's node that became ready after f and serves to the end of the bundle."""
+        mine = self.attempt_of(f)
+        return next((r for (node, attempt), r in self._serving_at_end() if node == f.node and mine is not None
+                     and attempt is not None and attempt > mine and r.after(f.ts, f.file, f.place)), None)
 
     def stopped_after(self, f, failed: list = (), killers: list = ()) -> At | None:
         """The stop someone asked of f's attempt after f stalled its engine (stalled_at: requests running, nothing
@@ -124,6 +136,9 @@ class Ending:
                 if (stop := self.stopped_after(failure, failed, killers)) is not None:
                     return Outcome("stopped", stop.file, stop.line, "it was stopped from outside after it failed, "
                                    "before anything ended it (a hung server stopped by hand)")
+                if (back := self.back_serving(failure)) is not None:
+                    return Outcome("serving", back.file, back.line, "it was serving and failed, then its node "
+                                   "started it again and it serves to the end of the bundle")
                 return Outcome("crashed", **where, detail="it was serving, then failed")
             if (other := self.serving_elsewhere(failure)) is not None:
                 return Outcome("serving", other.file, other.line, "a part that never became ready failed (a "

@@ -47,8 +47,9 @@ class Lifecycle(Ending):
     `host_pids`: (node, pid) of the deployment's processes as the host sees them (the kernel, the host's tools)."""
 
     def __init__(self, ev: pl.DataFrame, app_files: frozenset[str] | set[str], restarts_seen: int | None = None,
-                 host_pids: Iterable[tuple] = ()):
+                 host_pids: Iterable[tuple] = (), restarting: bool = False):
         self.app_files, self.app_log, self.restarts_seen = set(app_files), bool(app_files), restarts_seen
+        self.restarting = restarting   # (its container was being started again when the bundle was taken)
         cols = ("eid", "node", "rank", "pid", "ident", "source", "ts", "file", "line", "seq", "mark", "attempt",
                 "progress")
         if "seq" not in ev.columns and "line" in ev.columns:
@@ -92,6 +93,9 @@ class Lifecycle(Ending):
         self.pids = set(zip(mine["node"].to_list(), mine["pid"].to_list())) | set(host_pids)
         # the nodes the deployment's lines were written on (None among them: some line's node is not known)
         self.app_nodes = set(ev.filter(pl.col("file").is_in(list(self.app_files)))["node"].unique().to_list())
+        # the files that hold the server's own lines (vLLM's: a Ray job's driver log of another job has Ray's only)
+        self.server_files = set(ev.filter(pl.col("source") == "vllm")["file"].unique().to_list()) \
+            if "source" in ev.columns else set(self.app_files)
         # the Kubernetes namespaces of the deployment's pods, where its logs' paths say (/var/log/pods/NS_POD_UID)
         self.app_namespaces = {m.group("ns") for f in self.app_files if (m := RX["pod_log_dir"].search(f))}
         # progress by (node, attempt) and by (node, attempt, the process): in time order

@@ -103,6 +103,8 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
     # the cgroup of each process an OOM kill names, and those the deployment's killed processes were in
     memcg = {(f.node, as_int(f.fields.get("pid"))): f.fields["memcg"] for f in findings if f.fields.get("memcg")}
     own_cgroups = {cg for key, cg in memcg.items() if key in life.pids}
+    # the programs whose tracebacks show they are other programs (foreign_script): their other lines are theirs too
+    scripts = {(f.file, f.pid, f.ident): script for f in findings if (script := foreign_script(f, life))}
     shapes: dict[int, str] = {}   # (each line's template, made once)
     recovered, sigs = recovered or {}, sigs or {}
 
@@ -194,8 +196,8 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
         if (name := foreign_process(f)) is not None:
             f.set_aside = f"about {name}, a process that is not the deployment's"
             continue
-        if (script := foreign_script(f, life)) is not None:
-            f.set_aside = f"raised by {script}, another program: its log holds none of the deployment's lines"
+        if f.source != "kernel" and (script := scripts.get((f.file, f.pid, f.ident))) is not None:
+            f.set_aside = f"raised by {script}, another program: its log holds none of the server's lines"
             continue
         if own_cgroups and (cg := memcg.get(key := (f.node, as_int(f.fields.get("pid"))))) not in own_cgroups | {None} \
                 and key not in life.pids:
@@ -311,9 +313,10 @@ def foreign_node(f: Finding, life: Lifecycle) -> str | None:
 
 def foreign_script(f: Finding, life: Lifecycle) -> str | None:
     """The script of another program that raised f: its traceback's outermost frame is a script of its own
-    (patterns/diagnose.toml own_script: not code of an installed package) and its file holds none of the
-    deployment's lines (a fleet's cron job, a benchmark's or an eval's client)."""
-    m = RX["own_script"].match(f.script) if f.script and life.app_log and f.file not in life.app_files else None
+    (patterns/diagnose.toml own_script: not code of an installed package) and its file holds none of the server's
+    lines (a fleet's cron job, a benchmark's or an eval's client, another Ray job's driver), in a run that served
+    (before, a program beside it may be a part it waits for)."""
+    m = RX["own_script"].match(f.script) if f.script and life.ready and f.file not in life.server_files else None
     return m.group("script") if m else None
 
 

@@ -109,6 +109,9 @@ def parse_docker_inspect(sink: Sink, lines: list[str], base: int) -> None:
                 sink.add("exit_code", state["ExitCode"], at('"ExitCode"'))
                 name = str(d.get("Name") or "").lstrip("/")
                 sink.add("run_ended", f"{state['ExitCode']} {name} {image or ''}".strip(), at('"ExitCode"'))
+            if state.get("Restarting") is True or state.get("Status") == "restarting":
+                # (its restart policy starting it again now: what runs in it goes on being restarted)
+                sink.add("restarting", f"{str(d.get('Name') or '').lstrip('/')} {image or ''}".strip(), at('"Status"'))
             if "OOMKilled" in state:
                 sink.add("oom_killed", "true" if state["OOMKilled"] else "false", at('"OOMKilled"'))
             if state.get("OOMKilled"):
