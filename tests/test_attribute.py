@@ -1688,3 +1688,61 @@ def test_a_node_s_block_of_ranks_gives_each_its_local_rank_and_the_gpu_of_that_i
                                  "gpu-b/vllm.log": text_of(*(worker(1, r) for r in node_b_ranks)),
                                  "gpu-b/kern.log": text_of(xid), "smi/gpu1.txt": SMI_Q})
     assert event_at(a.events, "gpu-b/kern.log", 1)["rank"] == rank
+
+
+CRICTL = """$ sudo crictl pods
+POD ID              CREATED             STATE               NAME                NAMESPACE           ATTEMPT             RUNTIME
+70573b139cd28       About an hour ago   Ready               {pod}            llm-prod            0                   (default)
+5e53deda3f40a       9 days ago          Ready               node-exporter-z5wcc   monitoring          0                   (default)
+"""
+
+
+@pytest.mark.parametrize("listed, node", [("dsv3-0-2", "gpu-k8s-h07"),    # the host's crictl lists the pod
+                                          ("dsv3-0-1", None)])            # near miss: another pod is listed
+def test_a_pod_its_host_s_crictl_lists_is_on_that_host_with_its_log_and_the_hostname_its_lines_print(
+        tmp_path, listed, node):
+    log = text_of("dsv3-0-2:2311:2311 [3] NCCL INFO NET/IB : mlx5_3:1 Got async error event: port error",
+                  "(Worker_PP2_TP5 pid=2311) INFO 02-17 11:00:00 [worker.py:1] rank 21 in world size 24 is assigned "
+                  "as DP rank 0, PP rank 2, TP rank 5")
+    a = analyze_files(tmp_path, {"nodes/gpu-k8s-h07/crictl.txt": CRICTL.format(pod=listed),
+                                 "nodes/gpu-k8s-h11/crictl.txt": CRICTL.format(pod="dsv3-0"),
+                                 "pods/dsv3-0-2_vllm.log": log})
+    assert (a.attribution.file_node.get("pods/dsv3-0-2_vllm.log") == "gpu-k8s-h07") == (node is not None)
+
+
+@pytest.mark.parametrize("saved_id, node", [("ff556cb918aa1910", "b300-n03"),   # the id of its last state
+                                            ("0d1e2f3a4b5c6d7e", None)])       # near miss: an id nothing names
+def test_a_log_saved_under_a_container_id_the_pod_s_status_names_is_on_the_pod_s_node(tmp_path, saved_id, node):
+    import json
+    pod = json.dumps({"apiVersion": "v1", "kind": "List", "items": [{
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "k3-0-1", "namespace": "inference"},
+        "spec": {"nodeName": "b300-n03", "containers": [{"name": "vllm", "image": "vllm/vllm-openai:kimi-k3"}]},
+        "status": {"containerStatuses": [{
+            "name": "vllm", "containerID": "containerd://4a7b9caabfc838b4",
+            "lastState": {"terminated": {"exitCode": 137, "containerID": "containerd://ff556cb918aa1910"}}}]}}]},
+        indent=4)
+    log = text_of("(Worker_TP5 pid=212) INFO 02-17 11:00:00 [worker.py:1] rank 13 in world size 16 is assigned as "
+                  "DP rank 0, PP rank 0, TP rank 13")
+    a = analyze_files(tmp_path, {"kubectl-get-pod.json": pod, f"container-logs/{saved_id}.log": log,
+                                 "other-node/b300-n04-notes.txt": "b300-n04 holds the other pod\n"})
+    assert a.attribution.file_node.get(f"container-logs/{saved_id}.log") == node
+
+
+@pytest.mark.parametrize("nspid, rank", [(True, 13),     # NSpid read on gpu-b: the host pid is gpu-b's pid 208
+                                         (False, None)])  # near miss: nothing ties the host pid to a container pid
+def test_an_nspid_read_on_a_node_maps_that_node_s_host_pid_though_another_node_s_container_has_the_same_pid(
+        tmp_path, nspid, rank):
+    def worker(container: bool, name: str, r: int) -> str:
+        # (gpu-a's server runs in a container, its pid 1 shows it; gpu-b's logs show no pid namespace)
+        return ("(APIServer pid=1) INFO 11-18 07:00:00 [api_server.py:1] vLLM API server version 0.11.0\n"
+                if container else "") + \
+               f"({name} pid=208) INFO 11-18 07:00:01 [parallel_state.py:1] rank {r} in world size 16 is assigned as " \
+               f"DP rank 0, PP rank {r // 8}, TP rank {r % 8}\n"
+    kill = "Nov 18 07:05:00 gpu-b kernel: Out of memory: Killed process 3318842 (ray::RayWorkerW) total-vm:1kB, " \
+           "anon-rss:1kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:1kB oom_score_adj:0\n"
+    files = {"gpu-a/vllm.log": worker(True, "Worker_TP3", 3), "gpu-b/vllm.log": worker(False, "Worker_PP1_TP5", 13),
+             "gpu-b/kern.log": kill, "gpu-a/kern.log": kill.replace("gpu-b", "gpu-a").replace("3318842", "1")}
+    if nspid:
+        files["gpu-b/nspid.txt"] = "/proc/3318842/status:NSpid:\t3318842\t208\n"
+    a = analyze_files(tmp_path, files)
+    assert event_at(a.events, "gpu-b/kern.log", 1)["rank"] == rank

@@ -230,13 +230,26 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
     for f, (node, why) in node_files(a.file_node, known_hosts | acting | job, w).items():
         a.file_node[f] = node
         a.said("file", f, why)
-    for r in reads["container_listed"]:   # (a container its host's `docker ps` lists: its own files are that host's)
+    # (a container its host's `docker ps` lists, a pod its `crictl pods` lists: their own files are that host's)
+    for r in reads["container_listed"]:
         if (node := a.file_node.get(r.file)) and a.pod_node.setdefault(r.g["container"], node) == node:
-            a.said("pod", r.g["container"], f"the container `docker ps` lists on {r.file}:{r.line}, a file of {node}")
+            a.said("pod", r.g["container"], f"the container or pod its host lists ({r.file}:{r.line}), a file of {node}")
+    listed = sorted({r.g["container"] for r in reads["container_listed"]}, key=len, reverse=True)
     for f in [f for f, n in a.file_node.items() if not n]:
         if (m := RX["docker_container_log"].search(f)) and (node := a.pod_node.get(m.group("pod"))):
             a.file_node[f] = node
             a.said("file", f, f"the log of container {m.group('pod')}, on {node} ({a.why[('pod', m.group('pod'))]})")
+        elif (pod := next((p for p in listed if re.search(rf"(?<![A-Za-z0-9]){re.escape(p)}(?![A-Za-z0-9-])", f)),
+                          None)) and (node := a.pod_node.get(pod)):
+            # (a pod's log named after it: the host whose `crictl pods` lists it)
+            a.file_node[f] = node
+            a.said("file", f, f"the file of pod {pod} (its name), on {node} ({a.why[('pod', pod)]})")
+    for pod in listed:   # (a pod's hostname its lines print, or its file took: the node that lists the pod)
+        if (node := a.pod_node.get(pod)) and node != pod and a.alias_node.get(pod) is None:
+            a.alias_node[pod] = node
+            for f in [f for f, n in a.file_node.items() if n == pod]:
+                a.file_node[f] = node
+                a.said("file", f, f"the hostname of pod {pod}, on {node} ({a.why[('pod', pod)]})")
     host_files = set(ev.filter(pl.col("source") == "kernel")["file"].unique().to_list()) | set(hints.gpu_buses)
     for f, (node, why) in host_named_files([f for f, n in a.file_node.items() if not n], host_files, w).items():
         a.file_node[f] = node

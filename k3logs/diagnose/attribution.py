@@ -151,6 +151,7 @@ class DumpHints:
     host_pid_mode: set[str] = field(default_factory=set)             # files of a container sharing the host's pids
     host_pid_containers: set[str] = field(default_factory=set)       # ... and the ids and names of such containers
     pid_ns: dict[int, int] = field(default_factory=dict)             # host pid -> container pid (NSpid)
+    pid_ns_file: dict[int, str] = field(default_factory=dict)        # host pid -> the file that said so
     proc_titles: dict[str, dict[int, str]] = field(default_factory=dict)  # a dump's host pid -> its vLLM title
     nodelists: dict[str, str] = field(default_factory=dict)          # a Slurm job's node list -> where it is read
     job_hosts: set[str] = field(default_factory=set)                 # hosts a job's node lists name (sacct, env)
@@ -213,6 +214,7 @@ def hints_from_facts(facts: Iterable) -> DumpHints:
             h.where.setdefault(("process_title", f.file, int(words[0])), at)
         elif f.name == "nspid" and len(words) == 2 and all(x.isdigit() for x in words):
             h.pid_ns.setdefault(int(words[0]), int(words[1]))
+            h.pid_ns_file.setdefault(int(words[0]), f.file)
         elif f.name == "slurm_nodelist" and words:
             h.nodelists.setdefault(words[0], at)
             h.job_hosts |= set(expand_nodelist(words[0]))

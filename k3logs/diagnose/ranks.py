@@ -152,7 +152,9 @@ def learn_ranks(ev: pl.DataFrame, a: Attribution, hints: DumpHints) -> None:
         .agg(pl.col("_ns").all().alias("_c"))
     a.container_pids = {(n, p) for n, p, c in in_container.iter_rows() if c}
     for host, inner in sorted(hints.pid_ns.items()):
-        for node in {n for n, p in a.container_pids if p == inner} or {a.single_node}:
+        # (the node of the file that read /proc there; else each node whose container shows that pid)
+        own = a.file_node.get(hints.pid_ns_file.get(host, ""))
+        for node in {own} if own else {n for n, p in a.container_pids if p == inner} or {a.single_node}:
             a.host_pid.setdefault((node, host), inner)
     # a process known only by its local rank takes the global rank that local rank has on its node; with
     # the default CUDA_VISIBLE_DEVICES a worker's local rank is its CUDA device (NCCL's [dev])

@@ -267,6 +267,11 @@ def _where_pods_run(sink: Sink, lines: list[str], base: int, text: str, docs: li
                          at("nodeName"))
             if isinstance(status.get("hostIP"), str):
                 sink.add("node_ip", f"{node} {status['hostIP']}", at("hostIP"))
+            # each container's id, now and in its last state: a log saved under that id is that node's
+            for cs in map(_d, _l(status.get("containerStatuses"))):
+                for cid in (cs.get("containerID"), _d(_d(cs.get("lastState")).get("terminated")).get("containerID")):
+                    if isinstance(cid, str) and (short := cid.rpartition("://")[2]):
+                        sink.add("pod_node", f"{short} {node}", at(short))
         for ip in [status.get("podIP"), *[_d(x).get("ip") for x in _l(status.get("podIPs"))]]:
             if isinstance(ip, str) and ip and not (spec.get("hostNetwork") and ip == status.get("hostIP")):
                 sink.add("pod_ip", f"{name} {ip}", at("podIP"))
