@@ -233,7 +233,8 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
     # (a container its host's `docker ps` lists, a pod its `crictl pods` lists: their own files are that host's)
     for r in reads["container_listed"]:
         if (node := a.file_node.get(r.file)) and a.pod_node.setdefault(r.g["container"], node) == node:
-            a.said("pod", r.g["container"], f"the container or pod its host lists ({r.file}:{r.line}), a file of {node}")
+            a.said("pod", r.g["container"], f"the container or pod its host lists ({r.file}:{r.line}), a file of "
+                                            f"{node}")
     listed = sorted({r.g["container"] for r in reads["container_listed"]}, key=len, reverse=True)
     for f in [f for f, n in a.file_node.items() if not n]:
         if (m := RX["docker_container_log"].search(f)) and (node := a.pod_node.get(m.group("pod"))):

@@ -26,8 +26,9 @@ class Outcome:
 
 class Ending:
     """The outcome's half of Lifecycle: whether a failure ended the run, and how. It reads Lifecycle's attempts
-    (attempt_of, _begun, _args, restarts_seen), stops (stops, _asked, last_stop, after_stop), readiness (ready,
-    ready_before, serving_elsewhere, _serving_at_end), engine stats (stats, _instances) and progress."""
+    (attempt_of, _begun, _args, restarts_seen, restarting), stops (stops, _asked, last_stop, after_stop),
+    readiness (ready, ready_before, serving_elsewhere, _serving_at_end), engine stats (stats, _instances) and
+    progress."""
 
     def failed_again(self, failures: list, restarts: list = (), killers: list = ()) -> bool:
         """Two attempts of one node that ran the same arguments failed and it started a third time (a second, when

@@ -1,5 +1,6 @@
 """What cannot be the cause (decide's first step over the findings): a mention in prose, a line about another
-program's process, node, namespace or workload, the shutdown's trail, and what the service survived: its process (a
+program's process (its name, its cgroup, its own script's traceback), node, namespace or workload, a second file's
+copy of a line, the shutdown's trail, and what the service survived: its process (a
 kernel line's, or a fault of the whole node's: its node) went on working after it, its group formed, its node
 became ready, its server went on generating after a request failed, or what failed came back (a device, a node
 Ready again, a pod scheduled) before anything it explains failed; unless it explains what fails later, or recurs."""
