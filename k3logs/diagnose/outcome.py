@@ -196,10 +196,11 @@ class Lifecycle(Ending):
                      and self._attempt_at(f.node, s.ts) == self.attempt_of(f)
                      and any(r.ts is not None and r.ts < s.ts for r in self.ready.values())]
             stop = min(peers, key=lambda s: s.ts, default=None)
-        # a kernel line's clock may run seconds apart (KERNEL_SLACK_S); a time in whole seconds stands for its second
+        # a kernel line's clock may run seconds apart (KERNEL_SLACK_S); a stop stamped in whole seconds stands for its
+        # second, against a cause stamped finer (a kill sudo logs: its symptoms in that second are still the trail)
         apart = (f.ts - stop.ts).total_seconds() if stop and f.file != stop.file and f.ts and stop.ts else None
-        close = apart is not None and (apart <= KERNEL_SLACK_S if f.source == "kernel" else
-                                       stop.ts.microsecond == 0 and apart < TIE_SECONDS)
+        close = apart is not None and (apart <= KERNEL_SLACK_S if f.source == "kernel" else f.role == "cause" and
+                                       stop.ts.microsecond == 0 and f.ts.microsecond != 0 and apart < TIE_SECONDS)
         return None if close else stop
 
     def progress_after(self, f, node_wide: bool = False) -> At | None:

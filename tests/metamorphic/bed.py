@@ -71,7 +71,13 @@ KNOWN: dict[tuple[str, str], str] = {
         "c1273-ray-3node-pp3-a100-init-error", "c1286-two-vm-ray-replica-loses-pipeline-stage",
         "c1288-k3-rack-slot-folders-three-node-midserve", "c1319-ray-4node-pp4-midday-collapse",
         "c1323-systemd-4node-pp4-cascade", "c1339-ray-two-node-405b-eval-batch-crash",
-        "c1344-slurm-pyxis-2node-second-node-init")},
+        "c1344-slurm-pyxis-2node-second-node-init", "c1364-k8s-statefulset-pod-moved-during-node-maintenance",
+        "c1370-three-node-ray-start-aborts-while-loading", "c1380-kuberay-idle-gpu-worker-reclaimed",
+        "c1385-ray-pp2-worker-gone-after-hours-serving", "c1388-l405-three-pods-stage-two-stops-answering")},
+    **{("c1361-supervisord-tp-worker-vanished-no-restart", t): (
+        "the supervisord program's log re-wrapped as a container's (or a journal's) is no longer a run on its host: "
+        "its zone-less times are read in UTC, not the host's zone its syslog states, and the kill two hours apart")
+        for t in ("wrap-docker", "wrap-cri", "wrap-kubectl", "wrap-journald", "wrap-journald-json", "wrap-podman")},
     **{("c1193-ray-pp4-worker-crash-mid-serving", t): (
         "the head's log re-wrapped as a host's journal is no longer the deployment's own log, so its readiness and "
         "stats are not the deployment's and the crash mid-serving reads as a start that never became ready (as c1067)")
@@ -240,6 +246,16 @@ KNOWN: dict[tuple[str, str], str] = {
     ("c1328-ray-pp3-405b-start-aborts-in-profiling", "wrap-docker"): (
         "the head's log wrapped in docker's json-file: the ECC error during memory profiling is placed in "
         "model_load, not kv_cache_init (not yet examined)"),
+    ("c1361-supervisord-tp-worker-vanished-no-restart", "renumber-pids"): (
+        "as c906: sudo's 'kill -9 32013' keeps the old pid, which no worker has after the renumbering (the bed's "
+        "limit)"),
+    **{(c, "renumber-pids"): (
+        "the host pid the kernel names is tied to the container's pid by a process listing (ps, /proc NSpid) whose "
+        "pids the transform does not renumber like the log's (the bed's limit; not examined case by case)")
+        for c in ("c1369-pp2-overnight-stage1-worker-vanishes", "c1385-ray-pp2-worker-gone-after-hours-serving")},
+    ("c1376-slurm-two-node-405b-pp2-init-abort", "rename-hosts"): (
+        "two nodes on two NCCL builds: with the hosts renamed, the other node's line is cited and named (as c1322; "
+        "not yet examined)"),
     ("c906-journald-sudo-kill-worker-pp2", "renumber-pids"): (
         "the transform renumbers the pids log formats carry (a process prefix, journald _PID), not a pid inside a "
         "command's text: sudo's 'kill -9 48213' keeps the old pid, which no worker has after it (the bed's limit)"),
