@@ -913,6 +913,20 @@ def test_srun_task_labels_take_the_node_the_node_list_and_tasks_per_node_give(tm
     assert "RANK" in rank_from
 
 
+@pytest.mark.parametrize("step, node", [("$ srun --jobid=884213 --overlap -w hgx-b[06-07] --ntasks-per-node=1 -l dmesg",
+                                         "hgx-b06"),   # a helper step on its own nodes: task 0 is the first of those
+                                        ("$ srun --jobid=884213 --overlap --ntasks-per-node=1 -l dmesg",
+                                         "hgx-b05")])  # near miss: no -w: the job's nodes
+def test_a_step_given_its_own_nodes_lays_its_tasks_over_those(tmp_path, step, node):
+    out = text_of("+ echo 'SLURM_JOB_ID=884213 SLURM_JOB_NODELIST=hgx-b[05-07] SLURM_NNODES=3 SLURM_NTASKS=24'",
+                  step, "0: [Sat Mar 14 09:58:00 2026] NVRM: GPU at PCI:0000:4d:00: GPU-c41a9e07",
+                  "0: [Sat Mar 14 10:43:51 2026] NVRM: Xid (PCI:0000:4d:00): 48, pid=2210571, An uncorrectable "
+                  "double bit error (DBE) has been detected on GPU in the framebuffer.",
+                  *(f"1: [Sat Mar 14 10:3{i}:40 2026] perf: interrupt took too long (2503 > 2500)" for i in range(4)))
+    a = analyze_files(tmp_path, {"srun-dmesg.txt": out})
+    assert event_at(a.events, "srun-dmesg.txt", 4)["node"] == node
+
+
 STATED = "12: INFO 05-14 09:12:46 [parallel_state.py:1004] rank 12 in world size 16 is assigned as DP rank 0, " \
     "PP rank 0, TP rank 12"
 
@@ -1746,3 +1760,12 @@ def test_an_nspid_read_on_a_node_maps_that_node_s_host_pid_though_another_node_s
         files["gpu-b/nspid.txt"] = "/proc/3318842/status:NSpid:\t3318842\t208\n"
     a = analyze_files(tmp_path, files)
     assert event_at(a.events, "gpu-b/kern.log", 1)["rank"] == rank
+
+
+@pytest.mark.parametrize("obj, node", [("node/gke-spot-x4mq", "gke-spot-x4mq"),   # the event's object is a node
+                                       ("pod/dsv3-0-1", None)])   # near miss: a pod the bundle places nowhere
+def test_an_event_row_about_a_node_object_is_that_node_s(tmp_path, obj, node):
+    a = analyze_files(tmp_path, {"kubectl-get-events.txt": text_of(
+        "NAMESPACE  LAST SEEN   TYPE      REASON         OBJECT                 MESSAGE",
+        f"default    9m16s       Normal    NodeShutdown   {obj}     Shutdown manager detected shutdown event")})
+    assert event_at(a.events, "kubectl-get-events.txt", 2)["node"] == node

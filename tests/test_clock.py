@@ -439,3 +439,30 @@ def test_a_file_whose_times_go_back_is_read_newest_first_and_its_places_count_fr
     jumbled = pl.DataFrame({"file": ["app.log"] * 6, "line": list(range(1, 7)),
                             "ts": [datetime(2026, 3, 14, 7, 32, s) for s in (1, 3, 2, 5, 4, 6)]})
     assert in_file_order(jumbled)["seq"].to_list() == [1, 2, 3, 4, 5, 6]
+
+
+# ------------------------------------------------------------------------------------------
+# ages
+# ------------------------------------------------------------------------------------------
+EVENTS = ("LAST SEEN   TYPE      REASON         OBJECT                 MESSAGE",
+          "9m16s       Normal    NodeShutdown   node/gke-spot-x4mq     Shutdown manager detected shutdown event",
+          "41m         Warning   Unhealthy      pod/dsv3-0             Readiness probe failed: HTTP probe failed")
+DESCRIBED = ("Events:", "  Type     Reason   Age               From     Message",
+             "  Warning  BackOff  2m (x3 over 10m)  kubelet  Back-off restarting failed container")
+
+
+@pytest.mark.parametrize("date, want", [
+    ("Fri Nov 20 10:39:41 UTC 2026", ("2026-11-20T10:30:25", "2026-11-20T09:58:41", "2026-11-20T10:37:41")),
+    ("2026-11-20T10:39:41+00:00", ("2026-11-20T10:30:25", "2026-11-20T09:58:41", "2026-11-20T10:37:41")),
+    ("Fri Nov 20 10:39:41 CET 2026", (None, None, None))])   # near miss: a zone not UTC says no instant here
+def test_a_listing_of_event_ages_counts_back_from_the_time_date_printed_before_it(tmp_path, date, want):
+    a = analyze_files(tmp_path, {"kubectl.txt": text_of("$ date -u", date, "$ kubectl get events", *EVENTS,
+                                                        "$ kubectl describe pod dsv3-0", *DESCRIBED)},
+                      keep_all=True)
+    assert tuple(at(a, "kubectl.txt", n)[0] for n in (5, 6, 10)) == want
+
+
+def test_near_miss_ages_listed_before_any_printed_time_have_none(tmp_path):
+    a = analyze_files(tmp_path, {"kubectl.txt": text_of("$ kubectl get events", *EVENTS, "$ date -u",
+                                                        "Fri Nov 20 10:39:41 UTC 2026")}, keep_all=True)
+    assert at(a, "kubectl.txt", 3)[0] is None

@@ -113,6 +113,25 @@ def test_the_kernels_report_of_the_fault_a_process_states_comes_first_within_its
     assert root_of(a).sig == root
 
 
+@pytest.mark.parametrize("next_t, root", [("10:20:07", "nvrm-xid"),                # the Xid lies before it
+                                          ("10:10:00", "cuda-uncorrectable-ecc")])  # near miss: long before the Xid
+def test_an_untimed_traceback_happened_up_to_its_file_s_next_timed_line(tmp_path, next_t, root):
+    """A traceback with no time of its own carries the time of the line before it (ten minutes before the Xid
+    here), yet it came as late as the next timed line kept: the kernel's report of the fault within that window
+    is the same fault's, and comes first."""
+    a = analyze_files(tmp_path, {
+        "gpu-b/vllm.log": text_of(assigned(1, 2, 202), "(Worker_TP1 pid=202) INFO 08-11 10:00:07 [core.py:1] step",
+                                  "Traceback (most recent call last):",
+                                  '  File "/usr/lib/python3/dist-packages/vllm/v1/worker/gpu_model_runner.py", line 1, '
+                                  "in execute_model", "RuntimeError: CUDA error: uncorrectable ECC error encountered",
+                                  f"[W811 {next_t}.300000480 ProcessGroupNCCL.cpp:1538] Warning: WARNING: "
+                                  "destroy_process_group() was not called before program exit, which can leak "
+                                  "resources."),
+        "gpu-b/kern.log": "2026-08-11T10:20:05+00:00 gpu-b kernel: NVRM: Xid (PCI:0000:9b:00): 48, pid=202, An "
+                          "uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer.\n"})
+    assert root_of(a).sig == root
+
+
 @pytest.mark.parametrize("t, root", [("10:00:10", "gpu.xid"),              # 2 s after the stop, by the kernel's clock
                                      ("10:00:40", "gpu.illegal_access")])  # near miss: half a minute after: a trail
 def test_a_kernel_line_a_few_seconds_after_the_stop_by_its_clock_is_no_trail(tmp_path, t, root):

@@ -4,7 +4,7 @@ earlier consequence of the same failure shows."""
 from __future__ import annotations
 
 from .findings import SAME_FAILURE_S, TIE_SECONDS, Finding, as_int
-from .order import seconds, sort_key
+from .order import apart, seconds, sort_key
 
 LAG_S = 300.0   # how long after its first consequences a fault may be stated (a node's NotReady after its loss)
 
@@ -50,7 +50,7 @@ def borrow_rank(root: Finding, findings: list[Finding], pid_rank: dict[tuple, in
     # the same fault seen by one rank in the same instant (the kernel's segfault line and the worker's own
     # 'SIGSEGV received'): the host's pid is not the container's, the time and the kind of failure are
     same_fault = [f for f in findings if f.rank is not None and f.node == root.node and f.category == root.category
-                  and (dt := seconds(root, f)) is not None and abs(dt) <= 2 * TIE_SECONDS]
+                  and (dt := apart(root, f)) is not None and dt <= 2 * TIE_SECONDS]
     if len({f.rank for f in same_fault}) > 1:
         same_fault = []
     for group in (linked, same_fault, near):

@@ -114,6 +114,9 @@ class ClockModel:
     writer: dict[str, str] = field(default_factory=dict)
     # a file of times of day only -> (first line, the midnight it counts from), a day each time its clock turns
     days: dict[str, tuple[tuple[int, datetime], ...]] = field(default_factory=dict)
+    # a file that lists events by their age (kubectl's LAST SEEN) -> (line, the UTC time a `date -u` printed
+    # there): the ages of the rows after it count back from that time
+    listed: dict[str, tuple[tuple[int, datetime], ...]] = field(default_factory=dict)
     _plan: tuple | None = field(default=None, init=False, repr=False, compare=False)  # (see _own_time_plan)
 
 
@@ -223,6 +226,7 @@ def learn(ev: pl.DataFrame, tz: str = UTC, skew_tolerance: float = 2.0,
         own = ev.join(relaying, on="file").filter(c("ip").is_null() & c("node").is_not_null())
         m.writer = dict(own.group_by("file").agg(c("node").mode().sort().first()).iter_rows())
     m.days = _days_of(ev, m)
+    m.listed = _listings(ev)
     # per-node offsets: measured in the bundle (simultaneous `date` readings, chrony) if it can, else
     # estimated from the rank-assignment lines every worker prints at the same moment
     if measured:
@@ -326,6 +330,10 @@ TIME_COLUMNS = ("node", "file", "line", "lt", "lt_kind", "wt", "wt_kind", "uptim
 def _times(ev: pl.DataFrame, m: ClockModel) -> pl.DataFrame:
     """`ts` (naive UTC) and `ts_quality` from each line's own clock, before filling and offsets. Worked out
     on the rows that carry a time only (in many logs most lines carry none: access logs, NCCL debug)."""
+    return _aged_times(_clocked_times(ev, m), m) if m.listed else _clocked_times(ev, m)
+
+
+def _clocked_times(ev: pl.DataFrame, m: ClockModel) -> pl.DataFrame:
     c = pl.col
     timed = ev.select(c("lt").is_not_null() | c("wt").is_not_null() | c("uptime").is_not_null()).to_series()
     if timed.all():
@@ -335,6 +343,55 @@ def _times(ev: pl.DataFrame, m: ClockModel) -> pl.DataFrame:
     idx = timed.arg_true()
     own = _own_times(ev.select(TIME_COLUMNS)[idx], m)
     return ev.with_columns(at_rows(ev.height, idx, own[c]).alias(c) for c in ("ts", "ts_quality"))
+
+
+def _age() -> pl.Expr:
+    """A listed event's age in seconds (kubectl get events' LAST SEEN, describe's Age), null on other rows."""
+    text = pl.col("text")
+    age = pl.coalesce(text.str.extract(RX["event_age"].pattern, 1),
+                      text.str.extract(RX["described_event_age"].pattern, 1))
+    part = age.str.extract_groups(RX["age_parts"].pattern).struct.field
+    return sum(part(str(i)).cast(pl.Int64).fill_null(0) * unit for i, unit in enumerate((86400, 3600, 60, 1), 1))
+
+
+def _printed() -> pl.Expr:
+    """The UTC time a `date -u` printed, alone on its line (naive UTC), null on other rows."""
+    text = pl.col("text").str.strip_chars()
+    part = text.str.extract_groups(RX["date_printed_utc"].pattern).struct.field
+    c_locale = pl.concat_str([part("4"), part("1"), part("2"), part("3")], separator=" ")
+    return pl.coalesce(c_locale.str.to_datetime("%Y %b %d %H:%M:%S", time_unit="us", strict=False),
+                       text.str.extract(RX["date_printed_iso_utc"].pattern, 1)
+                       .str.to_datetime("%Y-%m-%dT%H:%M:%S", time_unit="us", strict=False))
+
+
+def _listings(ev: pl.DataFrame) -> dict[str, tuple[tuple[int, datetime], ...]]:
+    """Files that list events by their age -> the lines where a `date -u` in them printed the time, and that
+    time: the time the listing after it was taken (a collector's transcript, `date -u; kubectl get events`)."""
+    if "text" not in ev.columns:
+        return {}
+    aged = ev.filter(_age().is_not_null()).select("file").unique()
+    if aged.is_empty():
+        return {}
+    got = ev.join(aged, on="file").select("file", "line", _printed().alias("_t")).drop_nulls("_t").sort("line")
+    return {file: tuple(g.select("line", "_t").iter_rows()) for (file,), g in got.group_by("file")}
+
+
+def _aged_times(ev: pl.DataFrame, m: ClockModel) -> pl.DataFrame:
+    """A listed event with no time of its own, after a printed time in its file: that time less its age (its
+    last occurrence, to the precision the age is printed in)."""
+    c = pl.col
+    idx = ev.select(c("file").is_in(list(m.listed)) & c("ts").is_null()).to_series().arg_true()
+    if not len(idx):
+        return ev
+    listed_at = pl.lit(None, pl.Datetime("us"))
+    for file, marks in m.listed.items():
+        for line, t in marks:   # (later marks are tried first: each `when` wraps the ones before)
+            listed_at = pl.when((c("file") == file) & (c("line") > line)).then(pl.lit(t)).otherwise(listed_at)
+    aged = ev[idx].select((listed_at - pl.duration(seconds=_age())).alias("ts"))["ts"]
+    ts = ev["ts"].scatter(idx, aged)
+    quality = ev["ts_quality"].scatter(idx, pl.Series(["inferred"] * len(idx)).zip_with(aged.is_not_null(),
+                                                                                       ev["ts_quality"][idx]))
+    return ev.with_columns(ts.alias("ts"), quality.alias("ts_quality"))
 
 
 def _own_times(ev: pl.DataFrame, m: ClockModel) -> pl.DataFrame:

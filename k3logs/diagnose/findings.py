@@ -63,6 +63,8 @@ class Finding:
     newest_first: bool = False        # its file is written newest first (clock.in_file_order)
     script: str | None = None         # the file its traceback's outermost frame runs, where no frame is one the
                                       # landmarks know (the deployment's steps)
+    ts_until: datetime | None = None  # a line with no time of its own (ts: the time of the line before it) came
+                                      # before this one: the time of the next line of its file that has one
 
     @property
     def place(self) -> int:
@@ -117,7 +119,7 @@ def findings_of(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue) -> list[Fin
                               "phase", "source", "ident", "uptime", "text", "exc_lines", "exc_types", "exc_messages",
                               "frames", "script", *(c for c in ("seq", "w_task") if c in ev.columns)),
                     on="eid", how="left")
-    rows = _with_following_stack(rows, ev)
+    rows = _until(_with_following_stack(rows, ev), ev)
     sigs = {s.id: s for s in cat.signatures}
     dead_worker_rank = _dead_worker_ranks(ev)
     out: list[Finding] = []
@@ -152,7 +154,7 @@ def findings_of(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue) -> list[Fin
             line=line, span=(r["line"], r["line_end"] or r["line"]), ts=r["ts"], ts_quality=r["ts_quality"],
             node=r["node"], rank=rank, pid=r["pid"], phase=phase, text=text.split("\n", 1)[0], source=r["source"],
             ident=r["ident"], task=r.get("w_task"), newest_first=(r.get("seq") or 0) < 0,
-            uptime=r["uptime"], fields=fields, script=_script(r),
+            uptime=r["uptime"], fields=fields, script=_script(r), ts_until=r["ts_until"],
             title=title, phase_from_stack=stack_phase, unready=sig.unready or _starting(r["frames"])))
     return out
 
@@ -173,6 +175,22 @@ def _with_following_stack(rows: pl.DataFrame, ev: pl.DataFrame) -> pl.DataFrame:
     got = got.filter((pl.col("_ts") - pl.col("ts")).dt.total_microseconds().is_between(0, TIE_SECONDS * 1e6))
     got = got.select("eid", "_f")
     return rows.join(got, on="eid", how="left").with_columns(pl.coalesce("frames", "_f").alias("frames")).drop("_f")
+
+
+def _until(rows: pl.DataFrame, ev: pl.DataFrame) -> pl.DataFrame:
+    """`ts_until` of a row whose time is the line's before it: the time of the next row of its file that has a
+    time of its own, of those kept (an untimed traceback happened somewhere between the two; where none was kept,
+    it has no bound)."""
+    own = pl.any_horizontal(pl.col(c).is_not_null() for c in ("lt", "wt", "uptime"))
+    inferred = rows.filter(pl.col("ts").is_not_null()).join(ev.filter(~own).select("eid"), on="eid", how="semi")
+    timed = ev.filter(own & pl.col("ts").is_not_null() & (pl.col("ts_quality") != "relative"))
+    if inferred.is_empty() or timed.is_empty():
+        return rows.with_columns(pl.lit(None, rows.schema["ts"]).alias("ts_until"))
+    got = inferred.select("eid", "file", "line").sort("line").join_asof(
+        timed.select("file", pl.col("line").alias("_line"), pl.col("ts").alias("ts_until")).sort("_line"),
+        left_on="line", right_on="_line", by="file", strategy="forward", allow_exact_matches=False,
+        check_sortedness=False)
+    return rows.join(got.select("eid", "ts_until").unique("eid"), on="eid", how="left")
 
 
 def _phase(observed: str | None, frames: list[str] | None, sig: Signature | None) -> str | None:

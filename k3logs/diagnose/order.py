@@ -15,6 +15,16 @@ def seconds(a: Finding, b: Finding) -> float | None:
     return (b.ts - a.ts).total_seconds()
 
 
+def apart(a: Finding, b: Finding) -> float | None:
+    """The fewest seconds between a and b that their clocks allow: a line with no time of its own happened
+    anywhere from the time it carries up to the next timed line of its file (`ts_until`)."""
+    if a.ts is None or b.ts is None:
+        return None
+    lo = max(a.ts, b.ts)
+    hi = min(a.ts_until or a.ts, b.ts_until or b.ts)
+    return max(0.0, (lo - hi).total_seconds())
+
+
 def sort_key(f: Finding):
     known = f.ts is not None and f.ts_quality != "relative"
     return (0 if known else 1, f.ts.timestamp() if known else 0.0, f.file, f.place)
@@ -37,10 +47,13 @@ def first(cands: list[Finding], cat: Catalogue) -> Finding:
         tied = [c for c in cands if c.ts is not None and abs((c.ts - first.ts).total_seconds()) < TIE_SECONDS]
         tied += [c for c in untimed if c.priority > first.priority]
         # the kernel's report of the fault a process states, on that process's node, within the kernel clock's slack
+        # (a line with no time of its own came before the next timed line of its file: as late as that)
+        until = first.ts_until or first.ts
         tied += [c for c in cands if c.source == "kernel" and not any(c is t for t in tied)
                  and c.category == first.category
                  and (c.raised_on or c.node) == (first.raised_on or first.node) and c.ts is not None
-                 and abs((c.ts - first.ts).total_seconds()) <= KERNEL_SLACK_S]
+                 and -KERNEL_SLACK_S <= (c.ts - first.ts).total_seconds()
+                 and (c.ts - until).total_seconds() <= KERNEL_SLACK_S]
     triage = {k: v.triage for k, v in cat.categories.items()}
     # (as specific, the kernel's statement first: the hardware's own report names the device the others only feel;
     # then one that names its rank before a line of another node that names none: the failing process's own line

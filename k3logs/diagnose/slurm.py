@@ -40,13 +40,17 @@ def learn_tasks(ev: pl.DataFrame, reads: dict[str, list[Read]], a: Attribution, 
                          and r.line == steps[step - 1]), "")
             in_step = tasks_here.filter(pl.Series(here_steps == step))
             ids = sorted(set(in_step["w_task"].to_list()))
-            per_node = _per_node(args, env, len(nodelist), max(ids) + 1 if ids else 0)
+            # a step given its own nodes (srun -w) lays its tasks over those, not over the job's
+            own = RX["step_nodelist"].search(args)
+            nodes, at, whose = ((expand_nodelist(own.group("nodelist")), f"-w on line {steps[step - 1]}", "step's")
+                                if own and expand_nodelist(own.group("nodelist")) else (nodelist, nl_at, "job's"))
+            per_node = _per_node(args, "" if own else env, len(nodes), max(ids) + 1 if ids else 0)
             # every task of the step, also those whose lines analyze did not keep
             n_tasks = max(ids) + 1 if ids else 0
             if m := RX["step_ntasks"].search(args):
                 n_tasks = max(n_tasks, int(m.group(1)))
-            elif nodelist and per_node:
-                n_tasks = max(n_tasks, per_node * len(nodelist))
+            elif nodes and per_node:
+                n_tasks = max(n_tasks, per_node * len(nodes))
             ids = list(range(min(n_tasks, 1 << 16)))
             if not ids:
                 continue
@@ -62,14 +66,14 @@ def learn_tasks(ev: pl.DataFrame, reads: dict[str, list[Read]], a: Attribution, 
                         a.said("task", (f, step, t), f"srun -l task {t}: " + (
                             f"srun's own line {r.line} places it on {r.g['host']}" if r.kind == "task_hosts"
                             else f"it prints its host {r.g['host']} on line {r.line}"))
-            if nodelist and per_node:
+            if nodes and per_node:
                 for t in ids:
-                    if (f, step, t) not in a.task_node and t // per_node < len(nodelist):
-                        node = names.host(nodelist[t // per_node])
+                    if (f, step, t) not in a.task_node and t // per_node < len(nodes):
+                        node = names.host(nodes[t // per_node])
                         a.task_node[(f, step, t)] = node
                         a.said("task", (f, step, t), f"srun -l task {t} of {header}: {per_node} task(s) per node "
-                                                     f"over the job's nodes ({nl_at}), the "
-                                                     f"{nth(t // per_node + 1)} is {nodelist[t // per_node]}")
+                                                     f"over the {whose} nodes ({at}), the "
+                                                     f"{nth(t // per_node + 1)} is {nodes[t // per_node]}")
             if args and RX["task_is_rank"].search(args):
                 for t in ids:
                     a.task_rank[(f, step, t)] = t
