@@ -306,6 +306,17 @@ def test_versions_across_nodes_two_nodes_tie_the_first_shown_is_the_reference():
     assert c.status == "fail" and c.evidence == "logs/leader.log:80"
 
 
+@pytest.mark.parametrize("pip, odd", [("pip_freeze", "job.out:4"),   # what ran first sets the reference, whatever
+                                       ("log", "job.out:3")])   # near miss: all logs: the first file sorted
+def test_versions_across_nodes_two_nodes_tie_what_ran_first_is_the_reference_not_a_folder_name(pip, odd):
+    # the job's log shows the head's build first; the odd node's folder sorts before the head's
+    facts = [F("nccl_version", "2.26.2", "log", "z-head", "job.out", 3),
+             F("nccl_version", "2.27.3", "log", "a-node", "job.out", 4),
+             F("nccl_version", "2.27.3", pip, "a-node", "a-node/pip.txt", 68),
+             F("nccl_version", "2.26.2", pip, "z-head", "z-head/pip.txt", 68)]
+    assert check(VERSIONS, facts).evidence == odd
+
+
 def test_versions_across_nodes_the_images_pods_run_are_compared_with_each_other():
     # a pod listing's image column: two nodes' pods on different vLLM releases; the check names the odd one's node
     facts = [F("vllm_version", "0.27.1", "pod_table", "h200-b-05", "kubectl-get.txt", 9),

@@ -400,9 +400,9 @@ def check_versions_across_nodes(F: _Facts, data: FactsData, k3: bool):
                 seen.append(f"{label} {found[0]}")
                 shown = shown or min(facts, key=lambda f: (RAN_RANK.get(f.source, 9), f.file, f.line or 0))
             continue
-        # the build most witnesses (nodes, logs, package lists) show is the deployment's; between equals, the
-        # one the bundle shows first. The odd one out's evidence is the first line of what really ran.
-        order = sorted(facts, key=lambda f: (f.file, f.line or 0))
+        # the build most witnesses (nodes, logs, package lists) show is the deployment's; between equals, the one that
+        # ran first (a log's before a package list's: rank 0's, not a folder name's). The odd one's: its first run.
+        order = sorted(facts, key=lambda f: (RAN_RANK.get(f.source, 9), f.file, f.line or 0))
         votes = {b: len({witness_of(f) for f in facts if build_of(name, f.value) == b}) for b in builds}
         first = {b: next(i for i, f in enumerate(order) if build_of(name, f.value) == b) for b in builds}
         ref = max(builds, key=lambda b: (votes[b], -first[b]))

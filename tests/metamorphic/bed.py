@@ -253,9 +253,6 @@ KNOWN: dict[tuple[str, str], str] = {
         "the host pid the kernel names is tied to the container's pid by a process listing (ps, /proc NSpid) whose "
         "pids the transform does not renumber like the log's (the bed's limit; not examined case by case)")
         for c in ("c1369-pp2-overnight-stage1-worker-vanishes", "c1385-ray-pp2-worker-gone-after-hours-serving")},
-    ("c1376-slurm-two-node-405b-pp2-init-abort", "rename-hosts"): (
-        "two nodes on two NCCL builds: with the hosts renamed, the other node's line is cited and named (as c1322; "
-        "not yet examined)"),
     ("c906-journald-sudo-kill-worker-pp2", "renumber-pids"): (
         "the transform renumbers the pids log formats carry (a process prefix, journald _PID), not a pid inside a "
         "command's text: sudo's 'kill -9 48213' keeps the old pid, which no worker has after it (the bed's limit)"),
