@@ -128,7 +128,7 @@ def learn(path: str | Path, settings: Settings, cat: Catalogue, keep_all: bool =
     events = (pl.concat(ing.events, how="diagonal_relaxed") if ing.events else
               pl.DataFrame(schema={"file": pl.String, "line": pl.Int64, "sub": pl.Int8, "text": pl.String}))
     events = ensure_columns(events)
-    events = events.with_columns(pl.col("file").replace({f: bundle.display(f) for f in bundle.names}))
+    events = assign.file_pids(events.with_columns(pl.col("file").replace({f: bundle.display(f) for f in bundle.names})))
 
     facts = _dump_facts(ing, bundle)
     attribution = attribute.learn(events, hints_from_facts(facts),

@@ -1007,6 +1007,20 @@ def test_docker_inspect_hostname_is_the_node_under_host_networking(tmp_path):
     assert "inspect.json" in witness_of(a, "docker-logs.txt", 2)[0]
 
 
+@pytest.mark.parametrize("network, node", [("host", "gpu-h200-b03"),   # its Id names the container's log
+                                            ("bridge", None)])           # near miss: the container's own hostname
+def test_docker_inspects_of_two_hosts_name_each_container_log_by_its_id(tmp_path, network, node):
+    cid = {"b03": "5f0c1e9b2a77" + "d4" * 26, "b07": "c7a1d04e8b31" + "e9" * 26}
+
+    def inspected(host: str) -> str:
+        return inspect(network, f"gpu-h200-{host}").replace("7d2e91c04bfa3e6f", cid[host])
+    a = analyze_files(tmp_path, {"inspect/5f0c1e9b2a77.json": inspected("b03"),
+                                 "inspect/c7a1d04e8b31.json": inspected("b07"),
+                                 **{f"containers/{c}/{c}-json.log": text_of(PLATFORM, ERROR) for c in cid.values()}})
+    log = f"containers/{cid['b03']}/{cid['b03']}-json.log"
+    assert event_at(a.events, log, 2)["node"] == node
+
+
 def test_near_miss_a_hostname_that_is_the_containers_own_name_was_given_to_it_not_taken_from_its_host(tmp_path):
     # (`--hostname vllm` next to `--network host`): the folder the operator named after the host stands
     a = analyze_files(tmp_path, {"gpu-h100-sxm-17/inspect.json": inspect("host", "vllm"),
@@ -1769,3 +1783,37 @@ def test_an_event_row_about_a_node_object_is_that_node_s(tmp_path, obj, node):
         "NAMESPACE  LAST SEEN   TYPE      REASON         OBJECT                 MESSAGE",
         f"default    9m16s       Normal    NodeShutdown   {obj}     Shutdown manager detected shutdown event")})
     assert event_at(a.events, "kubectl-get-events.txt", 2)["node"] == node
+
+
+RAY_WORKER = "worker-9c41e07b5d2a8f63c1b4e09d7a35f2816e0c4b9d3a7f15e82c6d90b4-01000000-{pid}.out"
+RAYLET = ("[2026-03-17 13:02:31,141 I 30977 30977] (raylet) raylet.cc:134: Raylet of id, 3e8a15c0 started. Raylet "
+          "consists of node_manager and object_manager. node_manager address: {ip}:34007 object_manager address: "
+          "{ip}:45613 hostname: {ip}")
+
+
+def ray_bundle(worker_pid: int, raylet_ip: str) -> dict[str, str]:
+    return {
+        "head-a/etc-hosts.txt": text_of("10.52.16.19  gpu-h100-a11", "10.52.16.23  gpu-h100-a14"),
+        "head-a/vllm.log": text_of("INFO 03-17 14:06:22 [loggers.py:111] Engine 000: Avg prompt throughput: 2576.1 "
+                                   "tokens/s, Avg generation throughput: 525.7 tokens/s, Running: 28 reqs",
+                                   "(RayWorkerWrapper pid=48213, ip=10.52.16.23) *** SIGSEGV received at "
+                                   "time=1773756393 on cpu 71 ***"),
+        "ray-node-2/raylet.out": text_of(RAYLET.format(ip=raylet_ip)),
+        f"ray-node-2/{RAY_WORKER.format(pid=worker_pid)}": text_of(
+            "INFO 03-17 13:04:40 [__init__.py:239] Automatically detected platform cuda.",
+            "INFO 03-17 13:04:49 [parallel_state.py:1004] rank 11 in world size 16 is assigned as DP rank 0, PP rank "
+            "1, TP rank 3")}
+
+
+@pytest.mark.parametrize("pid, rank", [(48213, 11),     # the worker's own file is named after its pid
+                                       (48214, None)])  # near miss: another worker's file
+def test_a_ray_worker_s_own_log_named_after_its_pid_gives_that_pid_its_rank(tmp_path, pid, rank):
+    a = analyze_files(tmp_path, ray_bundle(pid, "10.52.16.23"))
+    assert event_at(a.events, "head-a/vllm.log", 2)["rank"] == rank
+
+
+@pytest.mark.parametrize("ip, node", [("10.52.16.23", "gpu-h100-a14"),   # the raylet's own address, by /etc/hosts
+                                      ("10.52.16.77", "10.52.16.77")])   # near miss: nothing names it: the address
+def test_a_raylet_s_own_address_names_its_folder_s_node(tmp_path, ip, node):
+    a = analyze_files(tmp_path, ray_bundle(48213, ip))
+    assert a.attribution.file_node["ray-node-2/raylet.out"] == node

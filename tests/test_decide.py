@@ -676,6 +676,35 @@ def test_a_device_fault_that_never_recovers_is_not_survived_when_a_peer_fails_th
     assert root_of(a).file == root_file
 
 
+@pytest.mark.parametrize("again, root_line", [("14:41:16", 1),    # down again 10 s after it came back: one flapping
+                                               ("14:45:06", 3)])   # near miss: minutes later: the first survived
+def test_a_link_that_came_back_and_went_down_again_within_a_minute_is_one_failure(tmp_path, again, root_line):
+    down = "Oct 28 {t} pd-p05 kernel: mlx5_core 0000:5c:00.0 mlx5_2: Port: 1 Link DOWN"
+    serving = "(APIServer pid=1) INFO 10-28 14:4{m}:12 [loggers.py:1] Engine 000: Avg prompt throughput: 4000.0 " \
+              "tokens/s, Avg generation throughput: 2.0 tokens/s, Running: 3 reqs, Waiting: 0 reqs"
+    ready = "(APIServer pid=1) INFO 10-28 14:30:00 [launcher.py:1] Application startup complete."
+    a = analyze_files(tmp_path, {
+        "pd-p05/vllm.log": text_of(ready, serving.format(m=0), serving.format(m=1)),
+        "pd-p05/kern.log": text_of(down.format(t="14:41:05"),
+                                   "Oct 28 14:41:06 pd-p05 kernel: mlx5_core 0000:5c:00.0 mlx5_2: Port: 1 Link ACTIVE",
+                                   down.format(t=again)),
+        "pd-d09/vllm.log": text_of(ready, serving.format(m=0), RETRY_EXCEEDED.replace("14:41:08", again))})
+    assert (root_of(a).file, root_of(a).line) == ("pd-p05/kern.log", root_line)
+
+
+@pytest.mark.parametrize("hca, rank", [("mlx5_5", 13),    # NCCL's error through the port that went down: its rank
+                                       ("mlx5_2", None)])  # near miss: another adapter's user
+def test_a_port_down_takes_the_rank_of_the_process_whose_error_names_its_adapter(tmp_path, hca, rank):
+    nccl = ("h100-n04:73514:73675 [5] transport/net_ib.cc:2331 NCCL WARN NET/IB: Got completion from peer "
+            f"10.44.12.3<47219> with status=12 opcode=0 len=0 vendor err 129 (Send) hca {hca}")
+    a = analyze_files(tmp_path, {
+        "h100-n04/dmesg.txt": "[Tue Mar 10 10:41:51 2026] mlx5_core 0000:b3:00.0 mlx5_5: Port: 1 Link DOWN\n",
+        "h100-n04/nccl.log": text_of("h100-n04:73514:73514 [5] NCCL INFO comm 0x5581 rank 13 nranks 16 cudaDev 5 "
+                                     "nvmlDev 5 busId b9000 commId 0x1 - Init COMPLETE",
+                                     f"[2026-03-10 10:42:25] {nccl}")})
+    assert (root_of(a).sig, root_of(a).rank) == ("mlx5-port-down", rank)
+
+
 # ------------------------------------------------------------------------------------------
 # a guess (a worker gone, nothing says why) yields to a failing check that explains what the logs show
 # ------------------------------------------------------------------------------------------

@@ -2020,3 +2020,17 @@ def test_a_container_docker_inspect_shows_restarting_goes_on_being_restarted(tmp
                f'"Restarting": {str(status == "restarting").lower()}, "ExitCode": 1}}, "RestartCount": 1}}]')
     d = decision(tmp_path, {"gpu-a1/vllm.log": _failing_starts(2), "gpu-a1/docker-inspect.json": inspect})
     assert d.outcome.state == state
+
+
+@pytest.mark.parametrize("cause, root", [
+    ("OSError: [Errno 98] Address already in use", "net.port_in_use"),   # the server never listened: its own end
+    ("RuntimeError: CUDA error: an illegal memory access was encountered", None)])   # near miss: the stop's trail
+def test_a_cause_by_which_the_server_never_listened_tore_its_engine_down_before_its_traceback(tmp_path, cause, root):
+    teardown = [worker(3, 1, "[shutdown] WorkerProc: terminated by shutdown signal"),
+                "(EngineCore pid=89) INFO 11-18 07:03:01 [core.py:1] [shutdown] EngineCore: trigger received "
+                "signal=SIGTERM",
+                api(3, 3, "Traceback (most recent call last):"),
+                '(APIServer pid=1)   File "/usr/local/lib/python3.12/dist-packages/uvicorn/server.py", line 135, in '
+                'startup', f"(APIServer pid=1) {cause}"]
+    d = decision(tmp_path, {"vllm.log": START + LOADED + READY + teardown})
+    assert (d.root.category if d.root else None) == root

@@ -37,6 +37,16 @@ def _bare(ev: pl.DataFrame, a: Attribution) -> pl.Series:
     return pl.select(pl.when(pl.lit(own)).then(pl.lit(got))).to_series()
 
 
+def file_pids(ev: pl.DataFrame) -> pl.DataFrame:
+    """A line with no pid of its own in a file named after the one process that wrote it (a Ray worker's
+    worker-ID-JOB-PID.out) is that process's."""
+    files = ev["file"].unique().to_list()
+    named = {f: int(m.group("pid")) for f in files if (m := RX["ray_worker_log"].search(f))}
+    if not named:
+        return ev
+    return ev.with_columns(pl.coalesce("pid", _mapped(ev, "file", named, pl.Int64)).alias("pid"))
+
+
 def host_columns(ev: pl.DataFrame) -> pl.DataFrame:
     """`_h`: the host a line names itself (NCCL, torchelastic, journald), cut to its short name. A wrapper's
     host (journald's) is where the line was written: a line Ray relays from a worker on another node (its

@@ -169,7 +169,11 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
             file_why[f] = f"{host_field(r['source'], r['wrapper'])} {r['_h']!r} on {f}:{r['first']}" + \
                 (f" ({a.why[('alias', r['_h'])]})" if r["_h"] in a.alias_node else "")
     for r in reads["file_host"]:
-        if w.is_host(r.g["host"]) and r.file not in file_hosts:
+        # (a daemon's own address, a raylet's: the host the bundle ties it to)
+        if (node := a.ip_node.get(ip := r.g["host"])) and is_ip(ip) and w.is_host(node) and r.file not in file_hosts:
+            file_hosts[r.file] = node
+            file_why[r.file] = f"its own address {ip} on {r.file}:{r.line}, {node}'s ({a.why.get(('ip', ip), '')})"
+        elif w.is_host(r.g["host"]) and r.file not in file_hosts:
             file_hosts[r.file] = short_host(r.g["host"])
             file_why[r.file] = f"{'`uname -a`' if r.name == 'uname' else 'the provenance note'} on {r.file}:{r.line}"
     for f, h in sorted(hints.file_host.items()):

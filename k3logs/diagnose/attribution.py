@@ -184,6 +184,10 @@ def hints_from_facts(facts: Iterable) -> DumpHints:
             h.pod_node.setdefault(words[0], words[1])
             h.pods.add(words[0])
             h.where.setdefault(("pod", words[0]), at)
+        elif f.name == "container_node" and len(words) == 2:   # (docker inspect under --network host)
+            h.pod_node.setdefault(words[0], words[1])
+            h.where.setdefault(("pod", words[0]), f"docker inspect of container {words[0]}: its Config.Hostname "
+                                                  f"under --network host, {at}")
         elif f.name == "pod_name" and words:
             h.pods.add(words[0])
         elif f.name == "pod_ip" and len(words) == 2:

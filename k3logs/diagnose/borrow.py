@@ -3,7 +3,7 @@ the events it explains, the node at the silent end of a link that fails, and the
 earlier consequence of the same failure shows."""
 from __future__ import annotations
 
-from .findings import SAME_FAILURE_S, TIE_SECONDS, Finding, as_int
+from .findings import EXPLAIN_WINDOW_S, SAME_FAILURE_S, TIE_SECONDS, Finding, as_int
 from .order import apart, seconds, sort_key
 
 LAG_S = 300.0   # how long after its first consequences a fault may be stated (a node's NotReady after its loss)
@@ -36,6 +36,14 @@ def borrow_rank(root: Finding, findings: list[Finding], pid_rank: dict[tuple, in
     same_pid = [f for f in findings if f.rank is not None and f.node == root.node and pid is not None
                 and (f.pid == pid or as_int(f.fields.get("pid")) == pid)]
     if not same_pid and root.category in node_wide:
+        return
+    # the process that used the device it names (a port of mlx5_5 down; NCCL's error on hca mlx5_5): one rank
+    dev = root.fields.get("ifname") or root.fields.get("hca")
+    users = {f.rank for f in findings if dev and not same_pid and f.rank is not None and f.node == root.node
+             and dev in (f.fields.get("hca"), f.fields.get("ifname"))
+             and (dt := seconds(root, f)) is not None and 0 <= dt <= EXPLAIN_WINDOW_S}
+    if len(users) == 1:
+        root.rank = users.pop()
         return
     linked = same_pid or [f for f in explained if f.rank is not None and f.node == root.node and not_before(root, f)]
     if not same_pid and linked:

@@ -187,6 +187,12 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
                    and (a := seconds(f, g)) is not None and (b := seconds(g, back)) is not None
                    and a >= -TIE_SECONDS and b >= -TIE_SECONDS for g in findings)
 
+    def down_again(f: Finding, back: Finding) -> bool:
+        """Its device failed the same way again within a minute of coming back, and that was not survived: one
+        failure, flapping (a link down, up, down for good)."""
+        return any(g is not f and g.sig == f.sig and g.node == f.node and g.fields == f.fields and g.set_aside is None
+                   and (dt := seconds(back, g)) is not None and 0 <= dt <= SAME_FAILURE_S for g in findings)
+
     # the latest first: whether a later failure counts depends on whether it was survived itself
     for f in sorted(findings, key=sort_key, reverse=True):
         if f.eid < 0:
@@ -225,7 +231,11 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
             f.set_aside = f"about traffic to port {port}, which no line of the deployment names"
             continue
         stop = life.after_stop(f)
-        if stop is not None:
+        # (a cause by which the server never listened, the last step of its start, tears its engine down as it
+        # unwinds: the engine's stop seconds before its traceback is that failure's, in the same attempt)
+        own_teardown = stop is not None and (sig := sigs.get(f.sig)) is not None and sig.unready \
+            and stop.ts is not None and f.ts is not None and 0 <= (f.ts - stop.ts).total_seconds() <= SAME_FAILURE_S
+        if stop is not None and not own_teardown:
             f.set_aside = f"after the stop at {stop.file}:{stop.line} (the shutdown's trail)"
             continue
         # (a kill a program or a person sent: the kernel's own kills are told by the process's name, above)
@@ -257,7 +267,7 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
                 and not fails_again(f) and (f.fields.get("status") in outcome_data().shed_status or not systematic(f)):
             f.set_aside = f"survived: its server went on generating ({went_on.file}:{went_on.line}): one request failed"
         elif f.role == "cause" and (back := recovered.get(id(f))) is not None and not failed_meanwhile(f, back) \
-                and not keeps_coming_back(f) and not life.stalled_at(f):
+                and not keeps_coming_back(f) and not down_again(f, back) and not life.stalled_at(f):
             f.set_aside = f"survived: it recovered ({back.file}:{back.line}) before anything failed"
     # an untimed line of a failure set aside where it shows its time (a pod status after the kernel's oom-kill
     # of the same container), or of a pod's failure it recovered from where its events are in order (its describe),

@@ -15,7 +15,7 @@ ib_port_state, shm_size, ipc_mode, hostname, node_name, pod_node, ip, boot_time,
 pip_mixed_cuda, model_architecture, exit_code, oom_killed, restart_count, last_state_reason, pod_events;
 and a few more (expert_parallel, nnodes, served_model_name, kv_transfer, nccl_cuda, nccl_dmabuf_524,
 nccl_bootstrap, slurm_nodelist, gpu_process, process, nics, kernel_version, ofed_version, uptime_seconds, image_id,
-network_mode, gpu_request, gpu_capacity, gpu_allocatable, cuda_toolkit, metric:<name>, prefix_cache_hit_rate,
+network_mode, container_node, gpu_request, gpu_capacity, gpu_allocatable, cuda_toolkit, metric:<name>, prefix_cache_hit_rate,
 model_type, num_attention_heads, num_experts, ...).
 """
 from __future__ import annotations

@@ -95,6 +95,8 @@ def parse_docker_inspect(sink: Sink, lines: list[str], base: int) -> None:
             own = hn == str(d.get("Name") or "").lstrip("/")
             if host.get("NetworkMode") == "host" and not own:
                 sink.add("hostname", hn, at('"Hostname"'))
+                if isinstance(d.get("Id"), str) and len(d["Id"]) >= 12:   # (its log, containers/ID/ID-json.log)
+                    sink.add("container_node", f"{d['Id'][:12]} {hn}", at('"Hostname"'))
             else:
                 sink.add("container_hostname", hn, at('"Hostname"'))
         if host.get("PidMode") == "host":
