@@ -142,6 +142,25 @@ def test_csv_noheader_fields_from_the_command():
     assert one(got, "gpu_model")[0] == "NVIDIA H100 80GB HBM3"
 
 
+FLEET_CSV = ["index, pci.bus_id", "0, 00000000:1B:00.0", "1, 00000000:4D:00.0"]
+
+
+@pytest.mark.parametrize("command, label, nodes", [
+    ("srun --jobid=48213 --overlap -w hgx-b[08-09] --ntasks-per-node=1 -l nvidia-smi --query-gpu=index,pci.bus_id "
+     "--format=csv", lambda i: f"{i}: ", ["hgx-b08", "hgx-b09"]),            # srun's tasks over the step's -w nodes
+    ("pdsh -w gpu-n[01-02] nvidia-smi --query-gpu=index,pci.bus_id --format=csv", lambda i: f"gpu-n0{i + 1}: ",
+     ["gpu-n01", "gpu-n02"]),                                                # pdsh's host labels
+    ("nvidia-smi --query-gpu=index,pci.bus_id --format=csv", lambda i: "", [None])])   # near miss: one table
+def test_a_fleet_tool_s_labelled_output_is_each_host_s_own(command, label, nodes):
+    hosts = len(nodes)
+    text = "\n".join([f"$ {command}", *(label(i) + ln for i in range(hosts) for ln in FLEET_CSV)]) + "\n"
+    got = facts_from_dump("nvidia_smi_csv", "smi.txt", text, None)
+    assert sorted((f.node or "", f.value) for f in got if f.name == "gpu_count") == \
+        sorted((n or "", "2") for n in nodes)
+    assert [f.line for f in got if f.name == "gpu_identity" and f.value.startswith("index=1")] == \
+        [4 + 3 * i for i in range(hosts)]   # (each at its own line)
+
+
 # ------------------------------------------------------------------------------------------
 # python side
 # ------------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from k3logs.catalogue.witnesses import expand_nodelist
 from k3logs.ingest.dumps import Segment, command_kind, is_launch_line, sniff_dump, split_transcript
 
 from .cmdline import parse_env, parse_launch, parse_supervisor_program, parse_systemd_unit
@@ -34,7 +35,7 @@ from .kubectl import parse_container_hosts, parse_pod_tables
 from .nvidia import parse_smi_csv, parse_smi_list, parse_smi_q, parse_smi_table, parse_topo
 from .python import parse_collect_env, parse_model_config, parse_pip
 from .slurm import parse_slurm_job
-from .util import Fact, Sink, split_lines
+from .util import FACTS, Fact, Sink, split_lines
 
 __all__ = ["Fact", "facts_from_dump", "facts_from_events"]
 
@@ -88,7 +89,10 @@ def facts_from_dump(kind: str, file: str, text: str, node: str | None) -> list[F
         if parser is None:
             continue
         sink.source = seg_kind if transcript else kind
-        _run(sink, seg_kind, parser, body, seg.start, seg.command if seg_kind in TAKES_COMMAND else None)
+        for node, own in _by_label(body, seg.command) or [(sink.node, body)]:
+            sink.node, sink_node = node, sink.node
+            _run(sink, seg_kind, parser, own, seg.start, seg.command if seg_kind in TAKES_COMMAND else None)
+            sink.node = sink_node
     _run(sink, "pod_tables", parse_pod_tables, lines, 0, None)
     _run(sink, "container_hosts", parse_container_hosts, lines, 0, None)
     _run(sink, "schedulings", parse_schedulings, lines, 0, None)
@@ -104,6 +108,25 @@ def facts_from_dump(kind: str, file: str, text: str, node: str | None) -> list[F
             sink.source = kind_
             _run(sink, kind_, PARSERS[kind_], masked, 0, None)
     return _dedup(sink.facts)
+
+
+def _by_label(body: list[str], command: str | None) -> list[tuple[str | None, list[str]]] | None:
+    """A command a fleet tool ran on several hosts (pdsh's 'host: ' before each line, `srun -l`'s 'N: '): each
+    label's lines, the others blanked (so lines keep their numbers), and the node it names: pdsh's host, or the
+    srun task's node over the step's own nodes (`-w LIST`, tasks per node). None when the output is not so."""
+    got = [FACTS["fleet_label"].match(ln) for ln in body]
+    labels = {m.group("host") or m.group("task").strip() for m in got if m}
+    if len(labels) < 2 or sum(1 for m in got if m) < 0.8 * sum(1 for ln in body if ln.strip()):
+        return None
+    nodes = expand_nodelist(m.group("nodelist")) if command and (m := FACTS["step_nodes"].search(command)) else []
+    per = int(m.group(1)) or 1 if command and (m := FACTS["fleet_per_node"].search(command)) else 1
+    out = []
+    for label in sorted(labels, key=lambda x: (not x.isdigit(), int(x) if x.isdigit() else 0, x)):
+        node = (nodes[int(label) // per] if int(label) // per < len(nodes) else None) if label.isdigit() \
+            else label.split(".", 1)[0]
+        out.append((node, [m.group("rest") if m and (m.group("host") or m.group("task").strip()) == label else ""
+                           for m in got]))
+    return out
 
 
 def _run(sink: Sink, kind: str, parser, body: list[str], base: int, command: str | None) -> None:
