@@ -1817,3 +1817,30 @@ def test_a_ray_worker_s_own_log_named_after_its_pid_gives_that_pid_its_rank(tmp_
 def test_a_raylet_s_own_address_names_its_folder_s_node(tmp_path, ip, node):
     a = analyze_files(tmp_path, ray_bundle(48213, ip))
     assert a.attribution.file_node["ray-node-2/raylet.out"] == node
+
+
+@pytest.mark.parametrize("banner, node", [
+    ("=== serve.sh start 2026-11-05T08:47:31+00:00 host=ws-gpu-31 TP=6 port=8010", "ws-gpu-31"),  # the script's own
+    ("=== serve.sh start 2026-11-05T08:47:31+00:00 host=0.0.0.0 TP=6 port=8010", None)])  # near miss: an address to bind
+def test_a_launch_script_s_start_banner_names_the_host_its_log_is_written_on(tmp_path, banner, node):
+    a = analyze_files(tmp_path, {"logs/vllm.log": text_of(banner, PLATFORM, ERROR)})
+    assert event_at(a.events, "logs/vllm.log", 3)["node"] == node
+
+
+ANSIBLE = ("[sre@ctl01 ~]$ ansible gpu -b -m shell -a \"dmesg -T | egrep -i 'killed process'\"",
+           "gpu-n02 | CHANGED | rc=0 >>",
+           "[Thu Sep  3 08:01:02 2026] Out of memory: Killed process 51122 (python3) total-vm:1kB, anon-rss:1kB, "
+           "file-rss:0kB, shmem-rss:0kB, UID:1000 pgtables:1kB oom_score_adj:0",
+           "gpu-n03 | CHANGED | rc=0 >>",
+           "[Thu Sep  3 08:17:12 2026] Out of memory: Killed process 77321 (VLLM::Worker_DP) total-vm:1kB, "
+           "anon-rss:1kB, file-rss:0kB, shmem-rss:0kB, UID:997 pgtables:1kB oom_score_adj:0",
+           "[sre@ctl01 ~]$ uptime",
+           " 08:30:01 up 41 days,  3:12,  1 user,  load average: 0.10, 0.20, 0.30")
+
+
+@pytest.mark.parametrize("line, node", [(3, "gpu-n02"), (5, "gpu-n03"),   # each host section's own lines
+                                        (7, None)])   # near miss: the next prompt, the control host's command
+def test_ansible_ad_hoc_output_is_each_host_section_s_own(tmp_path, line, node):
+    a = analyze_files(tmp_path, {"ansible/fleet-sweep.txt": text_of(*ANSIBLE)}, keep_all=True)
+    got = event_at(a.events, "ansible/fleet-sweep.txt", line)["node"]
+    assert got == node or (node is None and got not in ("gpu-n02", "gpu-n03"))

@@ -466,3 +466,17 @@ def test_near_miss_ages_listed_before_any_printed_time_have_none(tmp_path):
     a = analyze_files(tmp_path, {"kubectl.txt": text_of("$ kubectl get events", *EVENTS, "$ date -u",
                                                         "Fri Nov 20 10:39:41 UTC 2026")}, keep_all=True)
     assert at(a, "kubectl.txt", 3)[0] is None
+
+
+@pytest.mark.parametrize("zone, want", [
+    ("Europe/Amsterdam (CET, +0100)", ("2026-10-25T00:30:00", "2026-10-25T00:59:00", "2026-10-25T01:05:00")),
+    # near miss: a zone known only by its offset (the one at collection): one hour late before the change
+    ("n/a (CET, +0100)", ("2026-10-25T01:30:00", "2026-10-25T01:59:00", "2026-10-25T01:05:00"))])
+def test_a_journal_in_a_named_zone_reads_the_hour_a_fall_back_repeats_as_its_file_wrote_it(tmp_path, zone, want):
+    """Summer time ends at 03:00 CEST: 02:00-02:59 comes twice. The file's clock going back is the second pass."""
+    line = "Oct 25 {} ams-gw-02 kernel: mlx5_core 0000:5c:00.0 mlx5_2: Port: 1 Link {}"
+    a = analyze_files(tmp_path, {
+        "ams-gw-02/journal.txt": text_of(line.format("02:30:00", "ACTIVE"), line.format("02:59:00", "ACTIVE"),
+                                         line.format("02:05:00", "DOWN")),
+        "ams-gw-02/timedatectl.txt": f"                Time zone: {zone}\n"}, keep_all=True)
+    assert tuple(at(a, "ams-gw-02/journal.txt", n)[0] for n in (1, 2, 3)) == want

@@ -2034,3 +2034,42 @@ def test_a_cause_by_which_the_server_never_listened_tore_its_engine_down_before_
                 'startup', f"(APIServer pid=1) {cause}"]
     d = decision(tmp_path, {"vllm.log": START + LOADED + READY + teardown})
     assert (d.root.category if d.root else None) == root
+
+
+def _shared_syslog(own_line: str) -> dict[str, str]:
+    torch = "Mar  4 01:51:03 gpu-b12 torchrun[771180]: [default{r}]:[rank{r}]:[E304 01:51:03.4{r}6 " \
+            "ProcessGroupNCCL.cpp:632] [Rank {r}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=58211, " \
+            "OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600021 milliseconds before timing out."
+    serve = "(APIServer pid=1) INFO 03-04 {t} [loggers.py:1] Engine 000: Avg prompt throughput: 120.0 tokens/s, Avg " \
+            "generation throughput: 340.5 tokens/s, Running: 4 reqs, Waiting: 0 reqs, GPU KV cache usage: 12.0%"
+    return {"gpu-b12/syslog": text_of(*([own_line] if own_line else []), *(torch.format(r=r) for r in range(4)),
+                                      "Mar  4 01:51:03 gpu-b12 torchrun[771180]: [default0]:terminate called after "
+                                      "throwing an instance of 'c10::DistBackendError'"),
+            "gpu-b12/vllm.log": text_of("(APIServer pid=1) INFO 03-04 01:00:00 [api_server.py:1] vLLM API server "
+                                        "version 0.10.2", "(APIServer pid=1) INFO 03-04 01:01:00 [launcher.py:1] "
+                                        "Application startup complete.", serve.format(t="01:50:00"),
+                                        serve.format(t="01:52:00"), serve.format(t="01:53:00"))}
+
+
+@pytest.mark.parametrize("own_line, healthy", [
+    ("", True),   # another user's training job on the same host: its timeouts in the shared syslog are not ours
+    ("Mar  4 01:00:05 gpu-b12 torchrun[771180]: [default0]:INFO 03-04 01:00:05 [parallel_state.py:1] rank 0 in world "
+     "size 4 is assigned as DP rank 0, PP rank 0, TP rank 0", False)])   # near miss: the program runs our server
+def test_a_program_of_the_host_s_log_that_wrote_none_of_the_server_s_lines_is_another_workload(tmp_path, own_line,
+                                                                                                healthy):
+    d = decision(tmp_path, _shared_syslog(own_line))
+    assert d.healthy is healthy
+
+
+@pytest.mark.parametrize("lost_at, healthy", [("07:30:06", True),    # the node went 25 min after the stop: maintenance
+                                              ("07:05:20", False)])  # near miss: right after: it may be why it stopped
+def test_an_untimed_statement_of_a_node_s_loss_is_the_one_it_times_long_after_the_stop(tmp_path, lost_at, healthy):
+    node = text_of("Name:               gpu-a1", "Conditions:",
+                   "  Type             Status    LastHeartbeatTime                 LastTransitionTime                "
+                   "Reason              Message",
+                   f"  Ready            Unknown   Wed, 18 Nov 2026 07:05:00 +0000   Wed, 18 Nov 2026 {lost_at} +0000   "
+                   "NodeStatusUnknown   Kubelet stopped posting node status.", "Events:",
+                   "  Type    Reason              Age   From                   Message",
+                   "  Normal  NodeNotReady        6m    node-controller        Node gpu-a1 status is now: NodeNotReady")
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + STOP, "describe-node.txt": node})
+    assert d.healthy is healthy

@@ -20,6 +20,7 @@ LINE_KINDS = {
     "ray_node": {"ip"}, "nodelist": {"nodelist"}, "step": {"args"}, "task_hosts": {"host", "tasks"},
     "task_host": {"host"}, "pid_ns": {"host_pid", "pid"}, "ray_head": {"ip"}, "about_pod": {"pod"},
     "own_ip": {"ip"}, "starts_ray": {"host"}, "remote_raise": {"pid", "ip"}, "container_listed": {"container"},
+    "section_host": {"host"}, "section_end": set(),
 }
 WORKER_GROUPS = {"dp", "pp", "tp", "local", "engine"}
 

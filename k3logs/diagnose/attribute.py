@@ -47,6 +47,7 @@ from .assign import apply_nodes, host_columns
 from .attribution import (RX, Attribution, DumpHints, Read, elastic_entries, ensure, host_field, is_ip, line_rx,
                           line_witnesses, short_host, step_of)
 from .clock import parse_iso
+from .fleet import learn_sections
 from .folders import folder_node_of, host_named_files, node_files, node_folders
 from .ranks import learn_gpus, learn_ranks
 from .slurm import learn_stepd_errors, learn_tasks
@@ -332,6 +333,7 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
     a.span_time = {f: sorted((s, e, t.astimezone(timezone.utc).replace(tzinfo=None))
                              for s, e, iso in spans if (t := parse_iso(iso))) for f, spans in hints.span_time.items()}
     learn_stepd_errors(ev, reads, a, names)
+    learn_sections(reads, a, names)
 
     nodes_seen = {n for n in a.file_node.values() if n} | known_hosts | set(a.subject_node.values()) | \
         set(a.task_node.values()) | {n for spans in a.span_node.values() for _, _, n in spans} | set(a.pod_node.values())

@@ -22,9 +22,10 @@ from k3logs.ingest.fold import written_newest_first
 from k3logs.ingest.parse import DATELESS_DAY, PLACEHOLDER_YEAR
 from k3logs.schema import MIXED, at_rows, in_line_order, the_one
 
+from .ages import aged_times, listings
 from .attribution import RX, line_rx
+from .zones import UTC, known_zone, local_utc, stated_zones
 
-UTC = "UTC"
 STATE = "state"  # the source of a row that states a condition since its time (formats.toml: a describe's condition)
 INGEST = Regexes("ingest.toml")  # iso_zulu: an ISO time's 'Z', as the parser reads it
 # (RX, patterns/diagnose.toml: the times a line writes inside its text: inner_uptime, dated, dated_rfc2822, dated_clf)
@@ -45,14 +46,6 @@ class ClockReport:
     reference_node: str | None = None
     year_source: str | None = None
     nodes: dict[str, NodeClock] = field(default_factory=dict)
-
-
-def _as_utc(expr: pl.Expr, tz: str) -> pl.Expr:
-    """A naive local datetime read in `tz`, as naive UTC."""
-    if tz == UTC:
-        return expr
-    return expr.dt.replace_time_zone(tz, ambiguous="earliest", non_existent="null").dt.convert_time_zone(UTC) \
-        .dt.replace_time_zone(None)
 
 
 def _yearless() -> pl.Expr:
@@ -107,6 +100,10 @@ class ClockModel:
     file_ref: dict[str, datetime] = field(default_factory=dict)  # with no_future: each file's last time
     # a node's UTC offset (timedatectl), in seconds: its host clock rows' zone-less times are read in it
     host_zone: dict[str, int] = field(default_factory=dict)
+    # a node's zone by name (timedatectl's Europe/Amsterdam), where the system knows it: its host clock's times are
+    # read by its rules, daylight saving time included (the hour a fall-back repeats: the second pass once the
+    # file's clock went back)
+    zone_name: dict[str, str] = field(default_factory=dict)
     # the one zone of a bundle whose deployment runs on its hosts, in no container: its processes' zone-less
     # times are in it (read in --tz otherwise: a container's clock is UTC)
     bare_zone: int | None = None
@@ -120,51 +117,25 @@ class ClockModel:
     _plan: tuple | None = field(default=None, init=False, repr=False, compare=False)  # (see _own_time_plan)
 
 
-# rows timed by their host's clock, not a container's: a journal's syslog-style time, the kernel's own (dmesg -T)
-HOST_CLOCK = (pl.col("wrapper") == "journald") | (pl.col("source") == "kernel")
-
-
-def _local(expr: pl.Expr, m: ClockModel) -> pl.Expr:
-    """A zone-less local time as naive UTC: in its node's own zone for a host clock row of a node whose zone the
-    bundle shows (timedatectl), else in the zone of a bare-metal bundle's hosts, else in the zone of the analysis
-    (--tz)."""
-    other = _as_utc(expr, m.tz) if m.bare_zone is None or m.tz != UTC else expr - pl.duration(seconds=m.bare_zone)
-    if not m.host_zone:
-        return other
-    off = pl.col("node").replace_strict(m.host_zone, default=None, return_dtype=pl.Int64)
-    return pl.when(HOST_CLOCK.fill_null(False) & off.is_not_null()) \
-        .then(expr - pl.duration(seconds=off)).otherwise(other)
-
-
-def _stated_zones(ev: pl.DataFrame) -> dict[str, int]:
-    """node -> the one UTC offset its host's own timed rows state (journalctl's short-iso '+0200'): its host clock
-    rows that state none (journalctl's default short format) are in that zone."""
-    if "tz_off" not in ev.columns:
-        return {}
-    host = (pl.col("source") == "kernel") | pl.col("wrapper").str.starts_with("journald")
-    stated = ev.filter(host.fill_null(False) & pl.col("tz_off").is_not_null() & pl.col("node").is_not_null()) \
-        .group_by("node").agg(pl.col("tz_off").unique())
-    return {node: offs[0] for node, offs in stated.iter_rows() if len(offs) == 1}
-
-
 def _exact(m: ClockModel) -> pl.Expr:
     c = pl.col
     return (pl.when(c("wt_kind") == "utc").then(c("wt"))
             .when(c("lt_kind") == "utc").then(c("lt"))
-            .when(c("lt_kind") == "local").then(_local(c("lt"), m)))
+            .when(c("lt_kind") == "local").then(local_utc(c("lt"), m)))
 
 
 def learn(ev: pl.DataFrame, tz: str = UTC, skew_tolerance: float = 2.0,
           boot_facts: dict[str | None, datetime] | None = None,
           reference_facts: list[datetime] | None = None,
           measured: dict[str, float] | None = None,
-          zones: dict[str, int] | None = None, bare: bool = False) -> tuple[ClockModel, ClockReport]:
+          zones: dict[str, int] | None = None, bare: bool = False,
+          named: dict[str, str] | None = None) -> tuple[ClockModel, ClockReport]:
     """Reference dates for year-less times, boot times, and per-node offsets, from attributed events.
-    `zones`: the UTC offset (seconds) of the nodes whose zone the bundle shows; `bare`: the deployment runs in no
-    container (its processes keep their hosts' zone, when the hosts share one)."""
-    zones = {**_stated_zones(ev), **(zones or {})}
+    `zones`: the UTC offset (seconds) of the nodes whose zone the bundle shows (`named`: by its name); `bare`: the
+    deployment runs in no container (its processes keep their hosts' zone, when the hosts share one)."""
+    zones = {**stated_zones(ev), **(zones or {})}
     one = set(zones.values())
-    m, rep = ClockModel(tz=tz, host_zone=zones,
+    m, rep = ClockModel(tz=tz, host_zone=zones, zone_name={n: z for n, z in (named or {}).items() if known_zone(z)},
                         bare_zone=one.pop() if bare and len(one) == 1 else None), ClockReport()
     c = pl.col
     exact = ev.select("node", _exact(m).alias("_e")).drop_nulls("_e")
@@ -226,7 +197,7 @@ def learn(ev: pl.DataFrame, tz: str = UTC, skew_tolerance: float = 2.0,
         own = ev.join(relaying, on="file").filter(c("ip").is_null() & c("node").is_not_null())
         m.writer = dict(own.group_by("file").agg(c("node").mode().sort().first()).iter_rows())
     m.days = _days_of(ev, m)
-    m.listed = _listings(ev)
+    m.listed = listings(ev)
     # per-node offsets: measured in the bundle (simultaneous `date` readings, chrony) if it can, else
     # estimated from the rank-assignment lines every worker prints at the same moment
     if measured:
@@ -330,7 +301,7 @@ TIME_COLUMNS = ("node", "file", "line", "lt", "lt_kind", "wt", "wt_kind", "uptim
 def _times(ev: pl.DataFrame, m: ClockModel) -> pl.DataFrame:
     """`ts` (naive UTC) and `ts_quality` from each line's own clock, before filling and offsets. Worked out
     on the rows that carry a time only (in many logs most lines carry none: access logs, NCCL debug)."""
-    return _aged_times(_clocked_times(ev, m), m) if m.listed else _clocked_times(ev, m)
+    return aged_times(_clocked_times(ev, m), m.listed) if m.listed else _clocked_times(ev, m)
 
 
 def _clocked_times(ev: pl.DataFrame, m: ClockModel) -> pl.DataFrame:
@@ -343,55 +314,6 @@ def _clocked_times(ev: pl.DataFrame, m: ClockModel) -> pl.DataFrame:
     idx = timed.arg_true()
     own = _own_times(ev.select(TIME_COLUMNS)[idx], m)
     return ev.with_columns(at_rows(ev.height, idx, own[c]).alias(c) for c in ("ts", "ts_quality"))
-
-
-def _age() -> pl.Expr:
-    """A listed event's age in seconds (kubectl get events' LAST SEEN, describe's Age), null on other rows."""
-    text = pl.col("text")
-    age = pl.coalesce(text.str.extract(RX["event_age"].pattern, 1),
-                      text.str.extract(RX["described_event_age"].pattern, 1))
-    part = age.str.extract_groups(RX["age_parts"].pattern).struct.field
-    return sum(part(str(i)).cast(pl.Int64).fill_null(0) * unit for i, unit in enumerate((86400, 3600, 60, 1), 1))
-
-
-def _printed() -> pl.Expr:
-    """The UTC time a `date -u` printed, alone on its line (naive UTC), null on other rows."""
-    text = pl.col("text").str.strip_chars()
-    part = text.str.extract_groups(RX["date_printed_utc"].pattern).struct.field
-    c_locale = pl.concat_str([part("4"), part("1"), part("2"), part("3")], separator=" ")
-    return pl.coalesce(c_locale.str.to_datetime("%Y %b %d %H:%M:%S", time_unit="us", strict=False),
-                       text.str.extract(RX["date_printed_iso_utc"].pattern, 1)
-                       .str.to_datetime("%Y-%m-%dT%H:%M:%S", time_unit="us", strict=False))
-
-
-def _listings(ev: pl.DataFrame) -> dict[str, tuple[tuple[int, datetime], ...]]:
-    """Files that list events by their age -> the lines where a `date -u` in them printed the time, and that
-    time: the time the listing after it was taken (a collector's transcript, `date -u; kubectl get events`)."""
-    if "text" not in ev.columns:
-        return {}
-    aged = ev.filter(_age().is_not_null()).select("file").unique()
-    if aged.is_empty():
-        return {}
-    got = ev.join(aged, on="file").select("file", "line", _printed().alias("_t")).drop_nulls("_t").sort("line")
-    return {file: tuple(g.select("line", "_t").iter_rows()) for (file,), g in got.group_by("file")}
-
-
-def _aged_times(ev: pl.DataFrame, m: ClockModel) -> pl.DataFrame:
-    """A listed event with no time of its own, after a printed time in its file: that time less its age (its
-    last occurrence, to the precision the age is printed in)."""
-    c = pl.col
-    idx = ev.select(c("file").is_in(list(m.listed)) & c("ts").is_null()).to_series().arg_true()
-    if not len(idx):
-        return ev
-    listed_at = pl.lit(None, pl.Datetime("us"))
-    for file, marks in m.listed.items():
-        for line, t in marks:   # (later marks are tried first: each `when` wraps the ones before)
-            listed_at = pl.when((c("file") == file) & (c("line") > line)).then(pl.lit(t)).otherwise(listed_at)
-    aged = ev[idx].select((listed_at - pl.duration(seconds=_age())).alias("ts"))["ts"]
-    ts = ev["ts"].scatter(idx, aged)
-    quality = ev["ts_quality"].scatter(idx, pl.Series(["inferred"] * len(idx)).zip_with(aged.is_not_null(),
-                                                                                       ev["ts_quality"][idx]))
-    return ev.with_columns(ts.alias("ts"), quality.alias("ts_quality"))
 
 
 def _own_times(ev: pl.DataFrame, m: ClockModel) -> pl.DataFrame:
@@ -407,7 +329,8 @@ def _own_time_plan(m: ClockModel) -> tuple[list[list[pl.Expr]], list[pl.Expr]]:
     """The steps of `_own_times`' query, built once per model (building its expressions cost more than
     running them on the few timed rows of a batch)."""
     key = (m.tz, m.bundle_ref, m.no_future, tuple(m.node_ref.items()), tuple(m.boots.items()),
-           tuple(m.file_ref.items()), tuple(m.host_zone.items()), m.bare_zone, tuple(m.days.items()))
+           tuple(m.file_ref.items()), tuple(m.host_zone.items()), m.bare_zone, tuple(m.days.items()),
+           tuple(m.zone_name.items()))
     if m._plan is None or m._plan[0] != key:
         m._plan = (key, _build_own_time_plan(m))
     return m._plan[1]
@@ -431,10 +354,10 @@ def _build_own_time_plan(m: ClockModel) -> tuple[list[list[pl.Expr]], list[pl.Ex
             .when(c("_same") - c("_ref") > half_year).then(c("_ry") - 1)
             .when(c("_ref") - c("_same") > half_year).then(c("_ry") + 1).otherwise(c("_ry")))
     steps.append([year.alias("_year")])
-    best = _local(_with_year(c("_yl"), c("_year")), m)
+    best = local_utc(_with_year(c("_yl"), c("_year")), m)
     from_boot = c("_boot") + pl.duration(microseconds=(c("uptime") * 1e6).cast(pl.Int64))
     steps.append([pl.when(c("_yl").is_not_null()).then(best).alias("_yearless"),
-                  pl.when(c("lt_kind") == "dateless").then(_local(_midnight(m) + _dateless(), m)).alias("_dated")])
+                  pl.when(c("lt_kind") == "dateless").then(local_utc(_midnight(m) + _dateless(), m)).alias("_dated")])
     final = [pl.coalesce("_exact", "_yearless", "_dated", from_boot).alias("ts"),
              pl.when(c("_exact").is_not_null()).then(pl.lit("exact"))
              .when(c("_yearless").is_not_null() | c("_dated").is_not_null()

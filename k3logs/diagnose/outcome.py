@@ -29,6 +29,7 @@ from .ending import Ending, Outcome
 from .lifeline import At, first_points, in_time_order, points_by_key, who
 
 APP_KINDS = ("vllm", "torch", "ray", "nccl")   # logs of the deployment itself (not the kernel's, not the host's)
+OTHER_PROGRAMS = ("torch", "nccl")   # a program's own lines that are no server's: a training job's (not Ray's daemons)
 HOST_KINDS = ("journal", "kernel", "k8s_events")  # the host's and the orchestrator's: they mark no phase of it
 HEALTHY = ("stopped", "serving")
 TIE_SECONDS = 1.0   # log times have one-second resolution: events this close are simultaneous
@@ -80,6 +81,8 @@ class Lifecycle(Ending):
         self.stops = {k: ats[0] for k, ats in self._stops.items()}
         self._asked = set(ev.filter(pl.col("eid").is_in(stops["eid"].implode()) & pl.col("text").str.contains(
             outcome_data().asked_to_stop)).select("node", "attempt").iter_rows()) if "text" in ev.columns else set()
+        starts = marks.filter((pl.col("mark") == "startup") & pl.col("ts").is_not_null())["ts"]
+        self.last_start = starts.max() if len(starts) else None   # (the deployment's last start line)
         timed_stops = stops.filter(pl.col("ts").is_not_null()).sort("ts")
         self.last_stop = At(*timed_stops.select("ts", "file", "line", "seq").row(-1)) if timed_stops.height else None
         self.eid_attempt = dict(zip(ev["eid"].to_list(), ev["attempt"].to_list()))
@@ -126,8 +129,14 @@ class Lifecycle(Ending):
         named = ev.filter(pl.col("proc").is_not_null() & pl.col("pid").is_not_null()) if "proc" in ev.columns else None
         self._named = set() if named is None else set(zip(named["node"].to_list(), named["pid"].to_list()))
         # the units and containers whose own lines show none of the deployment's programs (an exporter, a sidecar)
-        idents = ev.filter(pl.col("ident").is_not_null()).group_by("ident").agg(pl.col("source").is_in(APP_KINDS).any())
+        idents = ev.filter(pl.col("ident").is_not_null()).group_by("ident").agg(
+            pl.col("source").is_in(APP_KINDS).any(), (pl.col("source") == "vllm").any().alias("_server"),
+            (pl.col("source").is_in(OTHER_PROGRAMS) & pl.col("rank").is_not_null()).any().alias("_program"))
         self.foreign = set(idents.filter(~pl.col("source"))["ident"].to_list())
+        # the programs a host's log names (syslog's ident) whose ranks wrote torch's or NCCL's lines and that never
+        # wrote a line of the server's, where the server's own logs are other files: another workload on the hosts
+        self.other_programs = set(idents.filter(pl.col("_program") & ~pl.col("_server"))["ident"].to_list()) \
+            if "source" in ev.columns and (ev["source"] == "vllm").any() else set()
         self.stats = ev.filter(pl.col("mark") == "serving").select("node", "attempt", "ts", "file", "line")
         # (node, attempt) that printed its own engine's periodic stats: an instance that serves by itself
         stats = ev.filter(pl.col("text").str.contains(decision_line("engine_stats"))) if "text" in ev.columns else None

@@ -187,6 +187,12 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
                    and (a := seconds(f, g)) is not None and (b := seconds(g, back)) is not None
                    and a >= -TIE_SECONDS and b >= -TIE_SECONDS for g in findings)
 
+    def long_after_stop(f: Finding) -> bool:
+        """f came a minute or more after its attempt's stop, and the deployment never started again after it."""
+        return (stop := life.after_stop(f)) is not None and stop.ts is not None and f.ts is not None \
+            and (f.ts - stop.ts).total_seconds() > SAME_FAILURE_S \
+            and (life.last_start is None or life.last_start < stop.ts)
+
     def down_again(f: Finding, back: Finding) -> bool:
         """Its device failed the same way again within a minute of coming back, and that was not survived: one
         failure, flapping (a link down, up, down for good)."""
@@ -202,6 +208,9 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
             continue
         if (name := foreign_process(f)) is not None:
             f.set_aside = f"about {name}, a process that is not the deployment's"
+            continue
+        if f.source != "kernel" and f.ident in life.other_programs and life.ready and f.file not in life.server_files:
+            f.set_aside = f"logged by {f.ident}, a program that wrote none of the server's lines (another workload)"
             continue
         if f.source != "kernel" and (script := scripts.get((f.file, f.pid, f.ident))) is not None:
             f.set_aside = f"raised by {script}, another program: its log holds none of the server's lines"
@@ -272,8 +281,10 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
     # an untimed line of a failure set aside where it shows its time (a pod status after the kernel's oom-kill
     # of the same container), or of a pod's failure it recovered from where its events are in order (its describe),
     # is the same failure
+    # (a stop's trail too, where it shows its time well after the stop: a node powered off for maintenance after
+    # its server was stopped, whose describe's events have only ages)
     aside = {(f.node, f.category): f.set_aside for f in findings if f.ts is not None and f.set_aside
-             and not f.set_aside.startswith("after the stop")}
+             and (not f.set_aside.startswith("after the stop") or long_after_stop(f))}
     pod_aside = {(f.category, f.fields["pod"]): f.set_aside for f in findings
                  if f.ts is None and f.fields.get("pod") and id(f) in recovered and f.set_aside}
     for f in findings:

@@ -407,8 +407,9 @@ def parse_clocks(sink: Sink, lines: list[str], base: int) -> None:
             # kernel started), or a boot time a note states
             sink.add("boot_time", m.group("first").replace(" ", "T") + tz_suffix(m.group("tz")), base + i + 1)
             continue
-        if (m := zone.match(ln)):   # +0200 -> 7200 (seconds east of UTC)
+        if (m := zone.match(ln)):   # +0200 -> 7200 (seconds east of UTC); the zone's name keeps its DST rules
             sink.add("utc_offset", str(_east_seconds(m.group("off"))), base + i + 1)
+            sink.add("utc_zone", m.group("zone"), base + i + 1)
             continue
         m = chrony.match(ln.strip())
         if m:

@@ -1,0 +1,58 @@
+"""Times of listed events that state only their age (`kubectl get events`' LAST SEEN, describe's Age): the time a
+`date -u` printed before the listing, less the age. (The clock stage's: clock.py.)"""
+from __future__ import annotations
+
+from datetime import datetime
+
+import polars as pl
+
+from .attribution import RX
+
+
+def age() -> pl.Expr:
+    """A listed event's age in seconds (kubectl get events' LAST SEEN, describe's Age), null on other rows."""
+    text = pl.col("text")
+    age = pl.coalesce(text.str.extract(RX["event_age"].pattern, 1),
+                      text.str.extract(RX["described_event_age"].pattern, 1))
+    part = age.str.extract_groups(RX["age_parts"].pattern).struct.field
+    return sum(part(str(i)).cast(pl.Int64).fill_null(0) * unit for i, unit in enumerate((86400, 3600, 60, 1), 1))
+
+
+def printed() -> pl.Expr:
+    """The UTC time a `date -u` printed, alone on its line (naive UTC), null on other rows."""
+    text = pl.col("text").str.strip_chars()
+    part = text.str.extract_groups(RX["date_printed_utc"].pattern).struct.field
+    c_locale = pl.concat_str([part("4"), part("1"), part("2"), part("3")], separator=" ")
+    return pl.coalesce(c_locale.str.to_datetime("%Y %b %d %H:%M:%S", time_unit="us", strict=False),
+                       text.str.extract(RX["date_printed_iso_utc"].pattern, 1)
+                       .str.to_datetime("%Y-%m-%dT%H:%M:%S", time_unit="us", strict=False))
+
+
+def listings(ev: pl.DataFrame) -> dict[str, tuple[tuple[int, datetime], ...]]:
+    """Files that list events by their age -> the lines where a `date -u` in them printed the time, and that
+    time: the time the listing after it was taken (a collector's transcript, `date -u; kubectl get events`)."""
+    if "text" not in ev.columns:
+        return {}
+    aged = ev.filter(age().is_not_null()).select("file").unique()
+    if aged.is_empty():
+        return {}
+    got = ev.join(aged, on="file").select("file", "line", printed().alias("_t")).drop_nulls("_t").sort("line")
+    return {file: tuple(g.select("line", "_t").iter_rows()) for (file,), g in got.group_by("file")}
+
+
+def aged_times(ev: pl.DataFrame, listed: dict[str, tuple[tuple[int, datetime], ...]]) -> pl.DataFrame:
+    """A listed event with no time of its own, after a printed time in its file: that time less its age (its
+    last occurrence, to the precision the age is printed in)."""
+    c = pl.col
+    idx = ev.select(c("file").is_in(list(listed)) & c("ts").is_null()).to_series().arg_true()
+    if not len(idx):
+        return ev
+    listed_at = pl.lit(None, pl.Datetime("us"))
+    for file, marks in listed.items():
+        for line, t in marks:   # (later marks are tried first: each `when` wraps the ones before)
+            listed_at = pl.when((c("file") == file) & (c("line") > line)).then(pl.lit(t)).otherwise(listed_at)
+    aged = ev[idx].select((listed_at - pl.duration(seconds=age())).alias("ts"))["ts"]
+    ts = ev["ts"].scatter(idx, aged)
+    quality = ev["ts_quality"].scatter(idx, pl.Series(["inferred"] * len(idx)).zip_with(aged.is_not_null(),
+                                                                                       ev["ts_quality"][idx]))
+    return ev.with_columns(ts.alias("ts"), quality.alias("ts_quality"))

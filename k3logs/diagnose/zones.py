@@ -1,0 +1,71 @@
+"""Local times as UTC: a node's zone by its offset or, where the bundle names it (timedatectl), by its rules,
+daylight saving time included; the zone a host's own timed rows state. (The clock stage's: clock.py.)"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import polars as pl
+
+if TYPE_CHECKING:
+    from .clock import ClockModel
+
+UTC = "UTC"
+
+
+def as_utc(expr: pl.Expr, tz: str) -> pl.Expr:
+    """A naive local datetime read in `tz`, as naive UTC."""
+    if tz == UTC:
+        return expr
+    return expr.dt.replace_time_zone(tz, ambiguous="earliest", non_existent="null").dt.convert_time_zone(UTC) \
+        .dt.replace_time_zone(None)
+
+
+# rows timed by their host's clock, not a container's: a journal's syslog-style time, the kernel's own (dmesg -T)
+HOST_CLOCK = (pl.col("wrapper") == "journald") | (pl.col("source") == "kernel")
+
+
+def local_utc(expr: pl.Expr, m: ClockModel) -> pl.Expr:
+    """A zone-less local time as naive UTC: in its node's own zone for a host clock row of a node whose zone the
+    bundle shows (timedatectl), else in the zone of a bare-metal bundle's hosts, else in the zone of the analysis
+    (--tz)."""
+    other = as_utc(expr, m.tz) if m.bare_zone is None or m.tz != UTC else expr - pl.duration(seconds=m.bare_zone)
+    if not m.host_zone:
+        return other
+    off = pl.col("node").replace_strict(m.host_zone, default=None, return_dtype=pl.Int64)
+    out = pl.when(HOST_CLOCK.fill_null(False) & off.is_not_null()) \
+        .then(expr - pl.duration(seconds=off)).otherwise(other)
+    for name in sorted(set(m.zone_name.values())):   # (a zone known by name: by its rules, DST included)
+        nodes = sorted(n for n, z in m.zone_name.items() if z == name)
+        mine = pl.col("node").is_in(nodes) & (HOST_CLOCK | pl.lit(m.bare_zone is not None))
+        out = pl.when(mine.fill_null(False)).then(in_zone(expr, name)).otherwise(out)
+    return out
+
+
+def in_zone(expr: pl.Expr, name: str) -> pl.Expr:
+    """A local time of a zone by name as naive UTC: an hour a fall-back repeats is its first pass until the file's
+    clock went back (by half an hour or more), its second after."""
+    back = (expr < expr.cum_max().over("file") - pl.duration(minutes=30)).fill_null(False).cum_max().over("file")
+    ambiguous = pl.when(back).then(pl.lit("latest")).otherwise(pl.lit("earliest"))
+    return expr.dt.replace_time_zone(name, ambiguous=ambiguous, non_existent="null").dt.convert_time_zone(UTC) \
+        .dt.replace_time_zone(None)
+
+
+def known_zone(name: str) -> bool:
+    """A zone the system knows by name, with rules of its own (a region's: Europe/Amsterdam)."""
+    try:
+        ZoneInfo(name)
+        return "/" in name   # (a region's zone: an abbreviation names no rules of its own)
+    except (ValueError, ZoneInfoNotFoundError):
+        return False
+
+
+def stated_zones(ev: pl.DataFrame) -> dict[str, int]:
+    """node -> the one UTC offset its host's own timed rows state (journalctl's short-iso '+0200'): its host clock
+    rows that state none (journalctl's default short format) are in that zone."""
+    if "tz_off" not in ev.columns:
+        return {}
+    host = (pl.col("source") == "kernel") | pl.col("wrapper").str.starts_with("journald")
+    stated = ev.filter(host.fill_null(False) & pl.col("tz_off").is_not_null() & pl.col("node").is_not_null()) \
+        .group_by("node").agg(pl.col("tz_off").unique())
+    return {node: offs[0] for node, offs in stated.iter_rows() if len(offs) == 1}
