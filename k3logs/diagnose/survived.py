@@ -197,7 +197,8 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
         """Its device failed the same way again within a minute of coming back, and that was not survived: one
         failure, flapping (a link down, up, down for good)."""
         return any(g is not f and g.sig == f.sig and g.node == f.node and g.fields == f.fields and g.set_aside is None
-                   and (dt := seconds(back, g)) is not None and 0 <= dt <= SAME_FAILURE_S for g in findings)
+                   and sort_key(back) < sort_key(g) and (dt := seconds(back, g)) is not None and dt <= SAME_FAILURE_S
+                   for g in findings)
 
     # the latest first: whether a later failure counts depends on whether it was survived itself
     for f in sorted(findings, key=sort_key, reverse=True):

@@ -21,8 +21,8 @@ from k3logs.catalogue.regexes import Regexes
 from k3logs.schema import LINE, SUB, TRUNCATED
 
 from .prefixes import SAMPLE_ROWS, peel_prefixes
-from .terminal import (MARKED, carriage_returns, coloured_rows, join_partials, on_rows, split_glued, strip_ansi,
-                       syslog_controls)
+from .terminal import (MARKED, carriage_returns, coloured_rows, echoed_controls, join_partials, on_rows, split_glued,
+                       strip_ansi, syslog_controls)
 
 MONTHS = {"Jan": "01", "Feb": "02", "Mar": "03", "Apr": "04", "May": "05", "Jun": "06", "Jul": "07",
           "Aug": "08", "Sep": "09", "Oct": "10", "Nov": "11", "Dec": "12"}
@@ -392,7 +392,7 @@ def parse_batch(batch: pl.DataFrame, ctx: FileContext, formats: Formats) -> pl.D
             df = on_rows(df, coloured & marked, strip_ansi)
         df = carriage_returns(df)
         df = split_glued(df)
-    df = peel_prefixes(df, formats.prefixes)
+    df = peel_prefixes(echoed_controls(df), formats.prefixes)
     if coloured.any():
         df = on_rows(df, coloured_rows(df), lambda rows: peel_prefixes(strip_ansi(rows), formats.prefixes))
     df = _apply_lines(df, formats.line_order(ctx.kind), ctx.kind)

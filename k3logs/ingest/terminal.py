@@ -41,6 +41,16 @@ def syslog_controls(df: pl.DataFrame) -> pl.DataFrame:
                            .str.replace_all("#015", "\r", literal=True))
 
 
+def echoed_controls(df: pl.DataFrame) -> pl.DataFrame:
+    """A terminal's echo of a control key typed over the output ('^C' before the line the interrupt made the
+    server print) is no part of that line."""
+    echoed = df.select(pl.col("text").str.starts_with("^").fill_null(False)).to_series()
+    if not echoed.any():
+        return df
+    return df.with_columns(pl.when(echoed).then(pl.col("text").str.replace(INGEST["echoed_control"].pattern, ""))
+                           .otherwise(pl.col("text")).alias("text"))
+
+
 def strip_ansi(df: pl.DataFrame) -> pl.DataFrame:
     return df.with_columns(pl.col("text").str.replace_all(INGEST["ansi_escape"].pattern, ""))
 

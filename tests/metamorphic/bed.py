@@ -253,6 +253,18 @@ KNOWN: dict[tuple[str, str], str] = {
         "the host pid the kernel names is tied to the container's pid by a process listing (ps, /proc NSpid) whose "
         "pids the transform does not renumber like the log's (the bed's limit; not examined case by case)")
         for c in ("c1369-pp2-overnight-stage1-worker-vanishes", "c1385-ray-pp2-worker-gone-after-hours-serving")},
+    **{("c1408-ray-pp-worker-vanishes-mid-decode", t): (
+        "the rank of the segfaulting Ray worker comes from its own log's name (worker-ID-JOB-PID.out); renaming the "
+        "files, or a journald wrapper's own pid on its lines, takes that witness away (the bed's limit)")
+        for t in ("rename-files", "wrap-journald", "wrap-journald-json")},
+    ("c1416-slurm-2node-pp-hang-then-abort-storm", "noise-kernel"): (
+        "the noise puts a link flap in the OOM kill's own millisecond on the same node: within a second the more "
+        "specific statement wins, and a port down is a candidate cause there (the bed's limit)"),
+    ("c930-ray-k8s-mistral-small-outage-0300", "skew-beyond"): (
+        "kured's drain of its own node is corrected with that node's offset, while the events listing, now timed by "
+        "its ages from the kubectl host's `date -u`, is not: the drain falls after the pods' Killing events (a line "
+        "about a node is timed by the offset of the node it is about, not of the machine that wrote it; not yet "
+        "fixed)"),
     ("c906-journald-sudo-kill-worker-pp2", "renumber-pids"): (
         "the transform renumbers the pids log formats carry (a process prefix, journald _PID), not a pid inside a "
         "command's text: sudo's 'kill -9 48213' keeps the old pid, which no worker has after it (the bed's limit)"),
