@@ -1844,3 +1844,12 @@ def test_ansible_ad_hoc_output_is_each_host_section_s_own(tmp_path, line, node):
     a = analyze_files(tmp_path, {"ansible/fleet-sweep.txt": text_of(*ANSIBLE)}, keep_all=True)
     got = event_at(a.events, "ansible/fleet-sweep.txt", line)["node"]
     assert got == node or (node is None and got not in ("gpu-n02", "gpu-n03"))
+
+
+@pytest.mark.parametrize("field, node", [("http_address", "node-b"),    # the engine's own address: its node's
+                                         ("proxy_address", None)])      # near miss: the proxy's, another node's
+def test_a_p2p_kv_engine_s_own_address_is_its_node_s(tmp_path, field, node):
+    init = (f"(Worker_TP3 pid=177) INFO 07-22 02:47:42 [p2p_nccl_engine.py:187] P2pNcclEngine init, rank:3, "
+            f"local_rank:3, {field}:10.60.1.23:20002")
+    a = analyze_files(tmp_path, {"node-b/vllm.log": text_of(PLATFORM, init), "node-a/vllm.log": text_of(PLATFORM)})
+    assert a.attribution.ip_node.get("10.60.1.23") == node

@@ -1230,3 +1230,19 @@ def test_a_driver_too_old_for_the_containers_cuda_explains_workers_that_died_at_
                                    "initialization failed due to an exception in a background process. See stack "
                                    "trace for root cause.")})
     assert root_of(a).category == category
+
+
+@pytest.mark.parametrize("loaded, healthy", [("570.172.08", True),    # ops loaded the client's driver: fixed
+                                             ("570.158.01", False)])  # near miss: the same old module again
+def test_a_driver_mismatch_the_client_s_kernel_module_was_loaded_after_is_fixed(tmp_path, loaded, healthy):
+    serve = "(APIServer pid=1) INFO 08-11 {t} [loggers.py:1] Engine 000: Avg prompt throughput: 120.0 tokens/s, Avg " \
+            "generation throughput: 340.5 tokens/s, Running: 4 reqs, Waiting: 0 reqs, GPU KV cache usage: 12.0%"
+    a = analyze_files(tmp_path, {
+        # (dmesg with no boot time: its lines are in no time order with the server's)
+        "gpu-a/dmesg.txt": text_of(
+            "[204399.774019] NVRM: API mismatch: the client has the version 570.172.08, but",
+            f"[204492.188460] NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  {loaded}  Release Build"),
+        "gpu-a/vllm.log": text_of("(APIServer pid=1) INFO 08-11 09:10:00 [api_server.py:1] vLLM API server version "
+                                  "0.10.2", "(APIServer pid=1) INFO 08-11 09:12:00 [launcher.py:1] Application startup "
+                                  "complete.", serve.format(t="09:13:00"), serve.format(t="09:14:00"))})
+    assert a.decision.healthy is healthy

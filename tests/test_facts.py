@@ -843,6 +843,16 @@ def test_a_pod_scheduled_again_and_again_counts_its_restarts(pods, want):
     assert got == want
 
 
+@pytest.mark.parametrize("count, want", [("9", ["8"]),   # one listed event that happened nine times: eight restarts
+                                         ("1", [])])    # near miss: once
+def test_a_listed_scheduling_counts_as_often_as_its_count_column_says(count, want):
+    text = ("LAST                   FIRST                  COUNT   TYPE      REASON      OBJECT    MESSAGE\n"
+            f"2026-11-17T11:46:31Z   2026-11-17T11:41:41Z   {count}       Normal    Scheduled   dsv31-0   Successfully "
+            "assigned llm-serving/dsv31-0 to h100-rk3-07\n")
+    got = [f.value for f in facts_from_dump("k8s_events", "events.txt", text, None) if f.name == "restart_count"]
+    assert got == want
+
+
 CREATED = "{when}   Normal   SuccessfulCreate   replicaset/vllm-7d9f8c6b5   Created pod: vllm-7d9f8c6b5-{pod}"
 
 

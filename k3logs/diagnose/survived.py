@@ -188,8 +188,10 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
                    and a >= -TIE_SECONDS and b >= -TIE_SECONDS for g in findings)
 
     def long_after_stop(f: Finding) -> bool:
-        """f came a minute or more after its attempt's stop, and the deployment never started again after it."""
-        return (stop := life.after_stop(f)) is not None and stop.ts is not None and f.ts is not None \
+        """f came a minute or more after its attempt's stop, the server's own (in its log), and the deployment never
+        started again after it."""
+        return (stop := life.after_stop(f)) is not None and stop.file in life.server_files and stop.ts is not None \
+            and f.ts is not None \
             and (f.ts - stop.ts).total_seconds() > SAME_FAILURE_S \
             and (life.last_start is None or life.last_start < stop.ts)
 

@@ -375,8 +375,10 @@ def parse_schedulings(sink: Sink, lines: list[str], base: int) -> None:
     seen: dict[str, list[int]] = {}
     made: dict[str, dict[str, int]] = {}
     for i, line in enumerate(lines):
-        if m := FACTS["scheduled_event"].search(line):
-            seen.setdefault(f"{m.group('ns')}/{m.group('pod')}", []).append(base + i + 1)
+        if m := FACTS["scheduled_event"].search(line):   # (a listed event happened as often as its count says)
+            c = FACTS["event_row_count"].search(line)
+            n = int(c.group("count") or c.group("times")) if c else 1
+            seen.setdefault(f"{m.group('ns')}/{m.group('pod')}", []).extend([base + i + 1] * min(n, 1000))
         elif m := FACTS["created_pod_event"].search(line):
             made.setdefault(m.group("pod").rpartition("-")[0], {}).setdefault(m.group("when"), base + i + 1)
     for at in [*seen.values(), *(sorted(times.values()) for times in made.values())]:
