@@ -12,9 +12,9 @@ from .attribution import RX
 def age() -> pl.Expr:
     """A listed event's age in seconds (kubectl get events' LAST SEEN, describe's Age), null on other rows."""
     text = pl.col("text")
-    age = pl.coalesce(text.str.extract(RX["event_age"].pattern, 1),
-                      text.str.extract(RX["described_event_age"].pattern, 1))
-    part = age.str.extract_groups(RX["age_parts"].pattern).struct.field
+    said = pl.coalesce(text.str.extract(RX["event_age"].pattern, 1),
+                       text.str.extract(RX["described_event_age"].pattern, 1))
+    part = said.str.extract_groups(RX["age_parts"].pattern).struct.field
     return sum(part(str(i)).cast(pl.Int64).fill_null(0) * unit for i, unit in enumerate((86400, 3600, 60, 1), 1))
 
 

@@ -15,8 +15,8 @@ ib_port_state, shm_size, ipc_mode, hostname, node_name, pod_node, ip, boot_time,
 pip_mixed_cuda, model_architecture, exit_code, oom_killed, restart_count, last_state_reason, pod_events;
 and a few more (expert_parallel, nnodes, served_model_name, kv_transfer, nccl_cuda, nccl_dmabuf_524,
 nccl_bootstrap, slurm_nodelist, gpu_process, process, nics, kernel_version, ofed_version, uptime_seconds, image_id,
-network_mode, container_node, gpu_request, gpu_capacity, gpu_allocatable, cuda_toolkit, metric:<name>, prefix_cache_hit_rate,
-model_type, num_attention_heads, num_experts, ...).
+network_mode, container_node, gpu_request, gpu_capacity, gpu_allocatable, cuda_toolkit, metric:<name>,
+prefix_cache_hit_rate, model_type, num_attention_heads, num_experts, utc_zone, ...).
 """
 from __future__ import annotations
 
@@ -119,7 +119,7 @@ def _by_label(body: list[str], command: str | None) -> list[tuple[str | None, li
     if len(labels) < 2 or sum(1 for m in got if m) < 0.8 * sum(1 for ln in body if ln.strip()):
         return None
     nodes = expand_nodelist(m.group("nodelist")) if command and (m := FACTS["step_nodes"].search(command)) else []
-    per = int(m.group(1)) or 1 if command and (m := FACTS["fleet_per_node"].search(command)) else 1
+    per = (int(m.group(1)) or 1) if command and (m := FACTS["fleet_per_node"].search(command)) else 1
     out = []
     for label in sorted(labels, key=lambda x: (not x.isdigit(), int(x) if x.isdigit() else 0, x)):
         node = (nodes[int(label) // per] if int(label) // per < len(nodes) else None) if label.isdigit() \
