@@ -480,3 +480,11 @@ def test_a_journal_in_a_named_zone_reads_the_hour_a_fall_back_repeats_as_its_fil
                                          line.format("02:05:00", "DOWN")),
         "ams-gw-02/timedatectl.txt": f"                Time zone: {zone}\n"}, keep_all=True)
     assert tuple(at(a, "ams-gw-02/journal.txt", n)[0] for n in (1, 2, 3)) == want
+
+
+def test_near_miss_lines_after_a_printed_time_that_state_no_age_take_no_time_from_it(tmp_path):
+    a = analyze_files(tmp_path, {"scrollback.txt": text_of(
+        "$ date -u", "Fri Nov 20 10:39:41 UTC 2026", "$ vllm serve m --tensor-parallel-size 3",
+        "  Value error, Total number of attention heads (32) must be divisible by tensor parallel size (3).")},
+        keep_all=True)
+    assert at(a, "scrollback.txt", 4)[0] is None

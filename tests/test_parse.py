@@ -59,9 +59,10 @@ def test_nested_ray_serve_prefixes_are_stripped_repeatedly():
 @pytest.mark.parametrize("echo, proc", [("^C", "APIServer"),       # the terminal's echo of Ctrl-C, typed over it
                                         ("^", None)])            # near miss: a caret of the line's own
 def test_a_terminals_echo_of_ctrl_c_is_no_part_of_the_line_it_made_the_server_print(echo, proc):
-    r = row(parse_lines([f"{echo}(APIServer pid=49102) INFO 01-22 14:21:05 [launcher.py:110] Shutting down FastAPI "
-                         "HTTP server."]), 1)
-    assert r["proc"] == proc
+    line = f"{echo}(APIServer pid=49102) INFO 01-22 14:21:05 [launcher.py:110] Shutting down FastAPI HTTP server."
+    assert row(parse_lines([line]), 1)["proc"] == proc
+    # (and under a wrapper: a terminal's capture that docker's json-file log holds)
+    assert row(parse_lines([docker(line + "\n")], wrappers=("docker_json",)), 1)["proc"] == proc
 
 
 def docker(log: str, stream: str = "stdout", time: str = "2026-08-11T07:35:59.5013324Z") -> str:

@@ -15,7 +15,8 @@ def age() -> pl.Expr:
     said = pl.coalesce(text.str.extract(RX["event_age"].pattern, 1),
                        text.str.extract(RX["described_event_age"].pattern, 1))
     part = said.str.extract_groups(RX["age_parts"].pattern).struct.field
-    return sum(part(str(i)).cast(pl.Int64).fill_null(0) * unit for i, unit in enumerate((86400, 3600, 60, 1), 1))
+    seconds = sum(part(str(i)).cast(pl.Int64).fill_null(0) * unit for i, unit in enumerate((86400, 3600, 60, 1), 1))
+    return pl.when(said.is_not_null()).then(seconds)
 
 
 def printed() -> pl.Expr:

@@ -265,6 +265,20 @@ KNOWN: dict[tuple[str, str], str] = {
         "its ages from the kubectl host's `date -u`, is not: the drain falls after the pods' Killing events (a line "
         "about a node is timed by the offset of the node it is about, not of the machine that wrote it; not yet "
         "fixed)"),
+    **{(c, "shift-clock"): (
+        "a zone timedatectl names is read by its rules: shifting every time by weeks moves the logs across a daylight "
+        "saving change while timedatectl's printed offset stays, so the host's journal and the containers' UTC logs "
+        "move an hour apart (the bed's limit: real bundles keep the two consistent)")
+        for c in ("c1032-docker-host-oomkill-colocated-batch-job", "c880-gsp-xid119-silent-hang-k8s-tp8",
+                  "c970-host-oom-memcg-docker-node-folder-inspect", "c1442-local-time-journal-fallback-hour")},
+    ("c1461-p2pnccl-1p1d-two-hosts-decode-worker-gone", "noise-kernel"): (
+        "the noise puts a link flap on the decode host in the second its worker vanished: a port down is a cause "
+        "there, and a vanished worker only a guess (the bed's limit)"),
+    **{(c, "drop-node"): (
+        "with a node's folder dropped, the node the truth expects among the missing evidence is named only in a "
+        "launch note or another pod's listing (not yet examined)")
+        for c in ("c1447-slurm-2node-tp16-deepseek-ib", "c1461-p2pnccl-1p1d-two-hosts-decode-worker-gone",
+                  "c1471-dsv31-hostnetwork-group-recreated")},
     ("c906-journald-sudo-kill-worker-pp2", "renumber-pids"): (
         "the transform renumbers the pids log formats carry (a process prefix, journald _PID), not a pid inside a "
         "command's text: sudo's 'kill -9 48213' keeps the old pid, which no worker has after it (the bed's limit)"),
