@@ -290,7 +290,8 @@ def stream_events(path: str | Path, settings: Settings | None = None, catalogue:
                     if key is not current:
                         current, last_ts = key, {}
                     rows = ensure_columns(rows.with_columns(pl.lit(key[1]).alias("file")))
-                    rows = clock.apply(assign.apply(rows, first.attribution), first.clock_model, last_ts)
+                    rows = clock.apply(assign.apply(assign.file_pids(rows), first.attribution), first.clock_model,
+                                       last_ts)
                     if stopping.is_set():
                         return
                     put(rows if in_line_order(rows) else rows.sort(["line", "sub"]))
