@@ -278,7 +278,7 @@ KNOWN: dict[tuple[str, str], str] = {
         "with a node's folder dropped, the node the truth expects among the missing evidence is named only in a "
         "launch note or another pod's listing (not yet examined)")
         for c in ("c1447-slurm-2node-tp16-deepseek-ib", "c1461-p2pnccl-1p1d-two-hosts-decode-worker-gone",
-                  "c1471-dsv31-hostnetwork-group-recreated")},
+                  "c1471-dsv31-hostnetwork-group-recreated", "c1484-kimi-k2-tp16-head-exits-in-seconds")},
     ("c906-journald-sudo-kill-worker-pp2", "renumber-pids"): (
         "the transform renumbers the pids log formats carry (a process prefix, journald _PID), not a pid inside a "
         "command's text: sudo's 'kill -9 48213' keeps the old pid, which no worker has after it (the bed's limit)"),
