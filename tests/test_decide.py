@@ -1214,6 +1214,28 @@ def test_a_driver_mismatch_a_running_server_outlives_is_the_cause_of_the_next_st
     assert (root.file, root.line) == ("gpu-a1/dmesg-T.txt", root_line) if root_line else root is None
 
 
+EXT4 = ["[Tue Nov 24 06:13:29 2026] EXT4-fs error (device nvme1n1p1): ext4_mb_generate_buddy:1218: group 1842, block "
+        "bitmap and bg descriptor inconsistent: 31102 vs 31108 free clusters",
+        "[Tue Nov 24 06:13:29 2026] EXT4-fs (nvme1n1p1): Remounting filesystem read-only"]
+EROFS = ["INFO 11-24 10:02:20 [api_server.py:1] vLLM API server version 0.11.0",
+         "(Worker_TP0 pid=96) ERROR 11-24 10:02:51 [multiproc_executor.py:1] torch._dynamo.exc.BackendCompilerFailed: "
+         "backend='<vllm.compilation.backends.VllmBackend object at 0x7f8e03a7b150>' raised:",
+         "(Worker_TP0 pid=96) ERROR 11-24 10:02:51 [multiproc_executor.py:1] OSError: [Errno 30] Read-only file "
+         "system: '/data/vllm-cache/torch_compile_cache/71c0a9e3f2'"]
+
+
+@pytest.mark.parametrize("restarted_on, root_file, outcome", [
+    ("gpu-a1", "gpu-a1/dmesg-T.txt", "never_ready"),   # its node's next start fails writing: the remount, hours before
+    ("gpu-a2", "gpu-a2/vllm.log", None)])    # near miss: the next start is on another node: its own failure
+def test_a_filesystem_gone_read_only_a_running_server_outlives_is_the_cause_of_its_nodes_next_start(
+        tmp_path, restarted_on, root_file, outcome):
+    a = analyze_files(tmp_path, {"gpu-a1/dmesg-T.txt": text_of(*EXT4), "gpu-a1/vllm.log": text_of(*SERVED),
+                                 f"{restarted_on}/vllm.log": text_of(*SERVED, *EROFS) if restarted_on == "gpu-a1"
+                                 else text_of(*EROFS)})
+    root = root_of(a)
+    assert root.file == root_file and (outcome is None or a.decision.outcome.state == outcome)
+
+
 SMI = ("+-----------------------------------------------------------------------------------------+\n"
        "| NVIDIA-SMI {v}              Driver Version: {v}      CUDA Version: {c}     |\n"
        "+-----------------------------------------+------------------------+----------------------+\n")

@@ -65,8 +65,10 @@ def _explain(findings: list[Finding], cat: Catalogue) -> None:
             dt = seconds(a, b)
             if dt is None:
                 ok = a.node == b.node or sig.scope == "bundle"  # the kernel's relative clock: same node
-            else:  # (a kernel line's clock may run seconds apart from the application's: dmesg -T drifts)
-                ok = -(KERNEL_SLACK_S if a.source == "kernel" else TIE_SECONDS) <= dt <= EXPLAIN_WINDOW_S
+            else:  # (a kernel line's clock may run seconds apart from the application's: dmesg -T drifts; a state
+                # of its node that `persists` explains what fails there however much later)
+                ok = -(KERNEL_SLACK_S if a.source == "kernel" else TIE_SECONDS) <= dt \
+                    and (dt <= EXPLAIN_WINDOW_S or (sig.persists and a.node is not None and a.node == b.node))
             if ok:
                 b.explainers.add(at[id(a)])
             if ok and (b.explained_by is None or sort_key(a) < sort_key(findings[b.explained_by])):
@@ -171,11 +173,17 @@ def _never_ready_after(root: Finding, findings: list[Finding], life: Lifecycle) 
 
 def _seen_failing(root, findings: list, life: Lifecycle, cat: Catalogue):
     """Where the run was seen to fail first: the root, or, for a root before readiness whose node became ready
-    (a transport missing at start), the first failure it explains once the deployment served."""
+    (a transport missing at start), the first failure it explains once the deployment served; for a state of its
+    node that `persists` (a filesystem gone read-only) that the server running then outlived, the first failure it
+    explains in a later attempt (the next start)."""
+    at = findings.index(root) if root in findings else -1
+    explained = [f for f in findings if at >= 0 and f.explained_by == at and f.set_aside is None]
+    if life.ready_before(root) and root.sig is not None and cat.by_id(root.sig).persists:
+        later = [f for f in explained if life.attempt_of(f) != life.attempt_of(root)]
+        return first(later, cat) if later else root
     if life.ready_before(root) or root.unready:
         return root
-    at = findings.index(root) if root in findings else -1
-    later = [f for f in findings if at >= 0 and f.explained_by == at and f.set_aside is None and life.ready_before(f)]
+    later = [f for f in explained if life.ready_before(f)]
     return first(later, cat) if later else root
 
 

@@ -131,8 +131,9 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
         the node's readiness after the error of a process that names itself, if given, save the restart that
         brought it up: what fails once it is up is no failure of its start; an unnamed block may stand anywhere
         before its neighbours' times), or fails the same way on its node (within it, or however much later in
-        the process that logged it, or on its node for a signature that `persists`, a state of the node such as
-        a fabric manager that did not start: a fault that recurs there was not survived)."""
+        the process that logged it; or, for a signature that `persists`, a state of the node such as a fabric
+        manager that did not start or a filesystem gone read-only, anything it explains or its recurrence on its
+        node however much later: a server already running may survive it, the next start does not)."""
         i = at[id(f)]
 
         def again(g: Finding, dt: float) -> bool:
@@ -140,7 +141,7 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
                 and (ready is None or ready.after(g.ts, g.file, g.place) and g.category != "symptom.restart")
             recurs = g.category == f.category and (g.node == f.node or spreads(f))
             return (dt <= EXPLAIN_WINDOW_S and (explained or recurs)) or \
-                (recurs and (same_process(f, g) or persists(f)))
+                (recurs and (same_process(f, g) or persists(f))) or (explained and persists(f) and g.node == f.node)
         return keeps_coming_back(f) or any(
             g is not f and g.set_aside is None and sort_key(f) < sort_key(g)
             and (g.role == "cause" or g.category in outcome_data().fatal)
