@@ -674,6 +674,24 @@ def test_a_link_that_came_back_after_the_engine_stalled_for_good_was_not_survive
         assert (d.root.file, d.root.line) == ("gpu-a1/journalctl-k.txt", 1)
 
 
+GSP = "Nov 18 07:04:29 gpu-a1 kernel: NVRM: Xid (PCI:0000:18:00): 119, name=VLLM::Worker_TP, Timeout after 6s " \
+      "of waiting for RPC response from GPU0 GSP!"
+STUCK = "Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 0.0 tokens/s, Running: 43 reqs, Waiting: 9 " \
+        "reqs, GPU KV cache usage: 41.3%"
+
+
+@pytest.mark.parametrize("worked_until, survived", [(40, False),   # work only in the first stats after it
+                                                    (70, True)])   # near miss: stats 40 s after it count work
+def test_a_gpu_fault_whose_next_stats_alone_count_work_was_not_survived(tmp_path, worked_until, survived):
+    """vLLM's stats cover the interval since the ones before: the first after a fault (its time to the second)
+    may count work done before it, and the engine stalled from then on."""
+    stats = [_stats(4, 30)] + [_stats(4 + s // 60, s % 60) if s <= worked_until else api(4 + s // 60, s % 60, STUCK)
+                               for s in range(40, 160, 10)]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + stats,
+                            "gpu-a1/journalctl-k.txt": [GSP]})
+    assert (d.root is not None and d.root.file == "gpu-a1/journalctl-k.txt") is not survived, (d.outcome, d.root)
+
+
 CONNECT_FAILED = worker(1, 2, "gpu-a1:4712:4790 [1] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to "
                               "10.0.0.2<41233> failed : Software caused connection abort", pid=4712, level="WARNING")
 ASSIGNED = worker(1, 9, "rank 0 in world size 2 is assigned as DP rank 0, PP rank 0, TP rank 0, EP rank 0")

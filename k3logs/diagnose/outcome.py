@@ -141,6 +141,7 @@ class Lifecycle(Ending):
         # (node, attempt) that printed its own engine's periodic stats: an instance that serves by itself
         stats = ev.filter(pl.col("text").str.contains(decision_line("engine_stats"))) if "text" in ev.columns else None
         self._instances = set() if stats is None else set(zip(stats["node"].to_list(), stats["attempt"].to_list()))
+        self._stats_lines = set() if stats is None else set(zip(stats["file"].to_list(), stats["line"].to_list()))
         # each process's responses of 4xx and 5xx, in time order: (at, status)
         rx = decision_line("error_response")
         answers = ev.filter(pl.col("text").str.contains(rx)).with_columns(
@@ -227,14 +228,14 @@ class Lifecycle(Ending):
             # worker logs nothing while the engine serves); other ranks loading on says nothing of that GPU
             attempt = self._attempt_at(f.node, f.ts)
             own = [at for at in self._progress.get((f.node, attempt, "rank", f.rank), [])
-                   if at.ts is not None and at.ts > f.ts]
+                   if at.ts is not None and at.ts > f.ts and not self._counts_before(at, f.ts)]
             return min(own, key=lambda at: at.ts) if own else \
                 self._serving_after(f.ts, f.node if serves_itself else None)
         if serves_itself:
             return next((at for at in self._progress.get((f.node, self.attempt_of(f)), [])
-                         if at.after(f.ts, f.file, f.place)), None)
+                         if at.after(f.ts, f.file, f.place) and not self._counts_before(at, f.ts)), None)
         if not w:
-            return self.went_on_anywhere(f)
+            return self.went_on_anywhere(f, device=True)
         engines = self._working.get(f.node, set())
         if w[0] == "pid" and (f.node, w[1]) in self._named and w[1] not in engines and len(engines) == 1 \
                 and f.ts is not None and self.ready_before(f):
@@ -262,13 +263,20 @@ class Lifecycle(Ending):
         own = (f.node, self.attempt_of(f), *w) in self._progress if w else False
         return self.progress_after(f) if own else self.progress_after(f, node_wide=True)
 
-    def went_on_anywhere(self, f) -> At | None:
+    def went_on_anywhere(self, f, device: bool = False) -> At | None:
         """The first sign of work of the deployment, on any node, after the finding. (A node's work after its
-        restart is a new attempt's: the fault was not survived there.)"""
+        restart is a new attempt's: the fault was not survived there. After a `device` fault the kernel reports,
+        the engine's first stats may count work done before it.)"""
         later = [at for key, ats in self._progress.items() for at in ats
                  if len(key) == 2 and f.ts is not None and at.ts is not None and at.ts > f.ts
-                 and key[1] == self._attempt_at(key[0], f.ts)]
+                 and key[1] == self._attempt_at(key[0], f.ts) and not (device and self._counts_before(at, f.ts))]
         return min(later, key=lambda at: at.ts) if later else None
+
+    def _counts_before(self, at: At, ts: datetime) -> bool:
+        """`at` is an engine's stats line within its first interval after `ts` (a time to the second): the work it
+        counts may have been done before."""
+        return (at.file, at.line) in self._stats_lines and at.ts is not None and ts is not None \
+            and (at.ts - ts).total_seconds() <= STATS_INTERVAL_S + TIE_SECONDS
 
     def stalled_at(self, f) -> bool:
         """The deployment worked until the finding, and from then on its engine did nothing with requests running
@@ -278,7 +286,7 @@ class Lifecycle(Ending):
             return False
         first, last = self._work_span
         return first < f.ts and (self._last_stuck - f.ts).total_seconds() >= STALL_SEEN_S \
-            and (last - f.ts).total_seconds() <= STATS_INTERVAL_S
+            and (last - f.ts).total_seconds() <= STATS_INTERVAL_S + TIE_SECONDS   # (the fault: to the second)
 
     def _serving_after(self, ts: datetime, node=None) -> At | None:
         """The first sign after `ts` that the deployment (or `node`) served: a node became ready, or worked once
@@ -290,7 +298,7 @@ class Lifecycle(Ending):
             if ready.ts > ts:
                 later.append(ready)
             later += [at for at in self._progress.get(key, [])
-                      if at.ts is not None and at.ts > ts and at.ts >= ready.ts]
+                      if at.ts is not None and at.ts > ts and at.ts >= ready.ts and not self._counts_before(at, ts)]
         return min(later, key=lambda at: at.ts) if later else None
 
     def joined_after(self, f) -> At | None:
