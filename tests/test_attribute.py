@@ -1340,6 +1340,19 @@ def test_the_kernels_own_gpu_lines_give_the_uuid_and_serial_of_a_bus_id(tmp_path
                                                     "1652922001234")
 
 
+@pytest.mark.parametrize("uuid, index", [("GPU-5f2b8e1c-0d3e-7a41-9b6c-2f1e0a9d8c77", 4),   # the kernel's UUID
+                                         ("GPU-0a1b2c3d-0000-1111-2222-333344445555", None)])  # near miss: other
+def test_a_gpu_listing_a_job_printed_in_its_log_gives_the_kernels_uuid_its_index(tmp_path, uuid, index):
+    """`srun -l nvidia-smi --query-gpu=index,pci.bus_id,uuid` in the job's output: the row with the UUID the kernel
+    names beside the bus id of its Xid is that GPU's index (whichever task printed it: a UUID is unique)."""
+    a = analyze_files(tmp_path, {
+        "job.out": text_of("1: index, pci.bus_id, uuid", f"1: 4, 00000000:9A:00.0, {uuid}"),
+        "gpu-a01/dmesg.txt": text_of("[ 10.000000] NVRM: GPU at PCI:0000:9a:00: "
+                                     "GPU-5f2b8e1c-0d3e-7a41-9b6c-2f1e0a9d8c77", XID_9A)})
+    g = event_gpu(a.attribution, event_at(a.events, "gpu-a01/dmesg.txt", 2))
+    assert g["index"] == index
+
+
 def test_an_hcas_pci_address_is_not_a_gpus(tmp_path):
     # no topo -m ties mlx5_1 to a GPU: its address names no GPU and no rank
     a = analyze_files(tmp_path, {**TWO_COMMS, "node-b/dmesg.txt": text_of(
@@ -1392,6 +1405,8 @@ def test_every_rank_line_the_code_reads_loads_with_its_samples():
     (('name = "gpu_serial"', 'name = "gpu_board_serial"'), "'gpu_serial' is missing"),
     (("regex = 'GPU Board Serial Number: (?P<serial>\\w+)'",
       "regex = 'GPU Board Serial Number: (?<=x)(?P<serial>\\w+)'"), "Rust engine"),
+    # (a line analyze would not keep: its sample holds none of the literals it is kept by)
+    (('keep = ["Board Serial Number"]', 'keep = ["Board Serial No"]'), "holds none of its `keep` literals"),
 ])
 def test_a_rank_line_whose_sample_fields_near_miss_name_or_regex_is_wrong_is_an_issue(tmp_path, change, want):
     from k3logs.catalogue.witnesses import load_witnesses

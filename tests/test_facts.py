@@ -142,6 +142,20 @@ def test_csv_noheader_fields_from_the_command():
     assert one(got, "gpu_model")[0] == "NVIDIA H100 80GB HBM3"
 
 
+@pytest.mark.parametrize("lost, buses", [
+    (True, None),                                  # GPU 2 could not be opened: no list of bus ids by position
+    (False, "0000:1b:00,0000:3a:00,0000:9b:00,0000:bc:00")])   # near miss: all four listed
+def test_a_gpu_nvidia_smi_could_not_open_keeps_its_index_and_bus_and_leaves_no_gap_in_the_others(lost, buses):
+    rows = ["index, pci.bus_id, uuid", "0, 00000000:1B:00.0, GPU-1c7d", "1, 00000000:3A:00.0, GPU-8e05",
+            "2, 00000000:9B:00.0, GPU-6a3f", "3, 00000000:BC:00.0, GPU-f29a"]
+    text = "\n".join(["Unable to determine the device handle for GPU2: 0000:9B:00.0: Unknown Error"] + rows[:3]
+                     + rows[4:] if lost else rows) + "\n"
+    got = facts("nvidia_smi_csv", text)
+    assert (one(got, "gpu_bus_ids")[0] if buses else values(got, "gpu_bus_ids")) == (buses or [])
+    assert any(v.startswith("index=2 bus_id=0000:9b:00") for v in values(got, "gpu_identity"))
+    assert any(v.startswith("index=3 bus_id=0000:bc:00") for v in values(got, "gpu_identity"))
+
+
 FLEET_CSV = ["index, pci.bus_id", "0, 00000000:1B:00.0", "1, 00000000:4D:00.0"]
 
 

@@ -26,7 +26,7 @@ WORKER_GROUPS = {"dp", "pp", "tp", "local", "engine"}
 
 # the [[rank_line]] names k3logs/diagnose/attribution.py reads
 RANK_LINES = ("assigned", "driver_writer", "launched", "world_line", "agent_failed", "elastic_rank", "rank_and_local", "nccl_init", "nccl_comm",
-              "nccl_boot", "tp_size", "pp_size", "pci", "aer_source", "hca_named", "gpu_at", "gpu_serial",
+              "nccl_boot", "tp_size", "pp_size", "pci", "aer_source", "hca_named", "gpu_at", "gpu_serial", "gpu_listed",
               "kernel_task_crash", "kernel_task_killed", "kernel_task_oom", "kernel_task_xid")
 
 
@@ -74,6 +74,7 @@ class Witnesses:
     lines: tuple[LineWitness, ...]
     workers: tuple[WorkerName, ...]
     rank_lines: dict[str, str] = field(default_factory=dict)   # [[rank_line]]: name -> regex (Rust syntax)
+    rank_keep: tuple[str, ...] = ()   # the literals of the rank lines analyze keeps (their `keep`)
 
     def rank_line(self, name: str) -> str:
         return self.rank_lines[name]
@@ -219,12 +220,16 @@ def load_witnesses(path: Path | None = None) -> Witnesses:
             continue
         workers.append(WorkerName(d["name"], rx, bool(d.get("single", False)), samples_of(d, "name"),
                                   tuple(d.get("no_match", [])), loc))
-    rank_lines = {}
-    for d, rx, loc in table("rank_line", {"name", "regex", "samples", "no_match"}):
+    rank_lines, rank_keep = {}, set()
+    for d, rx, loc in table("rank_line", {"name", "regex", "samples", "no_match", "keep"}):
+        keep = d.get("keep", [])
         if (problem := rust_line_problem(d)) is not None:
             problems.add(loc, f"{d['name']}: {problem}")
+        elif keep and (bare := next((ln for ln, _ in samples_of(d) if not any(k in ln for k in keep)), None)):
+            problems.add(loc, f"{d['name']}: sample {bare[:60]!r} holds none of its `keep` literals")
         else:
             rank_lines[d["name"]] = d["regex"]
+            rank_keep |= set(keep)
     for name in sorted(set(RANK_LINES) - set(rank_lines)):
         problems.add(SourceLocation(str(path)),
                      f"[[rank_line]] {name!r} is missing (k3logs/diagnose/attribution.py reads it)")
@@ -233,7 +238,8 @@ def load_witnesses(path: Path | None = None) -> Witnesses:
         host_dir=host_dir, container_dir=container_dir,
         folder_samples=(tuple(fs.get("node", [])), tuple(fs.get("not_node", []))),
         not_host=not_host, host_samples=(tuple(hs.get("host", [])), tuple(hs.get("not_host", []))),
-        host_ips=host_ips, lines=tuple(lines), workers=tuple(workers), rank_lines=rank_lines)
+        host_ips=host_ips, lines=tuple(lines), workers=tuple(workers), rank_lines=rank_lines,
+        rank_keep=tuple(sorted(rank_keep)))
     for lw in lines:
         _replay(lw, w, problems)
     if problems:

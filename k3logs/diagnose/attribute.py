@@ -55,7 +55,7 @@ from .slurm import learn_stepd_errors, learn_tasks
 
 def anchors() -> tuple[str, ...]:
     """Literals of the lines attribution reads (analyze keeps the lines that hold one; see folded_anchors)."""
-    return builtin_witnesses().prefilters + ("GPU at PCI", "Board Serial Number", "NSpid")
+    return builtin_witnesses().prefilters + builtin_witnesses().rank_keep + ("NSpid",)
 
 
 def folded_anchors() -> tuple[str, ...]:

@@ -214,6 +214,12 @@ def learn_ranks(ev: pl.DataFrame, a: Attribution, hints: DumpHints) -> None:
         for i, b in enumerate(buses):
             if a.bus_gpu.setdefault((node, b), i) == i:
                 a.said("bus_gpu", (node, b), f"nvidia-smi in {file}: GPU {i} is {b}")
+    for file, gpus in hints.gpu_ids.items():   # (a GPU named with its index: one nvidia-smi could not open too)
+        node = a.file_node.get(file) or a.single_node
+        for g in gpus:
+            if (b := g.get("bus_id")) and str(i := g.get("index", "")).isdigit() \
+                    and a.bus_gpu.setdefault((node, b), int(i)) == int(i):
+                a.said("bus_gpu", (node, b), f"nvidia-smi in {file}: GPU {i} is {b} ({g['where']})")
     # an HCA's kernel lines are about the GPU on its PCIe switch (its rail): 'mlx5_core ADDR mlx5_3:' names
     # the HCA at ADDR, nvidia-smi topo's PIX cell the GPU next to mlx5_3
     hca_gpu = {(a.file_node.get(f) or a.single_node, hca): (g, f) for f, by in hints.nic_gpu.items()
@@ -300,6 +306,15 @@ def learn_gpus(ev: pl.DataFrame, a: Attribution, hints: DumpHints) -> None:
             _gpu_entry(a, node, bus, {"uuid": m.group("uuid")}, f"{f}:{ln}")
         elif (m := re.search(line_rx("gpu_serial"), text)) and (f, node) in last_bus:
             _gpu_entry(a, node, last_bus[(f, node)], {"serial": m.group("serial")}, f"{f}:{ln}")
+    # a listing a log holds (a job's own nvidia-smi): the index of each UUID, so of the bus the kernel names with it
+    rx = line_rx("gpu_listed")
+    listed = ev.filter(pl.col("text").str.contains(rx)).select("file", "line", pl.col("text").str.extract_groups(rx)
+                                                                .alias("_g")).unnest("_g")
+    index_of = {(u or u2).lower(): (int(i or i2), f"{f}:{ln}")
+                for f, ln, i, u, i2, u2 in listed.select("file", "line", "index", "uuid", "index2", "uuid2").iter_rows()}
+    for (node, bus), g in a.gpus.items():
+        if (got := index_of.get(str(g.get("uuid", "")).lower())) and a.bus_gpu.setdefault((node, bus), got[0]) == got[0]:
+            a.said("bus_gpu", (node, bus), f"GPU {got[0]} is {g['uuid']} ({got[1]}), at {bus} by the kernel")
     for (node, bus), i in a.bus_gpu.items():
         if (node, bus) in a.gpus:
             a.gpus[(node, bus)]["index"] = i

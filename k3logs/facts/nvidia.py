@@ -31,7 +31,8 @@ def _gpu_list(sink: Sink, gpus: list[tuple[int, str, str | None, str | None, int
     if count:
         sink.add("gpu_count", len(gpus), line)
     buses = [norm_bus_id(g[2]) for g in gpus if g[2]]
-    if buses and all(buses):
+    # (bus ids by position: only where the indices are 0..n-1, a GPU nvidia-smi could not open leaves a gap)
+    if buses and all(buses) and len(buses) == len(gpus) and [g[0] for g in gpus] == list(range(len(gpus))):
         sink.add("gpu_bus_ids", ",".join(buses), line)
     uuids = [g[3] for g in gpus if g[3]]
     if uuids and len(uuids) == len(gpus):
@@ -50,6 +51,13 @@ def _identity(sink: Sink, index: int | None, bus: str | None, uuid: str | None, 
         sink.add("gpu_identity", " ".join(p for p in parts if p), line)
 
 
+def _failed_gpu(sink: Sink, line: str, no: int) -> None:
+    """The GPU a failure to open names by index and bus id ('Unable to determine the device handle for GPU2:
+    0000:9B:00.0'): which index that bus is, though the GPU is missing from the listing."""
+    if m := FACTS["smi_failed_gpu"].search(line):
+        _identity(sink, int(m.group("idx")), m.group("bus"), None, None, no)
+
+
 def parse_smi_table(sink: Sink, lines: list[str], base: int) -> None:
     gpus = []
     header, gpu_row, proc_row = FACTS["smi_driver_header"], FACTS["smi_gpu_row"], FACTS["smi_process_row"]
@@ -63,6 +71,7 @@ def parse_smi_table(sink: Sink, lines: list[str], base: int) -> None:
         no = base + i + 1
         if smi_fail.match(ln):
             sink.add("gpu_error", ln.strip(), no)
+            _failed_gpu(sink, ln, no)
             continue
         m = header.search(ln)
         if m:
@@ -267,8 +276,10 @@ def _guess_field(cells: list[str]) -> str:
 
 
 def parse_smi_csv(sink: Sink, lines: list[str], base: int, command: str | None = None) -> None:
+    for i, ln in enumerate(lines):   # (a GPU it could not open: its error line, before or among the rows)
+        _failed_gpu(sink, ln, base + i + 1)
     rows = [(base + i + 1, [c.strip() for c in ln.split(",")]) for i, ln in enumerate(lines)
-            if ln.strip() and not ln.lstrip().startswith("#")]
+            if ln.strip() and not ln.lstrip().startswith("#") and not INGEST["smi_fail"].match(ln)]
     if not rows:
         return
     fields: list[str] = []
