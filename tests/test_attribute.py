@@ -413,6 +413,24 @@ def test_xid_pci_address_to_rank_via_nvidia_smi_index_and_local_rank(tmp_path):
     assert (ev["node"], ev["gpu"], ev["rank"]) == ("node-b", 1, 3)
 
 
+@pytest.mark.parametrize("visible, rank", [("1,2", 2),   # the host's GPU 1 is the processes' device 0: rank 2
+                                            (None, 3)])    # near miss: no CUDA_VISIBLE_DEVICES: device 1, rank 3
+def test_an_xid_s_gpu_is_the_device_its_place_in_cuda_visible_devices_says(tmp_path, visible, rank):
+    env = {"node-b/env.txt": f"CUDA_VISIBLE_DEVICES={visible}\nCUDA_DEVICE_ORDER=PCI_BUS_ID\n"} if visible else {}
+    a = analyze_files(tmp_path, {
+        **env, "node-a/job.log": text_of("(Worker pid=101) INFO 08-11 10:00:00 [worker.py:1] world_size=4 rank=0 "
+                                         "local_rank=0 distributed_init_method=env:// backend=nccl"),
+        "node-b/job.log": text_of(
+            "(Worker pid=201) INFO 08-11 10:00:00 [worker.py:1] world_size=4 rank=2 local_rank=0 "
+            "distributed_init_method=env:// backend=nccl",
+            "(Worker pid=202) INFO 08-11 10:00:00 [worker.py:1] world_size=4 rank=3 local_rank=1 "
+            "distributed_init_method=env:// backend=nccl"),
+        "node-b/gpus.csv": "index, name, pci.bus_id\n0, NVIDIA H100 80GB HBM3, 00000000:18:00.0\n"
+                           "1, NVIDIA H100 80GB HBM3, 00000000:9A:00.0\n2, NVIDIA H100 80GB HBM3, 00000000:A0:00.0\n",
+        "node-b/dmesg.txt": text_of(XID_9A)})
+    assert event_at(a.events, "node-b/dmesg.txt", 1)["rank"] == rank
+
+
 def test_xid_gpu_index_comes_from_the_nvidia_smi_dump_of_the_same_node(tmp_path):
     def job(pids_ranks):
         return text_of(*(f"(Worker pid={p}) INFO 08-11 10:00:00 [worker.py:1] world_size=4 rank={r} local_rank={lr} "

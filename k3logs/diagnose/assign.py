@@ -298,7 +298,7 @@ def _kernel_gpu(kern: pl.DataFrame, a: Attribution) -> pl.DataFrame:
                       schema={"node": pl.String, "_bus": pl.String, "_brank": pl.Int32}, orient="row")
     # (nvidia-smi's index of a bus; else a `-q` dump's minor number, the /dev/nvidiaN the GPU is: its index)
     index = {**{k: g["minor"] for k, g in a.gpus.items() if isinstance(g.get("minor"), int)}, **a.bus_gpu}
-    bg = pl.DataFrame([(n, b, g) for (n, b), g in index.items()],
+    bg = pl.DataFrame([(n, b, _device(a, n, b, g)) for (n, b), g in index.items()],
                       schema={"_gnode": pl.String, "_bus": pl.String, "_bgpu": pl.Int32}, orient="row")
     # nvidia-smi bus ids may come from a dump without a node: match on the bus alone when unique
     bg_any = bg.group_by("_bus").agg(pl.col("_bgpu").first(), pl.len().alias("_n")).filter(pl.col("_n") == 1) \
@@ -319,6 +319,15 @@ def _kernel_gpu(kern: pl.DataFrame, a: Attribution) -> pl.DataFrame:
         pl.when(pl.col("_bus").is_not_null()).then(pl.coalesce("rank", "_brank", "_lrank"))
         .otherwise(pl.col("rank")).alias("rank"))
         .drop("_bus", "_brank", "_bgpu", "_bgpu_any", "_lrank"))
+
+
+def _device(a: Attribution, node: str | None, bus: str, index: int) -> int | None:
+    """The CUDA device a GPU of nvidia-smi's `index` is to the deployment's processes on `node`: its place in their
+    CUDA_VISIBLE_DEVICES, where the bundle gives it (None: they do not see it); NCCL's cudaDev already is one."""
+    seen = a.visible.get(node, a.visible.get(None))
+    if seen is None or (node, bus) in a.device_buses:
+        return index
+    return seen.index(index) if index in seen else None
 
 
 def _gpu_ranks(a: Attribution) -> dict[tuple[str | None, int], int]:

@@ -83,7 +83,9 @@ class Attribution:
     pid_rank: dict[tuple[str | None, int], int] = field(default_factory=dict)
     pid_gpu: dict[tuple[str | None, int], int] = field(default_factory=dict)
     bus_rank: dict[tuple[str | None, str], int] = field(default_factory=dict)
-    bus_gpu: dict[tuple[str | None, str], int] = field(default_factory=dict)
+    bus_gpu: dict[tuple[str | None, str], int] = field(default_factory=dict)   # nvidia-smi's index (or NCCL's cudaDev)
+    device_buses: set[tuple[str | None, str]] = field(default_factory=set)    # those of bus_gpu that are NCCL's cudaDev
+    visible: dict[str | None, tuple[int, ...]] = field(default_factory=dict)  # CUDA_VISIBLE_DEVICES by node (None: all)
     bus_pid: dict[tuple[str | None, str], int] = field(default_factory=dict)
     local_rank: dict[tuple[str | None, int], int] = field(default_factory=dict)   # (node, local rank) -> rank
     pid_local: dict[tuple[str | None, int], int] = field(default_factory=dict)
@@ -148,6 +150,7 @@ class DumpHints:
     span_time: dict[str, list[tuple[int, int, str]]] = field(default_factory=dict)  # file -> [(first, last, ISO time)]
     file_ips: dict[str, list[str]] = field(default_factory=dict)     # a dump's own addresses (`ip addr`)
     gpu_ids: dict[str, list[dict]] = field(default_factory=dict)     # a dump's GPUs: index, bus_id, uuid, serial
+    visible: dict[str, tuple[int, ...]] = field(default_factory=dict)  # a dump's CUDA_VISIBLE_DEVICES (indexes)
     host_pid_mode: set[str] = field(default_factory=set)             # files of a container sharing the host's pids
     host_pid_containers: set[str] = field(default_factory=set)       # ... and the ids and names of such containers
     pid_ns: dict[int, int] = field(default_factory=dict)             # host pid -> container pid (NSpid)
@@ -177,6 +180,9 @@ def hints_from_facts(facts: Iterable) -> DumpHints:
                 (f.name, f.source), FACT_WITNESS.get(f.name, "the host named in {where}")).format(where=at))
         elif f.name == "gpu_bus_ids":
             h.gpu_buses[f.file] = f.value.split(",")
+        elif f.name == "cuda_visible_devices" and all(v.strip().isdigit() for v in f.value.split(",")):
+            h.visible[f.file] = tuple(int(v) for v in f.value.split(","))
+            h.where.setdefault(("visible", f.file), at)
         elif f.name == "host_ip" and len(words) == 2:
             if h.ip_host.setdefault(words[1], words[0]) == words[0]:
                 h.where.setdefault(("ip_host", words[1]), at)

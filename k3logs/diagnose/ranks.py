@@ -93,7 +93,8 @@ def learn_ranks(ev: pl.DataFrame, a: Attribution, hints: DumpHints) -> None:
     for node, pid, f, ln, ep, r, w_, dev, bus in init.select(*cols, "r", "w", "dev", "bus").iter_rows():
         a.pid_gpu.setdefault((node, pid), int(dev))
         key = (node, nccl_bus(bus))
-        a.bus_gpu.setdefault(key, int(dev))
+        if a.bus_gpu.setdefault(key, int(dev)) == int(dev):
+            a.device_buses.add(key)
         a.said("bus_gpu", key, f"NCCL busId {bus} = cudaDev {dev} on {f}:{ln}")
         a.bus_pid.setdefault(key, pid)
         if a.world_size and int(w_) == a.world_size:
@@ -214,6 +215,14 @@ def learn_ranks(ev: pl.DataFrame, a: Attribution, hints: DumpHints) -> None:
         for i, b in enumerate(buses):
             if a.bus_gpu.setdefault((node, b), i) == i:
                 a.said("bus_gpu", (node, b), f"nvidia-smi in {file}: GPU {i} is {b}")
+    # the GPUs a deployment's processes see, where it named them (CUDA_VISIBLE_DEVICES=4,5,6,7: its device 2 is the
+    # host's GPU 6); one list for every node where the file that says it is no node's, and only one such list
+    for file, devices in hints.visible.items():
+        a.visible.setdefault(a.file_node.get(file), devices)
+        a.said("visible", a.file_node.get(file), f"CUDA_VISIBLE_DEVICES={','.join(map(str, devices))} "
+                                                 f"({hints.where.get(('visible', file), file)})")
+    if None in a.visible and len({v for f, v in hints.visible.items() if a.file_node.get(f) is None}) > 1:
+        del a.visible[None]
     for file, gpus in hints.gpu_ids.items():   # (a GPU named with its index: one nvidia-smi could not open too)
         node = a.file_node.get(file) or a.single_node
         for g in gpus:
