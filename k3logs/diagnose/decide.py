@@ -217,7 +217,8 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
         frozenset(s.id for s in cat.signatures if s.node_wide)
     app_lines = ev.filter(pl.col("file").is_in(list(life.app_files)))
     set_aside(findings + others, life, prose, recoveries(ev, findings, cat), sigs, node_wide,
-              workloads(app_lines, pods), world_nodes(app_lines))
+              workloads(app_lines, pods), world_nodes(app_lines),
+              frozenset(c.id for c in cat.categories.values() if c.collective))
     copies_aside(findings, ev)
     peer_gone_first(findings, peer_node or {}, cat)
     unexplain_by_set_aside(findings)

@@ -94,7 +94,7 @@ def workloads(app_lines: pl.DataFrame, pods: frozenset[str] | set[str]) -> set[s
 def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | set[str],
                recovered: dict[int, Finding] | None = None, sigs: dict[str, Signature] | None = None,
                node_wide: frozenset[str] = frozenset(), app_workloads: frozenset[str] | set[str] = frozenset(),
-               world: frozenset[str] = frozenset()) -> None:
+               world: frozenset[str] = frozenset(), collective: frozenset[str] = frozenset()) -> None:
     """Findings that cannot be the cause: mentions (a note or a ticket quoting an error: a plain line with no
     time in a file of prose), a pod of a workload none of the deployment's pods is of (`app_workloads`) while it
     served, the shutdown's trail (after its attempt's stop), and what the service survived (its process went on
@@ -112,9 +112,11 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
     causes = [h for h in findings if h.role == "cause"]
 
     def nearer_cause(f: Finding, g: Finding) -> bool:
-        """Another cause on g's node came between f and g, or with g (the traceback that follows 'EngineCore
-        failed to start' in the same second): g is that one's failure, not f's."""
-        return any(h is not f and h.eid != g.eid and h.set_aside is None and h.node == g.node
+        """Another cause on g's node (any node's, for a `collective` symptom: a timeout every rank of a collective
+        shows) came between f and g, or with g (the traceback that follows 'EngineCore failed to start' in the same
+        second): g is that one's failure, not f's."""
+        return any(h is not f and h.eid != g.eid and h.set_aside is None
+                   and (h.node == g.node or g.category in collective)
                    and h.category not in (f.category, g.category) and sort_key(f) < sort_key(h)
                    and (sort_key(h) < sort_key(g) or (h.sig is not None and g.ts and h.ts
                                                         and 0 <= seconds(g, h) <= TIE_SECONDS))
