@@ -692,6 +692,44 @@ def test_a_gpu_fault_whose_next_stats_alone_count_work_was_not_survived(tmp_path
     assert (d.root is not None and d.root.file == "gpu-a1/journalctl-k.txt") is not survived, (d.outcome, d.root)
 
 
+XID_A2 = "Nov 18 07:04:29 gpu-a2 kernel: NVRM: Xid (PCI:0000:18:00): 74, name=pt_main_thread, NVLink: fatal error " \
+         "detected on link 11"
+INIT_A2 = "gpu-a2:{pid}:{pid} [0] NCCL INFO comm 0x1 rank 1 nranks 2 cudaDev 0 busId 18000 - Init COMPLETE"
+
+
+@pytest.mark.parametrize("began, survived", [("07:05:00", False),   # the worker's log of its restart, after the fault
+                                             ("07:00:00", True)])   # near miss: a log the worker wrote before it
+def test_work_of_a_process_started_after_a_device_fault_does_not_show_the_fault_was_survived(tmp_path, began, survived):
+    worker_log = [f"(Worker pid=5511) INFO 11-18 {began} [worker.py:1] world_size=2 rank=1 local_rank=0 "
+                  "distributed_init_method=env:// backend=nccl",
+                  "(Worker pid=5511) INFO 11-18 07:05:00 [worker.py:1] Starting to load model m...",
+                  INIT_A2.format(pid=5511)]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING
+                            + [api(4, 30, "EngineCore encountered a fatal error.", "ERROR")],
+                            "gpu-a2/worker.log": worker_log, "gpu-a2/journalctl-k.txt": [XID_A2]})
+    assert (d.root is not None and d.root.file == "gpu-a2/journalctl-k.txt") is not survived, (d.outcome, d.root)
+
+
+SEGV_A2 = "Nov 18 07:04:29 gpu-a2 kernel: python3[2204117]: segfault at 0 ip 00007f5e2c1b3a40 sp 00007ffd4e1c8f20 " \
+          "error 4 in libtorch_cuda.so[7f5e2a000000+2c1f000]"
+XID48_A2 = "Nov 18 07:30:14 gpu-a2 kernel: NVRM: Xid (PCI:0000:5d:00): 48, pid=3318204, name=pt_main_thread, An " \
+           "uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 6, subpartition 0."
+WATCHDOG_A1 = "[rank0]:[E1118 07:40:15.412207911 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught collective " \
+              "operation timeout: WorkNCCL(SeqNum=808, OpType=SEND, NumelIn=9801523, NumelOut=9801523, " \
+              "Timeout(ms)=600000) ran for 600020 milliseconds before timing out."
+
+
+@pytest.mark.parametrize("xid, root_line", [(True, 2),    # the Xid on the peer's node came between: the timeout's cause
+                                            (False, 1)])  # near miss: nothing between: the crash explains it
+def test_a_collective_timeout_on_another_node_is_the_nearer_causes_not_a_crash_the_service_ran_on_after(
+        tmp_path, xid, root_line):
+    stats = [_stats(m, 0) for m in range(5, 30, 5)]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + stats + [WATCHDOG_A1],
+                            "gpu-a2/vllm.log": [worker(1, 0, "Starting to load model m...", pid=5511)],
+                            "gpu-a2/journalctl-k.txt": [SEGV_A2] + ([XID48_A2] if xid else [])})
+    assert (d.root.file, d.root.line) == ("gpu-a2/journalctl-k.txt", root_line), d.root
+
+
 CONNECT_FAILED = worker(1, 2, "gpu-a1:4712:4790 [1] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to "
                               "10.0.0.2<41233> failed : Software caused connection abort", pid=4712, level="WARNING")
 ASSIGNED = worker(1, 9, "rank 0 in world size 2 is assigned as DP rank 0, PP rank 0, TP rank 0, EP rank 0")

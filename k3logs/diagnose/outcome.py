@@ -142,6 +142,10 @@ class Lifecycle(Ending):
         stats = ev.filter(pl.col("text").str.contains(decision_line("engine_stats"))) if "text" in ev.columns else None
         self._instances = set() if stats is None else set(zip(stats["node"].to_list(), stats["attempt"].to_list()))
         self._stats_lines = set() if stats is None else set(zip(stats["file"].to_list(), stats["line"].to_list()))
+        began = ev.group_by("file").agg(pl.col("ts").min())
+        self._file_began = dict(zip(began["file"].to_list(), began["ts"].to_list()))   # (each file's first time)
+        self._app_began = min((t for f, t in self._file_began.items() if f in self.app_files and t is not None),
+                              default=None)
         # each process's responses of 4xx and 5xx, in time order: (at, status)
         rx = decision_line("error_response")
         answers = ev.filter(pl.col("text").str.contains(rx)).with_columns(
@@ -228,12 +232,12 @@ class Lifecycle(Ending):
             # worker logs nothing while the engine serves); other ranks loading on says nothing of that GPU
             attempt = self._attempt_at(f.node, f.ts)
             own = [at for at in self._progress.get((f.node, attempt, "rank", f.rank), [])
-                   if at.ts is not None and at.ts > f.ts and not self._counts_before(at, f.ts)]
+                   if at.ts is not None and at.ts > f.ts and self._proves_survival(at, f.ts)]
             return min(own, key=lambda at: at.ts) if own else \
                 self._serving_after(f.ts, f.node if serves_itself else None)
         if serves_itself:
             return next((at for at in self._progress.get((f.node, self.attempt_of(f)), [])
-                         if at.after(f.ts, f.file, f.place) and not self._counts_before(at, f.ts)), None)
+                         if at.after(f.ts, f.file, f.place) and self._proves_survival(at, f.ts)), None)
         if not w:
             return self.went_on_anywhere(f, device=True)
         engines = self._working.get(f.node, set())
@@ -269,14 +273,20 @@ class Lifecycle(Ending):
         the engine's first stats may count work done before it.)"""
         later = [at for key, ats in self._progress.items() for at in ats
                  if len(key) == 2 and f.ts is not None and at.ts is not None and at.ts > f.ts
-                 and key[1] == self._attempt_at(key[0], f.ts) and not (device and self._counts_before(at, f.ts))]
+                 and key[1] == self._attempt_at(key[0], f.ts) and (not device or self._proves_survival(at, f.ts))]
         return min(later, key=lambda at: at.ts) if later else None
 
-    def _counts_before(self, at: At, ts: datetime) -> bool:
-        """`at` is an engine's stats line within its first interval after `ts` (a time to the second): the work it
-        counts may have been done before."""
-        return (at.file, at.line) in self._stats_lines and at.ts is not None and ts is not None \
-            and (at.ts - ts).total_seconds() <= STATS_INTERVAL_S + TIE_SECONDS
+    def _proves_survival(self, at: At, ts: datetime | None) -> bool:
+        """`at` shows work that went on after a device fault at `ts` (a time to the second): it is not an engine's first
+        stats after it (they may count work done before it), and, where the deployment already ran then, its file was
+        written before the fault (a process started after it is a restart, not a survivor)."""
+        if at.ts is None or ts is None:
+            return True
+        began = self._file_began.get(at.file)
+        first_stats = (at.file, at.line) in self._stats_lines and (at.ts - ts).total_seconds() <= \
+            STATS_INTERVAL_S + TIE_SECONDS
+        restarted = began is not None and began > ts and self._app_began is not None and self._app_began <= ts
+        return not first_stats and not restarted
 
     def stalled_at(self, f) -> bool:
         """The deployment worked until the finding, and from then on its engine did nothing with requests running
@@ -298,7 +308,7 @@ class Lifecycle(Ending):
             if ready.ts > ts:
                 later.append(ready)
             later += [at for at in self._progress.get(key, [])
-                      if at.ts is not None and at.ts > ts and at.ts >= ready.ts and not self._counts_before(at, ts)]
+                      if at.ts is not None and at.ts > ts and at.ts >= ready.ts and self._proves_survival(at, ts)]
         return min(later, key=lambda at: at.ts) if later else None
 
     def joined_after(self, f) -> At | None:
