@@ -1236,6 +1236,24 @@ def test_a_filesystem_gone_read_only_a_running_server_outlives_is_the_cause_of_i
     assert root.file == root_file and (outcome is None or a.decision.outcome.state == outcome)
 
 
+PIP_NCCL = "2025-05-21T09:13:52.559189336Z stderr F torch 2.6.0 requires nvidia-nccl-cu12==2.21.5, but you have " \
+           "nvidia-nccl-cu12 2.26.2 which is incompatible."
+B_INIT = "2025-05-21T09:14:30.000000000Z stdout F gpu-b:611:611 [0] NCCL INFO comm 0x1 rank 8 nranks 16 cudaDev 0 " \
+         "busId 18000 - Init COMPLETE"
+A_TRUNCATED = ["INFO 05-21 09:14:35 [pynccl.py:69] vLLM is using nccl==2.21.5",
+               "gpu-a:712:1044 [0] bootstrap.cc:77 NCCL WARN Message truncated : received 172 bytes instead of 64"]
+
+
+@pytest.mark.parametrize("met, root_file", [(True, "gpu-b/worker.log"),   # the other NCCL meets the nodes' one
+                                            (False, None)])               # near miss: nothing meets it: it ran on
+def test_another_nccl_installed_on_one_node_is_the_cause_where_the_other_nodes_meet_it(tmp_path, met, root_file):
+    a = analyze_files(tmp_path, {"gpu-b/worker.log": text_of(PIP_NCCL, B_INIT),
+                                 "gpu-a/vllm.log": text_of("INFO 05-21 09:14:00 [api_server.py:1] vLLM API server "
+                                                           "version 0.8.5", *(A_TRUNCATED if met else []))})
+    root = a.decision.root
+    assert (root.file if root is not None and root.category == "nccl.version_mismatch" else None) == root_file
+
+
 SMI = ("+-----------------------------------------------------------------------------------------+\n"
        "| NVIDIA-SMI {v}              Driver Version: {v}      CUDA Version: {c}     |\n"
        "+-----------------------------------------+------------------------+----------------------+\n")

@@ -94,7 +94,8 @@ def workloads(app_lines: pl.DataFrame, pods: frozenset[str] | set[str]) -> set[s
 def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | set[str],
                recovered: dict[int, Finding] | None = None, sigs: dict[str, Signature] | None = None,
                node_wide: frozenset[str] = frozenset(), app_workloads: frozenset[str] | set[str] = frozenset(),
-               world: frozenset[str] = frozenset(), collective: frozenset[str] = frozenset()) -> None:
+               world: frozenset[str] = frozenset(), collective: frozenset[str] = frozenset(),
+               quiet: frozenset[str] = frozenset()) -> None:
     """Findings that cannot be the cause: mentions (a note or a ticket quoting an error: a plain line with no
     time in a file of prose), a pod of a workload none of the deployment's pods is of (`app_workloads`) while it
     served, the shutdown's trail (after its attempt's stop), and what the service survived (its process went on
@@ -141,7 +142,7 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
         def again(g: Finding, dt: float) -> bool:
             explained = (g.explained_by == i or i in g.explainers) and not nearer_cause(f, g) \
                 and (ready is None or ready.after(g.ts, g.file, g.place) and g.category != "symptom.restart")
-            recurs = g.category == f.category and (g.node == f.node or spreads(f))
+            recurs = g.category == f.category and (g.node == f.node or spreads(f) or met_elsewhere(f, g))
             return (dt <= EXPLAIN_WINDOW_S and (explained or recurs)) or \
                 (recurs and (same_process(f, g) or persists(f))) or (explained and persists(f) and g.node == f.node)
         return keeps_coming_back(f) or any(
@@ -163,6 +164,11 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
         """A device fault the kernel reports that never came back (an adapter's fatal error, a link down for
         good) reaches every node that talks through it: the same failure on a peer is its recurrence."""
         return f.source == "kernel" and id(f) not in recovered and f.sig in sigs and sigs[f.sig].scope == "bundle"
+
+    def met_elsewhere(f: Finding, g: Finding) -> bool:
+        """A configuration fault that crashes nothing itself (a `quiet` category: another NCCL installed on one node)
+        recurs where other nodes meet it: a match of its category any node may show (a bundle-scoped signature)."""
+        return f.category in quiet and g.sig in sigs and sigs[g.sig].scope == "bundle"
 
     def persists(f: Finding) -> bool:
         return f.sig in sigs and sigs[f.sig].persists
