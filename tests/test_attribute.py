@@ -397,15 +397,16 @@ def test_xid_pci_address_to_rank_via_nccl_bus_id(tmp_path):
     assert (ev["node"], ev["gpu"], ev["rank"]) == ("gpu-b", 1, 3)   # node-a's GPU at 9a is rank 1: not this one
 
 
+# a world of 4: rank 0 on node-a, ranks 2 and 3 on node-b as its local ranks 0 and 1
+LOCAL_RANKS = {f"node-{n}/job.log": text_of(*(f"(Worker pid={p}) INFO 08-11 10:00:00 [worker.py:1] world_size=4 "
+                                               f"rank={r} local_rank={lr} distributed_init_method=env:// backend=nccl"
+                                               for p, r, lr in pids))
+               for n, pids in (("a", [(101, 0, 0)]), ("b", [(201, 2, 0), (202, 3, 1)]))}
+
+
 def test_xid_pci_address_to_rank_via_nvidia_smi_index_and_local_rank(tmp_path):
     a = analyze_files(tmp_path, {
-        "node-a/job.log": text_of("(Worker pid=101) INFO 08-11 10:00:00 [worker.py:1] world_size=4 rank=0 "
-                                  "local_rank=0 distributed_init_method=env:// backend=nccl"),
-        "node-b/job.log": text_of(
-            "(Worker pid=201) INFO 08-11 10:00:00 [worker.py:1] world_size=4 rank=2 local_rank=0 "
-            "distributed_init_method=env:// backend=nccl",
-            "(Worker pid=202) INFO 08-11 10:00:00 [worker.py:1] world_size=4 rank=3 local_rank=1 "
-            "distributed_init_method=env:// backend=nccl"),
+        **LOCAL_RANKS,
         "node-b/gpus.csv": "index, name, pci.bus_id\n0, NVIDIA H100 80GB HBM3, 00000000:18:00.0\n"
                            "1, NVIDIA H100 80GB HBM3, 00000000:9A:00.0\n",
         "node-b/dmesg.txt": text_of(XID_9A)})
@@ -418,13 +419,7 @@ def test_xid_pci_address_to_rank_via_nvidia_smi_index_and_local_rank(tmp_path):
 def test_an_xid_s_gpu_is_the_device_its_place_in_cuda_visible_devices_says(tmp_path, visible, rank):
     env = {"node-b/env.txt": f"CUDA_VISIBLE_DEVICES={visible}\nCUDA_DEVICE_ORDER=PCI_BUS_ID\n"} if visible else {}
     a = analyze_files(tmp_path, {
-        **env, "node-a/job.log": text_of("(Worker pid=101) INFO 08-11 10:00:00 [worker.py:1] world_size=4 rank=0 "
-                                         "local_rank=0 distributed_init_method=env:// backend=nccl"),
-        "node-b/job.log": text_of(
-            "(Worker pid=201) INFO 08-11 10:00:00 [worker.py:1] world_size=4 rank=2 local_rank=0 "
-            "distributed_init_method=env:// backend=nccl",
-            "(Worker pid=202) INFO 08-11 10:00:00 [worker.py:1] world_size=4 rank=3 local_rank=1 "
-            "distributed_init_method=env:// backend=nccl"),
+        **env, **LOCAL_RANKS,
         "node-b/gpus.csv": "index, name, pci.bus_id\n0, NVIDIA H100 80GB HBM3, 00000000:18:00.0\n"
                            "1, NVIDIA H100 80GB HBM3, 00000000:9A:00.0\n2, NVIDIA H100 80GB HBM3, 00000000:A0:00.0\n",
         "node-b/dmesg.txt": text_of(XID_9A)})
