@@ -319,10 +319,11 @@ def learn_gpus(ev: pl.DataFrame, a: Attribution, hints: DumpHints) -> None:
     rx = line_rx("gpu_listed")
     listed = ev.filter(pl.col("text").str.contains(rx)).select("file", "line", pl.col("text").str.extract_groups(rx)
                                                                 .alias("_g")).unnest("_g")
-    index_of = {(u or u2).lower(): (int(i or i2), f"{f}:{ln}")
-                for f, ln, i, u, i2, u2 in listed.select("file", "line", "index", "uuid", "index2", "uuid2").iter_rows()}
+    index_of = {(u or u2).lower(): (int(i or i2), f"{f}:{ln}") for f, ln, i, u, i2, u2
+                in listed.select("file", "line", "index", "uuid", "index2", "uuid2").iter_rows()}
     for (node, bus), g in a.gpus.items():
-        if (got := index_of.get(str(g.get("uuid", "")).lower())) and a.bus_gpu.setdefault((node, bus), got[0]) == got[0]:
+        got = index_of.get(str(g.get("uuid", "")).lower())
+        if got and a.bus_gpu.setdefault((node, bus), got[0]) == got[0]:
             a.said("bus_gpu", (node, bus), f"GPU {got[0]} is {g['uuid']} ({got[1]}), at {bus} by the kernel")
     for (node, bus), i in a.bus_gpu.items():
         if (node, bus) in a.gpus:
