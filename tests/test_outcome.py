@@ -697,10 +697,15 @@ XID_A2 = "Nov 18 07:04:29 gpu-a2 kernel: NVRM: Xid (PCI:0000:18:00): 74, name=pt
 INIT_A2 = "gpu-a2:{pid}:{pid} [0] NCCL INFO comm 0x1 rank 1 nranks 2 cudaDev 0 busId 18000 - Init COMPLETE"
 
 
-@pytest.mark.parametrize("began, survived", [("07:05:00", False),   # the worker's log of its restart, after the fault
-                                             ("07:00:00", True)])   # near miss: a log the worker wrote before it
-def test_work_of_a_process_started_after_a_device_fault_does_not_show_the_fault_was_survived(tmp_path, began, survived):
-    worker_log = [f"(Worker pid=5511) INFO 11-18 {began} [worker.py:1] world_size=2 rank=1 local_rank=0 "
+@pytest.mark.parametrize("began, start, survived", [
+    ("07:05:00", True, False),   # the worker started again after the fault
+    ("07:00:00", True, True),    # near miss: it started before it
+    ("07:05:00", False, True)])  # near miss: a log whose head was cut away after the fault starts nothing
+def test_work_of_a_process_started_after_a_device_fault_does_not_show_the_fault_was_survived(tmp_path, began, start,
+                                                                                               survived):
+    platform = f"(Worker pid=5511) INFO 11-18 {began} [__init__.py:1] Automatically detected platform cuda."
+    worker_log = [platform] * start + [
+                  f"(Worker pid=5511) INFO 11-18 {began} [worker.py:1] world_size=2 rank=1 local_rank=0 "
                   "distributed_init_method=env:// backend=nccl",
                   "(Worker pid=5511) INFO 11-18 07:05:00 [worker.py:1] Starting to load model m...",
                   INIT_A2.format(pid=5511)]
@@ -719,14 +724,18 @@ WATCHDOG_A1 = "[rank0]:[E1118 07:40:15.412207911 ProcessGroupNCCL.cpp:616] [Rank
               "Timeout(ms)=600000) ran for 600020 milliseconds before timing out."
 
 
-@pytest.mark.parametrize("xid, root_line", [(True, 2),    # the Xid on the peer's node came between: the timeout's cause
-                                            (False, 1)])  # near miss: nothing between: the crash explains it
+@pytest.mark.parametrize("xid_on, root_line", [
+    ("gpu-a2", 2),    # an Xid later on the crash's node came between: the nearer cause of the timeout
+    (None, 1),        # near miss: nothing between: the crash explains it
+    ("gpu-a3", 1)])   # near miss: a fault of a third node says nothing of which of the two the timeout is
 def test_a_collective_timeout_on_another_node_is_the_nearer_causes_not_a_crash_the_service_ran_on_after(
-        tmp_path, xid, root_line):
+        tmp_path, xid_on, root_line):
     stats = [_stats(m, 0) for m in range(5, 30, 5)]
+    xid = {f"{xid_on}/journalctl-k.txt": [XID48_A2.replace("gpu-a2", xid_on)]} if xid_on == "gpu-a3" else {}
     d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + stats + [WATCHDOG_A1],
                             "gpu-a2/vllm.log": [worker(1, 0, "Starting to load model m...", pid=5511)],
-                            "gpu-a2/journalctl-k.txt": [SEGV_A2] + ([XID48_A2] if xid else [])})
+                            "gpu-a3/vllm.log": [worker(1, 0, "Starting to load model m...", pid=6611)], **xid,
+                            "gpu-a2/journalctl-k.txt": [SEGV_A2] + ([XID48_A2] if xid_on == "gpu-a2" else [])})
     assert (d.root.file, d.root.line) == ("gpu-a2/journalctl-k.txt", root_line), d.root
 
 
@@ -1439,6 +1448,20 @@ def test_a_service_is_ready_only_by_its_own_landmarks_when_services_share_a_node
     assert decision(tmp_path, {"compose-logs.txt": embed + chat}).outcome.state == "never_ready"
 
 
+def test_a_unit_s_own_log_without_readiness_of_its_own_is_ready_when_its_node_s_server_is(tmp_path):
+    # the server's log (no unit) was ready; its workers' NCCL output, journald's under a unit: no other service of the
+    # node was ready on its own, so the unit's failure is the serving deployment's (near miss: the compose test above)
+    server = [api(0, 0, "vLLM API server version 0.10.1"), api(3, 0, "Application startup complete."), *SERVING]
+    unit = ["Nov 18 07:00:30 gpu-a1 vllm[5511]: gpu-a1:5511:5511 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 "
+            "busId 18000 - Init COMPLETE",
+            "Nov 18 07:00:31 gpu-a1 vllm[5511]: INFO 11-18 07:00:31 [__init__.py:1] Automatically detected platform "
+            "cuda.",
+            "Nov 18 07:06:00 gpu-a1 vllm[5511]: gpu-a1:5511:5600 [0] transport/net_ib.cc:1695 NCCL WARN NET/IB : Got "
+            "completion from peer 10.0.0.2<33452> with status=12 opcode=1 len=0 vendor err 129 (Send) localGid "
+            "::ffff:10.0.0.1 remoteGids::ffff:10.0.0.2 hca mlx5_0"]
+    assert decision(tmp_path, {"gpu-a1/vllm.log": server, "gpu-a1/journal.txt": unit}).outcome.state == "crashed"
+
+
 def test_near_miss_a_service_that_was_ready_itself_crashed(tmp_path):
     def svc(m: int, text: str) -> str:
         return f"chat-1  | 2025-09-03T08:{m:02d}:00.000000000Z {text}"
@@ -2107,13 +2130,18 @@ def _shared_syslog(own_line: str) -> dict[str, str]:
                                         serve.format(t="01:52:00"), serve.format(t="01:53:00"))}
 
 
-@pytest.mark.parametrize("own_line, healthy", [
-    ("", True),   # another user's training job on the same host: its timeouts in the shared syslog are not ours
+@pytest.mark.parametrize("own_line, worker_pid, healthy", [
+    ("", None, True),   # another user's training job on the same host: its timeouts in the shared syslog are not ours
     ("Mar  4 01:00:05 gpu-b12 torchrun[771180]: [default0]:INFO 03-04 01:00:05 [parallel_state.py:1] rank 0 in world "
-     "size 4 is assigned as DP rank 0, PP rank 0, TP rank 0", False)])   # near miss: the program runs our server
-def test_a_program_of_the_host_s_log_that_wrote_none_of_the_server_s_lines_is_another_workload(tmp_path, own_line,
-                                                                                                healthy):
-    d = decision(tmp_path, _shared_syslog(own_line))
+     "size 4 is assigned as DP rank 0, PP rank 0, TP rank 0", None, False),   # near miss: the program runs our server
+    ("", 771180, False)])   # near miss: its process is one the server's lines name (a worker's output, journald's)
+def test_a_program_of_the_host_s_log_that_wrote_none_of_the_server_s_lines_is_another_workload(
+        tmp_path, own_line, worker_pid, healthy):
+    files = _shared_syslog(own_line)
+    if worker_pid:
+        files["gpu-b12/vllm.log"] += f"(Worker_TP0 pid={worker_pid}) INFO 03-04 01:00:30 [worker.py:1] Memory " \
+                                     "profiling takes 5.3 seconds\n"
+    d = decision(tmp_path, files)
     assert d.healthy is healthy
 
 

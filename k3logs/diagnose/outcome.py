@@ -129,12 +129,20 @@ class Lifecycle(Ending):
         named = ev.filter(pl.col("proc").is_not_null() & pl.col("pid").is_not_null()) if "proc" in ev.columns else None
         self._named = set() if named is None else set(zip(named["node"].to_list(), named["pid"].to_list()))
         # the units and containers whose own lines show none of the deployment's programs (an exporter, a sidecar)
-        idents = ev.filter(pl.col("ident").is_not_null()).group_by("ident").agg(
+        # (the processes the server's own lines name: a worker's NCCL lines are the deployment's, whoever logged them)
+        ours = ev.filter((pl.col("source") == "vllm") & pl.col("pid").is_not_null()).select("node", "pid").unique() \
+            .with_columns(pl.lit(True).alias("_ours")) if "source" in ev.columns else None
+        named = ev.filter(pl.col("ident").is_not_null())
+        named = named.join(ours, on=["node", "pid"], how="left", nulls_equal=True) if ours is not None \
+            else named.with_columns(pl.lit(None, pl.Boolean).alias("_ours"))
+        idents = named.group_by("ident").agg(
             pl.col("source").is_in(APP_KINDS).any(), (pl.col("source") == "vllm").any().alias("_server"),
-            (pl.col("source").is_in(OTHER_PROGRAMS) & pl.col("rank").is_not_null()).any().alias("_program"))
+            (pl.col("source").is_in(OTHER_PROGRAMS) & pl.col("rank").is_not_null() & pl.col("_ours").is_null()).any()
+            .alias("_program"))
         self.foreign = set(idents.filter(~pl.col("source"))["ident"].to_list())
-        # the programs a host's log names (syslog's ident) whose ranks wrote torch's or NCCL's lines and that never
-        # wrote a line of the server's, where the server's own logs are other files: another workload on the hosts
+        # the programs a host's log names (syslog's ident) whose ranks, none of them a process the server's lines name,
+        # wrote torch's or NCCL's lines and that never wrote a line of the server's, where the server's own logs are
+        # other files: another workload on the hosts
         self.other_programs = set(idents.filter(pl.col("_program") & ~pl.col("_server"))["ident"].to_list()) \
             if "source" in ev.columns and (ev["source"] == "vllm").any() else set()
         self.stats = ev.filter(pl.col("mark") == "serving").select("node", "attempt", "ts", "file", "line")
@@ -142,10 +150,11 @@ class Lifecycle(Ending):
         stats = ev.filter(pl.col("text").str.contains(decision_line("engine_stats"))) if "text" in ev.columns else None
         self._instances = set() if stats is None else set(zip(stats["node"].to_list(), stats["attempt"].to_list()))
         self._stats_lines = set() if stats is None else set(zip(stats["file"].to_list(), stats["line"].to_list()))
-        began = ev.group_by("file").agg(pl.col("ts").min())
-        self._file_began = dict(zip(began["file"].to_list(), began["ts"].to_list()))   # (each file's first time)
-        self._app_began = min((t for f, t in self._file_began.items() if f in self.app_files and t is not None),
-                              default=None)
+        began = ev.group_by("file").agg(pl.col("ts").min(),
+                                        pl.col("ts").filter(pl.col("mark") == "startup").alias("_s"))
+        self._app_began = began.filter(pl.col("file").is_in(list(self.app_files)))["ts"].min()
+        # (the times each file shows a start at: a process started there)
+        self._file_starts = dict(zip(began["file"].to_list(), began["_s"].to_list()))
         # each process's responses of 4xx and 5xx, in time order: (at, status)
         rx = decision_line("error_response")
         answers = ev.filter(pl.col("text").str.contains(rx)).with_columns(
@@ -278,14 +287,15 @@ class Lifecycle(Ending):
 
     def _proves_survival(self, at: At, ts: datetime | None) -> bool:
         """`at` shows work that went on after a device fault at `ts` (a time to the second): it is not an engine's first
-        stats after it (they may count work done before it), and, where the deployment already ran then, its file was
-        written before the fault (a process started after it is a restart, not a survivor)."""
+        stats after it (they may count work done before it), and, where the deployment already ran then, its file
+        shows no start between the fault and it (a process started after it is a restart, not a survivor; a log whose
+        head was cut away starts nothing)."""
         if at.ts is None or ts is None:
             return True
-        began = self._file_began.get(at.file)
         first_stats = (at.file, at.line) in self._stats_lines and (at.ts - ts).total_seconds() <= \
             STATS_INTERVAL_S + TIE_SECONDS
-        restarted = began is not None and began > ts and self._app_began is not None and self._app_began <= ts
+        restarted = self._app_began is not None and self._app_began <= ts and any(
+            t is not None and ts < t <= at.ts for t in self._file_starts.get(at.file) or ())
         return not first_stats and not restarted
 
     def stalled_at(self, f) -> bool:
@@ -352,11 +362,14 @@ class Lifecycle(Ending):
     def ready_before(self, f) -> bool:
         """The deployment was ready (any node, in the finding's attempt or, for a node without serving
         landmarks of its own such as a headless worker, any node's) before the finding. A finding of a container
-        or unit with landmarks of its own is ready only by its own (another compose service of its node was
-        ready on its own)."""
+        or unit with landmarks of its own is ready only by its own where another service of its node was ready on
+        its own (compose)."""
         if (f.node, getattr(f, "ident", None)) in self._services:
             own = self._ready_ident.get((f.node, self.attempt_of(f), f.ident))
-            return own is not None and own.before(f.ts, f.file, f.place)
+            if own is not None or any(n == f.node and i != f.ident for n, _, i in self._ready_ident):
+                return own is not None and own.before(f.ts, f.file, f.place)
+            # (no service of its node was ready on its own: it is ready when its node is, a unit's own log that
+            # holds none of the server's readiness)
         mine = [r for (n, a), r in self.ready.items() if n == f.node and a == self.attempt_of(f)]
         headless = not any(n == f.node for n, _ in self.ready)  # (a node ready in another attempt has its own)
         others = list(self.ready.values()) if headless else []

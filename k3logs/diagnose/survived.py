@@ -113,11 +113,11 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
     causes = [h for h in findings if h.role == "cause"]
 
     def nearer_cause(f: Finding, g: Finding) -> bool:
-        """Another cause on g's node (any node's, for a `collective` symptom: a timeout every rank of a collective
-        shows) came between f and g, or with g (the traceback that follows 'EngineCore failed to start' in the same
-        second): g is that one's failure, not f's."""
+        """Another cause on g's node came between f and g, or with g (the traceback that follows 'EngineCore failed
+        to start' in the same second): g is that one's failure, not f's. For a `collective` symptom (a timeout every
+        rank of a collective shows, whichever failed) also a later cause on f's own node: the nearer of the two."""
         return any(h is not f and h.eid != g.eid and h.set_aside is None
-                   and (h.node == g.node or g.category in collective)
+                   and (h.node == g.node or (g.category in collective and h.node == f.node))
                    and h.category not in (f.category, g.category) and sort_key(f) < sort_key(h)
                    and (sort_key(h) < sort_key(g) or (h.sig is not None and g.ts and h.ts
                                                         and 0 <= seconds(g, h) <= TIE_SECONDS))

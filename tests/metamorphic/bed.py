@@ -276,9 +276,14 @@ KNOWN: dict[tuple[str, str], str] = {
         "there, and a vanished worker only a guess (the bed's limit)"),
     **{(c, "drop-node"): (
         "with a node's folder dropped, the node the truth expects among the missing evidence is named only in a "
-        "launch note or another pod's listing (not yet examined)")
+        "launch note, another pod's listing or the dropped files themselves (c1509: only its journald _HOSTNAME), or "
+        "the dropped folder is a client's, not a node of the deployment (c1502: the load generator) (the others not "
+        "yet examined one by one)")
         for c in ("c1447-slurm-2node-tp16-deepseek-ib", "c1461-p2pnccl-1p1d-two-hosts-decode-worker-gone",
-                  "c1471-dsv31-hostnetwork-group-recreated", "c1484-kimi-k2-tp16-head-exits-in-seconds")},
+                  "c1471-dsv31-hostnetwork-group-recreated", "c1484-kimi-k2-tp16-head-exits-in-seconds",
+                  "c1489-llama405b-two-node-ray-eval-burst", "c1502-loadtest-engine-stall-then-crashloop-k8s",
+                  "c1505-slurm-pp3-startup-hangs-one-gpu-gone", "c1509-tp16-journal-json-two-gpus-complain",
+                  "c1515-docker-mp-pp2-all-ranks-watchdog-skewed-clock", "c1516-lws-405b-pp2-stuck-after-node-swap")},
     ("c906-journald-sudo-kill-worker-pp2", "renumber-pids"): (
         "the transform renumbers the pids log formats carry (a process prefix, journald _PID), not a pid inside a "
         "command's text: sudo's 'kill -9 48213' keeps the old pid, which no worker has after it (the bed's limit)"),
