@@ -279,7 +279,7 @@ class Lifecycle(Ending):
     def went_on_anywhere(self, f, device: bool = False) -> At | None:
         """The first sign of work of the deployment, on any node, after the finding. (A node's work after its
         restart is a new attempt's: the fault was not survived there. After a `device` fault the kernel reports,
-        the engine's first stats may count work done before it.)"""
+        only work that proves it survived: `_proves_survival`.)"""
         later = [at for key, ats in self._progress.items() for at in ats
                  if len(key) == 2 and f.ts is not None and at.ts is not None and at.ts > f.ts
                  and key[1] == self._attempt_at(key[0], f.ts) and (not device or self._proves_survival(at, f.ts))]
