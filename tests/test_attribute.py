@@ -1729,20 +1729,40 @@ def test_a_note_read_as_a_log_still_names_its_host_on_its_first_line(tmp_path, o
     assert event_at(a.events, "vllm.log", 1)["node"] == node
 
 
-@pytest.mark.parametrize("node_b_ranks, rank", [
-    (range(4, 8), 5),    # each node a block of four ranks: the bus's GPU 1 is gpu-b's second, rank 5
-    (range(4, 7), None)])   # near miss: blocks of unequal size (a rank's lines missing): no local rank is sure
-def test_a_node_s_block_of_ranks_gives_each_its_local_rank_and_the_gpu_of_that_index(tmp_path, node_b_ranks, rank):
+@pytest.mark.parametrize("world, node_b_ranks, rank", [
+    (8, range(4, 8), 5),    # each node a block of four ranks: the bus's GPU 1 is gpu-b's second, rank 5
+    (8, (4, 7), 5),         # two of gpu-b's four: world 8 over two nodes is blocks of four, gpu-b's is 4-7
+    (12, range(8, 12), 9),  # a node the bundle lacks (world 12, blocks of four): the blocks the nodes fill
+    (12, (4, 7), None)])    # near miss: world 12 over two nodes is blocks of six, which gpu-b's ranks straddle
+def test_a_node_s_block_of_ranks_gives_each_its_local_rank_and_the_gpu_of_that_index(tmp_path, world, node_b_ranks,
+                                                                                       rank):
     """With no NCCL device line, a kernel line about a bus whose index only an `nvidia-smi -q -i N` dump gives (no
     host in it) takes the rank whose place in its node's block of consecutive ranks is that index."""
     def worker(node_rank: int, r: int) -> str:
         return f"(Worker_PP{node_rank}_TP{r % 4} pid={5000 + r}) INFO 08-19 06:00:00 [parallel_state.py:1] rank {r} " \
-               f"in world size 8 is assigned as DP rank 0, PP rank {node_rank}, TP rank {r % 4}"
+               f"in world size {world} is assigned as DP rank 0, PP rank {node_rank}, TP rank {r % 4}"
     xid = "Aug 19 06:17:20 gpu-b kernel: NVRM: Xid (PCI:0000:9a:00): 119, pid=4012, name=nv-hostengine, Timeout " \
           "waiting for RPC from GSP!"
     a = analyze_files(tmp_path, {"gpu-a/vllm.log": text_of(*(worker(0, r) for r in range(4))),
-                                 "gpu-b/vllm.log": text_of(*(worker(1, r) for r in node_b_ranks)),
+                                 "gpu-b/vllm.log": text_of(*(worker(r // 4, r) for r in node_b_ranks)),
                                  "gpu-b/kern.log": text_of(xid), "smi/gpu1.txt": SMI_Q})
+    assert event_at(a.events, "gpu-b/kern.log", 1)["rank"] == rank
+
+
+@pytest.mark.parametrize("head_ranks, rank", [((0, 3), 5),   # Ray's workers too: node by node, in device order
+                                              ((0, 5), None)])  # near miss: the head shows a rank of gpu-b's block
+def test_ray_workers_known_by_a_few_ranks_give_their_node_s_block_its_local_ranks(tmp_path, head_ranks, rank):
+    """vLLM's Ray executor numbers its workers node by node (the driver's first), each node's in device order: a
+    node's one known rank places its block, and the bus's GPU 1 there is the block's second rank."""
+    def worker(ip: str, r: int) -> str:
+        return f"(RayWorkerWrapper pid={6000 + r}, ip={ip}) INFO 08-19 06:00:00 [parallel_state.py:1] rank {r} in " \
+               f"world size 8 is assigned as DP rank 0, PP rank {r // 4}, TP rank {r % 4}"
+    xid = "Aug 19 06:17:20 gpu-b kernel: NVRM: Xid (PCI:0000:9a:00): 79, pid=6005, name=ray::RayWorkerWr, GPU has " \
+          "fallen off the bus."
+    a = analyze_files(tmp_path, {"gpu-a/vllm.log": text_of(*(worker("10.0.0.1", r) for r in head_ranks),
+                                                           worker("10.0.0.2", 6)),
+                                 "gpu-b/kern.log": text_of(xid), "smi/gpu1.txt": SMI_Q,
+                                 "hosts.txt": text_of("10.0.0.1 gpu-a", "10.0.0.2 gpu-b")})
     assert event_at(a.events, "gpu-b/kern.log", 1)["rank"] == rank
 
 

@@ -241,25 +241,43 @@ def learn_ranks(ev: pl.DataFrame, a: Attribution, hints: DumpHints) -> None:
                 if a.bus_gpu.setdefault((node, bus_key(dom, bus, dev)), g) == g:
                     a.said("bus_gpu", (node, bus_key(dom, bus, dev)),
                            f"the HCA {hca} at {bus_key(dom, bus, dev)} is on GPU {g}'s PCIe switch ({f})")
-    if not set(ev["proc"].drop_nulls().unique().to_list()) & set(RAY_WORKERS):
-        _block_local_ranks(a)
+    _block_local_ranks(a, hints)
 
 
-def _block_local_ranks(a: Attribution) -> None:
-    """Where every node holds a block of consecutive ranks of one size (torchrun, vLLM's multi-node workers), a
-    rank's local rank is its place in its node's block: rank modulo the ranks per node. (Not for Ray, whose
-    workers take the GPUs in its own order.)"""
+def _block_local_ranks(a: Attribution, hints: DumpHints) -> None:
+    """Every launcher vLLM uses numbers ranks node by node, each node's in device order (torchrun, vLLM's multi-node
+    workers, its Ray executor: the driver's node first), so a rank's local rank is its place in its node's block.
+    The block is what the node's known ranks fill where every node's fill one of one size (two ranks or more);
+    else the world split evenly over the nodes the bundle shows ranks on, each node's known ranks inside one block
+    of it, and no node's nvidia-smi table with fewer GPUs than a block (a node the bundle lacks makes them larger)."""
     by_node: dict = defaultdict(set)
     for (node, _), r in a.pid_rank.items():
         by_node[node].add(r)
-    sizes = {len(rs) for rs in by_node.values()}
-    if None in by_node or len(sizes) != 1 or any(max(rs) - min(rs) + 1 != len(rs) for rs in by_node.values()):
+    if None in by_node or not by_node:
         return
-    for node, rs in by_node.items():
-        for r in rs:
-            if a.local_rank.setdefault((node, r - min(rs)), r) == r:
-                a.said("local", (node, r - min(rs)), f"rank {r} is local rank {r - min(rs)}: {node} holds ranks "
-                                                     f"{min(rs)}-{max(rs)}, in order")
+    sizes = {len(rs) for rs in by_node.values()}
+    if len(sizes) == 1 and min(sizes) > 1 and all(max(rs) - min(rs) + 1 == len(rs) for rs in by_node.values()):
+        for node, rs in by_node.items():
+            for r in rs:
+                if a.local_rank.setdefault((node, r - min(rs)), r) == r:
+                    a.said("local", (node, r - min(rs)), f"rank {r} is local rank {r - min(rs)}: {node} holds ranks "
+                                                         f"{min(rs)}-{max(rs)}, in order")
+        return
+    if not a.world_size or len(by_node) < 2 or a.world_size % len(by_node):
+        return
+    per = a.world_size // len(by_node)
+    block = {node: {r // per for r in rs} for node, rs in by_node.items()}
+    gpus = {a.file_node.get(f) or a.single_node: len(buses) for f, buses in hints.gpu_buses.items()}
+    if any(len(b) != 1 for b in block.values()) or len({next(iter(b)) for b in block.values()}) < len(block) \
+            or any(gpus.get(n, per) < per for n in by_node):
+        return
+    for node, (b,) in block.items():
+        for d in range(per):
+            r = b * per + d
+            if a.local_rank.setdefault((node, d), r) == r:
+                a.said("local", (node, d), f"local rank {d} on {node} is rank {r}: {node} holds ranks {b * per}-"
+                                           f"{b * per + per - 1} (ranks {', '.join(map(str, sorted(by_node[node])))} "
+                                           f"of world {a.world_size} over {len(by_node)} nodes, node by node)")
 
 
 def _ray_device_ranks(ev: pl.DataFrame, a: Attribution) -> None:
