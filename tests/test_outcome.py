@@ -793,6 +793,25 @@ def test_near_miss_another_port_coming_back_is_no_recovery(tmp_path):
     assert d.root is not None and d.root.category == "nccl.ib_transport"
 
 
+@pytest.mark.parametrize("back_at, survived", [("07:07:00", False),   # the cluster gave up on the node first
+                                               ("07:04:20", True)])   # near miss: back before it did
+def test_a_link_down_that_work_outlasted_was_not_survived_where_what_it_explains_came_before_it_was_back(
+        tmp_path, back_at, survived):
+    """The head's engine generated on after the worker node's port went down, until the cluster stopped hearing the
+    node and declared it dead, the link still down: the loss of the link is the cause."""
+    dead = "[2026-11-18 07:04:36,902 W 412 412] (gcs_server) gcs_node_manager.cc:418: The node with node id: 7e3a9c51 " \
+           "and address: 10.0.0.2 and node name: 10.0.0.2 has been marked dead because the detector has missed too " \
+           "many heartbeats from it."
+    died = api(4, 37, "The actor is dead because its node has died. Node Id: 7e3a9c51", level="ERROR")
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING
+                            + [api(4, 25, LATER[0].split("] ", 1)[1]), died, DEAD],
+                            "gpu-a1/gcs_server.out": [dead], "hosts": ["10.0.0.1 gpu-a1", "10.0.0.2 gpu-b1"],
+                            "gpu-b1/journalctl-k.txt": [FLAP[0].replace("07:03:30 gpu-a1", "07:04:05 gpu-b1"),
+                                                        FLAP[1].replace("07:03:31 gpu-a1", f"{back_at} gpu-b1")]})
+    link = next(f for f in d.findings if f.sig == "mlx5-netdev-link-down")
+    assert bool(link.set_aside) == survived
+
+
 def test_a_failure_before_ready_in_a_later_run_never_readied_that_run(tmp_path):
     again = [line.replace("07:00:0", "07:09:0") for line in START] + [MODULE.replace("07:01:20", "07:09:30")]
     d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + STOP + again})
@@ -1725,6 +1744,20 @@ def test_near_miss_a_node_with_a_stop_of_its_own_takes_no_stop_from_a_deployment
 def test_a_start_once_the_deployment_already_served_lives_a_lifecycle_of_its_own(tmp_path, start, phase):
     """A replacement pod (a rollout's, a crash loop's) starting beside a replica that serves on has not served."""
     assert _worker_oom_phase(tmp_path, [api(*start, "vLLM API server version 0.27.2"), OOM]) == phase
+
+
+@pytest.mark.parametrize("start, phase", [((5, 0), "serving"),    # the node's log begins after the fault
+                                          ((4, 10), "startup")])  # near miss: its start came before the fault
+def test_a_node_s_line_before_its_start_once_the_deployment_served_lives_in_the_deployment_s_serving(tmp_path,
+                                                                                                     start, phase):
+    """A node whose earlier logs are gone (a restarted worker pod's): its kernel's fault before the log's first
+    start happened while the deployment served; only what follows that start lives a lifecycle of its own."""
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + LATER,
+                            "gpu-b1/kern.log": ["Nov 18 07:04:30 gpu-b1 kernel: NVRM: Xid (PCI:0000:9a:00): 79, "
+                                                "pid=4711, name=VLLM::Worker_TP, GPU has fallen off the bus."],
+                            "gpu-b1/vllm.log": [api(*start, "Automatically detected platform cuda."),
+                                                api(5, 30, "Shutting down")]})
+    assert next(f for f in d.findings if f.node == "gpu-b1" and f.category == "gpu.xid").phase == phase
 
 
 PORT = "gpu-b1:{pid}:4800 [{r}] NCCL WARN NET/IB : mlx5_2:1 Got async event : port {state}"

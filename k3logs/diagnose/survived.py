@@ -196,6 +196,11 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
                    and (a := seconds(f, g)) is not None and (b := seconds(g, back)) is not None
                    and a >= -TIE_SECONDS and b >= -TIE_SECONDS for g in findings)
 
+    def failed_while_down(f: Finding) -> bool:
+        """Work went on after f, but a failure f can explain came before its device came back: a link the cluster's
+        heartbeats also cross, lost for longer than their timeout."""
+        return (back := recovered.get(id(f))) is not None and failed_meanwhile(f, back)
+
     def long_after_stop(f: Finding) -> bool:
         """f came a minute or more after its attempt's stop, the server's own (in its log), and the deployment never
         started again after it."""
@@ -276,7 +281,7 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
         elif (f.role == "cause" or f.category in outcome_data().vanished) \
                 and (went_on := life.progress_after(f, f.category in node_wide or f.sig in node_wide)) is not None \
                 and not fails_again(f) and not ((f.sig is None or f.source == "traceback") and systematic(f)) \
-                and not life.stalled_at(f):
+                and not life.stalled_at(f) and not failed_while_down(f):
             wide = f.source == "kernel" or f.category in node_wide or f.sig in node_wide
             f.set_aside = f"survived: {'its node' if wide else 'its process'} went on working " \
                           f"({went_on.file}:{went_on.line})"
