@@ -338,6 +338,18 @@ def test_docker_inspect_shm_args_state():
     assert one(got, "env:VLLM_API_KEY")[0] == "[redacted]"
 
 
+@pytest.mark.parametrize("template, output, want", [
+    ("'{{.RestartCount}} {{.State.ExitCode}} {{.HostConfig.RestartPolicy.Name}}'", "2 0 unless-stopped",
+     {"restart_count": "2"}),                      # running (no state said): its exit code is no ended run's
+    ('"{{.State.Status}}\t{{.State.ExitCode}}\t{{.RestartCount}}"', "exited\t137\t0",
+     {"restart_count": "0", "exit_code": "137"}),
+    ("'{{json .State}}'", "7 1 no", {})])          # near miss: a format that is no list of fields
+def test_docker_inspect_with_a_format_of_its_own_states_the_fields_it_prints(template, output, want):
+    text = f"$ docker inspect vllm-1 --format {template}\n{output}\n"
+    got = {f.name: f.value for f in facts("transcript", text) if f.name in ("restart_count", "exit_code")}
+    assert got == want
+
+
 def test_docker_image_inspect_has_no_launch_command():
     got = facts("docker_inspect", S.DOCKER_IMAGE_INSPECT)
     assert one(got, "image")[0] == "vllm/vllm-openai:v0.27.1"

@@ -50,7 +50,7 @@ PARSERS = {
     "model_config": parse_model_config,
     "manifest": parse_manifest, "json": None,
 }
-TAKES_COMMAND = {"nvidia_smi_csv", "uptime"}
+TAKES_COMMAND = {"nvidia_smi_csv", "uptime", "docker_inspect"}
 MERGED = ("uptime",)
 
 
