@@ -219,7 +219,8 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
     set_aside(findings + others, life, prose, recoveries(ev, findings, cat), sigs, node_wide,
               workloads(app_lines, pods), world_nodes(app_lines),
               frozenset(c.id for c in cat.categories.values() if c.collective),
-              frozenset(c.id for c in cat.categories.values() if c.quiet))
+              frozenset(c.id for c in cat.categories.values() if c.quiet),
+              {ip: n for ip, n in (peer_node or {}).items() if n in set(app_lines["node"].drop_nulls().to_list())})
     copies_aside(findings, ev)
     peer_gone_first(findings, peer_node or {}, cat)
     unexplain_by_set_aside(findings)

@@ -95,12 +95,12 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
                recovered: dict[int, Finding] | None = None, sigs: dict[str, Signature] | None = None,
                node_wide: frozenset[str] = frozenset(), app_workloads: frozenset[str] | set[str] = frozenset(),
                world: frozenset[str] = frozenset(), collective: frozenset[str] = frozenset(),
-               quiet: frozenset[str] = frozenset()) -> None:
+               quiet: frozenset[str] = frozenset(), peers: dict[str, str] | None = None) -> None:
     """Findings that cannot be the cause: mentions (a note or a ticket quoting an error: a plain line with no
     time in a file of prose), a pod of a workload none of the deployment's pods is of (`app_workloads`) while it
     served, the shutdown's trail (after its attempt's stop), and what the service survived (its process went on
     working after it, or its node for a kernel line or a `node_wide` category, and it explains nothing that
-    follows; or its device came back before anything it explains failed)."""
+    follows; or its device came back before anything it explains failed). `peers`: the deployment's node of each IP."""
     at = {id(f): i for i, f in enumerate(findings)}
     # the cgroup of each process an OOM kill names, and those the deployment's killed processes were in
     memcg = {(f.node, as_int(f.fields.get("pid"))): f.fields["memcg"] for f in findings if f.fields.get("memcg")}
@@ -253,8 +253,10 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
         if (unit := f.fields.get("unit")) in life.foreign:
             f.set_aside = f"about unit {unit}, whose own lines are none of the deployment's"
             continue
-        if (port := f.fields.get("dport")) is not None and str(port) not in life.ports:
-            f.set_aside = f"about traffic to port {port}, which no line of the deployment names"
+        if (port := f.fields.get("dport")) is not None and str(port) not in life.ports \
+                and (peers or {}).get(f.fields.get("src") or "", f.node) == f.node:
+            # (traffic from another node of the deployment is its own, whatever the port: NCCL's are ephemeral)
+            f.set_aside = f"about traffic to port {port}, which no line of the deployment names, from none of its nodes"
             continue
         stop = life.after_stop(f)
         # (a cause by which the server never listened, the last step of its start, tears its engine down as it
