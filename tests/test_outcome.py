@@ -446,6 +446,21 @@ def test_a_firewalls_drop_is_about_the_deployment_only_on_a_port_it_names(tmp_pa
     assert (d.root is not None and d.root.category == "nccl.bootstrap") is cause
 
 
+@pytest.mark.parametrize("src, cause", [("10.0.0.2", True),    # the deployment's other node (NCCL's ports: ephemeral)
+                                        ("10.0.0.9", False)])  # near miss: a host that runs none of it
+def test_a_firewalls_drop_of_another_deployment_node_s_traffic_is_about_the_deployment_whatever_the_port(
+        tmp_path, src, cause):
+    drop = (f"2026-11-18T07:02:30+0000 gpu-a1 kernel: nft-drop-in: IN=bond0 OUT= MAC=b8:3f:d2:6a:10:c4:b8:3f:d2:6a:22:"
+            f"e0:08:00 SRC={src} DST=10.0.0.1 LEN=60 TOS=0x00 PREC=0x00 TTL=64 ID=1 DF PROTO=TCP SPT=40000 DPT=45771 "
+            "WINDOW=64240 RES=0x00 SYN URGP=0")
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED, "gpu-a2/vllm.log": [worker(1, 0, "Starting to load "
+                                                                                              "model m...")],
+                            "gpu-a1/journalctl-k.txt": [drop],
+                            "hosts": ["10.0.0.1 gpu-a1", "10.0.0.2 gpu-a2", "10.0.0.9 mon-01"]})
+    found = next(f for f in d.findings if f.sig == "firewall-dropped-deployment-port")
+    assert (found.set_aside is None) is cause
+
+
 HELPER = [f"2026-11-18T07:01:10+0000 gpu-a1 python[812]: {text}" for text in [
     "Traceback (most recent call last):", '  File "/opt/warmup.py", line 41, in wait_ready',
     "ConnectionRefusedError: [Errno 111] Connection refused"]]
@@ -1758,6 +1773,21 @@ def test_a_node_s_line_before_its_start_once_the_deployment_served_lives_in_the_
                             "gpu-b1/vllm.log": [api(*start, "Automatically detected platform cuda."),
                                                 api(5, 30, "Shutting down")]})
     assert next(f for f in d.findings if f.node == "gpu-b1" and f.category == "gpu.xid").phase == phase
+
+
+@pytest.mark.parametrize("dedup, phase", [(" [repeated 7x across cluster]", "kv_cache_init"),   # one line for eight
+                                          ("", "distributed_init")])  # near miss: another worker's line alone
+def test_a_landmark_ray_printed_once_for_many_workers_is_each_worker_s_own(tmp_path, dedup, phase):
+    """Ray drops the copies of a line its workers all print: the one that shows stands for every worker of its node,
+    so a worker whose own lines stop at its communicator had loaded the model too."""
+    def ray(pid: int, s: int, text: str) -> str:
+        return f"(RayWorkerWrapper pid={pid}, ip=10.0.0.2) INFO 11-18 07:{s // 60:02d}:{s % 60:02d} [worker.py:1] {text}"
+    lines = [ray(5512, 5, "rank 11 in world size 16 is assigned as DP rank 0, PP rank 0, TP rank 11"),
+             ray(5501, 60, "Model loading took 47.2 GiB and 589.2 seconds" + dedup),
+             "(RayWorkerWrapper pid=5512, ip=10.0.0.2) gpu-b1:5512:5800 [3] NCCL WARN NET/IB : mlx5_3:1 Got async "
+             "event : local access violation work queue error"]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + lines, "hosts": ["10.0.0.2 gpu-b1"]})
+    assert next(f for f in d.findings if f.category == "nccl.ib_transport").phase == phase
 
 
 PORT = "gpu-b1:{pid}:4800 [{r}] NCCL WARN NET/IB : mlx5_2:1 Got async event : port {state}"

@@ -55,7 +55,11 @@ def assign_phases(ev: pl.DataFrame, outside: frozenset[str] | set[str] = frozens
     proc_i = pl.col("_mi").fill_null(-1).cum_max().over(["node", "pid"])
     node_i = pl.col("_mi").fill_null(-1).cum_max().over(["node", "_attempt"])
     names = {i: p for p, i in order.items()}
-    own_i = pl.when(is_worker & pl.col("pid").is_not_null() & (proc_i >= 0)).then(proc_i).otherwise(node_i)
+    # (a landmark Ray's deduplication printed once for many workers is each of its node's workers' own too)
+    deduped_i = pl.when(pl.col("text").str.contains(decision_line("repeated_across_cluster")).fill_null(False)) \
+        .then(pl.col("_mi")).fill_null(-1).cum_max().over(["node", "_attempt"])
+    own_i = pl.when(is_worker & pl.col("pid").is_not_null() & (proc_i >= 0)) \
+        .then(pl.max_horizontal(proc_i, deduped_i)).otherwise(node_i)
     # serving (and winding down) is the deployment's state, not one process's: once the server is ready, every
     # worker on its node serves, and a node with no serving landmark of its own (a headless worker) lives in
     # the deployment's lifecycle
