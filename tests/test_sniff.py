@@ -151,6 +151,18 @@ def test_reason_counts_never_exceed_the_lines_read(name):
     assert 0 < int(hits) <= int(n)
 
 
+SCRIPT = ["curl: (7) Failed to connect to 10.1.2.11 port 8000 after 0 ms: Couldn't connect to server",
+          "[serve] /health not ready yet, sleeping 10s"]
+
+
+@pytest.mark.parametrize("labelled, wrappers", [
+    ([f"{t}: {ln}" for ln in VLLM_PREFIXED for t in (0, 1)], ("srun_label",)),   # two tasks' lines among the script's
+    ([f"{i}: {ln}" for i, ln in enumerate(VLLM_PREFIXED * 2)], ())])   # near miss: a numbered list, no label repeats
+def test_a_batch_job_s_task_labels_among_its_script_s_own_lines_are_a_wrapper(labelled, wrappers):
+    data = lines(*(x for ln in labelled for x in [ln] + SCRIPT))   # (a third of the lines labelled)
+    assert sniff(data).wrappers == wrappers
+
+
 def test_nvidia_smi_table_is_a_dump():
     smi = lines(
         "Mon Aug 11 07:35:59 2026       ",

@@ -180,7 +180,8 @@ def sniff(head: bytes, size: int | None = None, formats: Formats | None = None) 
             break
         name, hits = counts.most_common(1)[0]
         sparse = not wrappers and _sparse(name, hits, lines, formats)
-        if (hits * 2 < len(inner) and not sparse) or name in wrappers:
+        if (hits * 2 < len(inner) and not sparse and not _labels_among_script_lines(name, hits, inner, pats)) \
+                or name in wrappers:
             break
         wrappers.append(name)
         reasons.append(f"{name} wrapper on {hits}/{len(inner)} lines")
@@ -242,6 +243,17 @@ def sniff(head: bytes, size: int | None = None, formats: Formats | None = None) 
         return Sniffed(kind, tuple(wrappers), "; ".join(reasons))
     reasons.append(f"no known format in {n} lines; read as plain text")
     return Sniffed("log", tuple(wrappers), "; ".join(reasons), prose=not wrappers)
+
+
+def _labels_among_script_lines(name: str, hits: int, lines: list[str], pats: dict) -> bool:
+    """A batch job's output: the lines its tasks print behind their labels (`srun -l`: '0: ', '1: ') among the
+    script's own (its echoes, a health check's curl), on a quarter of the lines or more. Tasks print many lines
+    each, so the labels repeat; a numbered list's do not."""
+    if name not in LABELS or hits * 4 < len(lines):
+        return False
+    rx = dict(pats["wrapper"])[name]
+    labels = {m.group(1) for ln in lines if (m := rx.match(ln))}
+    return len(labels) * 4 <= hits
 
 
 def _unwrap(line: str, rx: re.Pattern, name: str) -> str:
