@@ -44,8 +44,8 @@ from k3logs.catalogue.landmarks import decision_line
 from k3logs.catalogue.witnesses import Witnesses, builtin_witnesses
 
 from .assign import apply_nodes, host_columns
-from .attribution import (RX, Attribution, DumpHints, Read, elastic_entries, ensure, host_field, is_ip, line_rx,
-                          line_witnesses, short_host, step_of)
+from .attribution import (RX, Attribution, DumpHints, Read, died_actors, elastic_entries, ensure, host_field, is_ip,
+                          line_rx, line_witnesses, short_host, step_of)
 from .clock import parse_iso
 from .fleet import learn_sections
 from .folders import folder_node_of, host_named_files, node_files, node_folders
@@ -363,6 +363,9 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
         own = ev.filter((pl.col("pid") == pid) & (pl.col("ip") == ip) & pl.col("node").is_not_null())["node"]
         if own.len():
             a.raised_by[key] = (own[0], a.pid_rank.get((own[0], pid)))
+    for key, (ip, pid) in died_actors(ev).items():   # (the actor an ActorDiedError is about: on its node, its rank)
+        if (node := a.ip_node.get(ip)) and key not in a.raised_by:
+            a.raised_by[key] = (node, a.pid_rank.get((node, pid)))
     for key, (node, pid) in a.subject_pid.items():
         if (node, pid) in a.pid_rank:
             a.subject_rank[key] = a.pid_rank[(node, pid)]

@@ -359,3 +359,19 @@ def line_witnesses(ev: pl.DataFrame, w: Witnesses) -> dict[str, list[Read]]:
                 out[lw.kind].append(Read(lw.name, lw.kind, file, line, None,
                                          {k: v for k, v in m.groupdict().items() if v is not None}))
     return out
+
+
+def died_actors(ev: pl.DataFrame) -> dict[tuple[str, int], tuple[str, int]]:
+    """(file, line) -> (ip, pid) of the actor an ActorDiedError a driver relays is about, for each line of the message
+    that names it (a folded exception's message: its dead actor's pid and ip, then why it died)."""
+    if "exc_messages" not in ev.columns:
+        return {}
+    out: dict[tuple[str, int], tuple[str, int]] = {}
+    rows = ev.filter(pl.col("exc_messages").list.join("\n").str.contains(r"\bip: \d").fill_null(False))
+    for file, end, messages, lines in rows.select("file", "line_end", "exc_messages", "exc_lines").iter_rows():
+        for i, (text, first) in enumerate(zip(messages, lines or [])):
+            if first is not None and (m := RX["died_actor"].search(text or "")):
+                last = lines[i + 1] - 1 if i + 1 < len(lines) and lines[i + 1] is not None else end or first
+                out.update({(file, ln): (m.group("ip"), int(m.group("pid"))) for ln in range(first, last + 1)})
+    return out
+
