@@ -21,7 +21,7 @@ from k3logs.catalogue.formats import builtin_formats
 from k3logs.catalogue.load import load_catalogue
 from k3logs.catalogue.signatures import Catalogue
 from k3logs.diagnose import assign, attribute, clock
-from k3logs.diagnose.assign import task_ranks
+from k3logs.diagnose.assign import gpu_ranks, task_ranks
 from k3logs.diagnose.attribution import Attribution, hints_from_facts
 from k3logs.diagnose.clock import ClockModel, ClockReport, parse_iso
 from k3logs.diagnose.decide import decide
@@ -179,7 +179,8 @@ def run(path: str | Path, settings: Settings | None = None, catalogue: Catalogue
     described = {f.file: f.value for f in facts if f.name == "pod_name" and pods[f.file] == 1}
     decision = quiet_verdict(decide(events, det, cat, app_files, prose, restarts, lt.attribution.ip_node,
                                     task_ranks(lt.attribution), lt.attribution.raised_by, described,
-                                    lt.attribution.pods, restarting), checks, events, dumps, cat, bool(app_files))
+                                    lt.attribution.pods, restarting, gpu_ranks(lt.attribution)), checks, events, dumps,
+                                cat, bool(app_files))
     decision, unlogged = unlogged_end(decision, facts, cat)
     nnodes = max([int(f.value) for f in facts if f.name == "nnodes" and f.value.isdigit()] or [0]) or None
     missing = missing_parts(events, lt.ingested.files, lt.bundle.display, lt.attribution.file_node,

@@ -19,7 +19,7 @@ RANK_SRC = ("line", "subject", "life", "pid", "file_rank", "bare", "task", "name
             "kernel_bus", "kernel_local")  # rank_src 1..
 
 
-def _code(kind: str) -> int:
+def rank_code(kind: str) -> int:
     """rank_src's code for a kind of witness."""
     return RANK_SRC.index(kind) + 1
 
@@ -215,12 +215,12 @@ def apply(events: pl.DataFrame, a: Attribution) -> pl.DataFrame:
         lm = pl.DataFrame([(n, l, r) for (n, l), r in a.local_rank.items()],
                           schema={"node": pl.String, "local_rank": pl.Int32, "_lr": pl.Int32}, orient="row")
         ev = ev.join(lm, on=["node", "local_rank"], how="left").with_columns(
-            pl.when(pl.col("rank").is_null() & pl.col("_lr").is_not_null()).then(pl.lit(_code("local"), pl.Int8))
+            pl.when(pl.col("rank").is_null() & pl.col("_lr").is_not_null()).then(pl.lit(rank_code("local"), pl.Int8))
             .otherwise(pl.col("rank_src")).alias("rank_src"),
             pl.coalesce("rank", "_lr").alias("rank")).drop("_lr")
     if a.unnamed_rank0:
         zero = pl.col("source").is_in(["vllm", "traceback"]) & pl.col("rank").is_null()
-        ev = ev.with_columns(pl.when(zero).then(pl.lit(_code("rank0"), pl.Int8)).otherwise(pl.col("rank_src"))
+        ev = ev.with_columns(pl.when(zero).then(pl.lit(rank_code("rank0"), pl.Int8)).otherwise(pl.col("rank_src"))
                              .alias("rank_src"),
                              pl.when(zero).then(pl.lit(0, pl.Int32)).otherwise(pl.col("rank")).alias("rank"))
     return _kernel(ev, a)
@@ -270,7 +270,7 @@ def _kernel_task(kern: pl.DataFrame, a: Attribution) -> pl.DataFrame:
     return kern.with_columns(task.alias("_task")) \
         .join(tr, on=["node", "_task"], how="left", maintain_order="left") \
         .with_columns(pl.when(pl.col("rank").is_null() & pl.col("_trank").is_not_null())
-                      .then(pl.lit(_code("kernel_task"), pl.Int8))
+                      .then(pl.lit(rank_code("kernel_task"), pl.Int8))
                       .otherwise(pl.col("rank_src")).alias("rank_src"),
                       pl.coalesce("rank", "_trank").alias("rank")).drop("_task", "_trank")
 
@@ -303,7 +303,7 @@ def _kernel_gpu(kern: pl.DataFrame, a: Attribution) -> pl.DataFrame:
     # nvidia-smi bus ids may come from a dump without a node: match on the bus alone when unique
     bg_any = bg.group_by("_bus").agg(pl.col("_bgpu").first(), pl.len().alias("_n")).filter(pl.col("_n") == 1) \
         .select("_bus", pl.col("_bgpu").alias("_bgpu_any"))
-    lr = pl.DataFrame([(n, g, r) for (n, g), r in _gpu_ranks(a).items()],
+    lr = pl.DataFrame([(n, g, r) for (n, g), r in gpu_ranks(a).items()],
                       schema={"node": pl.String, "_lgpu": pl.Int32, "_lrank": pl.Int32}, orient="row")
     out = (kern.join(br, on=["node", "_bus"], how="left", maintain_order="left")
            .join(bg.rename({"_gnode": "node"}), on=["node", "_bus"], how="left", maintain_order="left")
@@ -313,8 +313,8 @@ def _kernel_gpu(kern: pl.DataFrame, a: Attribution) -> pl.DataFrame:
            .join(lr, left_on=["node", "gpu"], right_on=["node", "_lgpu"], how="left", maintain_order="left"))
     fresh = pl.col("_bus").is_not_null() & pl.col("rank").is_null()
     return (out.with_columns(
-        pl.when(fresh & pl.col("_brank").is_not_null()).then(pl.lit(_code("kernel_bus"), pl.Int8))
-        .when(fresh & pl.col("_lrank").is_not_null()).then(pl.lit(_code("kernel_local"), pl.Int8))
+        pl.when(fresh & pl.col("_brank").is_not_null()).then(pl.lit(rank_code("kernel_bus"), pl.Int8))
+        .when(fresh & pl.col("_lrank").is_not_null()).then(pl.lit(rank_code("kernel_local"), pl.Int8))
         .otherwise(pl.col("rank_src")).alias("rank_src"),
         pl.when(pl.col("_bus").is_not_null()).then(pl.coalesce("rank", "_brank", "_lrank"))
         .otherwise(pl.col("rank")).alias("rank"))
@@ -330,7 +330,7 @@ def _device(a: Attribution, node: str | None, bus: str, index: int) -> int | Non
     return seen.index(index) if index in seen else None
 
 
-def _gpu_ranks(a: Attribution) -> dict[tuple[str | None, int], int]:
+def gpu_ranks(a: Attribution) -> dict[tuple[str | None, int], int]:
     """(node, GPU index) -> rank: with the default CUDA_VISIBLE_DEVICES a worker's local rank is its GPU index,
     and so is its NCCL [dev]."""
     by_dev = defaultdict(set)

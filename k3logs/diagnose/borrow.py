@@ -10,10 +10,10 @@ LAG_S = 300.0   # how long after its first consequences a fault may be stated (a
 
 
 def borrow_rank(root: Finding, findings: list[Finding], pid_rank: dict[tuple, int],
-                node_wide: frozenset[str] = frozenset()) -> None:
+                node_wide: frozenset[str] = frozenset(), device_rank: dict[tuple, int] | None = None) -> None:
     """A cause with no rank (a kernel line, a crash written by C code) takes the rank of the process it names
-    (`pid_rank`: (node, host pid) -> rank), else of the first event it explains on its
-    node, or of a dead-worker symptom that names it right after; a fault of the whole node (`node_wide`
+    (`pid_rank`: (node, host pid) -> rank), or of the CUDA device its error names, else of the first event it
+    explains on its node, or of a dead-worker symptom that names it right after; a fault of the whole node (`node_wide`
     categories: a driver, the fabric manager) names no process and takes no rank from what it explains. A cause
     whose time is unknown (kernel seconds since boot with no boot time) also takes that event's phase, unless that
     is the shutdown (an eviction's stop: the cause came before it)."""
@@ -32,6 +32,12 @@ def borrow_rank(root: Finding, findings: list[Finding], pid_rank: dict[tuple, in
     pid = named if named is not None else root.pid
     if named is not None and (root.node, named) in pid_rank:
         root.rank = pid_rank[(root.node, named)]
+        return
+    # the CUDA device its own error names ('GPU 3 has a total capacity'), on the node of the process that raised it:
+    # a worker's device is its local rank (`device_rank`: (node, device) -> rank)
+    gpu = as_int(root.fields.get("gpu")) if root.source != "kernel" else None
+    if gpu is not None and (key := (root.raised_on or root.node, gpu)) in (device_rank or {}):
+        root.rank = device_rank[key]
         return
     same_pid = [f for f in findings if f.rank is not None and f.node == root.node and pid is not None
                 and (f.pid == pid or as_int(f.fields.get("pid")) == pid)]
