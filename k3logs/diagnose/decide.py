@@ -192,7 +192,7 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
            peer_node: dict[str, str] | None = None, pid_rank: dict[tuple, int] | None = None,
            raised_by: dict[tuple[str, int], tuple] | None = None,
            described: dict[str, str] | None = None, pods: frozenset[str] | set[str] = frozenset(),
-           restarting: bool = False) -> Decision:
+           restarting: bool = False, device_rank: dict[tuple, int] | None = None) -> Decision:
     """The outcome of the run, and the earliest event that explains it (module docstring, outcome.py).
     `app_files`: the deployment's own logs (default: every file); `prose`: files read as plain text (notes,
     tickets): their untimed plain lines mention errors; `restarts_seen`: restarts the orchestrator's state
@@ -200,7 +200,8 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
     `pid_rank`: the rank of each (node, host pid), as the kernel and the host's tools see pids; `raised_by`: the
     (node, rank) of the actor that raised what a relayed traceback's line shows, by (file, line); `described`:
     the pod a file describes, by file (a describe's event rows name no pod); `pods`: the pods the bundle names;
-    `restarting`: the deployment's container was being started again when the bundle was taken."""
+    `restarting`: the deployment's container was being started again when the bundle was taken; `device_rank`: the
+    rank of each (node, CUDA device)."""
     pid_rank = pid_rank or {}
     life = Lifecycle(ev, set(ev["file"].unique().to_list()) if app_files is None else app_files, restarts_seen,
                      host_pids=pid_rank, restarting=restarting)
@@ -249,7 +250,7 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
         causes = []
     if causes:
         root = _stated_before(_statement(first(causes, cat), findings), findings, cat)
-        borrow_rank(root, findings, pid_rank, node_wide)
+        borrow_rank(root, findings, pid_rank, node_wide, device_rank)
         root.unready = root.unready or _never_ready_after(root, findings, life)
         outcome = life.outcome(_seen_failing(root, findings, life, cat), again, answered, deaths, failed, killers)
         if (root.file, root.line) in raised_by:   # (its node: the actor's, not the one that printed it)
@@ -259,6 +260,8 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
         stack_phase(root, findings)
         lagging_phase(root, findings, life.attempt_of, life.progress_after(root, True) is not None,
                       root.file not in life.app_files)
+        if not life.app_log and not root.phase_from_stack:   # (no lifecycle to place it in: a signature's guess)
+            root.phase = None
         root_at = findings.index(root)
         strong = any(f.explained_by == root_at for f in findings)
         timed = root.ts is not None and root.ts_quality in ("exact", "inferred")
@@ -300,7 +303,7 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
                 and life.progress_after(f, node_wide=True) is None]
     if fallback:
         root = _stated_before(first(fallback, cat), findings, cat)
-        borrow_rank(root, findings, pid_rank, node_wide)
+        borrow_rank(root, findings, pid_rank, node_wide, device_rank)
         return Decision(False, root, "low",
                         "only symptoms were found; the earliest one that names a root-cause category is reported, "
                         "but the real cause is probably outside the bundle", findings, outcome=outcome)

@@ -130,6 +130,10 @@ class Ending:
                                "failed")
             if again:
                 return Outcome("restart_loop", **where, detail="it was started again and again, and failed each time")
+            if not self.app_log and failure.source == "kernel":   # (a device's fault: what the deployment did then,
+                # no log shows; an orchestrator's, a pod never scheduled or an image never pulled, says it never ran)
+                return Outcome("inconclusive", **where, detail="the bundle holds no log of the deployment itself: "
+                               "what it did after this failure cannot be told")
             if self.ready_before(failure) and not failure.unready:  # (a port it never bound: never ready)
                 if self.still_working_after(failure, answered, deaths):
                     return Outcome("failing_requests", **where,

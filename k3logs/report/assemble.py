@@ -284,7 +284,9 @@ def make_report(a: Analysis, display_path: str) -> Report:
         title = root.title or root.category
         rc = RootCause(root.category, root.sig, title, d.confidence, explanation, _remediation(a, root, checks))
         first = FirstCausal(root.file, root.line, [root.span[0], max(root.span[1], root.line)], iso(root.ts), root.text)
-        origin, phase = _origin(a, root), root_phase(root, a.catalogue)
+        # (what the deployment did then, no log shows: only a phase the evidence gives, never a signature's guess)
+        origin, phase = _origin(a, root), root.phase if d.outcome.state == "inconclusive" else \
+            root_phase(root, a.catalogue)
     other = {"template": d.template, "repeats": d.repeats} if d.template else None
     files = [FileEntry(b.display(f.file), f.kind, f.reason, f.lines, f.bytes,
                        a.attribution.file_node.get(b.display(f.file))) for f in ing.files]
