@@ -283,6 +283,10 @@ def test_a_landmark_within_the_steps_of_the_frame_s_function_is_more_specific_th
     # near misses: a landmark beyond the function's steps, and a function that runs one step, give the frame's
     assert frame_phase(stack, "model_load") == "device_init"
     assert frame_phase(["load_model", "load_weights"], "cudagraph_capture") == "model_load"
+    # V1's engine core sizes the KV cache, then has the workers allocate it and capture the model's graphs
+    engine = ["run_engine_core", "__init__", "_initialize_kv_caches", "initialize_from_config", "collective_rpc"]
+    assert frame_phase(engine, "cudagraph_capture") == "cudagraph_capture"
+    assert frame_phase(engine, "serving") == "kv_cache_init"
 
 
 @pytest.mark.parametrize("line, starts", [

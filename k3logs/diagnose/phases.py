@@ -9,6 +9,7 @@ import polars as pl
 from k3logs.catalogue.landmarks import decision_line
 from k3logs.schema import PHASES
 
+from .assign import rank_code
 from .detect import phase_marks
 from .findings import TIE_SECONDS
 from .outcome import KERNEL_SLACK_S
@@ -48,8 +49,10 @@ def assign_phases(ev: pl.DataFrame, outside: frozenset[str] | set[str] = frozens
     ev = ev.with_columns((pl.col("_restart") & (last_start.is_null() | pl.col("ts").is_null()
                                                 | (pl.col("ts") - last_start > pl.duration(seconds=SAME_START_S))))
                          .alias("_restart"))
-    is_worker = pl.col("proc").str.contains(decision_line("worker_process")).fill_null(False) \
-        | pl.col("rank").is_not_null()
+    # (a line whose rank is its subject's, a raylet's report of a worker's death, is not that worker's own doing: it
+    # lives in its writer's, or its node's, lifecycle)
+    own_rank = pl.col("rank").is_not_null() & (pl.col("rank_src") != rank_code("subject")).fill_null(True)
+    is_worker = pl.col("proc").str.contains(decision_line("worker_process")).fill_null(False) | own_rank
     attempt = pl.col("_restart").cast(pl.Int32).cum_sum().over("node").alias("_attempt")
     ev = ev.with_columns(attempt)
     proc_i = pl.col("_mi").fill_null(-1).cum_max().over(["node", "pid"])
