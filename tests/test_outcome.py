@@ -1790,6 +1790,128 @@ def test_a_landmark_ray_printed_once_for_many_workers_is_each_worker_s_own(tmp_p
     assert next(f for f in d.findings if f.category == "nccl.ib_transport").phase == phase
 
 
+@pytest.mark.parametrize("names_it, node", [(True, "gpu-b1"),    # the message names the dead actor's pid and ip
+                                            (False, "gpu-a1")])  # near miss: it does not: the relaying driver's node
+def test_a_relayed_actor_death_is_on_the_node_of_the_actor_its_message_names(tmp_path, names_it, node):
+    def core(text: str) -> str:
+        return f"(EngineCore_DP0 pid=2291) ERROR 11-18 07:04:30 [core.py:712] {text}"
+    actor = ["\tclass_name: RayWorkerWrapper", "\tactor_id: 4b3c", "\tpid: 51877", "\tnamespace: 6f1e",
+             "\tip: 10.0.0.2"] if names_it else []
+    died = [core(x) for x in [
+        "EngineCore failed to start.", "Traceback (most recent call last):",
+        '  File "/opt/vllm/v1/engine/core.py", line 703, in run_engine_core',
+        "    engine_core = EngineCoreProc(*args, **kwargs)",
+        "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.", *actor,
+        "The actor is dead because its worker process has died. Worker exit type: NODE_OUT_OF_MEMORY Worker exit "
+        "detail: Task was killed due to the node running low on memory."]]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + [worker(1, 0, "Starting to load model m...")] + died,
+                            "hosts": ["10.0.0.1 gpu-a1", "10.0.0.2 gpu-b1"]})
+    assert d.root is not None and d.root.category == "oom.host" and d.root.node == node
+
+
+@pytest.mark.parametrize("names_gpu, rank", [(" GPU 1 has a total capacity of 79.19 GiB of which 1.02 GiB is free.", 5),
+                                             ("", None)])   # near miss: the error names no device
+def test_a_relayed_cuda_error_takes_the_rank_its_device_is_on_the_node_of_the_actor_that_raised_it(tmp_path, names_gpu,
+                                                                                                 rank):
+    def ray(pid: int, ip: str, r: int) -> str:
+        return f"(RayWorkerWrapper pid={pid}, ip={ip}) INFO 11-18 07:01:00 [parallel_state.py:1] rank {r} in world " \
+               f"size 8 is assigned as DP rank 0, PP rank {r // 4}, TP rank {r % 4}"
+    def core(text: str) -> str:
+        return f"(EngineCore_DP0 pid=2291) ERROR 11-18 07:04:30 [core.py:712] {text}"
+    raised = [core(x) for x in [
+        "ray.exceptions.RayTaskError(OutOfMemoryError): ray::RayWorkerWrapper.execute_method() (pid=6005, "
+        "ip=10.0.0.2, actor_id=9c1e)", '  File "/opt/vllm/v1/worker/gpu_worker.py", line 367, in execute_model',
+        "    output = self.model_runner.execute_model(scheduler_output)",
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.22 GiB." + names_gpu]]
+    own = "(RayWorkerWrapper pid=6005, ip=10.0.0.2) INFO 11-18 07:02:00 [gpu_worker.py:1] Model loading took 40.1 GiB"
+    start = [START[0], api(0, 1, "non-default args: {'model': 'm', 'tensor_parallel_size': 4, "
+                                 "'pipeline_parallel_size': 2, 'distributed_executor_backend': 'ray'}")]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": start + LOADED + READY + SERVING + [ray(6000, "10.0.0.1", 0),
+                                                                                    ray(6004, "10.0.0.2", 4), own] + raised,
+                            "hosts": ["10.0.0.1 gpu-a1", "10.0.0.2 gpu-b1"]})
+    assert d.root is not None and d.root.category == "oom.inference" and (d.root.node, d.root.rank) == ("gpu-b1", rank)
+
+
+@pytest.mark.parametrize("before, state", [("200 -", "serving"),        # the gateway answered: the old run served
+                                          ("503 UH", "never_ready")])  # near miss: it never answered
+def test_a_gateway_s_answers_show_a_run_serving_whose_log_is_gone(tmp_path, before, state):
+    """The container was killed and started again (its describe's last state), the log of the run that was killed
+    is gone; the gateway in front answered requests before the kill: that run served, and the new one serves on."""
+    describe = ["Name:         vl-0", "Node:         gpu-a1/10.0.0.1", "Containers:", "  vllm:",
+                "    State:          Running", "      Started:      Tue, 18 Nov 2026 07:04:35 +0000",
+                "    Last State:     Terminated", "      Reason:       OOMKilled", "      Exit Code:    137",
+                "      Started:      Tue, 18 Nov 2026 01:00:00 +0000",
+                "      Finished:     Tue, 18 Nov 2026 07:04:30 +0000", "    Restart Count:  1"]
+    gateway = [f'[2026-11-18T07:0{m}:10.000Z] "POST /v1/chat/completions HTTP/1.1" {before} 1024 95 7931 - '
+               '"10.244.1.14" "OpenAI/Python 1.82.0"' for m in (2, 3)]
+    new_run = [line.replace("07:0", "07:1") for line in START + LOADED + READY + SERVING]
+    d = decision(tmp_path, {"gpu-a1/describe.txt": describe, "gpu-a1/gateway-access.log": gateway,
+                            "gpu-a1/vllm.log": new_run})
+    assert d.root is not None and d.root.category == "oom.host" and d.outcome.state == state
+
+
+@pytest.mark.parametrize("app_log, state, phase", [(False, "inconclusive", None),   # only the kernel's log
+                                                   (True, "crashed", "serving")])     # near miss: the server's too
+def test_a_cause_in_a_bundle_with_no_log_of_the_deployment_has_an_inconclusive_outcome_and_no_guessed_phase(
+        tmp_path, app_log, state, phase):
+    from conftest import report_of
+    xid = "Nov 18 07:04:30 gpu-a1 kernel: NVRM: Xid (PCI:0000:9b:00): 119, pid=4711, name=pt_main_thread, Timeout " \
+          "after 6s of waiting for RPC response from GPU4 GSP!"
+    files = {"gpu-a1/kern.log": xid + "\n"}
+    if app_log:
+        files["gpu-a1/vllm.log"] = "\n".join(START + LOADED + READY + SERVING + [DEAD]) + "\n"
+    r = report_of(run(make_bundle(tmp_path, files)))
+    assert (r.root_cause.category, r.outcome.state, r.phase) == ("gpu.xid", state, phase)
+
+
+@pytest.mark.parametrize("copy_pid, line", [(1187, 6),   # the same process's stamped copy: the raw line, at its time
+                                             (1190, 8)])  # near miss: another process's statement
+def test_a_crash_printed_raw_then_stamped_by_its_process_is_one_event_at_its_first_line(tmp_path, copy_pid, line):
+    def ray(pid: int, text: str) -> str:
+        return f"(RayWorkerWrapper pid={pid}, ip=10.0.0.2) {text}"
+    sig = "*** SIGSEGV received at time=1763449442 on cpu 83 ***"
+    lines = [ray(1190, "WARNING 11-18 07:04:05 [fused_moe.py:888] Using default MoE config."),
+             ray(1187, sig), ray(1187, "PC: @     0x7f2e41d3b44a  (unknown)  addProxyOpIfNeeded()"),
+             ray(copy_pid, f"[2026-11-18 07:04:02,418 E {copy_pid} {copy_pid}] logging.cc:474: {sig}")]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + lines})
+    assert d.root is not None and d.root.category == "proc.segfault" and (d.root.line, d.root.pid) == (line, copy_pid)
+
+
+def test_near_miss_an_orchestrator_s_cause_with_no_log_of_the_deployment_says_it_never_ran(tmp_path):
+    """A pod never scheduled has no log of its own: that it never became ready is the orchestrator's to say."""
+    events = ["LAST SEEN   TYPE      REASON             OBJECT          MESSAGE",
+              "2026-11-18T07:04:30Z   Warning   FailedScheduling   pod/vllm-0   0/4 nodes are available: 4 Insufficient "
+              "nvidia.com/gpu. preemption: 0/4 nodes are available: 4 No preemption victims found for incoming pod."]
+    d = decision(tmp_path, {"kubectl/events.txt": events})
+    assert d.root is not None and d.root.category == "infra.unschedulable" and d.outcome.state == "never_ready"
+
+
+RAYLET_GONE = "(EngineCore_DP0 pid=388) (raylet) A worker died or was killed while executing a task by an unexpected " \
+    "system error. Worker IP address: 10.60.3.21 Worker port: 10107 Worker PID: 3871 Worker exit type: SYSTEM_ERROR"
+
+
+@pytest.mark.parametrize("last, phase", [
+    (RAYLET_GONE, "cudagraph_capture"),   # the raylet's report about rank 6: the node's phase then
+    ("(RayWorkerWrapper pid=3871) ERROR 11-18 07:02:51 [gpu_worker.py:1] RuntimeError: CUDA error: an illegal memory "
+     "access was encountered", "kv_cache_init")])   # near miss: rank 6's own line: the furthest it reached itself
+def test_a_report_of_a_worker_s_death_lives_in_its_writer_s_or_node_s_phase_not_the_dead_worker_s_last_line(
+        tmp_path, last, phase):
+    """The raylet reports a worker gone while the node captures CUDA graphs (rank 0's bar shows it): the death is
+    placed then, whatever the dead worker last printed itself."""
+    def ray(pid: int, s: int, text: str) -> str:
+        return f"(RayWorkerWrapper pid={pid}) INFO 11-18 07:0{s // 60}:{s % 60:02d} [gpu_worker.py:1] {text}"
+    start = [START[0], api(0, 1, "non-default args: {'model': 'm', 'tensor_parallel_size': 8}")]
+    lines = [ray(3840, 50, "rank 0 in world size 8 is assigned as DP rank 0, PP rank 0, TP rank 0"),
+             ray(3871, 51, "rank 6 in world size 8 is assigned as DP rank 0, PP rank 0, TP rank 6"),
+             ray(3871, 100, "Model loading took 40.1 GiB and 60.2 seconds"),
+             "(EngineCore_DP0 pid=388) INFO 11-18 07:02:50 [kv_cache_utils.py:1] GPU KV cache size: 1,024,000 tokens",
+             "(RayWorkerWrapper pid=3840) Capturing CUDA graphs (mixed prefill-decode, PIECEWISE):   0%|          | 0/67",
+             last]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": start + lines, "hosts": ["10.60.3.21 gpu-a1"]})
+    f = next(f for f in d.findings if f.line == len(start + lines))
+    assert (f.rank, f.phase) == (6, phase)
+
+
 PORT = "gpu-b1:{pid}:4800 [{r}] NCCL WARN NET/IB : mlx5_2:1 Got async event : port {state}"
 STATUS12 = ("gpu-b1:4712:4801 [1] NCCL WARN NET/IB : Got completion from peer 10.0.0.1<41873> with status=12 opcode=0 "
             "len=0 vendor err 129 (Send) localGid ::ffff:10.0.0.2 remoteGids::ffff:10.0.0.1 hca mlx5_2")

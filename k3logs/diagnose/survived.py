@@ -21,6 +21,8 @@ from .lifeline import who
 from .outcome import Lifecycle
 from .templates import mask_template, same_template
 
+STAMPED_COPY_LINES = 20   # how far below a crash's raw lines a logger's stamped copy of them comes
+
 
 def recoveries(ev: pl.DataFrame, findings: list[Finding], cat: Catalogue) -> dict[int, Finding]:
     """id(finding) -> the first line after it (in its file: by place, events listed by age have no time), on its
@@ -316,7 +318,18 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
 
 def copies_aside(findings: list[Finding], ev: pl.DataFrame) -> None:
     """One line in two files (an excerpt of every unit's journal beside the unit's own) is one event: the copy in
-    the file that holds more of its process's lines stands, the other is set aside as its copy."""
+    the file that holds more of its process's lines stands, the other is set aside as its copy. One statement a
+    process printed twice in its file, unstamped and then through a logger that stamps it (Ray's signal handler
+    writes a crash to stderr, then to its log), is one event too: the first copy, at the stamped copy's time."""
+    stamped: dict[tuple, list[Finding]] = {}
+    for f in findings:
+        if f.set_aside is None and f.pid is not None:
+            stamped.setdefault((f.file, f.pid, f.node, f.sig, f.text), []).append(f)
+    for g in (sorted(g, key=lambda f: f.line) for g in stamped.values() if len(g) > 1):
+        raw, copy = g[0], next((f for f in g[1:] if f.ts_quality == "exact"), None)
+        if raw.ts_quality != "exact" and copy is not None and copy.line - raw.line <= STAMPED_COPY_LINES:
+            raw.ts, raw.ts_quality = copy.ts, copy.ts_quality
+            copy.set_aside = f"a stamped copy of {raw.file}:{raw.line}, the same statement of its process"
     by_line: dict[tuple, list[Finding]] = {}
     for f in findings:
         if f.set_aside is None and f.ts is not None and f.eid >= 0:
