@@ -157,7 +157,8 @@ TESTS_DIR = Path(__file__).resolve().parent
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: takes more than 20 s (still runs by default; deselect with -m 'not slow')")
-    os.environ.setdefault(FIRED_DIR, tempfile.mkdtemp(prefix="k3logs-fired-"))   # (xdist workers inherit it)
+    if FIRED_DIR not in os.environ:   # (xdist workers inherit it; setdefault would make a directory for each)
+        os.environ[FIRED_DIR] = tempfile.mkdtemp(prefix="k3logs-fired-")
 
 
 # every cause signature fires on some corpus case (tools/coverage.py). Each case's verdict test records what
