@@ -123,6 +123,9 @@ SAMPLES = {
         "mlx5_core 0000:9a:00.0 mlx5_3: Port: 1 Link DOWN"))), "kernel", ("journald_json",)),
     "vllm_srun_label": (lines("+ srun -l --ntasks-per-node=8 python serve.py", *(f"{i}: {ln}" for i, ln in enumerate(
         VLLM_PREFIXED))), "vllm", ("srun_label",)),
+    "vllm_datadog_csv": (lines("Date,Host,Service,Status,pod_name,Message", *(
+        f'2026-08-11T07:35:{i:02d}.000Z,aks-h100pool-4181-vmss000004,llama405,info,llama405-0,'
+        f'"{ln.replace(chr(34), 2 * chr(34))}, ok"' for i, ln in enumerate(VLLM_PREFIXED))), "vllm", ("datadog_csv",)),
     "vllm_kubectl_prefix": (lines(*(f"[pod/k3-0-1/vllm-worker] {ln}" for ln in VLLM_PREFIXED)), "vllm",
                             ("kubectl_prefix",)),
     "k8s_events_last_column": (lines(
@@ -141,6 +144,13 @@ def test_kind_and_wrappers_come_from_the_content(name):
     assert (s.kind, s.wrappers) == (kind, wrappers), s.reason
     assert s.reason and "\n" not in s.reason
     assert not s.is_dump
+
+
+@pytest.mark.parametrize("name", list(SAMPLES))
+def test_a_copy_through_windows_is_sniffed_the_same(name):
+    data, kind, wrappers = SAMPLES[name]
+    s = sniff(data.replace(b"\n", b"\r\n"))
+    assert (s.kind, s.wrappers) == (kind, wrappers), s.reason
 
 
 @pytest.mark.parametrize("name", list(SAMPLES))

@@ -160,7 +160,9 @@ def sniff(head: bytes, size: int | None = None, formats: Formats | None = None) 
     pats = _compiled(id(formats or builtin_formats()))
     sniffing = (formats or builtin_formats()).sniff
     text = decode_head(head[:HEAD_BYTES])
-    lines = [ln for ln in text.split("\n")[:-1 if len(head) >= HEAD_BYTES else None] if ln.strip()][:HEAD_LINES]
+    # (a line's CR, a copy through Windows, is no part of it: the parser drops it too, and a format's `$` needs that)
+    lines = [ln.removesuffix("\r") for ln in text.split("\n")[:-1 if len(head) >= HEAD_BYTES else None]
+             if ln.strip()][:HEAD_LINES]
     if not lines:
         lines = [text]
     n = len(lines)
@@ -180,8 +182,8 @@ def sniff(head: bytes, size: int | None = None, formats: Formats | None = None) 
             break
         name, hits = counts.most_common(1)[0]
         sparse = not wrappers and _sparse(name, hits, lines, formats)
-        if (hits * 2 < len(inner) and not sparse and not _labels_among_script_lines(name, hits, inner, pats)) \
-                or name in wrappers:
+        labels = not wrappers and _labels_among_script_lines(name, hits, inner, pats)
+        if (hits * 2 < len(inner) and not sparse and not labels) or name in wrappers:
             break
         wrappers.append(name)
         reasons.append(f"{name} wrapper on {hits}/{len(inner)} lines")
@@ -247,9 +249,10 @@ def sniff(head: bytes, size: int | None = None, formats: Formats | None = None) 
 
 def _labels_among_script_lines(name: str, hits: int, lines: list[str], pats: dict) -> bool:
     """A batch job's output: the lines its tasks print behind their labels (`srun -l`: '0: ', '1: ') among the
-    script's own (its echoes, a health check's curl), on a quarter of the lines or more. Tasks print many lines
+    script's own (its echoes, a health check's curl), on a quarter of the lines or more (the file's own labels,
+    not a journal's messages that begin like a host's: pdsh's). Tasks print many lines
     each, so the labels repeat; a numbered list's do not."""
-    if name not in LABELS or hits * 4 < len(lines):
+    if name != "srun_label" or hits * 4 < len(lines):
         return False
     rx = dict(pats["wrapper"])[name]
     labels = {m.group(1) for ln in lines if (m := rx.match(ln))}
