@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 import json
-import re
 import shlex
 
 from .cmdline import facts_from_command_text, parse_vllm_tokens, tokenize, vllm_arg_facts
-from .util import FACTS, Sink, digest_of, emit_env, find_line, norm_image, parse_size
+from .util import FACTS, Sink, digest_of, emit_env, find_line, norm_image, parse_size, templated_inspect
 
 try:  # PyYAML reads pod specs; without it only JSON specs and the image lines of YAML are read
     import yaml
@@ -52,7 +51,7 @@ def parse_docker_inspect(sink: Sink, lines: list[str], base: int, command: str |
     try:
         doc = json.loads("\n".join(lines))
     except ValueError:
-        doc = _templated(lines, command)
+        doc = templated_inspect(lines, command)
         if doc is None:
             return
     start = 0
@@ -128,39 +127,6 @@ def parse_docker_inspect(sink: Sink, lines: list[str], base: int, command: str |
                 sink.add("last_state_reason", f"{state['Status']} (exit code {state.get('ExitCode')})", at('"Status"'))
         if isinstance(d.get("RestartCount"), int):
             sink.add("restart_count", d["RestartCount"], at('"RestartCount"'))
-
-
-def _templated(lines: list[str], command: str | None) -> list[dict] | None:
-    """What `docker inspect --format '{{.RestartCount}} {{.State.ExitCode}}'` printed, as the JSON it stands for
-    ({"RestartCount": 2, "State": {"ExitCode": 0}}): one object per output line, each field's value read where
-    the template puts it (a field's value holds no blank unless it is the last). None where the format is not a
-    plain list of fields."""
-    m = FACTS["inspect_format"].search(command or "")
-    if not m:
-        return None
-    template = m.group("t") or m.group("t2") or ""
-    parts = re.split(r"\{\{\s*\.([\w.]+)\s*\}\}", template.replace("\\t", "\t"))
-    fields, literals = parts[1::2], parts[0::2]
-    if not fields or any("{" in lit or "}" in lit for lit in literals):
-        return None
-
-    def literal(text: str) -> str:   # (blanks: any run of them; the output's columns may be padded)
-        return r"\s+".join(re.escape(w) for w in text.split(" ")) if text.strip() else (r"\s+" if text else "")
-    rx = re.compile("".join(literal(lit) + (r"(\S*)" if i < len(fields) - 1 else "(.*?)")
-                            for i, lit in enumerate(literals[:-1])) + literal(literals[-1]) + "$")
-    out = []
-    for line in lines:
-        if not (got := rx.match(line.strip())):
-            continue
-        doc: dict = {}
-        for path, raw in zip(fields, got.groups()):
-            *outer, last = path.split(".")
-            d = doc
-            for key in outer:
-                d = d.setdefault(key, {})
-            d[last] = int(raw) if raw.isdigit() else {"true": True, "false": False}.get(raw, raw)
-        out.append(doc)
-    return out or None
 
 
 # ------------------------------------------------------------------------------------------

@@ -279,3 +279,36 @@ def find_line(lines: list[str], needle: str | re.Pattern, start: int = 0, end: i
         if (needle.search(lines[i]) if isinstance(needle, re.Pattern) else needle in lines[i]):
             return i
     return None
+
+
+def templated_inspect(lines: list[str], command: str | None) -> list[dict] | None:
+    """What `docker inspect --format '{{.RestartCount}} {{.State.ExitCode}}'` printed, as the JSON it stands for
+    ({"RestartCount": 2, "State": {"ExitCode": 0}}): one object per output line, each field's value read where
+    the template puts it (a field's value holds no blank unless it is the last). None where the format is not a
+    plain list of fields."""
+    m = FACTS["inspect_format"].search(command or "")
+    if not m:
+        return None
+    template = m.group("t") or m.group("t2") or ""
+    parts = re.split(r"\{\{\s*\.([\w.]+)\s*\}\}", template.replace("\\t", "\t"))
+    fields, literals = parts[1::2], parts[0::2]
+    if not fields or any("{" in lit or "}" in lit for lit in literals):
+        return None
+
+    def literal(text: str) -> str:   # (blanks: any run of them; the output's columns may be padded)
+        return r"\s+".join(re.escape(w) for w in text.split(" ")) if text.strip() else (r"\s+" if text else "")
+    rx = re.compile("".join(literal(lit) + (r"(\S*)" if i < len(fields) - 1 else "(.*?)")
+                            for i, lit in enumerate(literals[:-1])) + literal(literals[-1]) + "$")
+    out = []
+    for line in lines:
+        if not (got := rx.match(line.strip())):
+            continue
+        doc: dict = {}
+        for path, raw in zip(fields, got.groups()):
+            *outer, last = path.split(".")
+            d = doc
+            for key in outer:
+                d = d.setdefault(key, {})
+            d[last] = int(raw) if raw.isdigit() else {"true": True, "false": False}.get(raw, raw)
+        out.append(doc)
+    return out or None
