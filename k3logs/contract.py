@@ -331,8 +331,11 @@ class Report:
 
     @property
     def exit_status(self) -> int:
-        """0 no incident, 1 an incident, 3 inconclusive: nothing in the bundle could show one."""
-        return 0 if self.healthy else (1 if self.first_causal is not None else 3)
+        """0 no incident, 1 an incident, 3 inconclusive: nothing in the bundle could show one, or what the deployment
+        did (a device's fault the kernel logged, where no log of the deployment shows the rest: the outcome)."""
+        if self.healthy:
+            return 0
+        return 3 if self.first_causal is None or self.outcome.state == "inconclusive" else 1
 
 
 SCHEMA_FILE = Path(__file__).with_name("report.schema.json")
