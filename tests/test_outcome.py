@@ -814,7 +814,8 @@ def test_a_link_down_that_work_outlasted_was_not_survived_where_what_it_explains
         tmp_path, back_at, survived):
     """The head's engine generated on after the worker node's port went down, until the cluster stopped hearing the
     node and declared it dead, the link still down: the loss of the link is the cause."""
-    dead = "[2026-11-18 07:04:36,902 W 412 412] (gcs_server) gcs_node_manager.cc:418: The node with node id: 7e3a9c51 " \
+    dead = "[2026-11-18 07:04:36,902 W 412 412] (gcs_server) gcs_node_manager.cc:418: The node with node id: " \
+           "7e3a9c51 " \
            "and address: 10.0.0.2 and node name: 10.0.0.2 has been marked dead because the detector has missed too " \
            "many heartbeats from it."
     died = api(4, 37, "The actor is dead because its node has died. Node Id: 7e3a9c51", level="ERROR")
@@ -1781,7 +1782,8 @@ def test_a_landmark_ray_printed_once_for_many_workers_is_each_worker_s_own(tmp_p
     """Ray drops the copies of a line its workers all print: the one that shows stands for every worker of its node,
     so a worker whose own lines stop at its communicator had loaded the model too."""
     def ray(pid: int, s: int, text: str) -> str:
-        return f"(RayWorkerWrapper pid={pid}, ip=10.0.0.2) INFO 11-18 07:{s // 60:02d}:{s % 60:02d} [worker.py:1] {text}"
+        return f"(RayWorkerWrapper pid={pid}, ip=10.0.0.2) INFO 11-18 07:{s // 60:02d}:{s % 60:02d} " \
+               f"[worker.py:1] {text}"
     lines = [ray(5512, 5, "rank 11 in world size 16 is assigned as DP rank 0, PP rank 0, TP rank 11"),
              ray(5501, 60, "Model loading took 47.2 GiB and 589.2 seconds" + dedup),
              "(RayWorkerWrapper pid=5512, ip=10.0.0.2) gpu-b1:5512:5800 [3] NCCL WARN NET/IB : mlx5_3:1 Got async "
@@ -1826,8 +1828,8 @@ def test_a_relayed_cuda_error_takes_the_rank_its_device_is_on_the_node_of_the_ac
     own = "(RayWorkerWrapper pid=6005, ip=10.0.0.2) INFO 11-18 07:02:00 [gpu_worker.py:1] Model loading took 40.1 GiB"
     start = [START[0], api(0, 1, "non-default args: {'model': 'm', 'tensor_parallel_size': 4, "
                                  "'pipeline_parallel_size': 2, 'distributed_executor_backend': 'ray'}")]
-    d = decision(tmp_path, {"gpu-a1/vllm.log": start + LOADED + READY + SERVING + [ray(6000, "10.0.0.1", 0),
-                                                                                    ray(6004, "10.0.0.2", 4), own] + raised,
+    ranks = [ray(6000, "10.0.0.1", 0), ray(6004, "10.0.0.2", 4), own]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": start + LOADED + READY + SERVING + ranks + raised,
                             "hosts": ["10.0.0.1 gpu-a1", "10.0.0.2 gpu-b1"]})
     assert d.root is not None and d.root.category == "oom.inference" and (d.root.node, d.root.rank) == ("gpu-b1", rank)
 
@@ -1880,7 +1882,8 @@ def test_a_crash_printed_raw_then_stamped_by_its_process_is_one_event_at_its_fir
 def test_near_miss_an_orchestrator_s_cause_with_no_log_of_the_deployment_says_it_never_ran(tmp_path):
     """A pod never scheduled has no log of its own: that it never became ready is the orchestrator's to say."""
     events = ["LAST SEEN   TYPE      REASON             OBJECT          MESSAGE",
-              "2026-11-18T07:04:30Z   Warning   FailedScheduling   pod/vllm-0   0/4 nodes are available: 4 Insufficient "
+              "2026-11-18T07:04:30Z   Warning   FailedScheduling   pod/vllm-0   0/4 nodes are available: "
+              "4 Insufficient "
               "nvidia.com/gpu. preemption: 0/4 nodes are available: 4 No preemption victims found for incoming pod."]
     d = decision(tmp_path, {"kubectl/events.txt": events})
     assert d.root is not None and d.root.category == "infra.unschedulable" and d.outcome.state == "never_ready"
@@ -1905,7 +1908,8 @@ def test_a_report_of_a_worker_s_death_lives_in_its_writer_s_or_node_s_phase_not_
              ray(3871, 51, "rank 6 in world size 8 is assigned as DP rank 0, PP rank 0, TP rank 6"),
              ray(3871, 100, "Model loading took 40.1 GiB and 60.2 seconds"),
              "(EngineCore_DP0 pid=388) INFO 11-18 07:02:50 [kv_cache_utils.py:1] GPU KV cache size: 1,024,000 tokens",
-             "(RayWorkerWrapper pid=3840) Capturing CUDA graphs (mixed prefill-decode, PIECEWISE):   0%|          | 0/67",
+             "(RayWorkerWrapper pid=3840) Capturing CUDA graphs (mixed prefill-decode, PIECEWISE):   0%|"
+             "          | 0/67",
              last]
     d = decision(tmp_path, {"gpu-a1/vllm.log": start + lines, "hosts": ["10.60.3.21 gpu-a1"]})
     f = next(f for f in d.findings if f.line == len(start + lines))

@@ -163,7 +163,8 @@ def _deployment_late(ev: pl.DataFrame, late: int) -> pl.DataFrame:
     own_life = pl.col("_late_before").is_not_null() & (pl.col("ts") >= pl.col("_begun"))
     got = probe.join_asof(marks, left_on="ts", right_on="_at", strategy="backward") \
         .join(starts, on="_begun", how="left").with_columns(
-            pl.when(~own_life).then(pl.col("_far")).alias("_far"), pl.when(~own_life).then(pl.col("_srv")).alias("_srv"))
+            pl.when(~own_life).then(pl.col("_far")).alias("_far"),
+            pl.when(~own_life).then(pl.col("_srv")).alias("_srv"))
 
     def at_rows(values: pl.Series) -> pl.Series:
         return pl.Series([None] * ev.height, dtype=pl.Int64).scatter(got["_i"], values.cast(pl.Int64))
