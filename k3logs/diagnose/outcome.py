@@ -39,7 +39,7 @@ TIE_SECONDS = 1.0   # log times have one-second resolution: events this close ar
 KERNEL_SLACK_S = 5.0
 # vLLM's engine stats cover the interval since the last (10 s by default): a line this soon after a fault may report
 # work done before it. A stall shows in stats with requests running at least STALL_SEEN_S after the fault
-STATS_INTERVAL_S, STALL_SEEN_S = 10.0, 60.0
+STATS_INTERVAL_S, STATS_INTERVAL_MAX_S, STALL_SEEN_S = 10.0, 60.0, 60.0
 
 
 class Lifecycle(Ending):
@@ -150,6 +150,12 @@ class Lifecycle(Ending):
         stats = ev.filter(pl.col("text").str.contains(decision_line("engine_stats"))) if "text" in ev.columns else None
         self._instances = set() if stats is None else set(zip(stats["node"].to_list(), stats["attempt"].to_list()))
         self._stats_lines = set() if stats is None else set(zip(stats["file"].to_list(), stats["line"].to_list()))
+        # each file's stats interval (VLLM_LOG_STATS_INTERVAL): the shortest gap between its process's stats lines,
+        # within reason (an idle server logs none; a gap of minutes is no interval)
+        gaps = stats.sort("ts").select("file", pl.col("ts").diff().over("file", "pid").dt.total_seconds().alias("g")) \
+            .filter(pl.col("g") >= 1).group_by("file").agg(pl.col("g").min()) if stats is not None else None
+        self._stats_every = {} if gaps is None else {f: min(max(g, STATS_INTERVAL_S), STATS_INTERVAL_MAX_S)
+                                                     for f, g in gaps.iter_rows()}
         began = ev.group_by("file").agg(pl.col("ts").min(),
                                         pl.col("ts").filter(pl.col("mark") == "startup").alias("_s"))
         self._app_began = began.filter(pl.col("file").is_in(list(self.app_files)))["ts"].min()
@@ -287,13 +293,13 @@ class Lifecycle(Ending):
 
     def _proves_survival(self, at: At, ts: datetime | None) -> bool:
         """`at` shows work that went on after a device fault at `ts` (a time to the second): it is not an engine's first
-        stats after it (they may count work done before it), and, where the deployment already ran then, its file
+        stats after it, within its stats interval (they may count work done before it), and, where the deployment already ran then, its file
         shows no start between the fault and it (a process started after it is a restart, not a survivor; a log whose
         head was cut away starts nothing)."""
         if at.ts is None or ts is None:
             return True
         first_stats = (at.file, at.line) in self._stats_lines and (at.ts - ts).total_seconds() <= \
-            STATS_INTERVAL_S + TIE_SECONDS
+            self._stats_every.get(at.file, STATS_INTERVAL_S) + TIE_SECONDS
         restarted = self._app_began is not None and self._app_began <= ts and any(
             t is not None and ts < t <= at.ts for t in self._file_starts.get(at.file) or ())
         return not first_stats and not restarted
