@@ -409,6 +409,15 @@ def test_systemctl_status_says_how_the_main_process_ended():
     assert one(exited, "exit_code") == ("1", 6) and one(exited, "last_state_reason")[0] == "exited, status=1/FAILURE"
 
 
+@pytest.mark.parametrize("env, want", [("", "4,5,6,7"),    # the host's GPUs the service is given, in order
+                                       ("      CUDA_VISIBLE_DEVICES: '0,1'\n", "0,1")])   # near miss: its own env
+def test_a_compose_service_s_device_ids_are_the_host_gpus_its_cuda_devices_are(env, want):
+    compose = ("services:\n  vllm:\n    image: vllm/vllm-openai:v0.13.0\n    environment:\n      HF_HOME: /hf\n" + env
+               + "    deploy:\n      resources:\n        reservations:\n          devices:\n            - driver: "
+               "nvidia\n              device_ids: ['4', '5', '6', '7']\n              capabilities: [gpu]\n")
+    assert [f.value for f in facts("compose", compose) if f.name == "cuda_visible_devices"] == [want]
+
+
 def test_compose_file_services():
     got = facts("compose", S.COMPOSE)
     images = sorted((f.value, f.line) for f in got if f.name == "image")

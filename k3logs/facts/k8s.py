@@ -392,7 +392,7 @@ def parse_schedulings(sink: Sink, lines: list[str], base: int) -> None:
 def parse_compose(sink: Sink, lines: list[str], base: int) -> None:
     """Each service of a Compose file (anchors and `<<` merges resolved): its image, the command it runs
     (entrypoint + command; for a vllm-openai image the command is `vllm serve`'s arguments), its
-    environment, /dev/shm size, IPC and network modes."""
+    environment, /dev/shm size, IPC and network modes, the host's GPUs it is given."""
     docs = _load_docs("\n".join(lines))
     services = _d(_d(docs[0]).get("services")) if docs else {}
     start = find_line(lines, "services:", 0) or 0
@@ -420,6 +420,12 @@ def parse_compose(sink: Sink, lines: list[str], base: int) -> None:
         for key, fact in (("ipc", "ipc_mode"), ("network_mode", "network_mode")):
             if isinstance(svc.get(key), str):
                 sink.add(fact, svc[key], at(f"{key}:"))
+        # the host's GPUs the service gets (its CUDA devices 0, 1, ... in that order), where its own environment
+        # does not name them again
+        devices = _l(_d(_d(_d(svc.get("deploy")).get("resources")).get("reservations")).get("devices"))
+        ids = [str(i) for d in devices if isinstance(d, dict) for i in _l(d.get("device_ids"))]
+        if ids and all(i.isdigit() for i in ids) and "CUDA_VISIBLE_DEVICES" not in {str(k) for k, _ in items}:
+            sink.add("cuda_visible_devices", ",".join(ids), at("device_ids"))
 
 
 def _compose_argv(value: object) -> list[str]:
