@@ -310,6 +310,19 @@ def test_a_request_failure_that_recurs_while_others_succeed_fails_a_kind_of_requ
     assert d.outcome.state == state and d.healthy == (state == "serving")
 
 
+@pytest.mark.parametrize("seconds, healthy", [((30, 30, 30), True),    # one failure stated three times, then work
+                                              ((10, 30, 50), False)])  # near miss: three failures at three times
+def test_an_exception_recurring_within_a_second_is_one_failure_not_a_kind_of_request_failing(tmp_path, seconds,
+                                                                                              healthy):
+    raised = [line for s in seconds for line in (
+        worker(4, s, "Traceback (most recent call last):", level="ERROR"),
+        worker(4, s, '  File "/opt/vllm/distributed/kv_transfer/nixl/worker.py", line 715, in request_ready',
+               level="ERROR"),
+        worker(4, s, "zmq.error.Again: Resource temporarily unavailable", level="ERROR"))]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + raised + LATER})
+    assert d.healthy == healthy, d.root
+
+
 BUSY = [api(4, s, "Avg prompt throughput: 80.0 tokens/s, Avg generation throughput: 310.0 tokens/s, Running: 48 reqs, "
                   "Waiting: 16 reqs, GPU KV cache usage: 74.0%") for s in (50, 59)]
 
@@ -704,6 +717,21 @@ def test_a_gpu_fault_whose_next_stats_alone_count_work_was_not_survived(tmp_path
                                for s in range(40, 160, 10)]
     d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + stats,
                             "gpu-a1/journalctl-k.txt": [GSP]})
+    assert (d.root is not None and d.root.file == "gpu-a1/journalctl-k.txt") is not survived, (d.outcome, d.root)
+
+
+@pytest.mark.parametrize("every, after, survived", [
+    (30, [31], False),         # stats every 30 s: the one 31 s after the fault counts the 30 s before it, then nothing
+    (10, [31, 41], True)])     # near miss: every 10 s, the one 31 s after counts work after it
+def test_the_stats_interval_the_log_shows_is_how_far_the_first_stats_after_a_gpu_fault_look_back(tmp_path, every,
+                                                                                                 after, survived):
+    """VLLM_LOG_STATS_INTERVAL=30: each stats line counts the interval before it, so the first after the fault may
+    count only work done before it."""
+    times = list(range(4 * 60 - 2 * every, 4 * 60 + 1, every)) + [4 * 60 + 30 + a for a in after]
+    stats = [_stats(t // 60, t % 60) for t in times]
+    fault = GSP.replace("07:04:29", "07:04:30")
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + stats,
+                            "gpu-a1/journalctl-k.txt": [fault]})
     assert (d.root is not None and d.root.file == "gpu-a1/journalctl-k.txt") is not survived, (d.outcome, d.root)
 
 
