@@ -310,19 +310,6 @@ def test_a_request_failure_that_recurs_while_others_succeed_fails_a_kind_of_requ
     assert d.outcome.state == state and d.healthy == (state == "serving")
 
 
-@pytest.mark.parametrize("seconds, healthy", [((30, 30, 30), True),    # one failure stated three times, then work
-                                              ((10, 30, 50), False)])  # near miss: three failures at three times
-def test_an_exception_recurring_within_a_second_is_one_failure_not_a_kind_of_request_failing(tmp_path, seconds,
-                                                                                              healthy):
-    raised = [line for s in seconds for line in (
-        worker(4, s, "Traceback (most recent call last):", level="ERROR"),
-        worker(4, s, '  File "/opt/vllm/distributed/kv_transfer/nixl/worker.py", line 715, in request_ready',
-               level="ERROR"),
-        worker(4, s, "zmq.error.Again: Resource temporarily unavailable", level="ERROR"))]
-    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + raised + LATER})
-    assert d.healthy == healthy, d.root
-
-
 BUSY = [api(4, s, "Avg prompt throughput: 80.0 tokens/s, Avg generation throughput: 310.0 tokens/s, Running: 48 reqs, "
                   "Waiting: 16 reqs, GPU KV cache usage: 74.0%") for s in (50, 59)]
 

@@ -7,6 +7,7 @@ Ready again, a pod scheduled) before anything it explains failed; unless it expl
 from __future__ import annotations
 
 import re
+from itertools import islice
 
 import polars as pl
 
@@ -178,15 +179,10 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
         """The same failure (its line's template) recurs in its process, however its later copies fared: a kind
         of request fails every time (a series' last copy has nothing after it to fail again). For a request's
         failure and an exception raised (known or not): a known error line that recurs outside a traceback (a
-        retried connect, another program's GPU warning) has rules of its own. Copies count at distinct times."""
+        retried connect, another program's GPU warning) has rules of its own."""
         need = outcome_data().request_systematic
-        copies = [g for g in findings if g.sig == f.sig and same_process(f, g) and same_template(shape(f), shape(g))]
-        # (copies within a second of each other are one failure stated several times: one handshake failing the two
-        # requests that waited on it)
-        times = sorted(g.ts for g in copies if g.ts is not None)
-        episodes = sum(g.ts is None for g in copies) + sum(
-            i == 0 or (t - times[i - 1]).total_seconds() > TIE_SECONDS for i, t in enumerate(times))
-        return episodes >= need
+        copies = (g for g in findings if g.sig == f.sig and same_process(f, g) and same_template(shape(f), shape(g)))
+        return len(list(islice(copies, need))) >= need
 
     def shape(f: Finding) -> str:
         if id(f) not in shapes:
