@@ -374,4 +374,3 @@ def died_actors(ev: pl.DataFrame) -> dict[tuple[str, int], tuple[str, int]]:
                 last = lines[i + 1] - 1 if i + 1 < len(lines) and lines[i + 1] is not None else end or first
                 out.update({(file, ln): (m.group("ip"), int(m.group("pid"))) for ln in range(first, last + 1)})
     return out
-

@@ -217,11 +217,12 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
     node_wide = frozenset(c.id for c in cat.categories.values() if c.node_wide) | \
         frozenset(s.id for s in cat.signatures if s.node_wide)
     app_lines = ev.filter(pl.col("file").is_in(list(life.app_files)))
+    app_nodes = set(app_lines["node"].drop_nulls().to_list())
     set_aside(findings + others, life, prose, recoveries(ev, findings, cat), sigs, node_wide,
               workloads(app_lines, pods), world_nodes(app_lines),
               frozenset(c.id for c in cat.categories.values() if c.collective),
               frozenset(c.id for c in cat.categories.values() if c.quiet),
-              {ip: n for ip, n in (peer_node or {}).items() if n in set(app_lines["node"].drop_nulls().to_list())})
+              {ip: n for ip, n in (peer_node or {}).items() if n in app_nodes})
     copies_aside(findings, ev)
     peer_gone_first(findings, peer_node or {}, cat)
     unexplain_by_set_aside(findings)

@@ -293,9 +293,9 @@ class Lifecycle(Ending):
 
     def _proves_survival(self, at: At, ts: datetime | None) -> bool:
         """`at` shows work that went on after a device fault at `ts` (a time to the second): it is not an engine's first
-        stats after it, within its stats interval (they may count work done before it), and, where the deployment already ran then, its file
-        shows no start between the fault and it (a process started after it is a restart, not a survivor; a log whose
-        head was cut away starts nothing)."""
+        stats after it, within its stats interval (they may count work done before it), and, where the deployment
+        already ran then, its file shows no start between the fault and it (a process started after it is a restart,
+        not a survivor; a log whose head was cut away starts nothing)."""
         if at.ts is None or ts is None:
             return True
         first_stats = (at.file, at.line) in self._stats_lines and (at.ts - ts).total_seconds() <= \

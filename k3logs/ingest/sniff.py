@@ -250,8 +250,8 @@ def sniff(head: bytes, size: int | None = None, formats: Formats | None = None) 
 def _labels_among_script_lines(name: str, hits: int, lines: list[str], pats: dict) -> bool:
     """A batch job's output: the lines its tasks print behind their labels (`srun -l`: '0: ', '1: ') among the
     script's own (its echoes, a health check's curl), on a quarter of the lines or more (the file's own labels,
-    not a journal's messages that begin like a host's: pdsh's). Tasks print many lines
-    each, so the labels repeat; a numbered list's do not."""
+    not a journal's messages that begin like a host's: pdsh's). Tasks print many lines each, so the labels repeat;
+    a numbered list's do not."""
     if name != "srun_label" or hits * 4 < len(lines):
         return False
     rx = dict(pats["wrapper"])[name]
