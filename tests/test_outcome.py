@@ -1849,24 +1849,6 @@ def test_a_relayed_cuda_error_takes_the_rank_its_device_is_on_the_node_of_the_ac
     assert d.root is not None and d.root.category == "oom.inference" and (d.root.node, d.root.rank) == ("gpu-b1", rank)
 
 
-@pytest.mark.parametrize("before, state", [("200 -", "serving"),        # the gateway answered: the old run served
-                                          ("503 UH", "never_ready")])  # near miss: it never answered
-def test_a_gateway_s_answers_show_a_run_serving_whose_log_is_gone(tmp_path, before, state):
-    """The container was killed and started again (its describe's last state), the log of the run that was killed
-    is gone; the gateway in front answered requests before the kill: that run served, and the new one serves on."""
-    describe = ["Name:         vl-0", "Node:         gpu-a1/10.0.0.1", "Containers:", "  vllm:",
-                "    State:          Running", "      Started:      Tue, 18 Nov 2026 07:04:35 +0000",
-                "    Last State:     Terminated", "      Reason:       OOMKilled", "      Exit Code:    137",
-                "      Started:      Tue, 18 Nov 2026 01:00:00 +0000",
-                "      Finished:     Tue, 18 Nov 2026 07:04:30 +0000", "    Restart Count:  1"]
-    gateway = [f'[2026-11-18T07:0{m}:10.000Z] "POST /v1/chat/completions HTTP/1.1" {before} 1024 95 7931 - '
-               '"10.244.1.14" "OpenAI/Python 1.82.0"' for m in (2, 3)]
-    new_run = [line.replace("07:0", "07:1") for line in START + LOADED + READY + SERVING]
-    d = decision(tmp_path, {"gpu-a1/describe.txt": describe, "gpu-a1/gateway-access.log": gateway,
-                            "gpu-a1/vllm.log": new_run})
-    assert d.root is not None and d.root.category == "oom.host" and d.outcome.state == state
-
-
 @pytest.mark.parametrize("app_log, state, phase", [(False, "inconclusive", None),   # only the kernel's log
                                                    (True, "crashed", "serving")])     # near miss: the server's too
 def test_a_cause_in_a_bundle_with_no_log_of_the_deployment_has_an_inconclusive_outcome_and_no_guessed_phase(
