@@ -1286,3 +1286,44 @@ def test_a_driver_mismatch_the_client_s_kernel_module_was_loaded_after_is_fixed(
                                   "0.10.2", "(APIServer pid=1) INFO 08-11 09:12:00 [launcher.py:1] Application startup "
                                   "complete.", serve.format(t="09:13:00"), serve.format(t="09:14:00"))})
     assert a.decision.healthy is healthy
+
+
+def _nixl_failure_and_traceback(n: int, traceback_pid: int) -> list[str]:
+    """A known error's log record (logger.exception): its message, then the traceback it caught."""
+    tb = f"(Worker_TP0 pid={traceback_pid}) ERROR 08-11 10:04:3{n} [worker.py:702] "
+    return [W + f"ERROR 08-11 10:04:3{n} [worker.py:702] NIXL transfer failure: handshake_failed | Context: "
+                "{'failure_type': 'handshake_failed'}",
+            tb + "Traceback (most recent call last):",
+            tb + '  File "/app/nixl/worker.py", line 436, in _nixl_handshake',
+            tb + "    handshake_bytes = sock.recv()",
+            tb + "zmq.error.Again: Resource temporarily unavailable"]
+
+
+@pytest.mark.parametrize("traceback_pid, healthy", [(101, True), (102, False)])
+def test_the_traceback_a_known_errors_record_prints_is_that_errors_detail(tmp_path, traceback_pid, healthy):
+    # near miss: another process's traceback right after it is an error of its own, and it recurs
+    a = analyze_files(tmp_path, {"vllm.log": text_of(
+        *HEAD, LOAD, KV, CAPTURE, CAPTURED, UP, STATS.format(t="10:04:10", g="350.0", run=2, wait=0, kv="1.7"),
+        *(line for n in range(3) for line in _nixl_failure_and_traceback(n, traceback_pid)),
+        STATS.format(t="10:05:00", g="350.0", run=2, wait=0, kv="1.7"))})
+    assert a.decision.healthy is healthy
+    if not healthy:
+        assert root_of(a).category == "other"
+
+
+CABLE = ("Oct 28 14:41:06 pd-p05 kernel: mlx5_core 0000:5c:00.0: mlx5_port_module_event:1142:(pid 0): Port module "
+         "event[error]: module 2, Cable error, Bus stuck (I2C or data shorted)")
+
+
+@pytest.mark.parametrize("down_file, root", [
+    ("pd-p05/kern.log", "mlx5-port-down"),                 # the same clock: its line before the cable's is first
+    ("pd-p05/vllm.log", "mlx5-port-module-cable-error")])  # near miss: another file's clock: within the kernel's slack
+def test_a_kernel_line_after_another_of_its_own_file_is_later_whatever_the_clocks_slack(tmp_path, down_file, root):
+    down = "Oct 28 14:41:05 pd-p05 kernel: mlx5_core 0000:5c:00.0 mlx5_2: Port: 1 Link DOWN"
+    nccl = ("(Worker_TP2 pid=257) ERROR 10-28 14:41:05 [nixl_connector.py:1] UCX error: Transport retry count "
+            "exceeded on mlx5_2:1/RoCE (synd 0x15 vend 0x81 hw_synd 0/0)")
+    files = {"pd-p05/kern.log": text_of(*([down] if down_file == "pd-p05/kern.log" else []), CABLE)}
+    if down_file != "pd-p05/kern.log":
+        files[down_file] = text_of(nccl)
+    a = analyze_files(tmp_path, files)
+    assert root_of(a).sig == root

@@ -689,6 +689,20 @@ def test_a_link_that_came_back_after_the_engine_stalled_for_good_was_not_survive
         assert (d.root.file, d.root.line) == ("gpu-a1/journalctl-k.txt", 1)
 
 
+@pytest.mark.parametrize("stop_at, state", [(9, "stopped"),    # stopped by hand four minutes into the stall
+                                             (4, "crashed")])   # near miss: ended seconds after its one stuck line
+def test_the_one_stuck_stats_line_v1_logs_stands_until_the_servers_next_line(tmp_path, stop_at, state):
+    """V1 logs a second stats line of no throughput at debug level only: one stuck line, then quiet while the API
+    server lives on, is a stall that lasts until its next line."""
+    xid = "Nov 18 07:04:29 gpu-a1 kernel: NVRM: Xid (PCI:0000:3a:00): 119, pid=4711, name=pt_main_thread, " \
+          "Timeout after 6s of waiting for RPC response from GPU2 GSP!"
+    stop = [api(stop_at, 50 if stop_at == 4 else 0, "Received SIGINT, shutting down"),
+            api(stop_at, 50 if stop_at == 4 else 0, "Shutting down FastAPI HTTP server.")]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + [_stats(4, 30), api(4, 40, STUCK)]
+                            + stop, "gpu-a1/kern.log": [xid]})
+    assert (d.outcome.state, d.root.sig) == (state, "nvrm-xid")
+
+
 GSP = "Nov 18 07:04:29 gpu-a1 kernel: NVRM: Xid (PCI:0000:18:00): 119, name=VLLM::Worker_TP, Timeout after 6s " \
       "of waiting for RPC response from GPU0 GSP!"
 STUCK = "Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 0.0 tokens/s, Running: 43 reqs, Waiting: 9 " \

@@ -21,7 +21,7 @@ from k3logs.catalogue.signatures import Catalogue
 from .borrow import borrow_rank, lagging_phase, silent_peer, stack_phase
 from .detect import families, named_causes, outcome_data
 from .findings import (EXPLAIN_WINDOW_S, SAME_FAILURE_S, TIE_SECONDS, Decision, Finding, benign_eids, exceptions,
-                       findings_of, load_before)
+                       findings_of, told_by_known, load_before)
 from .order import first, seconds, sort_key
 from .outcome import HEALTHY, KERNEL_SLACK_S, Lifecycle
 from .survived import copies_aside, one_pod_named, recoveries, set_aside, unexplain_by_set_aside, workloads, world_nodes
@@ -207,7 +207,8 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
                      host_pids=pid_rank, restarting=restarting)
     findings = findings_of(ev, det, cat)
     _explain(findings, cat)
-    others = exceptions(ev, benign_eids(det, cat, findings), [f.eid for f in findings if f.role == "symptom"])
+    others = told_by_known(exceptions(ev, benign_eids(det, cat, findings),
+                                      [f.eid for f in findings if f.role == "symptom"]), findings)
     for f in findings + others:   # (the pod a line is about: the one its describe is of, or the one pod an event
         # row or a listing's row names)
         if not f.fields.get("pod") and (pod := (described or {}).get(f.file) or one_pod_named(f.text, pods)):

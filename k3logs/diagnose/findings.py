@@ -285,6 +285,15 @@ def exceptions(ev: pl.DataFrame, benign: pl.Series, symptoms: list[int] = ()) ->
     return out
 
 
+def told_by_known(others: list[Finding], findings: list[Finding]) -> list[Finding]:
+    """The unknown exceptions that are not a known error's own detail: a logger's record of a known cause prints its
+    message and then, on the next lines, the traceback it caught (`logger.exception`), in one process at one time;
+    that traceback's last line is how the known error surfaced, not an error of its own."""
+    heads = {(f.file, f.span[1], f.pid): f.ts for f in findings if f.role == "cause" and f.sig is not None}
+    return [g for g in others if (key := (g.file, g.span[0] - 1, g.pid)) not in heads
+            or (t := heads[key]) is None or g.ts is None or abs((g.ts - t).total_seconds()) > TIE_SECONDS]
+
+
 def _script(r: dict) -> str | None:
     """The file a traceback's outermost frame runs, where none of its frames is a step the landmarks know."""
     return r.get("script") if frame_phase(r.get("frames")) is None else None

@@ -47,9 +47,10 @@ def first(cands: list[Finding], cat: Catalogue) -> Finding:
         tied = [c for c in cands if c.ts is not None and abs((c.ts - first.ts).total_seconds()) < TIE_SECONDS]
         tied += [c for c in untimed if c.priority > first.priority]
         # the kernel's report of the fault a process states, on that process's node, within the kernel clock's slack
-        # (a line with no time of its own came before the next timed line of its file: as late as that)
+        # (a line with no time of its own came before the next timed line of its file: as late as that; a later
+        # line of the first's own file is on its clock, and later)
         until = first.ts_until or first.ts
-        tied += [c for c in cands if c.source == "kernel" and not any(c is t for t in tied)
+        tied += [c for c in cands if c.source == "kernel" and not any(c is t for t in tied) and c.file != first.file
                  and c.category == first.category
                  and (c.raised_on or c.node) == (first.raised_on or first.node) and c.ts is not None
                  and -KERNEL_SLACK_S <= (c.ts - first.ts).total_seconds()

@@ -178,6 +178,7 @@ class Lifecycle(Ending):
         running = pl.col("text").str.extract(decision_line("engine_stats"), 1).cast(pl.Int64, strict=False)
         stuck = [] if stats is None else stats.filter((running > 0) & ~pl.col("progress").fill_null(False)
                                                       & pl.col("ts").is_not_null())["ts"].to_list()
+        stuck += [] if stats is None else self._stuck_since(ev, stats, running)
         work = [at.ts for key, ats in progress.items() if len(key) == 2 for at in ats if at.ts is not None]
         # (the deployment's first and last work, and its last stuck stats: what stalled_at compares, made once)
         self._work_span = (min(work), max(work)) if work else None
@@ -303,6 +304,16 @@ class Lifecycle(Ending):
         restarted = self._app_began is not None and self._app_began <= ts and any(
             t is not None and ts < t <= at.ts for t in self._file_starts.get(at.file) or ())
         return not first_stats and not restarted
+
+    @staticmethod
+    def _stuck_since(ev: pl.DataFrame, stats: pl.DataFrame, running: pl.Expr) -> list:
+        """The last time of each attempt's file whose last stats line shows requests running and nothing done: V1
+        logs a second such line at debug level only (an idle server's quiet), so its file's later lines, the API
+        server's answers to health checks, its stop, are the stall going on."""
+        last = stats.filter(pl.col("ts").is_not_null()).sort("ts").group_by("file", "attempt").last() \
+            .filter((running > 0) & ~pl.col("progress").fill_null(False)).select("file", "attempt")
+        return [] if last.is_empty() else ev.join(last, on=["file", "attempt"]).group_by("file", "attempt") \
+            .agg(pl.col("ts").max())["ts"].drop_nulls().to_list()
 
     def stalled_at(self, f) -> bool:
         """The deployment worked until the finding, and from then on its engine did nothing with requests running
