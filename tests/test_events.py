@@ -2,6 +2,8 @@
 analysis gives those lines, in bounded memory (a large file comes in several batches)."""
 from __future__ import annotations
 
+import json
+
 import polars as pl
 import pytest
 
@@ -399,3 +401,26 @@ def test_an_untimed_hit_keeps_the_row_that_times_it_a_few_rows_back_whatever_the
     a = analyze_files(tmp_path / "a", {"node-a/nccl.log": text_of(*lines)})
     warn = a.events.filter(pl.col("text").str.contains("Got completion")).row(0, named=True)
     assert warn["ts"] is not None and warn["ts"].strftime("%H:%M:%S") == "10:00:04"
+
+
+def _docker(text: str, us: int) -> str:
+    return json.dumps({"log": text + "\n", "stream": "stdout", "time": f"2026-03-14T01:47:19.{us:06d}Z"})
+
+
+ACTOR_DIED = ["Traceback (most recent call last):",
+              '  File "/venv/ray/_private/worker.py", line 924, in get_objects',
+              "    raise value",
+              "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.",
+              "\tclass_name: RayWorkerWrapper", "\tpid: 1402", "\tnamespace: 0c7e", "\tip: 10.42.6.22"]
+
+
+@pytest.mark.parametrize("wrap", [False, True])
+def test_an_exceptions_indented_message_lines_are_kept_under_a_runtimes_json_record_too(tmp_path, wrap):
+    """A JSON string writes a tab as '\\t': the message lines Ray indents with one are the traceback's all the same;
+    a line after them that is no part of it (near miss) stays out of the exception's message."""
+    prefix = "(EngineCore_DP0 pid=4318) ERROR 03-14 01:47:19 [core.py:710] "
+    lines = [prefix + x for x in ACTOR_DIED] + ["(APIServer pid=1) INFO 03-14 01:47:20 [api.py:1] shutting down"]
+    body = "\n".join(_docker(x, us) for us, x in enumerate(lines)) + "\n" if wrap else text_of(*lines)
+    a = analyze_files(tmp_path, {"vllm.log": body})
+    (message,) = a.events.filter(pl.col("exc_messages").list.len() > 0)["exc_messages"].to_list()[0]
+    assert "\tpid: 1402" in message and "\tip: 10.42.6.22" in message and "shutting down" not in message

@@ -302,10 +302,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("c1528-qwen-coder-pp3-startup-dies-during-weight-load", "skew-beyond"): (
         "the worker node's clock 59 s ahead, with date readings to correct it: the GCS's copy of the memory monitor's "
         "report on the head is cited, a line the truth does not list (not yet examined)"),
-    **{("c1540-pp2-ray-head-node-bundle-only", t): (
-        "under this wrapper the ActorDiedError's message lines (the dead actor's pid and ip) are not folded into its "
-        "message, so the actor it is about is not read (the fold under wrappers, not yet examined)")
-       for t in ("wrap-docker", "wrap-journald-json")},
     ("c906-journald-sudo-kill-worker-pp2", "renumber-pids"): (
         "the transform renumbers the pids log formats carry (a process prefix, journald _PID), not a pid inside a "
         "command's text: sudo's 'kill -9 48213' keeps the old pid, which no worker has after it (the bed's limit)"),
