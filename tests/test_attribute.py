@@ -77,6 +77,20 @@ def test_per_node_archives_side_by_side_are_node_folders(tmp_path):
     assert event_at(a.events, "node-b.tar.gz/node-b/vllm.log", 1)["node"] == "node-b"
 
 
+@pytest.mark.parametrize("other, node", [("sosreport-gpu-x08-2026-03-17-mbtc", "gpu-x08"),   # the host in its name
+                                         ("sosreport-2026-03-17-mbtc", None)])   # near miss: a date and an id only
+def test_a_collectors_folder_named_after_a_host_of_the_bundle_is_that_nodes(tmp_path, other, node):
+    """sosreport names its archive sosreport-HOST-DATE-ID: a collector's folder, and the one host it names."""
+    journal = "Mar 17 14:52:3{t} gpu-x0{n} kernel: mlx5_core 0000:5e:00.0 mlx5_3: Port: 1 Link ACTIVE"
+    a = analyze_files(tmp_path, {"sosreport-gpu-x07-2026-03-17-kdqz/journal.txt": text_of(
+                                     *(journal.format(n=7, t=t) for t in range(4))),
+                                 f"{other}/journal.txt": text_of(*(journal.format(n=8, t=t) for t in range(4))),
+                                 f"{other}/sos_commands/ipmitool/ipmitool_sel_elist": text_of(
+                                     "   9 | 03/17/2026 | 14:52:36 | Power Supply #0x64 | Power Supply AC lost | "
+                                     "Asserted")})
+    assert event_at(a.events, f"{other}/sos_commands/ipmitool/ipmitool_sel_elist", 1)["node"] == node
+
+
 def test_a_folder_of_one_node_is_not_looked_into(tmp_path):
     a = analyze_files(tmp_path, {"gpu-x07/logs/vllm.log": text_of(
         "gpu-x07:123:456 [0] NCCL INFO NCCL version 2.21.5+cuda12.4", PLATFORM), "gpu-x07/dmesg.txt": text_of(

@@ -1040,6 +1040,17 @@ def test_the_rank_behind_its_communicator_when_the_watchdogs_fire_is_the_stuck_o
     assert (root.rank if root is not None and root.title and "stuck" in root.title else None) == want
 
 
+@pytest.mark.parametrize("gone_at, root", [("14:02:07", "proc.killed"),     # a worker reported gone before them
+                                            ("14:12:09", "nccl.timeout")])   # near miss: reported after them
+def test_a_worker_reported_gone_before_the_watchdogs_fire_is_why_its_communicator_waited(tmp_path, gone_at, root):
+    """A Ray worker killed silently: its communicator's others wait, one of them behind, until the watchdogs fire."""
+    gone = (f"(raylet) [2026-10-08 {gone_at},500 E 711 711] A worker died or was killed while executing a task by "
+            "an unexpected system error. Worker IP address: 10.8.1.21 Worker PID: 4117 Worker exit type: SYSTEM_ERROR")
+    lines = [pg_status(5, 23, 88412), pg_status(13, 23, 88411)]
+    a = analyze_files(tmp_path, {"vllm.log": text_of(*sorted([gone, *lines], key=lambda x: "14:02" not in x))})
+    assert root_of(a).category == root
+
+
 # ------------------------------------------------------------------------------------------
 # a fault logged before its node's start got anywhere bit where it shows
 # ------------------------------------------------------------------------------------------

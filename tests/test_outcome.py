@@ -125,6 +125,17 @@ def test_a_rolling_update_whose_new_server_serves_after_the_old_one_stops_is_ser
     assert state(d) == (want, None) and d.healthy
 
 
+@pytest.mark.parametrize("new_at, want", [(6, "serving"),    # the new pod, on another node, serves on
+                                           (4, "stopped")])   # near miss: its stats end before the old one stops
+def test_a_rolling_update_in_one_export_of_both_nodes_lines_is_serving(tmp_path, new_at, want):
+    """A log platform's export holds the old pod's and the new pod's lines in one file, each line behind its host."""
+    old = [f"gpu-a1: {line}" for line in START + LOADED + READY + SERVING + STOP]
+    new = [f"gpu-a2: {line}" for line in (api(4, 20, "Application startup complete."), _stats(new_at, 30),
+                                          _stats(new_at, 40))]   # (ready before the old pod stops)
+    d = decision(tmp_path, {"export.log": sorted(old + new, key=lambda line: line.split(" 11-18 ")[-1][:8])})
+    assert state(d) == (want, None) and d.healthy
+
+
 WORKER_NODE_STOP = [f"[2026-11-18 07:{t},588 I 96 96] (raylet) {text}" for t, text in [
     ("00:30", "main.cc:180: Setting cluster ID to: 2a1f"), ("05:00", "main.cc:483: received SIGTERM. Existing local "
                                                                       "drain request = None")]]
@@ -1430,6 +1441,21 @@ def test_a_hung_engine_answering_errors_until_it_dies_crashed(tmp_path):
     assert (d.outcome.state, d.root.category) == ("crashed", "oom.inference")
 
 
+@pytest.mark.parametrize("answered_for, state", [(10, "crashed"),              # 500s for seconds, then it ended
+                                                  (360, "failing_requests")])   # near miss: for six minutes
+def test_a_server_whose_engine_hung_silently_then_died_answered_for_its_answers_span(tmp_path, answered_for, state):
+    """A worker dies, the engine hangs ten minutes answering nothing, then dies; the server answers 500 and ends:
+    how long it answered is its answers' own span, not the time since the worker died."""
+    gone = api(4, 30, "Worker proc VllmWorker-1 died unexpectedly, shutting down executor.", "ERROR")
+    dead = [api(14, 50, "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue.", "ERROR")]
+    failing = [api(15 + (s // 60), s % 60, f'10.0.0.9:5000 - "POST /v1/chat/completions HTTP/1.1" 500 Internal '
+                                           "Server Error") for s in (0, answered_for)]
+    end = 15 + (answered_for + 30) // 60
+    stop = [api(end, 0, "Shutting down"), api(end, 1, "Application shutdown complete.")]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + [gone] + dead + failing + stop})
+    assert d.outcome.state == state
+
+
 def test_a_stop_two_files_state_in_the_same_second_makes_what_follows_it_in_either_file_its_trail(tmp_path):
     # the scheduler's cancel (its own file) and the server's 'Shutting down' in the same second; the engine's
     # death right after the server's stop line is the stop's trail, though it is not after the scheduler's line
@@ -2200,6 +2226,44 @@ def test_a_server_stopped_by_hand_after_a_failure_that_did_not_end_it_was_stoppe
                             "gpu-a1/kern.log": [xid]})
     assert d.root is not None and d.root.file == "gpu-a1/kern.log"
     assert d.outcome.state == state
+
+
+@pytest.mark.parametrize("echo, state", [("^C", "stopped"),   # the operator's Ctrl-C on the head, in the stall
+                                         ("", "crashed")])    # near miss: a stop no one is seen to ask for
+def test_a_stop_asked_of_the_head_stops_a_worker_nodes_stall_too(tmp_path, echo, state):
+    """A worker node's fault stalls the engine; the operator stops the server on the head with Ctrl-C (the
+    terminal's echo), which stops the head's Ray workers on the other node too."""
+    xid = "Nov 18 07:04:29 gpu-a2 kernel: NVRM: Xid (PCI:0000:3a:00): 119, pid=5511, name=ray::RayWorkerWrapper, " \
+          "Timeout after 6s of waiting for RPC response from GPU2 GSP!"
+    stop = [echo + API.format(m=9, s=0).replace(" INFO 11-18 07:09:00 [api_server.py:1] ", " INFO:     ")
+            + "Shutting down", api(9, 1, "Shutting down FastAPI HTTP server.")]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + [_stats(4, 30), api(4, 40, STUCK)]
+                            + stop,
+                            "gpu-a2/worker.log": [worker(1, 0, "Starting to load model m...", pid=5511)],
+                            "gpu-a2/kern.log": [xid]})
+    assert (d.root.file, d.outcome.state) == ("gpu-a2/kern.log", state)
+
+
+@pytest.mark.parametrize("head_died, state", [
+    ("", "stopped"),                                                 # the head hung until its operator cancelled it
+    ("EngineCore encountered a fatal error.", "crashed"),            # near miss: the head's engine died of it first
+    ("Shutting down FastAPI HTTP server.", "crashed")])              # near miss: the head wound down before the cancel
+def test_a_worker_node_killed_while_its_head_hung_and_was_stopped_by_hand_was_stopped(tmp_path, head_died, state):
+    """The kernel kills a worker node's process (a cause of a SIGTERM there), its executor dies of it and winds
+    down; the head, told nothing, hangs until the job is cancelled: the kill sent the head no signal, and the
+    worker's death is the kill's own."""
+    kill = "Nov 18 07:04:31 gpu-a2 kernel: Memory cgroup out of memory: Killed process 5511 (VLLM::Worker_PP) " \
+           "total-vm:412000000kB, anon-rss:398000000kB"
+    stage = [worker(1, 0, "Starting to load model m...", pid=5511),
+             "ERROR 11-18 07:04:32 [multiproc_executor.py:1] Worker proc VllmWorker-0 died unexpectedly, shutting "
+             "down executor."]
+    dead = [api(5, 30, head_died, level="ERROR" if "fatal" in head_died else "INFO")] if head_died else []
+    cancel = ["slurmstepd: error: *** JOB 58213 ON gpu-a1 CANCELLED AT 2026-11-18T07:09:00 ***",
+              api(9, 1, "Shutting down FastAPI HTTP server.")]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + [_stats(4, 30), api(4, 40, STUCK)]
+                            + dead + cancel,
+                            "gpu-a2/worker.log": stage, "gpu-a2/kern.log": [kill]})
+    assert (d.root.file, d.outcome.state) == ("gpu-a2/kern.log", state)
 
 
 @pytest.mark.parametrize("unit, trail", [

@@ -56,13 +56,16 @@ def test_nested_ray_serve_prefixes_are_stripped_repeatedly():
 # ------------------------------------------------------------------------------------------------------
 # container wrappers and partial records
 # ------------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("echo, proc", [("^C", "APIServer"),       # the terminal's echo of Ctrl-C, typed over it
-                                        ("^", None)])            # near miss: a caret of the line's own
-def test_a_terminals_echo_of_ctrl_c_is_no_part_of_the_line_it_made_the_server_print(echo, proc):
+@pytest.mark.parametrize("echo, rows", [
+    ("^C", [("^C", None), ("Shutting down FastAPI HTTP server.", "APIServer")]),
+    ("^", [("^(APIServer pid=49102) INFO 01-22 14:21:05 [launcher.py:110] Shutting down FastAPI HTTP server.", None)]),
+])   # near miss: a caret of the line's own
+def test_a_terminals_echo_of_ctrl_c_is_a_row_of_its_own_before_the_line_it_made_the_server_print(echo, rows):
+    """The echo is the operator's keystroke (a stop asked for); the line after it is the server's, its prefix read."""
     line = f"{echo}(APIServer pid=49102) INFO 01-22 14:21:05 [launcher.py:110] Shutting down FastAPI HTTP server."
-    assert row(parse_lines([line]), 1)["proc"] == proc
     # (and under a wrapper: a terminal's capture that docker's json-file log holds)
-    assert row(parse_lines([docker(line + "\n")], wrappers=("docker_json",)), 1)["proc"] == proc
+    for df in (parse_lines([line]), parse_lines([docker(line + "\n")], wrappers=("docker_json",))):
+        assert df.filter(pl.col("line") == 1).sort("sub").select("text", "proc").rows() == rows
 
 
 def docker(log: str, stream: str = "stdout", time: str = "2026-08-11T07:35:59.5013324Z") -> str:
@@ -164,6 +167,14 @@ def test_journald_kernel_lines_are_kernel_events():
     assert (a["source"], a["ident"], a["w_host"]) == ("kernel", "kernel", "gpu-node-07")
     assert a["text"].startswith("NVRM: Xid (PCI:0000:18:00): 79")
     assert (b["source"], b["uptime"], b["lt_kind"], b["wt_kind"]) == ("kernel", 2207.551903, "boot", "yearless")
+
+
+def test_a_kibana_export_row_takes_its_date_in_the_browsers_zone_and_its_message_unquoted():
+    df = parse_lines(['"Aug 4, 2026 @ 13:19:40.018","aks-gpu-vmss000004","genai","ValueError: ""max_tokens"" is 0"'],
+                     wrappers=("kibana_csv",))
+    r = row(df, 1)
+    assert (r["w_host"], r["text"], r["wt"], r["wt_kind"]) == (
+        "aks-gpu-vmss000004", 'ValueError: "max_tokens" is 0', dt("2026-08-04 13:19:40.018"), "local")
 
 
 def test_journald_iso_kernel_line_has_an_exact_time():

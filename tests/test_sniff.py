@@ -126,6 +126,10 @@ SAMPLES = {
     "vllm_datadog_csv": (lines("Date,Host,Service,Status,pod_name,Message", *(
         f'2026-08-11T07:35:{i:02d}.000Z,aks-h100pool-4181-vmss000004,llama405,info,llama405-0,'
         f'"{ln.replace(chr(34), 2 * chr(34))}, ok"' for i, ln in enumerate(VLLM_PREFIXED))), "vllm", ("datadog_csv",)),
+    # Kibana's Discover as CSV: every cell quoted, its own date format (the browser's zone), newest row first
+    "vllm_kibana_csv": (lines('"@timestamp","host.name","kubernetes.pod.name","message"', *(
+        f'"Aug 4, 2026 @ 13:19:{59 - i:02d}.018","aks-gpuh100-3187-vmss000004","qwen3-32b-vllm-7c4d8f9b6-q8r5m",'
+        f'"{ln.replace(chr(34), 2 * chr(34))}"' for i, ln in enumerate(VLLM_PREFIXED))), "vllm", ("kibana_csv",)),
     "vllm_kubectl_prefix": (lines(*(f"[pod/k3-0-1/vllm-worker] {ln}" for ln in VLLM_PREFIXED)), "vllm",
                             ("kubectl_prefix",)),
     "k8s_events_last_column": (lines(

@@ -13,14 +13,23 @@ from .cache import content_key, kept
 from .read import Problems, read_toml_or_raise, regex_error, table_starts
 
 LAYERS = ("wrapper", "prefix", "line")
+
+
+def _json_keys(fields: dict) -> tuple[tuple[str, str], ...]:
+    """A wrapper's `json` table as (field, key) pairs: a field's keys (one, or a list of the names loggers give
+    it) in their order."""
+    return tuple((str(k), str(v)) for k in sorted(fields) for v in (fields[k] if isinstance(fields[k], list)
+                                                                    else [fields[k]]))
 # the [[sniff]] names k3logs/ingest/sniff.py reads
 SNIFF_LINES = ("vllm_proc", "vllm_text", "torchelastic", "k8s_events", "capture_line", "ray_mark", "traceback_body")
 TIME_GROUPS = ("t_iso", "t_local", "t_md", "t_hms", "t_glog", "t_ctime", "t_date", "t_mdy", "t_syslog",
-               "t_clf", "t_sel", "t_uptime", "t_epoch_us", "t_epoch_s", "t_epoch_ms", "t_tod", "t_rfc2822")
+               "t_clf", "t_sel", "t_uptime", "t_epoch_us", "t_epoch_s", "t_epoch_ms", "t_tod", "t_rfc2822",
+               "t_kibana")
 KEYS = {"name", "regex", "source", "level_map", "first_for", "samples", "json_escaped", "json", "quoted", "keep",
         "csv_quoted", "sparse"}
 # the fields a wrapper may read by JSON key (`json = { field = "KEY" }`): one JSON object a line, keys in any order
-JSON_FIELDS = {"text", "t_epoch_us", "t_iso", "host", "pid", "ident", "unit", "stream", "pod", "container"}
+JSON_FIELDS = {"text", "t_epoch_us", "t_iso", "t_local", "host", "pid", "ident", "unit", "stream", "pod", "container",
+               "exc"}   # (exc: a logger's formatted exception, the lines that follow its message)
 
 
 @dataclass(frozen=True)
@@ -32,7 +41,8 @@ class Format:
     level_map: tuple[tuple[str, str], ...]
     first_for: tuple[str, ...]
     json_escaped: bool
-    json_fields: tuple[tuple[str, str], ...]   # (field, JSON key): a wrapper read by key, not by place
+    json_fields: tuple[tuple[str, str], ...]   # (field, JSON key): a wrapper read by key, not by place (a field
+    # named more than once: the first of its keys the object has)
     samples: tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
     location: SourceLocation
     quoted: bool = False   # a wrapper whose lines keep their time and host in a file of plain text too
@@ -102,7 +112,7 @@ def load_formats(path: Path | None = None) -> Formats:
                 layer=layer, name=d["name"], regex=d["regex"], source=d.get("source"),
                 level_map=tuple(sorted((d.get("level_map") or {}).items())),
                 first_for=tuple(d.get("first_for", [])), json_escaped=bool(d.get("json_escaped", False)),
-                json_fields=tuple(sorted((str(k), str(v)) for k, v in json_fields.items())), samples=tuple(samples), location=loc,
+                json_fields=_json_keys(json_fields), samples=tuple(samples), location=loc,
                 quoted=bool(d.get("quoted", False)) and layer == "wrapper",
                 keep=tuple(map(str, d.get("keep", []))), csv_quoted=bool(d.get("csv_quoted", False)),
                 sparse=bool(d.get("sparse", False)) and layer == "wrapper"))

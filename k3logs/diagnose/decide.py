@@ -254,7 +254,10 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
         root = _stated_before(_statement(first(causes, cat), findings), findings, cat)
         borrow_rank(root, findings, pid_rank, node_wide, device_rank)
         root.unready = root.unready or _never_ready_after(root, findings, life)
-        outcome = life.outcome(_seen_failing(root, findings, life, cat), again, answered, deaths, failed, killers)
+        root_at = findings.index(root)
+        # (what the root explains failed of it: only other failures keep a hung run from being stopped by hand)
+        outcome = life.outcome(_seen_failing(root, findings, life, cat), again, answered, deaths, failed, killers,
+                               [g for g in failed if g.explained_by != root_at and root_at not in g.explainers])
         if (root.file, root.line) in raised_by:   # (its node: the actor's, not the one that printed it)
             root.node = raised_by[(root.file, root.line)][0]
             root.node_from = "the actor that raised it (the pid and ip its RayTaskError names)"
@@ -264,7 +267,6 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
                       root.file not in life.app_files)
         if not life.app_log and not root.phase_from_stack:   # (no lifecycle to place it in: a signature's guess)
             root.phase = None
-        root_at = findings.index(root)
         strong = any(f.explained_by == root_at for f in findings)
         timed = root.ts is not None and root.ts_quality in ("exact", "inferred")
         weak = root.category in ("nccl.system_error", "proc.killed", "env.cuda_init_failed", "nccl.timeout")
@@ -288,14 +290,16 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
                         "nothing abnormal was found before the run " + (
                             "was stopped" if outcome.state == "stopped" else "ends") if healthy
                         else outcome.detail, findings, outcome=outcome)
-    if (stuck := stuck_rank(findings)) is not None:
-        return Decision(False, stuck, "low", "the ranks timed out in a collective that one rank never began (its "
-                        "last enqueued work is behind its communicator's): that rank was stuck, the others waited "
-                        "for it", findings + [stuck], outcome=outcome)
     vanished = vanished_worker(findings, cat)
     symptom_lines = {f.eid for f in findings if f.role == "symptom"}
     own_error = other if other is not None and other.eid not in symptom_lines else None
-    if vanished is not None and not says_why(own_error, vanished) and not accounted(vanished, findings, cat):
+    silent = vanished is not None and not says_why(own_error, vanished) and not accounted(vanished, findings, cat)
+    # (a worker reported gone before the others timed out: the collective it never began waited for it)
+    if (stuck := stuck_rank(findings)) is not None and not (silent and sort_key(vanished) < sort_key(stuck)):
+        return Decision(False, stuck, "low", "the ranks timed out in a collective that one rank never began (its "
+                        "last enqueued work is behind its communicator's): that rank was stuck, the others waited "
+                        "for it", findings + [stuck], outcome=outcome)
+    if silent:
         return Decision(False, vanished, "low", "a worker vanished and nothing in the bundle says why: it was killed "
                         "from outside (an OOM killer, an operator, an orchestrator) on its node",
                         findings + [vanished], outcome=life.outcome(vanished, again, answered, deaths, failed, killers))

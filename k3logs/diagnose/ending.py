@@ -26,7 +26,7 @@ class Outcome:
 
 class Ending:
     """The outcome's half of Lifecycle: whether a failure ended the run, and how. It reads Lifecycle's attempts
-    (attempt_of, _begun, _args, restarts_seen, restarting), stops (stops, _asked, last_stop, after_stop),
+    (attempt_of, _begun, _args, restarts_seen, restarting), stops (stops, _asked, _asked_first, last_stop, after_stop),
     readiness (ready, ready_before, serving_elsewhere, _serving_at_end), engine stats (stats, _instances) and
     progress."""
 
@@ -63,10 +63,11 @@ class Ending:
 
     def still_working_after(self, f, answered: list = (), deaths: list = ()) -> bool:
         """The finding's node kept logging its engine's stats after it, or kept answering requests (`answered`:
-        failed requests, with their times) for ANSWERING_S or more, or until the bundle ends, with no stop: the
-        server is up (an API server that outlives its engine and answers 500 to every request serves, and fails its
-        requests). Counted from the engine's death when one follows the finding (`deaths`: a hung engine's stats
-        and timeouts before the watchdog kills it are its crash, not a server that serves)."""
+        failed requests, with their times) for ANSWERING_S or more (first answer to last), or until the bundle
+        ends, with no stop: the server is up (an API server that outlives its engine and answers 500 to every
+        request serves, and fails its requests). Answers count from the engine's death when one follows the finding
+        (`deaths`: a hung engine's stats and timeouts before the watchdog kills it are its crash, not a server that
+        serves)."""
         if f.ts is None:
             return False
         died = [d.ts for d in deaths if d.ts is not None and d.ts >= f.ts and d.node == f.node]
@@ -79,7 +80,8 @@ class Ending:
         stopped = self.after_stop(f) is not None or self.stops.get((f.node, self.attempt_of(f)))
         # (its attempt ended: stopped, or the node started again)
         ended = stopped or any(a != self.attempt_of(f) and t > since for t, a in self._begun.get(f.node, []))
-        answering = len(later) >= 2 and ((max(later) - since).total_seconds() >= ANSWERING_S or not ended)
+        # (its answers' own span: an engine that hung before it died answered nothing meanwhile)
+        answering = len(later) >= 2 and ((max(later) - min(later)).total_seconds() >= ANSWERING_S or not ended)
         return (rows.height >= 2 and not stopped) or (answering and self.after_stop(f) is None)
 
     def served_on_elsewhere(self, f, failed: list = ()) -> At | None:
@@ -108,20 +110,28 @@ class Ending:
         done), with nothing else failing from f on (`failed`: deaths, other causes: a liveness probe's kill, an
         orchestrator restarting the group) and no cause of a SIGTERM before it (`killers`: a reboot, an
         eviction): a hung server stopped by hand."""
-        stop = self.stops.get((f.node, self.attempt_of(f)))
-        if stop is None or (f.node, self.attempt_of(f)) not in self._asked or not stop.after(f.ts, f.file, f.place) \
+        key = (f.node, self.attempt_of(f))
+        if key not in self._asked:   # (a node whose processes a head runs, or whose own died of it while the head
+            # hung: the stop asked first of the deployment, on its head, ends the run)
+            key = min((k for k in self._asked_first if self.stops[k].after(f.ts, f.file, f.place)),
+                      key=lambda k: (self.stops[k].ts is None, self.stops[k].ts or datetime.min), default=key)
+        stop = self.stops.get(key)
+        if stop is None or key not in self._asked or not stop.after(f.ts, f.file, f.place) \
                 or not self.stalled_at(f) \
-                or any(k.ts is None or stop.after(k.ts, k.file, k.place) for k in killers):
+                or any((k.ts is None or stop.after(k.ts, k.file, k.place))
+                       and (k.node in (None, key[0]) or k.source != "kernel")
+                       for k in killers):   # (the kernel's kill of a process on another node signals no head)
             return None
         return None if any(g.category != f.category and g.ts and f.ts and f.ts <= g.ts
                            and not stop.before(g.ts, g.file, g.place) for g in failed) else stop
 
     def outcome(self, failure, again: bool, answered: list = (), deaths: list = (), failed: list = (),
-                killers: list = ()) -> Outcome:
+                killers: list = (), unexplained: list | None = None) -> Outcome:
         """The outcome, given the failure that explains it (the root cause, or the first sign of a death
         when no cause was found; None: nothing abnormal), whether it failed again after a restart, the
         requests the server failed and the deaths of its engine (still_working_after), every failure
-        (served_on_elsewhere) and the causes of a SIGTERM (stopped_after)."""
+        (served_on_elsewhere), the causes of a SIGTERM and the failures the failure does not explain
+        (stopped_after)."""
         if failure is not None:
             where = dict(file=failure.file, line=failure.line)
             if (on := self.served_on_elsewhere(failure, failed)) is not None:
@@ -138,7 +148,8 @@ class Ending:
                 if self.still_working_after(failure, answered, deaths):
                     return Outcome("failing_requests", **where,
                                    detail="it was serving and kept running, but failed from then on")
-                if (stop := self.stopped_after(failure, failed, killers)) is not None:
+                if (stop := self.stopped_after(failure, failed if unexplained is None else unexplained,
+                                               killers)) is not None:
                     return Outcome("stopped", stop.file, stop.line, "it was stopped from outside after it failed, "
                                    "before anything ended it (a hung server stopped by hand)")
                 if (back := self.back_serving(failure)) is not None:
@@ -154,8 +165,11 @@ class Ending:
             return Outcome("inconclusive", detail="the bundle holds no log of the deployment itself")
         stops = sorted(self.stops.values(), key=lambda s: (s.ts is None, s.ts or datetime.min, s.file, s.line))
         last = self.last_stop
-        # serving after the last stop, in another file (a rolling update: the new pod serves as the old one stops)
-        on = self.stats.filter((pl.col("ts") > last.ts) & (pl.col("file") != last.file)) if last else self.stats.clear()
+        # serving after the last stop, in another file or on another node (a rolling update: the new pod serves as
+        # the old one stops; a log platform's export holds both)
+        node = next((n for (n, _), ats in self._stops.items() if last in ats), None)
+        on = self.stats.filter((pl.col("ts") > last.ts) & ((pl.col("file") != last.file) | ~pl.col("node").eq_missing(
+            node))) if last else self.stats.clear()
         if on.height >= 2:
             return Outcome("serving", on["file"][0], on["line"][0], "it was stopped in one place and went on serving "
                            "in another (a rolling update, a replacement)")

@@ -30,6 +30,11 @@ def _hosts_named(folder: str, known_hosts: set[str]) -> list[str]:
     return [h for h in known_hosts if h == folder or (len(h) >= 4 and (h in folder or folder in h))]
 
 
+def _hosts_inside(folder: str, known_hosts: set[str]) -> list[str]:
+    """The known hosts a folder's name holds as a whole part of it (sosreport-gpu-r5-07-2026-03-17-kd2q)."""
+    return [h for h in known_hosts if len(h) >= 4 and re.search(rf"(?:^|[-_.]){re.escape(h)}(?:$|[-_.])", folder)]
+
+
 def node_folders(files: list[str], file_hosts: dict[str, str], known_hosts: set[str], w: Witnesses,
                   why: dict[str, str], pods: set[str] = frozenset(), base: str = "", depth: int = 0,
                   in_play: set[str] | None = None, lone: bool = True, logged: set[str] | None = None,
@@ -50,6 +55,8 @@ def node_folders(files: list[str], file_hosts: dict[str, str], known_hosts: set[
     # (a folder named by a node's address or by another name of it, an inventory's rack slot, is that node's,
     # though an address reads as a version number)
     addressed = {d for d in dirs if (named_node or {}).get(name[d])}
+    # (a collector's folder that names one host of the bundle, sosreport-HOST-DATE-ID, logs-HOST: that host's)
+    addressed |= {d for d in dirs if w.is_generic_folder(name[d]) and len(_hosts_inside(name[d], known_hosts)) == 1}
     layout = [d for d in dirs if w.is_generic_folder(name[d]) and d not in addressed]
     # (a pod's folder: its name, NS_POD as kubelet's without the uid, or /var/log/pods' NS_POD_UID)
     dirs = [d for d in dirs if (not w.is_generic_folder(name[d]) or d in addressed)

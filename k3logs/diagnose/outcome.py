@@ -79,8 +79,12 @@ class Lifecycle(Ending):
         stops = marks.filter(pl.col("mark") == "shutdown")
         self._stops = points_by_key(stops)
         self.stops = {k: ats[0] for k, ats in self._stops.items()}
-        self._asked = set(ev.filter(pl.col("eid").is_in(stops["eid"].implode()) & pl.col("text").str.contains(
-            outcome_data().asked_to_stop)).select("node", "attempt").iter_rows()) if "text" in ev.columns else set()
+        asked = ev.filter(pl.col("eid").is_in(stops["eid"].implode()) & pl.col("text").str.contains(
+            outcome_data().asked_to_stop)) if "text" in ev.columns else ev.clear()
+        self._asked = set(asked.select("node", "attempt").iter_rows())
+        # (the attempts whose stop begins with the asking: a head stopped by hand, not a server winding down first)
+        self._asked_first = {k for k, at in self.stops.items()
+                             if (at.file, at.line) in set(asked.select("file", "line").iter_rows())}
         starts = marks.filter((pl.col("mark") == "startup") & pl.col("ts").is_not_null())["ts"]
         self.last_start = starts.max() if len(starts) else None   # (the deployment's last start line)
         timed_stops = stops.filter(pl.col("ts").is_not_null()).sort("ts")

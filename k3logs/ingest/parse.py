@@ -77,10 +77,13 @@ def _extract(df: pl.DataFrame, fmt: Format) -> pl.DataFrame:
     read by JSON key (journald's `-o json`) takes each field from its key, wherever it is in the object."""
     if fmt.json_fields:
         hit = pl.col("text").str.contains(fmt.regex).fill_null(False)
+        keys: dict[str, list[str]] = {}
+        for name, key in fmt.json_fields:
+            keys.setdefault(name, []).append(key)
         ext = df.select(pl.when(hit).then(pl.col("text")).alias("_m"), *[
-            pl.when(hit).then(pl.col("text").str.json_path_match(f"$.{key}")).alias(name)
-            for name, key in fmt.json_fields])
-        key = dict(fmt.json_fields).get("text")
+            pl.when(hit).then(pl.coalesce(pl.col("text").str.json_path_match(f"$.{k}") for k in ks)).alias(name)
+            for name, ks in keys.items()])
+        key = keys.get("text", [None])[0]
         if key is None:
             return ext
         # (kept here: built from the format's own key, escaped)
@@ -119,6 +122,10 @@ def _time_exprs(groups: frozenset[str] | set[str]) -> tuple[pl.Expr, pl.Expr, pl
                .str.replace(INGEST["iso_offset_no_colon"].pattern, "${1}:${2}").str.replace(" ", "T", literal=True))
         dt = (iso.str.to_datetime("%Y-%m-%dT%H:%M:%S%.f%:z", time_zone="UTC", time_unit="us", strict=False)
               .dt.replace_time_zone(None))
+        if "t_local" in groups:   # (a record read by key: its zoned time, else its local one)
+            local, _, _ = _time_exprs(set(groups) - {"t_iso"})
+            return pl.coalesce(dt, local), pl.when(dt.is_not_null()).then(pl.lit("utc")).when(
+                local.is_not_null()).then(pl.lit("local")), None
         return dt, pl.when(dt.is_not_null()).then(pl.lit("utc")), None
     if "t_local" in groups:
         dt = (c("t_local").str.replace(",", ".", literal=True).str.replace("T", " ", literal=True)
@@ -161,6 +168,9 @@ def _time_exprs(groups: frozenset[str] | set[str]) -> tuple[pl.Expr, pl.Expr, pl
         return dt, pl.when(dt.is_not_null()).then(pl.lit("utc")), None
     if "t_sel" in groups:  # ipmitool sel's 'MM/DD/YYYY | HH:MM:SS' (the BMC's clock)
         dt = c("t_sel").str.to_datetime("%m/%d/%Y | %H:%M:%S", time_unit="us", strict=False)
+        return dt, pl.when(dt.is_not_null()).then(pl.lit("local")), None
+    if "t_kibana" in groups:  # Kibana's 'Aug 4, 2026 @ 13:19:40.018' (the browser's zone)
+        dt = c("t_kibana").str.to_datetime("%b %d, %Y @ %H:%M:%S%.f", time_unit="us", strict=False)
         return dt, pl.when(dt.is_not_null()).then(pl.lit("local")), None
     if "t_syslog" in groups:
         parts = c("t_syslog").str.replace_all(INGEST["time_spaces"].pattern, " ").str.split(" ")
@@ -215,6 +225,9 @@ def _apply_wrapper(df: pl.DataFrame, fmt: Format) -> pl.DataFrame:
         return df
     g = _groups(fmt)
     text = ext["text"] if "text" in g else df["text"].str.strip_prefix(ext["_m"])
+    if "exc" in g:   # (a logger's formatted exception: the lines after its message)
+        text = pl.select(pl.when(pl.lit(ext["exc"]).is_not_null()).then(
+            pl.concat_str([pl.lit(text), pl.lit(ext["exc"])], separator="\n")).otherwise(pl.lit(text))).to_series()
     if fmt.json_escaped:
         text = pl.select(_json_unescape(pl.lit(text))).to_series()
     elif fmt.csv_quoted:   # (a quoted cell: its quotes off, its doubled quotes single)
@@ -249,9 +262,23 @@ def _apply_wrapper(df: pl.DataFrame, fmt: Format) -> pl.DataFrame:
         new["partial"] = ext["tag"] == "P"
     elif fmt.json_escaped and not fmt.sparse:   # (docker's json-file: a chunk with no newline goes on in the next)
         new["partial"] = ~text.str.ends_with("\n")
-    return df.with_columns(
+    out = df.with_columns(
         pl.when(pl.lit(m)).then(v if isinstance(v, pl.Expr) else pl.lit(v)).otherwise(pl.col(k)).alias(k)
         for k, v in new.items())
+    return _one_row_a_line(out) if fmt.json_fields else out
+
+
+def _one_row_a_line(df: pl.DataFrame) -> pl.DataFrame:
+    """A record read by JSON key whose text holds several lines (a message and its exception's traceback): one
+    row each, in order (sub-rows of the record's line), as a plain log prints them."""
+    multi = df["text"].str.strip_chars_end("\n").str.contains("\n", literal=True).fill_null(False)
+    if not multi.any():
+        return df
+    rows = df.filter(multi).with_columns(pl.col("text").str.strip_chars_end("\n").str.split("\n")).explode("text")
+    # (a sub-row number is a byte: a longer traceback's last rows share the last, in order)
+    rows = rows.with_columns((pl.col(SUB) + pl.int_range(pl.len()).over(LINE)).clip(upper_bound=127).cast(pl.Int8)
+                             .alias(SUB))
+    return pl.concat([df.filter(~multi), rows], how="vertical_relaxed").sort([LINE, SUB], maintain_order=True)
 
 
 FEW_ROWS = 4096  # rows left unmatched: the formats that can match one of them are found in one query

@@ -43,12 +43,19 @@ def syslog_controls(df: pl.DataFrame) -> pl.DataFrame:
 
 def echoed_controls(df: pl.DataFrame) -> pl.DataFrame:
     """A terminal's echo of a control key typed over the output ('^C' before the line the interrupt made the
-    server print) is no part of that line."""
-    echoed = df.select(pl.col("text").str.starts_with("^").fill_null(False)).to_series()
+    server print) is a row of its own, before that line's (the operator's keystroke: a stop asked for)."""
+    echo_rx = INGEST["echoed_control"].pattern
+    echoed = df.select(pl.col("text").str.starts_with("^").fill_null(False)
+                       & pl.col("text").str.contains(echo_rx).fill_null(False)
+                       & pl.col("text").str.replace(echo_rx, "").str.len_bytes().gt(0)).to_series()
     if not echoed.any():
         return df
-    return df.with_columns(pl.when(echoed).then(pl.col("text").str.replace(INGEST["echoed_control"].pattern, ""))
-                           .otherwise(pl.col("text")).alias("text"))
+    glued = df.filter(echoed)
+    keys = pl.col("text").str.extract(f"({echo_rx})", 1)
+    return pl.concat([df.filter(~echoed), glued.with_columns(keys.alias("text")),
+                      glued.with_columns(pl.col("text").str.replace(echo_rx, ""),
+                                         (pl.col(SUB) + 1).cast(pl.Int8).alias(SUB))],
+                     how="vertical_relaxed").sort([LINE, SUB])
 
 
 def strip_ansi(df: pl.DataFrame) -> pl.DataFrame:
