@@ -5,6 +5,8 @@ the phase; no cause leaves a symptom of a root-cause category (low confidence), 
 `other`; a quiet bundle can still hold a configuration fault."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from conftest import analyze_files, report_of, text_of
@@ -1338,3 +1340,19 @@ def test_a_kernel_line_after_another_of_its_own_file_is_later_whatever_the_clock
         files[down_file] = text_of(nccl)
     a = analyze_files(tmp_path, files)
     assert root_of(a).sig == root
+
+
+def test_a_cause_in_a_json_loggers_exception_is_on_the_records_own_line(tmp_path):
+    """Every line of a record read by key (its message, its exception's traceback) is on the record's line: a
+    cause stated in a later part of the exception's message is there too, and the record's host is its node."""
+    rec = lambda n, msg, exc=None: json.dumps({  # noqa: E731
+        "levelname": "ERROR" if exc else "INFO", "pid": 213, "host": "l40s-inf-03", "message": msg,
+        "time": f"2026-06-18T09:13:1{n}.131+00:00", **({"exc_info": exc} if exc else {})})
+    exc = ("Traceback (most recent call last):\n  File \"x.py\", line 9, in f\ntorch._dynamo.exc.BackendCompilerFailed: "
+           "backend='inductor' raised:\nRuntimeError: Failed to find C compiler. Please specify via CC environment "
+           "variable.")
+    a = analyze_files(tmp_path, {"vllm.jsonl": text_of(rec(0, "vLLM API server version 0.22.0"),
+                                                       rec(1, "WorkerProc hit an exception.", exc),
+                                                       rec(2, "Engine core initialization failed.", None))})
+    root = root_of(a)
+    assert (root.category, root.line, root.node) == ("compile.failed", 2, "l40s-inf-03")

@@ -177,6 +177,24 @@ def test_a_kibana_export_row_takes_its_date_in_the_browsers_zone_and_its_message
         "aks-gpu-vmss000004", 'ValueError: "max_tokens" is 0', dt("2026-08-04 13:19:40.018"), "local")
 
 
+@pytest.mark.parametrize("time_key, when, kind", [("time", "2026-06-18T09:13:12.131+02:00", "utc"),
+                                                  ("asctime", "2026-06-18 09:13:12,131", "local")])
+def test_a_json_loggers_record_is_its_message_then_its_exceptions_lines(time_key, when, kind):
+    """python-json-logger: keys as the logging config names them; the traceback it caught follows the message."""
+    rec = {"levelname": "ERROR", "name": "vllm.v1.executor.multiproc_executor", "pid": 213, "host": "l40s-inf-03",
+           time_key: when, "message": "WorkerProc hit an exception.",
+           "exc_info": 'Traceback (most recent call last):\n  File "x.py", line 9, in f\nRuntimeError: no C compiler'}
+    df = parse_lines([json.dumps(rec), json.dumps({"name": "other", "message": "no level: another program's"})],
+                     wrappers=("json_logger",))
+    rows = df.filter(pl.col("line") == 1).sort("sub")
+    assert rows["text"].to_list() == ["WorkerProc hit an exception.", "Traceback (most recent call last):",
+                                      '  File "x.py", line 9, in f', "RuntimeError: no C compiler"]
+    first = row(df, 1)
+    assert (first["w_host"], first["pid"], first["wt"], first["wt_kind"]) == (
+        "l40s-inf-03", 213, dt("2026-06-18 07:13:12.131" if kind == "utc" else "2026-06-18 09:13:12.131"), kind)
+    assert row(df, 2)["w_host"] is None   # (near miss: a JSON object with no level is none of a logger's records)
+
+
 def test_journald_iso_kernel_line_has_an_exact_time():
     r = row(parse_lines(["2026-08-11T07:35:59+0200 gpu-node-07 kernel: mlx5_core 0000:9a:00.0 mlx5_3: Port: 1 Link DOWN"],
                         kind="kernel", wrappers=("journald_iso",)), 1)

@@ -143,7 +143,8 @@ def findings_of(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue) -> list[Fin
             # a chain states its cause first: a cause matched on a later exception (raised from the first, or
             # while handling it) is the first exception's failure, so the line is the first's (a symptom's is its own)
             link, part = (r["link"], r["part"]) if r["link"] == 0 or role != "cause" else (0, 0)
-            line = r["exc_lines"][link] + part  # a message's later lines follow its first
+            # (a message's later lines follow its first, within the traceback: a record's sub-rows share its line)
+            line = min(r["exc_lines"][link] + part, r["line_end"] or r["line"])
             typ, msg = r["exc_types"][link], r["exc_messages"][link]
             text = msg.split("\n")[part] if part else (f"{typ}: {msg}" if typ else msg)
         rank = r["rank"] if r["rank"] is not None else as_int(fields.get("rank"))

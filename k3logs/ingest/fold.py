@@ -15,7 +15,8 @@ import polars as pl
 import pyarrow as pa
 
 from k3logs.catalogue.regexes import Regexes
-from k3logs.schema import EXC_LINES, LINE, SUB
+from k3logs.catalogue.formats import builtin_formats
+from k3logs.schema import EXC_LINES, LINE, SUB, WRAPPER
 
 INGEST = Regexes("ingest.toml")  # what a traceback's lines look like
 MAX_EXC_CONTINUATION = 30
@@ -87,12 +88,13 @@ def _group_role(text: str) -> tuple[int, str, bool] | None:
 
 def _blocks_in_stream(idx: Sequence[int], starts: list[int], row) -> list[_Block]:
     """String tracebacks together within one process stream: `idx` are its rows in order, `starts` the
-    positions in `idx` of header rows, `row(i)` gives a row's (text, source, loc, lt). A row more than WINDOW
+    positions in `idx` of header rows, `row(i)` gives a row's (text, source, loc, lt, line, keyed: a record read
+    by JSON key, whole on its line, so another line is another record). A row more than WINDOW
     rows of its stream after the latest header is not read (nor any row between a finished traceback and
     the next header)."""
     out: list[_Block] = []
     cur: _Block | None = None
-    prev: tuple = ("", "", None, None)
+    prev: tuple = ("", "", None, None, None, False)
     heads, latest = set(starts), starts[0]
     exc = INGEST["exception_line"]
 
@@ -113,9 +115,9 @@ def _blocks_in_stream(idx: Sequence[int], starts: list[int], row) -> list[_Block
         if is_start:
             latest = k
         k += 1
-        text, source, loc, lt = row(i)
+        text, source, loc, lt, line, keyed = row(i)
         role, exc_like = _role(text, is_start), bool(exc.match(text))
-        (_, psource, ploc, plt), prev = prev, (text, source, loc, lt)
+        (_, psource, ploc, plt, pline, _), prev = prev, (text, source, loc, lt, line, keyed)
         if cur is not None and cur.group and (g := _group_role(text)) is not None:
             role, text, exc_like = g
             cur.bare[i] = text
@@ -164,7 +166,8 @@ def _blocks_in_stream(idx: Sequence[int], starts: list[int], row) -> list[_Block
                 cur.exc.append([i])
                 cur.state = "exc"
             elif (cur.state == "exc" and len(cur.exc[-1]) <= MAX_EXC_CONTINUATION
-                  and source in ("plain", psource) and (source != "vllm" or (loc, lt) == (ploc, plt))):
+                  and source in ("plain", psource) and (source != "vllm" or (loc, lt) == (ploc, plt))
+                  and not (keyed and line != pline)):
                 cur.rows.append(i)  # the exception message goes on over several lines (written at once)
                 cur.exc[-1].append(i)
             else:
@@ -202,6 +205,12 @@ class _Column:
         return self.rows[i][self.k]
 
 
+@lru_cache(maxsize=1)
+def _keyed_wrappers() -> frozenset[str]:
+    """Wrappers read by JSON key: each line is one whole record (a logger's message and its exception)."""
+    return frozenset(n for n, f in builtin_formats().wrappers.items() if f.json_fields)
+
+
 def fold_tracebacks(df: pl.DataFrame) -> pl.DataFrame:
     """Replace the rows of each traceback by one row: line = its first line, `line_end` its last,
     text = the first exception of the chain, `exc_*` one entry per link."""
@@ -215,11 +224,14 @@ def fold_tracebacks(df: pl.DataFrame) -> pl.DataFrame:
     pids, ranks = df["pid"], df["rank"]
     # rows parsed in another batch may have no _line_end (null): they end on their own line
     ends = pl.coalesce("_line_end", LINE) if "_line_end" in df.columns else pl.col(LINE)
-    table = _Rows(df.select("text", "source", "loc", "lt", LINE, ends.alias("_end")))
+    keyed = pl.col(WRAPPER).is_in(list(_keyed_wrappers())).fill_null(False) if WRAPPER in df.columns \
+        else pl.lit(False)
+    table = _Rows(df.select("text", "source", "loc", "lt", LINE, ends.alias("_end"), keyed.alias("_keyed")))
     texts = table.column(0)
 
     def row(i: int) -> tuple:
-        return table[i][:4]
+        t = table[i]
+        return *t[:5], t[6]
 
     first_of = pl.DataFrame({"pid": pids, "rank": ranks}).with_row_index("_i").filter(is_start) \
         .unique(["pid", "rank"], keep="first", maintain_order=True)
@@ -263,8 +275,9 @@ def fold_tracebacks(df: pl.DataFrame) -> pl.DataFrame:
             # some of the lines between, so a match in a later part names its own line)
             first = int(lines[rows[0]])
             body = [""] * max((int(lines[j]) - first for j in rows[1:]), default=0)
+            body += [""] * (not body and len(rows) > 1)   # (sub-rows of the exception's own line: one part)
             for j in rows[1:]:
-                k = int(lines[j]) - first - 1
+                k = max(int(lines[j]) - first - 1, 0)
                 body[k] = f"{body[k]} {b.text(j, texts)}".strip() if body[k] else b.text(j, texts)
             msg = "\n".join([msg.strip(), *body]).rstrip()
             t.append(typ.strip())
