@@ -206,6 +206,21 @@ def test_dev_shm_failure_explains_unhandled_system_error(tmp_path):
     assert len(errors) == 2 and all(explained_by_root(a, f) for f in errors)
 
 
+@pytest.mark.parametrize("rerun_host, root", [("gpu-a", "nccl.shm"),            # the rerun on its node says why
+                                               ("gpu-b", "nccl.system_error")])  # near miss: another node's
+def test_an_unhandled_system_error_is_what_a_later_rerun_on_its_node_names(tmp_path, rerun_host, root):
+    """A first run shows only 'unhandled system error'; its rerun with NCCL_DEBUG=INFO names /dev/shm."""
+    bare = ("(Worker_TP0 pid=101) ERROR 08-11 10:00:02 [multiproc_executor.py:596] RuntimeError: NCCL error: "
+            "unhandled system error (run with NCCL_DEBUG=INFO for details)")
+    shm = (f"{rerun_host}:230:311 [1] misc/shmutils.cc:87 NCCL WARN Error: failed to extend /dev/shm/nccl-Wk3ZpQ to "
+           "9637892 bytes, error: No space left on device (28)")
+    a = analyze_files(tmp_path, {"gpu-a/first-run.log": text_of(assigned(0, 1, 101), bare),
+                                 f"{rerun_host}/rerun.log": text_of(
+                                     assigned(0, 1, 230, t="10:05:00"), f"{rerun_host}:230:311 [1] NCCL INFO "
+                                     "Channel 00/0 : 1[1] -> 2[2] via SHM/direct/direct", shm)})
+    assert root_of(a).category == root
+
+
 def test_unhandled_system_error_alone_is_its_own_root_with_medium_confidence(tmp_path):
     a = analyze_files(tmp_path, {"vllm.log": text_of(
         assigned(0, 1, 101),
@@ -1356,3 +1371,13 @@ def test_a_cause_in_a_json_loggers_exception_is_on_the_records_own_line(tmp_path
                                                        rec(2, "Engine core initialization failed.", None))})
     root = root_of(a)
     assert (root.category, root.line, root.node) == ("compile.failed", 2, "l40s-inf-03")
+
+
+@pytest.mark.parametrize("severity, root", [("Fatal", "nvrm-xid"),   # a fatal NVLink5 sub-code: the cause
+                                            ("Nonfatal", None)])      # near miss: NVIDIA's non-fatal sub-code
+def test_an_nvlink5_xid_its_line_calls_nonfatal_is_context(tmp_path, severity, root):
+    xid = (f"2026-12-09T16:16:48,611420+00:00 NVRM: Xid (PCI:0008:01:00): 145, RLW_REMAP {severity} XC0 i0 Link 11 "
+           "(0x0409a0c2 0x00000008 0x00000001 0x00000000 0x00100000 0x00000004)")
+    oom = OOM.replace("08-11", "12-09").format(t="16:16:50", g=0)
+    a = analyze_files(tmp_path, {"gpu-a1/dmesg.txt": text_of(xid), "gpu-a1/vllm.log": text_of(oom)})
+    assert root_of(a).sig == (root or "cuda-out-of-memory")

@@ -136,6 +136,22 @@ def test_a_rolling_update_in_one_export_of_both_nodes_lines_is_serving(tmp_path,
     assert state(d) == (want, None) and d.healthy
 
 
+@pytest.mark.parametrize("oom_first, cause", [(True, True),     # the worker's OOM, then the head's stop
+                                              (False, False)])  # near miss: written after the stop: its trail
+def test_a_worker_nodes_failure_in_the_second_of_its_heads_stop_is_ordered_by_their_one_files_lines(tmp_path,
+                                                                                                   oom_first, cause):
+    """One job's output holds both nodes' lines, stamped in whole seconds: the file's order is the order."""
+    head = [f"gpu-a1: {line}" for line in START + LOADED + READY + SERVING]
+    oom = [f"gpu-a2: {worker(4, 30, line, pid=5511, level='ERROR')}" for line in (
+        "rank 1 in world size 2 is assigned as DP rank 0, PP rank 1, TP rank 0, EP rank 0",
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.12 GiB. GPU 0 has a total capacity of "
+        "79.15 GiB of which 604.25 MiB is free.")]
+    stop = [f"gpu-a1: {api(4, 30, line)}" for line in ("Shutting down FastAPI HTTP server.",
+                                                       "[shutdown] EngineCore: trigger received signal=SIGTERM")]
+    d = decision(tmp_path, {"job.out": head + (oom + stop if oom_first else stop + oom)})
+    assert (d.root is not None and d.root.category == "oom.inference") == cause, (d.outcome, d.root)
+
+
 WORKER_NODE_STOP = [f"[2026-11-18 07:{t},588 I 96 96] (raylet) {text}" for t, text in [
     ("00:30", "main.cc:180: Setting cluster ID to: 2a1f"), ("05:00", "main.cc:483: received SIGTERM. Existing local "
                                                                       "drain request = None")]]

@@ -118,6 +118,8 @@ class Category:
     # a fault of the node's GPU stack (driver, GPU visibility, CUDA init): the deployment working on its node after
     # it, in any process, shows it was survived (it was another program's, or a retry's)
     node_wide: bool = False
+    # the category holds only when nothing more specific is found: a cause on its node that explains it wins
+    unspecific: bool = False
 
 
 @dataclass(frozen=True)
@@ -129,6 +131,8 @@ class XidEntry:
     severity: str
     action: str
     names_action: str | None = None  # a regex: its line names the recovery the driver asks for (group `action`)
+    context_when: str | None = None  # a regex: a line whose detail it matches is context (a sub-code NVIDIA calls
+    # non-fatal: monitored, not acted on)
 
     @property
     def role(self) -> str:
@@ -161,7 +165,7 @@ def _load_categories(path: Path, issues: list[Issue]) -> dict[str, Category]:
         try:
             cat = Category(id=str(d["id"]), group=str(d["group"]), triage=int(d["triage"]), title=str(d["title"]),
                            quiet=bool(d.get("quiet", False)), collective=bool(d.get("collective", False)),
-                           node_wide=bool(d.get("node_wide", False)))
+                           node_wide=bool(d.get("node_wide", False)), unspecific=bool(d.get("unspecific", False)))
         except (KeyError, TypeError, ValueError) as e:
             issues.append(Issue("error", "category", f"category needs id, group, triage and title ({e})", loc))
             continue
@@ -185,7 +189,7 @@ def _load_xid(path: Path, issues: list[Issue]) -> dict[int, XidEntry]:
         try:
             e = XidEntry(code=int(d["code"]), name=str(d["name"]), meaning=str(d["meaning"]),
                          blame=str(d["blame"]), severity=str(d["severity"]), action=str(d["action"]),
-                         names_action=d.get("names_action"))
+                         names_action=d.get("names_action"), context_when=d.get("context_when"))
         except (KeyError, TypeError, ValueError) as err:
             issues.append(Issue("error", "xid", f"Xid entry needs code, name, meaning, blame, severity, action ({err})", loc))
             continue
@@ -197,6 +201,8 @@ def _load_xid(path: Path, issues: list[Issue]) -> dict[int, XidEntry]:
             issues.append(Issue("error", "xid", f"Xid {e.code} listed twice", loc))
         if e.names_action is not None and (regex_error(str(e.names_action)) or "(?P<action>" not in e.names_action):
             issues.append(Issue("error", "xid", f"Xid {e.code}: names_action is a regex with a group `action`", loc))
+        if e.context_when is not None and regex_error(str(e.context_when)):
+            issues.append(Issue("error", "xid", f"Xid {e.code}: context_when is a regex", loc))
         out[e.code] = e
     return out
 

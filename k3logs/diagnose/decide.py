@@ -128,6 +128,18 @@ def _statement(root: Finding, findings: list[Finding]) -> Finding:
     return pick
 
 
+def _specific(root: Finding, findings: list[Finding], cat: Catalogue) -> Finding:
+    """A root of a category the taxonomy gives only when nothing more specific is found ('unhandled system error')
+    is the first cause on its node that names what it was, whenever that came (a rerun with NCCL's debug output
+    shows the /dev/shm that a first run's bare error hid): the cause of a kind that explains it."""
+    if not (c := cat.categories.get(root.category)) or not c.unspecific:
+        return root
+    sigs = {s.id: s for s in cat.signatures}
+    named = [f for f in findings if f.role == "cause" and f.set_aside is None and f.category != root.category
+             and f.node == root.node and f.sig in sigs and root.category in sigs[f.sig].explains]
+    return first(named, cat) if named else root
+
+
 def _stated_before(root: Finding, findings: list[Finding], cat: Catalogue) -> Finding:
     """A fault as first stated: the earliest context line whose signature `states` its category, or for a symptom
     a category whose causes explain it (Ray marking a node dead, or failing its health checks, before an actor dies
@@ -251,7 +263,7 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
         # and so does a kill that names the vanished worker's pid, logged in the same second)
         causes = []
     if causes:
-        root = _stated_before(_statement(first(causes, cat), findings), findings, cat)
+        root = _specific(_stated_before(_statement(first(causes, cat), findings), findings, cat), findings, cat)
         borrow_rank(root, findings, pid_rank, node_wide, device_rank)
         root.unready = root.unready or _never_ready_after(root, findings, life)
         root_at = findings.index(root)

@@ -3,6 +3,7 @@ record; and the load the server carried before a finding."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -133,6 +134,8 @@ def findings_of(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue) -> list[Fin
             entry = cat.xid.get(int(fields["xid"]))
             if entry:
                 role = entry.role if sig.role == "cause" else sig.role
+                if entry.context_when and re.search(entry.context_when, fields.get("detail") or ""):
+                    role = "context"
                 where = f" on GPU {fields['pci']}" if fields.get("pci") else ""
                 title = f"Xid {entry.code}{where}: {entry.meaning.split(':')[0].split('.')[0]}"
         if role != "context" and (r["eid"], r["link"], r["part"]) in vetoed:

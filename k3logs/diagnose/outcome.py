@@ -226,7 +226,8 @@ class Lifecycle(Ending):
             serves = (f.node, self.attempt_of(f)) in self._instances
             peers = [s for (node, attempt), s in self.stops.items() if node not in (None, f.node)
                      and ((node, attempt) in self._instances) != serves and (serves or (node, attempt) in self._asked)
-                     and s.ts is not None and (s.ts - f.ts).total_seconds() <= TIE_SECONDS   # (two clocks)
+                     and s.ts is not None and (s.ts - f.ts).total_seconds() <= TIE_SECONDS   # (two clocks; one
+                     and (s.file != f.file or s.before(f.ts, f.file, f.place))               # file: its order)
                      and self._attempt_at(f.node, s.ts) == self.attempt_of(f)
                      and any(r.ts is not None and r.ts < s.ts for r in self.ready.values())]
             stop = min(peers, key=lambda s: s.ts, default=None)
