@@ -130,6 +130,10 @@ SAMPLES = {
     "vllm_kibana_csv": (lines('"@timestamp","host.name","kubernetes.pod.name","message"', *(
         f'"Aug 4, 2026 @ 13:19:{59 - i:02d}.018","aks-gpuh100-3187-vmss000004","qwen3-32b-vllm-7c4d8f9b6-q8r5m",'
         f'"{ln.replace(chr(34), 2 * chr(34))}"' for i, ln in enumerate(VLLM_PREFIXED))), "vllm", ("kibana_csv",)),
+    # a log router's logfmt records: a time first, the line in msg (its quotes escaped)
+    "vllm_logfmt": (lines(*(f'time=2026-09-15T06:40:{i:02d}.411Z level=info host=k3-b300-a07 stream=stdout '
+                            f'msg="{ln.replace(chr(34), chr(92) + chr(34))}"' for i, ln in enumerate(VLLM_PREFIXED))),
+                    "vllm", ("logfmt",)),
     "vllm_kubectl_prefix": (lines(*(f"[pod/k3-0-1/vllm-worker] {ln}" for ln in VLLM_PREFIXED)), "vllm",
                             ("kubectl_prefix",)),
     "k8s_events_last_column": (lines(
