@@ -1363,9 +1363,9 @@ def test_a_cause_in_a_json_loggers_exception_is_on_the_records_own_line(tmp_path
     rec = lambda n, msg, exc=None: json.dumps({  # noqa: E731
         "levelname": "ERROR" if exc else "INFO", "pid": 213, "host": "l40s-inf-03", "message": msg,
         "time": f"2026-06-18T09:13:1{n}.131+00:00", **({"exc_info": exc} if exc else {})})
-    exc = ("Traceback (most recent call last):\n  File \"x.py\", line 9, in f\ntorch._dynamo.exc.BackendCompilerFailed: "
-           "backend='inductor' raised:\nRuntimeError: Failed to find C compiler. Please specify via CC environment "
-           "variable.")
+    exc = ("Traceback (most recent call last):\n  File \"x.py\", line 9, in f\n"
+           "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
+           "RuntimeError: Failed to find C compiler. Please specify via CC environment variable.")
     a = analyze_files(tmp_path, {"vllm.jsonl": text_of(rec(0, "vLLM API server version 0.22.0"),
                                                        rec(1, "WorkerProc hit an exception.", exc),
                                                        rec(2, "Engine core initialization failed.", None))})

@@ -13,13 +13,6 @@ from .cache import content_key, kept
 from .read import Problems, read_toml_or_raise, regex_error, table_starts
 
 LAYERS = ("wrapper", "prefix", "line")
-
-
-def _json_keys(fields: dict) -> tuple[tuple[str, str], ...]:
-    """A wrapper's `json` table as (field, key) pairs: a field's keys (one, or a list of the names loggers give
-    it) in their order."""
-    return tuple((str(k), str(v)) for k in sorted(fields) for v in (fields[k] if isinstance(fields[k], list)
-                                                                    else [fields[k]]))
 # the [[sniff]] names k3logs/ingest/sniff.py reads
 SNIFF_LINES = ("vllm_proc", "vllm_text", "torchelastic", "k8s_events", "capture_line", "ray_mark", "traceback_body")
 TIME_GROUPS = ("t_iso", "t_local", "t_md", "t_hms", "t_glog", "t_ctime", "t_date", "t_mdy", "t_syslog",
@@ -30,6 +23,13 @@ KEYS = {"name", "regex", "source", "level_map", "first_for", "samples", "json_es
 # the fields a wrapper may read by JSON key (`json = { field = "KEY" }`): one JSON object a line, keys in any order
 JSON_FIELDS = {"text", "t_epoch_us", "t_iso", "t_local", "host", "pid", "ident", "unit", "stream", "pod", "container",
                "exc"}   # (exc: a logger's formatted exception, the lines that follow its message)
+
+
+def _json_keys(fields: dict) -> tuple[tuple[str, str], ...]:
+    """A wrapper's `json` table as (field, key) pairs: a field's keys (one, or a list of the names loggers give
+    it) in their order."""
+    return tuple((str(k), str(v)) for k in sorted(fields) for v in (fields[k] if isinstance(fields[k], list)
+                                                                    else [fields[k]]))
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from k3logs.catalogue.signatures import Catalogue
 from .borrow import borrow_rank, lagging_phase, silent_peer, stack_phase
 from .detect import families, named_causes, outcome_data
 from .findings import (EXPLAIN_WINDOW_S, SAME_FAILURE_S, TIE_SECONDS, Decision, Finding, benign_eids, exceptions,
-                       findings_of, told_by_known, load_before)
+                       findings_of, load_before, told_by_known)
 from .order import first, seconds, sort_key
 from .outcome import HEALTHY, KERNEL_SLACK_S, Lifecycle
 from .survived import copies_aside, one_pod_named, recoveries, set_aside, unexplain_by_set_aside, workloads, world_nodes

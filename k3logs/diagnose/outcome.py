@@ -83,8 +83,8 @@ class Lifecycle(Ending):
             outcome_data().asked_to_stop)) if "text" in ev.columns else ev.clear()
         self._asked = set(asked.select("node", "attempt").iter_rows())
         # (the attempts whose stop begins with the asking: a head stopped by hand, not a server winding down first)
-        self._asked_first = {k for k, at in self.stops.items()
-                             if (at.file, at.line) in set(asked.select("file", "line").iter_rows())}
+        asked_at = set(asked.select("file", "line").iter_rows())
+        self._asked_first = {k for k, at in self.stops.items() if (at.file, at.line) in asked_at}
         starts = marks.filter((pl.col("mark") == "startup") & pl.col("ts").is_not_null())["ts"]
         self.last_start = starts.max() if len(starts) else None   # (the deployment's last start line)
         timed_stops = stops.filter(pl.col("ts").is_not_null()).sort("ts")

@@ -14,8 +14,8 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from k3logs.catalogue.regexes import Regexes
 from k3logs.catalogue.formats import builtin_formats
+from k3logs.catalogue.regexes import Regexes
 from k3logs.schema import EXC_LINES, LINE, SUB, WRAPPER
 
 INGEST = Regexes("ingest.toml")  # what a traceback's lines look like
