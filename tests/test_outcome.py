@@ -2244,8 +2244,9 @@ def test_a_server_stopped_by_hand_after_a_failure_that_did_not_end_it_was_stoppe
     assert d.outcome.state == state
 
 
-@pytest.mark.parametrize("echo, state", [("^C", "stopped"),   # the operator's Ctrl-C on the head, in the stall
-                                         ("", "crashed")])    # near miss: a stop no one is seen to ask for
+@pytest.mark.parametrize("echo, state", [("^C", "stopped"),     # the operator's Ctrl-C on the head, in the stall
+                                         ("", "crashed"),      # near miss: a stop no one is seen to ask for
+                                         ("^C\n", "crashed")])  # near miss: a '^C' of its own (a `logs -f` stopped)
 def test_a_stop_asked_of_the_head_stops_a_worker_nodes_stall_too(tmp_path, echo, state):
     """A worker node's fault stalls the engine; the operator stops the server on the head with Ctrl-C (the
     terminal's echo), which stops the head's Ray workers on the other node too."""

@@ -178,6 +178,7 @@ class OutcomeData:
     orchestrator_only: frozenset[str] = frozenset()  # symptoms only an orchestrator prints of a run that failed
     about_node_fields: tuple[str, ...] = ()  # a signature's fields that name the node a line is about
     asked_to_stop: str = "(?!)"  # a shutdown landmark that says the stop came from outside (a signal, a cancel)
+    interrupt_echo: str = "(?!)"  # the row a terminal's echo of Ctrl-C becomes: the stop line it begins was asked
 
 
 @lru_cache(maxsize=1)
@@ -189,7 +190,8 @@ def outcome_data() -> OutcomeData:
                        frozenset(d.get("unready", [])), frozenset(str(x) for x in d.get("shed_status", [])),
                        d.get("run_args"), frozenset(str(x) for x in d.get("clean_exits", [])),
                        d.get("deployment_run", "(?!)"), frozenset(d.get("orchestrator_only", [])),
-                       tuple(d.get("about_node_fields", [])), d.get("asked_to_stop", "(?!)"))
+                       tuple(d.get("about_node_fields", [])), d.get("asked_to_stop", "(?!)"),
+                       d.get("interrupt_echo", "(?!)"))
 
 
 @lru_cache(maxsize=1)

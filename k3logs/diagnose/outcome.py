@@ -79,8 +79,12 @@ class Lifecycle(Ending):
         stops = marks.filter(pl.col("mark") == "shutdown")
         self._stops = points_by_key(stops)
         self.stops = {k: ats[0] for k, ats in self._stops.items()}
-        asked = ev.filter(pl.col("eid").is_in(stops["eid"].implode()) & pl.col("text").str.contains(
-            outcome_data().asked_to_stop)) if "text" in ev.columns else ev.clear()
+        # (asked: its text says so, or a terminal's echo of Ctrl-C begins its line)
+        echoed = ev.filter(pl.col("text").str.contains(outcome_data().interrupt_echo)).select("file", "line") \
+            if "text" in ev.columns else None
+        asked = ev.filter(pl.col("eid").is_in(stops["eid"].implode()) & (pl.col("text").str.contains(
+            outcome_data().asked_to_stop) | pl.struct("file", "line").is_in(echoed.to_struct().implode()))) \
+            if echoed is not None else ev.clear()
         self._asked = set(asked.select("node", "attempt").iter_rows())
         # (the attempts whose stop begins with the asking: a head stopped by hand, not a server winding down first)
         asked_at = set(asked.select("file", "line").iter_rows())
