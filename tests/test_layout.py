@@ -209,6 +209,8 @@ def test_importing_any_module_runs_no_polars_query_so_a_process_may_fork_after_i
     """Patterns are loaded (and checked with polars) when first used, never at import: polars' threads started
     by an import deadlock a child forked after it (a process pool, a sweep). Near miss: a query run before the
     fork does hang the child, so the check below can fail."""
+    import os
+    import signal
     import subprocess
     import sys
     script = ("import importlib, os, polars as pl\n{warm}"
@@ -219,11 +221,14 @@ def test_importing_any_module_runs_no_polars_query_so_a_process_may_fork_after_i
     mods = sorted(m for m in GRAPH if not m.endswith("__main__"))
 
     def forks(warm: str, seconds: float) -> bool:
+        # (its own session: on a timeout the hung child it forked goes too, not only the script)
+        p = subprocess.Popen([sys.executable, "-c", script.format(warm=warm, mods=mods)], start_new_session=True,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
-            subprocess.run([sys.executable, "-c", script.format(warm=warm, mods=mods)], timeout=seconds, check=True,
-                           capture_output=True)
-            return True
+            return p.wait(timeout=seconds) == 0
         except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
             return False
 
     assert forks("", 60)
