@@ -144,7 +144,8 @@ def learn(path: str | Path, settings: Settings, cat: Catalogue, keep_all: bool =
     zones = {f.node: int(f.value) for f in facts if f.name == "utc_offset" and f.node}
     named = {f.node: f.value for f in facts if f.name == "utc_zone" and f.node}
     clock_model, clock_report = clock.learn(events, settings.tz, settings.skew_tolerance, boots, refs,
-                                            _measured_offsets(facts), zones, _on_hosts(ing.files), named)
+                                            _measured_offsets(facts), zones, _on_hosts(ing.files), named,
+                                            frozenset(n for n, f in builtin_formats().wrappers.items() if f.arrival))
     events = clock.in_file_order(clock.apply(events, clock_model))
     return Learnt(bundle, ing, events, facts, attribution, clock_report, clock_model)
 

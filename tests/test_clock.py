@@ -327,6 +327,49 @@ def test_offsets_measured_by_a_pdsh_date_transcript_win_over_the_estimate(tmp_pa
     assert at(a, "node-b/vllm.log", 3)[0] == "2026-08-11T10:00:32"   # 10:00:35 printed, 3 s ahead
 
 
+def srun_job(b_ahead: int) -> str:
+    """One `srun -l` output of two nodes, in the order srun received the lines: gpu2's worker prints its rank
+    assignment five seconds after gpu1's, by the clock that timed it; gpu2's clock is `b_ahead` s ahead."""
+    def line(task: int, node: int, true_s: int, msg: str) -> str:
+        return (f"{task}: (Worker_TP0 pid={100 * node}) INFO 08-11 10:00:{true_s + (b_ahead if node else 0):02d} "
+                f"[x.py:1] {msg}")
+    assigned = "rank {r} in world size 2 is assigned as DP rank 0, PP rank {r}, TP rank 0, EP rank 0"
+    return text_of("+ echo 'SLURM_JOB_ID=7 SLURM_JOB_NODELIST=gpu[1-2] SLURM_NNODES=2 SLURM_NTASKS=2'",
+                   "+ srun -l --ntasks-per-node=1 vllm serve /m", line(0, 0, 10, assigned.format(r=0)),
+                   line(0, 0, 14, "Starting to load model /m"), line(1, 1, 14, "Starting to load model /m"),
+                   line(1, 1, 15, assigned.format(r=1)), line(0, 0, 16, "Loading weights took 1.00 seconds"),
+                   line(1, 1, 18, "Loading weights took 1.00 seconds"))
+
+
+@pytest.mark.parametrize("b_ahead, want", [(0, (1.0, False)), (5, (6.0, True))])
+def test_a_file_written_live_bounds_the_offset_its_lines_order_allows(tmp_path, b_ahead, want):
+    """Rank-assignment lines five seconds apart read as gpu2's clock 5 s ahead; but srun wrote gpu2's lines between
+    gpu1's of 10:00:14 and 10:00:16 as they arrived, so its clock is within a second of gpu1's (and the 5 s
+    estimate is no skew). Near miss: where gpu2's every line is stamped 5 s ahead, its order allows an offset (the
+    10 s estimate moved to the 5 s the order allows, give or take its second of slack), which is applied."""
+    a = analyze_files(tmp_path, {"slurm-7.out": srun_job(b_ahead)}, keep_all=True)
+    nb = a.clock.nodes["gpu2"]
+    assert (nb.offset_s, nb.applied) == want
+
+
+ILLEGAL = "CUDA error: an illegal memory access was encountered"
+
+
+@pytest.mark.parametrize("leaders_own, want", [(False, (-2.0, False)), (True, (-4.0, True))])
+def test_a_report_of_another_nodes_error_came_after_it_whatever_the_clocks_say(tmp_path, leaders_own, want):
+    """node-b's rank assignment, stamped 4 s before node-a's, reads as its clock 4 s behind; but node-a's engine
+    relayed node-b's worker's error a second after node-b stamped it, so node-b's clock cannot be more than a
+    second (and the slack) behind. Near miss: the error raised on node-a too, the relay may be of that one."""
+    raised = "(Worker_TP0 pid={pid}) ERROR 08-11 10:05:00 [gpu_worker.py:1] torch.AcceleratorError: " + ILLEGAL
+    relay = (f"(EngineCore_DP0 pid=50) ERROR 08-11 10:05:01 [core.py:1] RuntimeError: Worker failed with error "
+             f"'{ILLEGAL}\\nSearch for `cudaErrorIllegalAddress'', please check the stack trace above for the root cause")
+    a_log = node_log(0, 0) + (raised.format(pid=100) + "\n" if leaders_own else "") + relay + "\n"
+    a = analyze_files(tmp_path, {"node-a/vllm.log": a_log, "node-b/vllm.log": node_log(1, -4) + raised.format(pid=200)
+                                 + "\n"}, keep_all=True)
+    nb = a.clock.nodes["node-b"]
+    assert (nb.offset_s, nb.applied) == want
+
+
 def test_parse_iso_reads_zones_and_treats_naive_times_as_utc():
     assert parse_iso("2026-08-11T10:00:00Z") == datetime(2026, 8, 11, 10, tzinfo=timezone.utc)
     assert parse_iso("2026-08-11 12:00:00+02:00").astimezone(timezone.utc).hour == 10

@@ -19,7 +19,7 @@ TIME_GROUPS = ("t_iso", "t_local", "t_md", "t_hms", "t_glog", "t_ctime", "t_date
                "t_clf", "t_sel", "t_uptime", "t_epoch_us", "t_epoch_s", "t_epoch_ms", "t_tod", "t_rfc2822",
                "t_kibana")
 KEYS = {"name", "regex", "source", "level_map", "first_for", "samples", "json_escaped", "json", "quoted", "keep",
-        "csv_quoted", "sparse"}
+        "csv_quoted", "sparse", "arrival"}
 # the fields a wrapper may read by JSON key (`json = { field = "KEY" }`): one JSON object a line, keys in any order
 JSON_FIELDS = {"text", "t_epoch_us", "t_iso", "t_local", "host", "pid", "ident", "unit", "stream", "pod", "container",
                "exc"}   # (exc: a logger's formatted exception, the lines that follow its message)
@@ -49,6 +49,7 @@ class Format:
     keep: tuple[str, ...] = ()  # literals of lines whose text is encoded (no anchor shows in them): parse them all
     csv_quoted: bool = False  # the text is a CSV cell: quoted, its quotes doubled, when it holds a comma or a quote
     sparse: bool = False  # a wrapper of a JSON document's few lines that hold a log line
+    arrival: bool = False  # a wrapper of a file written live as its tasks printed: its line order is time order
 
     @property
     def groups(self) -> tuple[str, ...]:
@@ -115,7 +116,8 @@ def load_formats(path: Path | None = None) -> Formats:
                 json_fields=_json_keys(json_fields), samples=tuple(samples), location=loc,
                 quoted=bool(d.get("quoted", False)) and layer == "wrapper",
                 keep=tuple(map(str, d.get("keep", []))), csv_quoted=bool(d.get("csv_quoted", False)),
-                sparse=bool(d.get("sparse", False)) and layer == "wrapper"))
+                sparse=bool(d.get("sparse", False)) and layer == "wrapper",
+                arrival=bool(d.get("arrival", False)) and layer == "wrapper"))
     sniff = _sniff_lines(data, text, path, problems)
     if problems:
         raise CatalogueError(f"{len(problems)} problem(s) in {path}: {problems[0]}", problems)

@@ -23,6 +23,7 @@ from k3logs.ingest.parse import DATELESS_DAY, PLACEHOLDER_YEAR
 from k3logs.schema import MIXED, at_rows, in_line_order, the_one
 
 from .ages import aged_times, listings
+from .arrival import bounded, merged, offset_bounds, relay_bounds
 from .attribution import RX, line_rx
 from .zones import UTC, known_zone, local_utc, stated_zones
 
@@ -129,10 +130,11 @@ def learn(ev: pl.DataFrame, tz: str = UTC, skew_tolerance: float = 2.0,
           reference_facts: list[datetime] | None = None,
           measured: dict[str, float] | None = None,
           zones: dict[str, int] | None = None, bare: bool = False,
-          named: dict[str, str] | None = None) -> tuple[ClockModel, ClockReport]:
+          named: dict[str, str] | None = None, arrival: frozenset[str] = frozenset()) -> tuple[ClockModel, ClockReport]:
     """Reference dates for year-less times, boot times, and per-node offsets, from attributed events.
     `zones`: the UTC offset (seconds) of the nodes whose zone the bundle shows (`named`: by its name); `bare`: the
-    deployment runs in no container (its processes keep their hosts' zone, when the hosts share one)."""
+    deployment runs in no container (its processes keep their hosts' zone, when the hosts share one); `arrival`:
+    the wrappers of files written live, whose line order bounds the estimated offsets (arrival.py)."""
     zones = {**stated_zones(ev), **(zones or {})}
     one = set(zones.values())
     m, rep = ClockModel(tz=tz, host_zone=zones, zone_name={n: z for n, z in (named or {}).items() if known_zone(z)},
@@ -221,14 +223,31 @@ def learn(ev: pl.DataFrame, tz: str = UTC, skew_tolerance: float = 2.0,
     if anchors.height >= 2 and _one_world(timed):
         ref = anchors.sort(["_n", "node"], descending=[True, False]).row(0, named=True)
         rep.reference_node = ref["node"]
+        bounds = _order_bounds(ev, m, ref["node"], arrival)
         for row in anchors.iter_rows(named=True):
-            off = (row["_a"] - ref["_a"]).total_seconds()
+            off = bounded((row["_a"] - ref["_a"]).total_seconds(), bounds.get(row["node"]))
             nc = rep.nodes.setdefault(row["node"], NodeClock())
             nc.offset_s, nc.anchors = round(off, 3), row["_n"]
             nc.applied = abs(off) > skew_tolerance
             if nc.applied:
                 m.offsets[row["node"]] = off
     return m, rep
+
+
+def _order_bounds(ev: pl.DataFrame, m: ClockModel, ref: str, arrival: frozenset[str]) -> dict[str, tuple[float, float]]:
+    """What the order of lines allows each node's offset to be (arrival.py): in files written live, and between
+    an error and another node's report of it."""
+    c = pl.col
+    live = ev.filter(c("wrapper").is_in(list(arrival)) & c("node").is_not_null()) if arrival else ev.clear()
+    relays = ev.filter(c("node").is_not_null() & c("text").str.contains(RX["relayed_error"].pattern))
+    if relays.is_empty() and live.is_empty():
+        return {}
+    # (the rows that may have raised a relayed error: any row on a node, by the message the reports quote)
+    said = relays["text"].str.extract(RX["relayed_error"].pattern, 1).drop_nulls().unique().to_list()
+    raised = ev.filter(c("node").is_not_null() & pl.any_horizontal(c("text").str.contains(s, literal=True)
+                                                                   for s in said)) if said else ev.clear()
+    timed = [_times(f, m).with_columns(_clock_of(f, m).alias("node")) for f in (live, raised)]
+    return merged(offset_bounds(timed[0], ref), relay_bounds(timed[1], ref))
 
 
 HALF_DAY = 12 * 3600 * 1_000_000
