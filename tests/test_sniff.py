@@ -369,6 +369,15 @@ def test_pdsh_output_is_each_hosts_lines_behind_its_name():
     assert "pdsh" not in s.wrappers
 
 
+def test_a_drivers_name_in_a_journal_of_the_kernels_lines_is_no_hosts_label():
+    """`journalctl -k | grep SXid`: every line's text begins 'nvidia-nvswitch2: ', which looks like a pdsh label; the
+    journal's host is the line's. Near miss: pdsh's output of a unit's journal, labels before the journal's lines."""
+    sxid = "Nov 23 05:04:56 gpu-b07 kernel: nvidia-nvswitch2: SXid (PCI:0000:07:00.0): 20034, Fatal, Link 33"
+    assert sniff(lines(sxid, sxid.replace("Link 33", "Link 34"))).wrappers == ("journald",)
+    vllm = "Nov 23 05:31:21 gpu-b07 vllm[38702]: INFO 11-23 05:31:21 [core.py:1] step"
+    assert sniff(lines(*(f"gpu-b0{i}: {vllm}" for i in (6, 7)))).wrappers == ("pdsh", "journald")
+
+
 def test_a_long_log_in_an_applications_format_skips_the_dump_detectors(monkeypatch):
     import k3logs.ingest.sniff as sniff_module
     calls = []

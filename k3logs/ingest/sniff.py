@@ -62,6 +62,16 @@ def _compiled(formats_id: int) -> dict[str, list[tuple[str, re.Pattern]]]:
     }
 
 
+def _kernels_journal(name: str, lines: list[str], pats: dict) -> bool:
+    """A journal of the kernel's lines (`journalctl -k`, a grep of its SXids): what follows its wrapper is a driver's
+    name ('nvidia-nvswitch2: ', 'nvme0n1: '), not a host's label."""
+    rx = dict(pats["wrapper"])[name]
+    if name not in JOURNALS or "ident" not in rx.groupindex:
+        return False
+    idents = [m.group("ident") for ln in lines if (m := rx.match(ln))]
+    return bool(idents) and idents.count("kernel") * 2 >= len(idents)
+
+
 def _binary_reason(head: bytes) -> str | None:
     if not head:
         return None
@@ -182,6 +192,8 @@ def sniff(head: bytes, size: int | None = None, formats: Formats | None = None) 
         if not counts:
             break
         name, hits = counts.most_common(1)[0]
+        if name in LABELS and wrappers and _kernels_journal(wrappers[0], lines, pats):
+            break
         sparse = not wrappers and _sparse(name, hits, lines, formats)
         labels = not wrappers and _labels_among_script_lines(name, hits, inner, pats)
         if (hits * 2 < len(inner) and not sparse and not labels) or name in wrappers:
