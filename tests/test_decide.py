@@ -855,6 +855,28 @@ def test_a_gpu_stack_fault_the_deployment_did_not_work_on_after_is_the_cause(tmp
     assert (root_of(a).category, root_of(a).file) == ("env.no_gpu_visible", "other-program.log")
 
 
+SXID = ("Aug 11 09:30:00 gpu-b kernel: nvidia-nvswitch2: SXid (PCI:0000:07:00.0): 20034, Fatal, Link 33 "
+        "LTSSM Fault Up")
+
+
+@pytest.mark.parametrize("b_loads, root", [(False, "gpu-b/kern.log"),   # gpu-b never got past its GPUs' init
+                                           (True, None)])              # near miss: it loaded weights after the fault
+def test_a_device_fault_before_the_deployment_began_is_survived_only_by_its_own_nodes_gpus_at_work(tmp_path,
+                                                                                                   b_loads, root):
+    """A fabric fault at boot, half an hour before the start: the other node's start going on proves nothing of
+    this node's GPUs (they are not its), its own weights loaded onto them do."""
+    a_log = [*HEAD, LOAD, KV, CAPTURE, CAPTURED, UP] if b_loads else [*HEAD, LOAD]
+    b_log = [W.replace("101", "201") + "INFO 08-11 10:00:00 [gpu_worker.py:1] world_size=2 rank=1 local_rank=0",
+             W.replace("101", "201") + ("INFO 08-11 10:01:00 [gpu_model_runner.py:1] Starting to load model /models/m"
+                                        if b_loads else "ERROR 08-11 10:00:05 [multiproc_executor.py:1] RuntimeError: "
+                                        "CUDA error: system not yet initialized (802)")]
+    a = analyze_files(tmp_path, {"gpu-a/vllm.log": text_of(*a_log), "gpu-b/vllm.log": text_of(*b_log),
+                                 "gpu-b/kern.log": text_of(SXID)})
+    assert (root_of(a).file if root else None) == root
+    (f,) = [f for f in a.decision.findings if f.file == "gpu-b/kern.log"]
+    assert (f.set_aside is not None) == b_loads
+
+
 @pytest.mark.parametrize("t_lost, phase", [("10:01:30", "model_load"),   # the node went while the model loaded
                                            ("10:05:30", "serving")])     # near miss: after it was ready
 def test_a_node_lost_takes_the_phase_its_logs_reached(tmp_path, t_lost, phase):

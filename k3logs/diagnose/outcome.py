@@ -89,6 +89,9 @@ class Lifecycle(Ending):
         # (the attempts whose stop begins with the asking: a head stopped by hand, not a server winding down first)
         asked_at = set(asked.select("file", "line").iter_rows())
         self._asked_first = {k for k, at in self.stops.items() if (at.file, at.line) in asked_at}
+        # (the landmarks that show a node's GPUs at work: its weights loaded, and every step after, to serving)
+        worked = marks.filter(pl.col("mark").is_in([p for p in PHASES[PHASES.index("model_load"):] if p != "shutdown"]))
+        self._gpus_worked = set(zip(worked["file"].to_list(), worked["line"].to_list()))
         starts = marks.filter((pl.col("mark") == "startup") & pl.col("ts").is_not_null())["ts"]
         self.last_start = starts.max() if len(starts) else None   # (the deployment's last start line)
         timed_stops = stops.filter(pl.col("ts").is_not_null()).sort("ts")
@@ -296,9 +299,14 @@ class Lifecycle(Ending):
         """The first sign of work of the deployment, on any node, after the finding. (A node's work after its
         restart is a new attempt's: the fault was not survived there. After a `device` fault the kernel reports,
         only work that proves it survived: `_proves_survival`.)"""
+        # (a device fault before the deployment began: only its own node's GPUs at work later prove it survived; the
+        # other nodes' start goes on as far as their own steps take it, whatever that node's fault)
+        early = device and f.node is not None and f.ts is not None and (self._app_began is None
+                                                                         or f.ts < self._app_began)
         later = [at for key, ats in self._progress.items() for at in ats
                  if len(key) == 2 and f.ts is not None and at.ts is not None and at.ts > f.ts
-                 and key[1] == self._attempt_at(key[0], f.ts) and (not device or self._proves_survival(at, f.ts))]
+                 and key[1] == self._attempt_at(key[0], f.ts) and (not device or self._proves_survival(at, f.ts))
+                 and (not early or key[0] == f.node and (at.file, at.line) in self._gpus_worked)]
         return min(later, key=lambda at: at.ts) if later else None
 
     def _proves_survival(self, at: At, ts: datetime | None) -> bool:
