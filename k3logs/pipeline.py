@@ -109,11 +109,12 @@ CONTAINER_DUMPS = ("docker_inspect", "docker_ps", "pod_spec", "compose", "k8s_de
 HOST_RUN_DUMPS = ("slurm_job", "systemd_unit", "supervisor_program")
 
 
-def _on_hosts(files) -> bool:
+def _on_hosts(files, facts: list[Fact]) -> bool:
     """The deployment ran on its hosts (a Slurm job, a systemd unit, a supervisord program), in no container the
-    bundle shows."""
+    bundle shows (a dump of one, a container's log wrapper, a launch that runs it in one)."""
     return any(f.kind in HOST_RUN_DUMPS for f in files) and not any(
-        f.kind in CONTAINER_DUMPS or set(f.wrappers) & set(CONTAINER_WRAPPERS) for f in files)
+        f.kind in CONTAINER_DUMPS or set(f.wrappers) & set(CONTAINER_WRAPPERS) for f in files) and not any(
+        f.name == "container_launch" for f in facts)
 
 
 def learn(path: str | Path, settings: Settings, cat: Catalogue, keep_all: bool = False,
@@ -144,7 +145,7 @@ def learn(path: str | Path, settings: Settings, cat: Catalogue, keep_all: bool =
     zones = {f.node: int(f.value) for f in facts if f.name == "utc_offset" and f.node}
     named = {f.node: f.value for f in facts if f.name == "utc_zone" and f.node}
     clock_model, clock_report = clock.learn(events, settings.tz, settings.skew_tolerance, boots, refs,
-                                            _measured_offsets(facts), zones, _on_hosts(ing.files), named,
+                                            _measured_offsets(facts), zones, _on_hosts(ing.files, facts), named,
                                             frozenset(n for n, f in builtin_formats().wrappers.items() if f.arrival))
     events = clock.in_file_order(clock.apply(events, clock_model))
     return Learnt(bundle, ing, events, facts, attribution, clock_report, clock_model)

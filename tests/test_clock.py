@@ -317,11 +317,14 @@ def test_the_tolerance_is_a_setting(tmp_path):
     assert at(a, "node-b/vllm.log", 3)[0] == "2026-08-11T10:00:35"
 
 
-def test_offsets_measured_by_a_pdsh_date_transcript_win_over_the_estimate(tmp_path):
+@pytest.mark.parametrize("fmt", ["date -Is", "date -u +'%F %T.%N UTC'"])
+def test_offsets_measured_by_a_pdsh_date_transcript_win_over_the_estimate(tmp_path, fmt):
+    def reading(host: str, s: int) -> str:
+        return f"{host}: 2026-08-11T12:00:0{s}+00:00" if fmt == "date -Is" else f"{host}: 2026-08-11 12:00:0{s}.5 UTC"
     a = analyze_files(tmp_path, {
         "node-a/vllm.log": node_log(0, 0), "node-b/vllm.log": node_log(1, 5),
-        "clock-check.txt": "$ pdsh -w node-a,node-b date -Is\nnode-a: 2026-08-11T12:00:00+00:00\n"
-                           "node-b: 2026-08-11T12:00:03+00:00\n"}, keep_all=True)
+        "clock-check.txt": text_of(f"$ pdsh -w node-a,node-b {fmt}", reading("node-a", 0), reading("node-b", 3))},
+        keep_all=True)
     nb = a.clock.nodes["node-b"]
     assert (nb.offset_s, nb.applied, nb.source) == (3.0, True, "measured in the bundle")
     assert at(a, "node-b/vllm.log", 3)[0] == "2026-08-11T10:00:32"   # 10:00:35 printed, 3 s ahead
@@ -362,7 +365,8 @@ def test_a_report_of_another_nodes_error_came_after_it_whatever_the_clocks_say(t
     second (and the slack) behind. Near miss: the error raised on node-a too, the relay may be of that one."""
     raised = "(Worker_TP0 pid={pid}) ERROR 08-11 10:05:00 [gpu_worker.py:1] torch.AcceleratorError: " + ILLEGAL
     relay = (f"(EngineCore_DP0 pid=50) ERROR 08-11 10:05:01 [core.py:1] RuntimeError: Worker failed with error "
-             f"'{ILLEGAL}\\nSearch for `cudaErrorIllegalAddress'', please check the stack trace above for the root cause")
+             f"'{ILLEGAL}\\nSearch for `cudaErrorIllegalAddress'', please check the stack trace above for the "
+             "root cause")
     a_log = node_log(0, 0) + (raised.format(pid=100) + "\n" if leaders_own else "") + relay + "\n"
     a = analyze_files(tmp_path, {"node-a/vllm.log": a_log, "node-b/vllm.log": node_log(1, -4) + raised.format(pid=200)
                                  + "\n"}, keep_all=True)
@@ -437,17 +441,33 @@ def test_a_hosts_journal_is_read_in_the_zone_its_own_short_iso_lines_state(tmp_p
     assert at(a, "gpu-b07/journalctl-u-vllm.txt", 1)[0] == want
 
 
-@pytest.mark.parametrize("container, want", [(False, "2026-05-12T13:46:09"),   # a Slurm job on the host: EDT
-                                              (True, "2026-05-12T09:46:09")])   # near miss: a container's UTC
+@pytest.mark.parametrize("hosts, want", [(("ws-0412", "hx-login02"), "2026-08-11T10:00:00"),   # two hosts in CEST
+                                          (("ws-0412",), "2026-08-11T12:00:00")])   # near miss: one workstation's zone
+def test_a_site_s_hosts_keep_one_zone_where_two_of_them_show_it(tmp_path, hosts, want):
+    """A GPU node's kernel journal states no zone; the workstation and the login node the operator ran `date` on
+    both show CEST: the site's hosts keep one zone. One machine alone (a laptop) may be anywhere."""
+    files = {f"{h}/date.txt": f"[ops@{h} ~]$ date\nTue Aug 11 12:31:07 CEST 2026\n" for h in hosts}
+    files["gpu-a07/journalctl-k.txt"] = text_of("Aug 11 12:00:00 gpu-a07 kernel: NVRM: Xid (PCI:0000:3b:00): 79, "
+                                                "pid='<unknown>', name=<unknown>, GPU has fallen off the bus.")
+    a = analyze_files(tmp_path, files, keep_all=True)
+    assert at(a, "gpu-a07/journalctl-k.txt", 1)[0] == want
+
+
+@pytest.mark.parametrize("container, want", [(None, "2026-05-12T13:46:09"),    # a Slurm job on the host: EDT
+                                              ("ps", "2026-05-12T09:46:09"),    # near miss: a container's UTC
+                                              ("pyxis", "2026-05-12T09:46:09")])   # a job step run in a container
 def test_a_job_that_runs_on_its_hosts_writes_their_zone(tmp_path, container, want):
     zone = "$ timedatectl | grep 'Time zone'\n                Time zone: America/New_York (EDT, -0400)\n"
     job = ("JobId=48213 JobName=vllm-405b\n   JobState=FAILED Reason=OutOfMemory\n"
            "   StartTime=2026-05-12T09:41:02 EndTime=2026-05-12T09:52:19\n   NodeList=gpu-r2-n15\n")
     files = {"gpu-r2-n15/timedatectl.txt": zone, "scontrol-show-job.txt": job,
              "gpu-r2-n15/vllm.log": text_of("(EngineCore pid=7) INFO 05-12 09:46:09 [core.py:1] Starting to load model")}
-    if container:
+    if container == "ps":
         files["gpu-r2-n15/docker-ps.txt"] = ("CONTAINER ID   IMAGE                      STATUS        NAMES\n"
                                              "7c4e1f0a92b3   vllm/vllm-openai:v0.11.2   Up 3 minutes  vllm\n")
+    elif container == "pyxis":
+        files["job.sbatch"] = ("#!/bin/bash\n#SBATCH --nodes=1\nexport NCCL_DEBUG=WARN\n"
+                               "srun -l --container-image=/lustre/images/vllm.sqsh vllm serve /models/m\n")
     a = analyze_files(tmp_path, files, keep_all=True)
     assert at(a, "gpu-r2-n15/vllm.log", 1)[0] == want
 

@@ -137,6 +137,8 @@ def learn(ev: pl.DataFrame, tz: str = UTC, skew_tolerance: float = 2.0,
     the wrappers of files written live, whose line order bounds the estimated offsets (arrival.py)."""
     zones = {**stated_zones(ev), **(zones or {})}
     one = set(zones.values())
+    if len(one) == 1 and len(zones) >= 2:   # (a site's hosts keep one zone: its other hosts' journals are in it)
+        zones = {**{n: next(iter(one)) for n in ev["node"].drop_nulls().unique().to_list()}, **zones}
     m, rep = ClockModel(tz=tz, host_zone=zones, zone_name={n: z for n, z in (named or {}).items() if known_zone(z)},
                         bare_zone=one.pop() if bare and len(one) == 1 else None), ClockReport()
     c = pl.col

@@ -334,6 +334,14 @@ def parse_misc(sink: Sink, lines: list[str], base: int, command: str | None) -> 
             sink.add("driver_branch", m.group(1).split(".", 1)[0], no)
 
 
+def iso_reading(ts: str) -> str:
+    """A `date` reading as ISO 8601: '2026-11-19 11:33:55.02 UTC' is 2026-11-19T11:33:55.02+00:00."""
+    for zone in (" UTC", " GMT"):
+        if ts.endswith(zone):
+            ts = ts[:-len(zone)] + "+00:00"
+    return ts.replace(" ", "T", 1)
+
+
 def parse_host_ips(sink: Sink, lines: list[str], base: int) -> None:
     """Host names written next to their IP (patterns/attribution.toml [[host_ip]]: 'node-b (10.0.0.2)',
     'gpu-b2 = 10.42.0.62', /etc/hosts lines): what ties a Ray `ip=` or a node address to a host. Also what a
@@ -428,4 +436,4 @@ def parse_clocks(sink: Sink, lines: list[str], base: int) -> None:
     several = len({host for host, _, _ in readings}) > 1
     for host, ts, no in readings:
         if several or any(c.isdigit() for c in host):
-            sink.add("clock_reading", f"{host} {ts}", no)
+            sink.add("clock_reading", f"{host} {iso_reading(ts)}", no)

@@ -33,6 +33,15 @@ def _cell(line: str, span: tuple[int, int]) -> str:
     return best[1] if best[0] > 0 else ""
 
 
+def parse_container_launch(sink: Sink, lines: list[str], base: int) -> None:
+    """A launch the text shows running its command in a container (a batch script's `srun --container-image`, a
+    `docker run`): the `container_launch` fact, where the deployment's processes keep the container's clock zone."""
+    hit = next((i for i, ln in enumerate(lines) if not ln.lstrip().startswith("#")
+                and FACTS["container_launch"].search(ln)), None)
+    if hit is not None:
+        sink.add("container_launch", lines[hit].strip()[:120], base + hit + 1)
+
+
 def parse_slurm_job(sink: Sink, lines: list[str], base: int) -> None:
     """`scontrol show job` of a job of one node: its NodeList is the node its batch step ran on; so is the one
     host every row of `sacct -j` gives (the job and its steps). Each row's node list is a `job_nodes` fact (the
