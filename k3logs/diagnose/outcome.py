@@ -300,9 +300,10 @@ class Lifecycle(Ending):
         restart is a new attempt's: the fault was not survived there. After a `device` fault the kernel reports,
         only work that proves it survived: `_proves_survival`.)"""
         # (a device fault before the deployment began: only its own node's GPUs at work later prove it survived; the
-        # other nodes' start goes on as far as their own steps take it, whatever that node's fault)
-        early = device and f.node is not None and f.ts is not None and (self._app_began is None
-                                                                         or f.ts < self._app_began)
+        # other nodes' start goes on as far as their own steps take it, whatever that node's fault. A process the
+        # kernel names then, crashed or killed, was no process of the deployment's yet)
+        early = device and f.node is not None and f.ts is not None and f.category not in \
+            outcome_data().process_categories and (self._app_began is None or f.ts < self._app_began)
         later = [at for key, ats in self._progress.items() for at in ats
                  if len(key) == 2 and f.ts is not None and at.ts is not None and at.ts > f.ts
                  and key[1] == self._attempt_at(key[0], f.ts) and (not device or self._proves_survival(at, f.ts))
