@@ -440,6 +440,18 @@ def test_an_xid_s_gpu_is_the_device_its_place_in_cuda_visible_devices_says(tmp_p
     assert event_at(a.events, "node-b/dmesg.txt", 1)["rank"] == rank
 
 
+@pytest.mark.parametrize("echo_node, rank", [("b", 2),    # node-b's task echoes its GPUs: its device 0 is GPU 1
+                                              ("a", 3)])   # near miss: node-a's echo says nothing of node-b's GPUs
+def test_a_cuda_visible_devices_a_node_s_log_echoes_is_that_node_s(tmp_path, echo_node, rank):
+    a = analyze_files(tmp_path, {
+        **LOCAL_RANKS, f"node-{echo_node}/launch.log": text_of(
+            "2026-08-11 09:59:58,000 INFO launch: SLURM_STEP_GPUS=1,2 CUDA_VISIBLE_DEVICES=1,2 starting vllm"),
+        "node-b/gpus.csv": "index, name, pci.bus_id\n0, NVIDIA H100 80GB HBM3, 00000000:18:00.0\n"
+                           "1, NVIDIA H100 80GB HBM3, 00000000:9A:00.0\n2, NVIDIA H100 80GB HBM3, 00000000:A0:00.0\n",
+        "node-b/dmesg.txt": text_of(XID_9A)})
+    assert event_at(a.events, "node-b/dmesg.txt", 1)["rank"] == rank
+
+
 def test_xid_gpu_index_comes_from_the_nvidia_smi_dump_of_the_same_node(tmp_path):
     def job(pids_ranks):
         return text_of(*(f"(Worker pid={p}) INFO 08-11 10:00:00 [worker.py:1] world_size=4 rank={r} local_rank={lr} "
@@ -630,6 +642,36 @@ def test_a_generic_lone_folder_is_not_a_node(tmp_path, folder):
     a = analyze_files(tmp_path, {f"{folder}/vllm-serve.log": text_of(PLATFORM, ERROR)})
     assert event_at(a.events, f"{folder}/vllm-serve.log", 2)["node"] is None
     assert a.attribution.folder_node == {}
+
+
+@pytest.mark.parametrize("second_gpu_host, node", [(False, "gpu-a07"),   # the client's host shows no GPU
+                                                     (True, None)])        # near miss: two hosts show GPUs
+def test_a_server_log_that_names_no_host_ran_on_the_one_host_whose_gpus_the_bundle_shows(tmp_path, second_gpu_host,
+                                                                                          node):
+    """A single host's bundle that also holds a client's log from another machine: the server's log, which names no
+    host, is the GPU host's, not the client's."""
+    kernel = "Aug 11 09:58:00 {h} kernel: NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  580.95.05  Release"
+    files = {"vllm.log": text_of(PLATFORM, ERROR), "dmesg.txt": text_of(kernel.format(h="gpu-a07")),
+             "client.log": text_of("# docker logs batch-client (ci-runner-03), UTC",
+                                   "2026-08-11 10:00:10,118 ERROR   batch.item failed: Error code: 500")}
+    if second_gpu_host:
+        files["dmesg-b.txt"] = text_of(kernel.format(h="gpu-a08"))
+    a = analyze_files(tmp_path, files)
+    assert event_at(a.events, "vllm.log", 2)["node"] == node
+    assert event_at(a.events, "client.log", 2)["node"] == "ci-runner-03"
+
+
+@pytest.mark.parametrize("selector, node", [(" --field-selector involvedObject.name=vllm-0", "gpu-b03"),
+                                             ("", None)])   # near miss: the namespace's events, of any pod
+def test_events_a_kubectl_command_selects_for_one_pod_are_of_that_pod_s_node(tmp_path, selector, node):
+    events = text_of(f"$ kubectl get events -n llm{selector} --sort-by=.firstTimestamp",
+                     "LAST SEEN   TYPE      REASON      OBJECT   MESSAGE",
+                     "2m          Normal    Killing     <none>   Container main failed liveness probe, will be restarted")
+    pods = text_of("NAME     READY   STATUS    RESTARTS   AGE   IP            NODE      NOMINATED NODE   READINESS GATES",
+                   "vllm-0   0/1     Running   6          26m   10.244.17.42  gpu-b03   <none>           <none>",
+                   "vllm-1   1/1     Running   0          26m   10.244.18.40  gpu-b04   <none>           <none>")
+    a = analyze_files(tmp_path, {"events.txt": events, "pods.txt": pods})
+    assert a.attribution.file_node.get("events.txt") == node
 
 
 def test_a_lone_folder_whose_lines_print_another_host_is_that_host(tmp_path):
@@ -1565,6 +1607,17 @@ def test_ray_s_local_node_ip_printed_by_an_srun_task_names_that_task_s_node(tmp_
     # near miss: lines with no task label are the file's node's
     b = analyze_files(tmp_path / "b", {"gpu-h200-p11/slurm-4242.out": text_of(nodes, "Local node IP: 10.52.4.11")})
     assert b.attribution.ip_node == {"10.52.4.11": "gpu-h200-p11"}
+
+
+@pytest.mark.parametrize("second, ip_node", [
+    ("10.52.4.24", {}),                                 # one label, two addresses: two steps on two nodes (srun -w)
+    ("10.52.4.11", {"10.52.4.11": "gpu-h200-p11"})])    # near miss: the label's one address, printed twice
+def test_a_task_label_that_prints_two_addresses_of_its_own_names_no_node_by_them(tmp_path, second, ip_node):
+    """`srun -l -N1 -n1 -w HEAD ray start --head` and `srun -l -N1 -n1 -w WORKER ray start`: each step's one task is
+    task 0, on another node; which is which the output does not say."""
+    job = ["SLURM_JOB_NODELIST=gpu-h200-p[11,14]", "0: Local node IP: 10.52.4.11", f"0: Local node IP: {second}"]
+    a = analyze_files(tmp_path, {"slurm-4242.out": text_of(*job)})
+    assert a.attribution.ip_node == ip_node
 
 
 DRIVER = ("2026-10-14 08:31:21,424\tINFO worker.py:1692 -- Connecting to existing Ray cluster at address: "

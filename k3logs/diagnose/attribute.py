@@ -48,7 +48,7 @@ from .attribution import (RX, Attribution, DumpHints, Read, died_actors, elastic
                           line_rx, line_witnesses, short_host, step_of)
 from .clock import parse_iso
 from .fleet import learn_sections
-from .folders import folder_node_of, host_named_files, node_files, node_folders
+from .folders import folder_node_of, gpu_host_files, host_named_files, node_files, node_folders
 from .ranks import learn_gpus, learn_ranks
 from .slurm import learn_stepd_errors, learn_tasks
 
@@ -174,9 +174,11 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
         if (node := a.ip_node.get(ip := r.g["host"])) and is_ip(ip) and w.is_host(node) and r.file not in file_hosts:
             file_hosts[r.file] = node
             file_why[r.file] = f"its own address {ip} on {r.file}:{r.line}, {node}'s ({a.why.get(('ip', ip), '')})"
-        elif w.is_host(r.g["host"]) and r.file not in file_hosts:
-            file_hosts[r.file] = short_host(r.g["host"])
-            file_why[r.file] = f"{'`uname -a`' if r.name == 'uname' else 'the provenance note'} on {r.file}:{r.line}"
+        elif (node := names.host(r.g["host"])) and w.is_host(node) and r.file not in file_hosts:   # (a pod: its node)
+            file_hosts[r.file] = node
+            how = "`uname -a`" if r.name == "uname" else "the provenance note"
+            of = f" (pod {r.g['host']}, {a.why.get(('pod', r.g['host']))})" if r.g["host"] in pods else ""
+            file_why[r.file] = f"{how} on {r.file}:{r.line}{of}"
     for f, h in sorted(hints.file_host.items()):
         if (node := names.host(h)) and w.is_host(node) and f not in file_hosts:
             file_hosts[f] = node
@@ -257,9 +259,11 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
                 a.file_node[f] = node
                 a.said("file", f, f"the hostname of pod {pod}, on {node} ({a.why[('pod', pod)]})")
     host_files = set(ev.filter(pl.col("source") == "kernel")["file"].unique().to_list()) | set(hints.gpu_buses)
-    for f, (node, why) in host_named_files([f for f, n in a.file_node.items() if not n], host_files, w).items():
-        a.file_node[f] = node
-        a.said("file", f, why)
+    for find in (lambda: host_named_files([f for f, n in a.file_node.items() if not n], host_files, w),
+                 lambda: gpu_host_files(a.file_node, host_files, ev)):   # (the second, after the first)
+        for f, (node, why) in find().items():
+            a.file_node[f] = node
+            a.said("file", f, why)
     for f, ips in boot.filter(pl.col("_h").is_in(list(shared))).group_by("file").agg(pl.col("_ip").unique()).rows():
         if not a.file_node.get(f) and len(ips) == 1 and (node := a.ip_node.get(ips[0])) and not is_ip(node):
             a.file_node[f] = node
@@ -271,9 +275,13 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
                 if a.ip_node.setdefault(ip, node) == node:
                     a.said("ip", ip, f"`ip addr` in {hints.where.get(('file_ip', f, ip), f)} (the dump of {node})")
     learn_tasks(ev, reads, a, names, hints.nodelists)   # (an srun -l task's line is its node's, not its file's)
+    # (a task label that prints two addresses of its own ran on two nodes: steps of one task each, `srun -w HOST`)
+    addresses = defaultdict(set)
+    for r in reads["own_ip"]:
+        addresses[(r.file, step_of(a, r.file, r.line), r.task)].add(r.g["ip"])
     for r in reads["own_ip"]:
         task = (r.file, step_of(a, r.file, r.line), r.task)
-        if r.task is not None and (node := a.task_node.get(task)):
+        if r.task is not None and len(addresses[task]) == 1 and (node := a.task_node.get(task)):
             if a.ip_node.setdefault(r.g["ip"], node) == node:
                 a.said("ip", r.g["ip"], f"'Local node IP' on {r.file}:{r.line}, printed by srun task {r.task} "
                                         f"on {node}")

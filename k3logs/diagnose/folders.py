@@ -6,6 +6,8 @@ import os
 import re
 from collections import Counter
 
+import polars as pl
+
 from k3logs.catalogue.witnesses import Witnesses
 
 from .attribution import MAX_WRAPPING_FOLDERS, RX, is_ip
@@ -193,3 +195,17 @@ def host_named_files(files: list[str], host_files: set[str], w: Witnesses) -> di
                                  f"({', '.join(sorted(templates[t]))})")
     return out
 
+
+
+def gpu_host_files(file_node: dict[str, str | None], host_files: set[str],
+                   ev: pl.DataFrame) -> dict[str, tuple[str, str]]:
+    """The server's files (of vLLM's lines) that name no host, in a bundle whose host dumps (kernel log, nvidia-smi)
+    are all of one host: the server ran where its GPUs are, and the bundle's other hosts (a client's log, a
+    gateway's) show none. Nothing where a host dump names no host, or two hosts hold them."""
+    holders = {file_node.get(f) for f in host_files}
+    if len(holders) != 1 or None in holders:
+        return {}
+    (host,) = holders
+    why = f"the one host whose GPUs the bundle shows ({', '.join(sorted(host_files))}: {host})"
+    server = ev.filter(pl.col("source") == "vllm")["file"].unique().sort().to_list()
+    return {f: (host, why) for f in server if not file_node.get(f)}

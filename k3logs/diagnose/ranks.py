@@ -223,6 +223,14 @@ def learn_ranks(ev: pl.DataFrame, a: Attribution, hints: DumpHints) -> None:
                                                  f"({hints.where.get(('visible', file), file)})")
     if None in a.visible and len({v for f, v in hints.visible.items() if a.file_node.get(f) is None}) > 1:
         del a.visible[None]
+    # (a node's own lines that echo the list: each node by its lines, in a job's output of every node)
+    rx = line_rx("visible_devices")
+    echoed = ev.filter(pl.col("node").is_not_null() & pl.col("text").str.contains(rx)).select(
+        "node", "file", "line", pl.col("text").str.extract(rx, 1).alias("_v"))
+    for (node,), g in echoed.group_by("node"):
+        if g["_v"].n_unique() == 1 and node not in a.visible:
+            a.visible[node] = tuple(int(v) for v in g["_v"][0].split(","))
+            a.said("visible", node, f"CUDA_VISIBLE_DEVICES={g['_v'][0]} ({g['file'][0]}:{g['line'].min()})")
     for file, gpus in hints.gpu_ids.items():   # (a GPU named with its index: one nvidia-smi could not open too)
         node = a.file_node.get(file) or a.single_node
         for g in gpus:
