@@ -453,6 +453,23 @@ def test_a_site_s_hosts_keep_one_zone_where_two_of_them_show_it(tmp_path, hosts,
     assert at(a, "gpu-a07/journalctl-k.txt", 1)[0] == want
 
 
+@pytest.mark.parametrize("local, want", [("19:41:27", "2026-11-19T03:41:27"),   # dmesg -T in PST, 8 h behind
+                                          ("03:41:27", "2026-11-19T03:41:27")])   # near miss: already the run's time
+def test_a_host_clock_s_zone_is_where_the_kernel_s_kill_of_a_worker_falls_within_the_run(tmp_path, local, want):
+    """The kernel's oom-kill of a worker (its pid) happened while the deployment ran, next to the engine's report of
+    that worker's death: a dmesg -T that names no zone, eight hours before the run began, is in a zone 8 h behind."""
+    day = "Wed Nov 18" if local.startswith("19") else "Thu Nov 19"
+    vllm = text_of("(Worker_TP1 pid=208231) INFO 11-19 01:53:24 [parallel_state.py:1] world_size=2 rank=1 local_rank=1 "
+                   "distributed_init_method=tcp://10.0.0.5:41533 backend=nccl",
+                   "(Worker_TP1 pid=208231) INFO 11-19 01:53:30 [gpu_model_runner.py:1] Starting to load model /m",
+                   "(EngineCore pid=207811) ERROR 11-19 03:41:27 [multiproc_executor.py:1] Worker proc VllmWorker-1 died "
+                   "unexpectedly, shutting down executor.")
+    dmesg = text_of(f"[{day} {local} 2026] Memory cgroup out of memory: Killed process 208231 (VLLM::Worker_TP) "
+                    "total-vm:3118841204kB, anon-rss:302114508kB, file-rss:1281704kB, shmem-rss:12582912kB")
+    a = analyze_files(tmp_path, {"gpu-b06/vllm.log": vllm, "gpu-b06/dmesg-T.txt": dmesg}, keep_all=True)
+    assert at(a, "gpu-b06/dmesg-T.txt", 1)[0] == want
+
+
 @pytest.mark.parametrize("container, want", [(None, "2026-05-12T13:46:09"),    # a Slurm job on the host: EDT
                                               ("ps", "2026-05-12T09:46:09"),    # near miss: a container's UTC
                                               ("pyxis", "2026-05-12T09:46:09")])   # a job step run in a container

@@ -4,11 +4,30 @@ where a line that arrived before another was printed before it; and a process's 
 raised (diagnose.toml `relayed_error`), which came after it. Each such pair bounds the difference of two clocks."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import polars as pl
 
 from .attribution import RX
 
 SLACK_S = 1.0   # the launcher forwards a line within a second, and whole-second stamps drop up to one more
+
+
+def order_bounds(ev: pl.DataFrame, ref: str, arrival: frozenset[str],
+                 timed: Callable[[pl.DataFrame], pl.DataFrame]) -> dict[str, tuple[float, float]]:
+    """What the order of lines allows each node's offset to be: in files written live (`arrival`: their wrappers),
+    and between an error and another node's report of it. `timed`: rows with their own time (`ts`) and the node
+    whose clock timed them (`node`)."""
+    c = pl.col
+    live = ev.filter(c("wrapper").is_in(list(arrival)) & c("node").is_not_null()) if arrival else ev.clear()
+    relays = ev.filter(c("node").is_not_null() & c("text").str.contains(RX["relayed_error"].pattern))
+    if relays.is_empty() and live.is_empty():
+        return {}
+    # (the rows that may have raised a relayed error: any row on a node, by the message the reports quote)
+    said = relays["text"].str.extract(RX["relayed_error"].pattern, 1).drop_nulls().unique().to_list()
+    raised = ev.filter(c("node").is_not_null() & pl.any_horizontal(c("text").str.contains(s, literal=True)
+                                                                   for s in said)) if said else ev.clear()
+    return merged(offset_bounds(timed(live), ref), relay_bounds(timed(raised), ref))
 
 
 def offset_bounds(timed: pl.DataFrame, ref: str) -> dict[str, tuple[float, float]]:

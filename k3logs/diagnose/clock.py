@@ -23,9 +23,10 @@ from k3logs.ingest.parse import DATELESS_DAY, PLACEHOLDER_YEAR
 from k3logs.schema import MIXED, at_rows, in_line_order, the_one
 
 from .ages import aged_times, listings
-from .arrival import bounded, merged, offset_bounds, relay_bounds
+from .arrival import bounded, order_bounds
 from .attribution import RX, line_rx
-from .zones import UTC, known_zone, local_utc, stated_zones
+from .assign import rank_code
+from .zones import HOST_CLOCK, UTC, known_zone, lived_zones, local_utc, stated_zones
 
 STATE = "state"  # the source of a row that states a condition since its time (formats.toml: a describe's condition)
 INGEST = Regexes("ingest.toml")  # iso_zulu: an ISO time's 'Z', as the parser reads it
@@ -202,6 +203,12 @@ def learn(ev: pl.DataFrame, tz: str = UTC, skew_tolerance: float = 2.0,
         m.writer = dict(own.group_by("file").agg(c("node").mode().sort().first()).iter_rows())
     m.days = _days_of(ev, m)
     m.listed = listings(ev)
+    # the zones of host clocks the bundle shows none of, as the deployment's processes the kernel names tell them
+    about = ev.filter(HOST_CLOCK.fill_null(False) & (c("lt_kind") == "local") & ~c("node").is_in(list(m.host_zone))
+                      & (c("rank_src") == rank_code("kernel_task"))) if tz == UTC and "rank_src" in ev.columns else None
+    if about is not None and about.height:
+        own = ev.filter(~HOST_CLOCK.fill_null(False) & (c("source") == "vllm"))
+        m.host_zone.update(lived_zones(_times(about, m), _times(own, m)))
     # per-node offsets: measured in the bundle (simultaneous `date` readings, chrony) if it can, else
     # estimated from the rank-assignment lines every worker prints at the same moment
     if measured:
@@ -225,7 +232,8 @@ def learn(ev: pl.DataFrame, tz: str = UTC, skew_tolerance: float = 2.0,
     if anchors.height >= 2 and _one_world(timed):
         ref = anchors.sort(["_n", "node"], descending=[True, False]).row(0, named=True)
         rep.reference_node = ref["node"]
-        bounds = _order_bounds(ev, m, ref["node"], arrival)
+        bounds = order_bounds(ev, ref["node"], arrival,
+                              lambda f: _times(f, m).with_columns(_clock_of(f, m).alias("node")))
         for row in anchors.iter_rows(named=True):
             off = bounded((row["_a"] - ref["_a"]).total_seconds(), bounds.get(row["node"]))
             nc = rep.nodes.setdefault(row["node"], NodeClock())
@@ -234,22 +242,6 @@ def learn(ev: pl.DataFrame, tz: str = UTC, skew_tolerance: float = 2.0,
             if nc.applied:
                 m.offsets[row["node"]] = off
     return m, rep
-
-
-def _order_bounds(ev: pl.DataFrame, m: ClockModel, ref: str, arrival: frozenset[str]) -> dict[str, tuple[float, float]]:
-    """What the order of lines allows each node's offset to be (arrival.py): in files written live, and between
-    an error and another node's report of it."""
-    c = pl.col
-    live = ev.filter(c("wrapper").is_in(list(arrival)) & c("node").is_not_null()) if arrival else ev.clear()
-    relays = ev.filter(c("node").is_not_null() & c("text").str.contains(RX["relayed_error"].pattern))
-    if relays.is_empty() and live.is_empty():
-        return {}
-    # (the rows that may have raised a relayed error: any row on a node, by the message the reports quote)
-    said = relays["text"].str.extract(RX["relayed_error"].pattern, 1).drop_nulls().unique().to_list()
-    raised = ev.filter(c("node").is_not_null() & pl.any_horizontal(c("text").str.contains(s, literal=True)
-                                                                   for s in said)) if said else ev.clear()
-    timed = [_times(f, m).with_columns(_clock_of(f, m).alias("node")) for f in (live, raised)]
-    return merged(offset_bounds(timed[0], ref), relay_bounds(timed[1], ref))
 
 
 HALF_DAY = 12 * 3600 * 1_000_000

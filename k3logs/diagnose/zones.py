@@ -2,6 +2,7 @@
 daylight saving time included; the zone a host's own timed rows state. (The clock stage's: clock.py.)"""
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -69,3 +70,31 @@ def stated_zones(ev: pl.DataFrame) -> dict[str, int]:
     stated = ev.filter(host.fill_null(False) & pl.col("tz_off").is_not_null() & pl.col("node").is_not_null()) \
         .group_by("node").agg(pl.col("tz_off").unique())
     return {node: offs[0] for node, offs in stated.iter_rows() if len(offs) == 1}
+
+
+LIVED_SLACK_S = 60   # a kernel line about a process and the run's first or last line of the deployment's own
+
+
+def lived_zones(kernel: pl.DataFrame, own: pl.DataFrame) -> dict[str, int]:
+    """node -> its host clock's zone (seconds east of UTC), told by the deployment's processes its kernel names (an
+    oom-kill, a segfault of a worker's pid): such a line happened while the deployment ran, and the deployment's own
+    lines say so near it (an error, its rank's line). Where a node's zone-less local times put them outside the run,
+    the whole-hour shift that puts every one inside, nearest such lines, is the zone. `kernel`: those host clock rows
+    (`node`, `rank`, `ts` read as UTC); `own`: the deployment's own rows (`rank`, `level`, `ts`)."""
+    own = own.drop_nulls("ts")
+    if kernel.is_empty() or own.is_empty():
+        return {}
+    slack = timedelta(seconds=LIVED_SLACK_S)
+    start, end = own["ts"].min() - slack, own["ts"].max() + slack
+    out = {}
+    for (node,), g in kernel.drop_nulls("ts").group_by("node"):
+        fits = [h for h in range(-12, 15) if all(start <= t - timedelta(hours=h) <= end for t in g["ts"])]
+        if not fits or 0 in fits:
+            continue
+
+        def apart(h: int) -> float:   # (how far each line, so shifted, is from the nearest line that would tell it)
+            return sum(min((abs((t - timedelta(hours=h) - u).total_seconds()) for u in own.filter(
+                (pl.col("rank") == r) | pl.col("level").is_in(["ERROR", "CRITICAL"]))["ts"]), default=0.0)
+                for t, r in g.select("ts", "rank").iter_rows())
+        out[node] = min(fits, key=apart) * 3600
+    return out
