@@ -109,6 +109,14 @@ CONTAINER_DUMPS = ("docker_inspect", "docker_ps", "pod_spec", "compose", "k8s_de
 HOST_RUN_DUMPS = ("slurm_job", "systemd_unit", "supervisor_program")
 
 
+def _head(events: pl.DataFrame) -> list[Fact]:
+    """The node of rank 0, the deployment's head, as a fact (the build it runs is the deployment's, between equals);
+    none where two nodes hold a rank 0 (two instances: a prefill and a decode, replicas)."""
+    rank0 = events.filter((pl.col("rank") == 0) & pl.col("node").is_not_null())
+    return [Fact("head_node", rank0["node"][0], rank0["file"][0], rank0["line"][0], rank0["node"][0], "log")] \
+        if rank0["node"].n_unique() == 1 else []
+
+
 def _on_hosts(files, facts: list[Fact]) -> bool:
     """The deployment ran on its hosts (a Slurm job, a systemd unit, a supervisord program), in no container the
     bundle shows (a dump of one, a container's log wrapper, a launch that runs it in one)."""
@@ -168,7 +176,7 @@ def run(path: str | Path, settings: Settings | None = None, catalogue: Catalogue
         events = inside
     det = detect(events, cat)
     facts = lt.facts + facts_from_events(
-        events.select("file", "line", "node", "source", pl.col("text").alias("message")))
+        events.select("file", "line", "node", "source", pl.col("text").alias("message"))) + _head(events)
     checks = run_checks(facts)
     dumps = {lt.bundle.display(f): text for f, _, text in lt.ingested.dumps}
     # the deployment's own logs: files holding lines of its programs (whatever else they hold: sidecars)

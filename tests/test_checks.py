@@ -5,6 +5,7 @@ import re
 
 import pytest
 
+from conftest import analyze_files, text_of
 from k3logs.facts.checks import CHECKS, Check, is_k3_deployment, run_checks
 from k3logs.facts.evidence import evidence_missing
 from k3logs.facts.extract import Fact, facts_from_dump
@@ -304,6 +305,27 @@ def test_versions_across_nodes_two_nodes_tie_the_first_shown_is_the_reference():
              F("nccl_version", "2.26.2", "log", "leader", "logs/leader.log", 77)]
     c = check(VERSIONS, facts)
     assert c.status == "fail" and c.evidence == "logs/leader.log:80"
+
+
+@pytest.mark.parametrize("head, odd", [("leader", "job.out:3"),   # the head's build is the deployment's
+                                        (None, "job.out:4")])    # near miss: no head known: the first shown is
+def test_versions_across_nodes_two_nodes_tie_the_head_s_build_is_the_reference(head, odd):
+    """A worker's echo of its stale build comes first in the job's output; the head (rank 0's node) runs the build
+    the deployment was started with: the worker is the odd one out."""
+    facts = [F("nccl_version", "2.27.3", "log", "worker", "job.out", 3),
+             F("nccl_version", "2.27.7", "log", "leader", "job.out", 4)]
+    facts += [F("head_node", head, "log", head, "job.out", 9)] if head else []
+    assert check(VERSIONS, facts).evidence == odd
+
+
+@pytest.mark.parametrize("b_rank, head", [(1, ["node-a"]),   # one world: rank 0 runs on node-a
+                                           (0, [])])        # near miss: two instances, a rank 0 each: no head
+def test_the_head_is_the_node_of_rank_0_where_one_node_holds_one(tmp_path, b_rank, head):
+    def log(rank: int) -> str:
+        return text_of(f"(Worker pid={100 + rank}) INFO 08-11 10:00:00 [parallel_state.py:1] rank {rank} in world size "
+                       f"2 is assigned as DP rank 0, PP rank {rank}, TP rank 0, EP rank 0")
+    a = analyze_files(tmp_path, {"node-a/vllm.log": log(0), "node-b/vllm.log": log(b_rank)})
+    assert [f.value for f in a.facts if f.name == "head_node"] == head
 
 
 @pytest.mark.parametrize("pip, odd", [("pip_freeze", "job.out:4"),   # what ran first sets the reference, whatever

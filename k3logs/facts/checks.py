@@ -400,15 +400,15 @@ def check_versions_across_nodes(F: _Facts, data: FactsData, k3: bool):
                 seen.append(f"{label} {found[0]}")
                 shown = shown or min(facts, key=lambda f: (RAN_RANK.get(f.source, 9), f.file, f.line or 0))
             continue
-        # the build most witnesses (nodes, logs, package lists) show is the deployment's; between equals, the one that
-        # ran first (a log's before a package list's: rank 0's, not a folder name's). The odd one's: its first run.
+        # the build most witnesses (nodes, logs, package lists) show is the deployment's; between equals, the head's
+        # (rank 0's node), then the one that ran first (a log's before a package list's, not a folder name's)
         order = sorted(facts, key=lambda f: (RAN_RANK.get(f.source, 9), f.file, f.line or 0))
-        votes = {b: len({witness_of(f) for f in facts if build_of(name, f.value) == b}) for b in builds}
-        first = {b: next(i for i, f in enumerate(order) if build_of(name, f.value) == b) for b in builds}
-        ref = max(builds, key=lambda b: (votes[b], -first[b]))
-        odd = sorted((f for f in facts if build_of(name, f.value) != ref),
-                     key=lambda f: (RAN_RANK.get(f.source, 9), f.file, f.line or 0))
-        ev = odd[0]
+        head = {f.value for f in F.get("head_node")}
+        rank = {b: (len({witness_of(f) for f in facts if build_of(name, f.value) == b}),
+                    any(f.node in head for f in facts if build_of(name, f.value) == b),
+                    -next(i for i, f in enumerate(order) if build_of(name, f.value) == b)) for b in builds}
+        ref = max(builds, key=rank.__getitem__)
+        ev = next(f for f in order if build_of(name, f.value) != ref)   # (the odd one's first run)
         where = {b: ", ".join(sorted({f.node or f.where for f in facts if build_of(name, f.value) == b}))
                  for b in builds}
         others = "; ".join(f"{label} {b} ({where[b]})" for b in builds if b != ref)

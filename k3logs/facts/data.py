@@ -19,7 +19,7 @@ from k3logs.resources import data_dir
 from .cmdline import ARG_FACTS
 from .util import FACTS, Sink, emit_env, torch_build
 
-TRANSFORMS = ("text", "driver", "torch", "cuda_int", "const", "env", "vllm_args", "engine_config")
+TRANSFORMS = ("text", "driver", "torch", "cuda_int", "tuple", "const", "env", "vllm_args", "engine_config")
 # "regex": the named regexes of the extractors, read (and checked) by catalogue/regexes.py, not here
 TOP_KEYS = {"versions", "driver_min_branch", "all2all_backend", "evidence", "check", "log_fact", "regex",
             "zone_offsets"}
@@ -126,6 +126,8 @@ def apply_log_fact(lf: LogFact, m: re.Match, sink: Sink, line: int | None) -> No
     elif t == "cuda_int" and val and val.isdigit():
         n = int(val)
         sink.add(lf.fact, f"{n // 1000}.{(n % 1000) // 10}", line)
+    elif t == "tuple" and val:   # a version Python printed as a tuple: (2, 27, 3)
+        sink.add(lf.fact, ".".join(part.strip() for part in val.split(",")), line)
     elif t == "env" and val is not None and gd.get("name"):
         emit_env(sink, gd["name"], val, line)
     elif t == "vllm_args" and val:
