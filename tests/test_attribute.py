@@ -971,6 +971,20 @@ SRUN = text_of(
     "0: " + PLATFORM, "1: " + PLATFORM, "2: " + PLATFORM, "3: " + ERROR)
 
 
+@pytest.mark.parametrize("tasks, node", [((0,), "hgx-b06"),    # one task's output, named by its node: that node's
+                                          ((0, 1), "hgx-b05")])  # near miss: two tasks' output: over the node list
+def test_the_one_task_of_a_file_named_by_its_node_is_that_node_s(tmp_path, tasks, node):
+    """`srun -l -o job-%t-%N.out`: each node's task writes its own file, labelled 0: in every one; the job's node list
+    would put task 0 on its first node, the file's name says which node it is."""
+    out = text_of("+ echo 'SLURM_JOB_ID=884213 SLURM_JOB_NODELIST=hgx-b[05-06] SLURM_NNODES=2'",
+                  *(f"{t}: " + PLATFORM for t in tasks))
+    kernel = "Aug 11 09:58:00 {h} kernel: NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  580.95.05"
+    a = analyze_files(tmp_path, {"logs/job-884213-1-hgx-b06.out": out,
+                                 "logs/job-884213-0-hgx-b05.out": text_of("0: " + PLATFORM),
+                                 **{f"{h}/journal-k.txt": text_of(kernel.format(h=h)) for h in ("hgx-b05", "hgx-b06")}})
+    assert event_at(a.events, "logs/job-884213-1-hgx-b06.out", 2)["node"] == node
+
+
 def test_srun_task_labels_take_the_node_the_node_list_and_tasks_per_node_give(tmp_path):
     a = analyze_files(tmp_path, {"slurm-884213.out": SRUN})
     assert [event_at(a.events, "slurm-884213.out", i)["node"] for i in (3, 4, 5, 6)] == \

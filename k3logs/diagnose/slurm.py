@@ -66,6 +66,13 @@ def learn_tasks(ev: pl.DataFrame, reads: dict[str, list[Read]], a: Attribution, 
                         a.said("task", (f, step, t), f"srun -l task {t}: " + (
                             f"srun's own line {r.line} places it on {r.g['host']}" if r.kind == "task_hosts"
                             else f"it prints its host {r.g['host']} on line {r.line}"))
+            # (one task's output in a file of a node the bundle names, `srun -o out-%t-%N`: that node's, not the job's
+            # first one, where the step names no nodes of its own)
+            if not own and len(labels := set(in_step["w_task"].to_list())) == 1 and (node := a.file_node.get(f)):
+                t = labels.pop()
+                if a.task_node.setdefault((f, step, t), node) == node:
+                    a.said("task", (f, step, t), f"srun -l task {t}, the one task in {f}, a file of {node} "
+                                                 f"({a.why.get(('file', f), 'its name')})")
             if nodes and per_node:
                 for t in ids:
                     if (f, step, t) not in a.task_node and t // per_node < len(nodes):
