@@ -678,6 +678,10 @@ MODEL_CONFIG = """\
 """
 
 OTHER_JSON = '{"requests": 10, "ok": true}\n'
+# `kubectl cluster-info dump`'s typed list (its events.json): read item by item like a List
+EVENT_LIST_JSON = ('{"kind": "EventList", "apiVersion": "v1", "items": [{"metadata": {"name": "n1.18d8"}, '
+                   '"involvedObject": {"kind": "Node", "name": "gpu-n1"}, "reason": "Shutdown", '
+                   '"message": "Shutdown manager detected shutdown event", "firstTimestamp": "2026-09-26T13:47:12Z"}]}\n')
 MANIFEST_JSON = '{"k3logs_manifest": {"node": "gpu-m1", "collected_at": "2026-03-01T10:00:00Z", "version": 1}}\n'
 MANIFEST_TOML = '[k3logs_manifest]\nnode = "gpu-m2"\ncollected_at = "2026-03-01T10:00:00Z"\n'
 
@@ -764,6 +768,7 @@ DUMPS = [
     ("ps-aux", S.PS_AUX, "ps"),
     ("model-config", S.MODEL_CONFIG, "model_config"),
     ("json", S.OTHER_JSON, "json"),
+    ("event-list-json", EVENT_LIST_JSON, "pod_spec"),
     ("manifest-json", S.MANIFEST_JSON, "manifest"),
     ("manifest-toml", S.MANIFEST_TOML, "manifest"),
 ]

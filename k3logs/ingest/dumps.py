@@ -178,8 +178,9 @@ def _json_doc_kind(doc: object, head: str) -> tuple[str, str] | None:
         return "docker_inspect", "JSON with docker inspect keys (Config/HostConfig/State/RepoTags)"
     if {"apiVersion", "kind"} <= keys:
         kinds = {str(d.get("kind")) for d in dicts} if dicts else set()
+        # (a typed list, `kubectl cluster-info dump`'s PodList, EventList, NodeList: its items are read one by one)
         if doc is None or kinds & {"Pod", "Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob", "ReplicaSet",
-                                   "List", "PodTemplate", "LeaderWorkerSet"}:
+                                   "List", "PodTemplate", "LeaderWorkerSet"} or any(k.endswith("List") for k in kinds):
             return "pod_spec", f"Kubernetes JSON ({', '.join(sorted(kinds)) or 'apiVersion/kind'})"
     if "architectures" in keys or ("model_type" in keys and ("hidden_size" in keys or "num_hidden_layers" in keys)):
         return "model_config", 'JSON with "architectures" / "model_type" (Hugging Face config.json)'
