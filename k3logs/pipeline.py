@@ -118,9 +118,10 @@ def _head(events: pl.DataFrame) -> list[Fact]:
 
 
 def _on_hosts(files, facts: list[Fact]) -> bool:
-    """The deployment ran on its hosts (a Slurm job, a systemd unit, a supervisord program), in no container the
-    bundle shows (a dump of one, a container's log wrapper, a launch that runs it in one)."""
-    return any(f.kind in HOST_RUN_DUMPS for f in files) and not any(
+    """The deployment ran on its hosts (a Slurm job, its dumps or its batch script; a systemd unit, a supervisord
+    program), in no container the bundle shows (a dump of one, a container's log wrapper, a launch that runs it in
+    one)."""
+    return (any(f.kind in HOST_RUN_DUMPS for f in files) or any(f.name == "slurm_launch" for f in facts)) and not any(
         f.kind in CONTAINER_DUMPS or set(f.wrappers) & set(CONTAINER_WRAPPERS) for f in files) and not any(
         f.name == "container_launch" for f in facts)
 

@@ -453,6 +453,19 @@ def test_a_site_s_hosts_keep_one_zone_where_two_of_them_show_it(tmp_path, hosts,
     assert at(a, "gpu-a07/journalctl-k.txt", 1)[0] == want
 
 
+@pytest.mark.parametrize("inner, want", [("05:50:{s:02d}", "2026-11-21T05:50:10"),   # the container's UTC: CET journal
+                                          ("06:50:{s:02d}", "2026-11-21T06:50:10"),   # near miss: the same clock
+                                          ("05:{s:02d}:00", "2026-11-21T06:50:10")])  # near miss: no one difference
+def test_a_journal_whose_lines_carry_their_process_s_own_time_hours_apart_is_in_that_zone(tmp_path, inner, want):
+    """A systemd unit runs vLLM in docker: the journal stamps host time (CET), each line it wraps carries vLLM's
+    own time (the container's UTC), one hour earlier: the journal is in UTC+1."""
+    lines = [f"Nov 21 06:50:{s:02d} gb300-n01 vllm-k3[3290]: (APIServer pid=1) INFO 11-21 {inner.format(s=s)} "
+             f"[loggers.py:1] Engine 000: Avg prompt throughput: 0.0 tokens/s" for s in (10, 20, 30, 40)]
+    lines.append("Nov 21 06:50:10 gb300-n01 kernel: mlx5_core 0000:5b:00.0 mlx5_3: Port: 1 Link DOWN")
+    a = analyze_files(tmp_path, {"gb300-n01/journal.txt": text_of(*lines)}, keep_all=True)
+    assert at(a, "gb300-n01/journal.txt", 5)[0] == want
+
+
 @pytest.mark.parametrize("local, want", [("19:41:27", "2026-11-19T03:41:27"),   # dmesg -T in PST, 8 h behind
                                           ("03:41:27", "2026-11-19T03:41:27")])   # near miss: already the run's time
 def test_a_host_clock_s_zone_is_where_the_kernel_s_kill_of_a_worker_falls_within_the_run(tmp_path, local, want):
@@ -462,8 +475,8 @@ def test_a_host_clock_s_zone_is_where_the_kernel_s_kill_of_a_worker_falls_within
     vllm = text_of("(Worker_TP1 pid=208231) INFO 11-19 01:53:24 [parallel_state.py:1] world_size=2 rank=1 local_rank=1 "
                    "distributed_init_method=tcp://10.0.0.5:41533 backend=nccl",
                    "(Worker_TP1 pid=208231) INFO 11-19 01:53:30 [gpu_model_runner.py:1] Starting to load model /m",
-                   "(EngineCore pid=207811) ERROR 11-19 03:41:27 [multiproc_executor.py:1] Worker proc VllmWorker-1 died "
-                   "unexpectedly, shutting down executor.")
+                   "(EngineCore pid=207811) ERROR 11-19 03:41:27 [multiproc_executor.py:1] Worker proc VllmWorker-1 "
+                   "died unexpectedly, shutting down executor.")
     dmesg = text_of(f"[{day} {local} 2026] Memory cgroup out of memory: Killed process 208231 (VLLM::Worker_TP) "
                     "total-vm:3118841204kB, anon-rss:302114508kB, file-rss:1281704kB, shmem-rss:12582912kB")
     a = analyze_files(tmp_path, {"gpu-b06/vllm.log": vllm, "gpu-b06/dmesg-T.txt": dmesg}, keep_all=True)
@@ -472,7 +485,8 @@ def test_a_host_clock_s_zone_is_where_the_kernel_s_kill_of_a_worker_falls_within
 
 @pytest.mark.parametrize("container, want", [(None, "2026-05-12T13:46:09"),    # a Slurm job on the host: EDT
                                               ("ps", "2026-05-12T09:46:09"),    # near miss: a container's UTC
-                                              ("pyxis", "2026-05-12T09:46:09")])   # a job step run in a container
+                                              ("pyxis", "2026-05-12T09:46:09"),   # a job step run in a container
+                                              ("script", "2026-05-12T13:46:09")])   # its batch script, no dump
 def test_a_job_that_runs_on_its_hosts_writes_their_zone(tmp_path, container, want):
     zone = "$ timedatectl | grep 'Time zone'\n                Time zone: America/New_York (EDT, -0400)\n"
     job = ("JobId=48213 JobName=vllm-405b\n   JobState=FAILED Reason=OutOfMemory\n"
@@ -482,9 +496,11 @@ def test_a_job_that_runs_on_its_hosts_writes_their_zone(tmp_path, container, wan
     if container == "ps":
         files["gpu-r2-n15/docker-ps.txt"] = ("CONTAINER ID   IMAGE                      STATUS        NAMES\n"
                                              "7c4e1f0a92b3   vllm/vllm-openai:v0.11.2   Up 3 minutes  vllm\n")
-    elif container == "pyxis":
-        files["job.sbatch"] = ("#!/bin/bash\n#SBATCH --nodes=1\nexport NCCL_DEBUG=WARN\n"
-                               "srun -l --container-image=/lustre/images/vllm.sqsh vllm serve /models/m\n")
+    elif container in ("pyxis", "script"):
+        image = "--container-image=/lustre/images/vllm.sqsh " if container == "pyxis" else ""
+        files["job.sbatch"] = f"#!/bin/bash\n#SBATCH --nodes=1\nexport NCCL_DEBUG=WARN\nsrun -l {image}vllm serve /models/m\n"
+        if container == "script":
+            del files["scontrol-show-job.txt"]
     a = analyze_files(tmp_path, files, keep_all=True)
     assert at(a, "gpu-r2-n15/vllm.log", 1)[0] == want
 

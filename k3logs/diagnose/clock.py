@@ -26,7 +26,7 @@ from .ages import aged_times, listings
 from .arrival import bounded, order_bounds
 from .attribution import RX, line_rx
 from .assign import rank_code
-from .zones import HOST_CLOCK, UTC, known_zone, lived_zones, local_utc, stated_zones
+from .zones import HOST_CLOCK, UTC, known_zone, lived_zones, local_utc, stated_zones, wrapped_zones
 
 STATE = "state"  # the source of a row that states a condition since its time (formats.toml: a describe's condition)
 INGEST = Regexes("ingest.toml")  # iso_zulu: an ISO time's 'Z', as the parser reads it
@@ -136,7 +136,7 @@ def learn(ev: pl.DataFrame, tz: str = UTC, skew_tolerance: float = 2.0,
     `zones`: the UTC offset (seconds) of the nodes whose zone the bundle shows (`named`: by its name); `bare`: the
     deployment runs in no container (its processes keep their hosts' zone, when the hosts share one); `arrival`:
     the wrappers of files written live, whose line order bounds the estimated offsets (arrival.py)."""
-    zones = {**stated_zones(ev), **(zones or {})}
+    zones = {**wrapped_zones(ev), **stated_zones(ev), **(zones or {})}
     one = set(zones.values())
     if len(one) == 1 and len(zones) >= 2:   # (a site's hosts keep one zone: its other hosts' journals are in it)
         zones = {**{n: next(iter(one)) for n in ev["node"].drop_nulls().unique().to_list()}, **zones}

@@ -72,6 +72,32 @@ def stated_zones(ev: pl.DataFrame) -> dict[str, int]:
     return {node: offs[0] for node, offs in stated.iter_rows() if len(offs) == 1}
 
 
+DAY_S, HALF_HOUR_S = 86_400, 1800
+
+
+def wrapped_zones(ev: pl.DataFrame) -> dict[str, int]:
+    """node -> its host clock's zone (seconds east of UTC), where its journal wraps lines that carry their own
+    process's time (a container's vLLM, in UTC): the journal's time and the line's are one moment, so a difference
+    of whole (or half) hours on nearly every such line, and at least three, is the host's zone."""
+    def of_day(col: str) -> pl.Expr:
+        t = pl.col(col)
+        return t.dt.hour().cast(pl.Int64) * 3600 + t.dt.minute().cast(pl.Int64) * 60 + t.dt.second().cast(pl.Int64)
+    both = ev.filter(pl.col("wrapper").str.starts_with("journald").fill_null(False) & pl.col("node").is_not_null()
+                     & pl.col("wt").is_not_null() & pl.col("lt").is_not_null()
+                     & pl.col("lt_kind").is_in(["yearless", "local"]))
+    if both.is_empty():
+        return {}
+    d = ((of_day("wt") - of_day("lt") + DAY_S // 2) % DAY_S - DAY_S // 2).alias("_d")
+    zone = ((pl.col("_d") / HALF_HOUR_S).round() * HALF_HOUR_S).cast(pl.Int64).alias("_z")
+    got = both.select("node", d).with_columns(zone).with_columns(((pl.col("_d") - pl.col("_z")).abs() <= 2).alias("_on"))
+    out = {}
+    for (node,), g in got.group_by("node"):
+        z, n = g.filter(pl.col("_on"))["_z"].value_counts(sort=True).row(0) if g["_on"].any() else (0, 0)
+        if z and n >= 3 and n >= 0.8 * g.height:
+            out[node] = int(z)
+    return out
+
+
 LIVED_SLACK_S = 60   # a kernel line about a process and the run's first or last line of the deployment's own
 
 

@@ -34,7 +34,7 @@ from .k8s import parse_compose, parse_docker_inspect, parse_pod_spec, parse_sche
 from .kubectl import parse_container_hosts, parse_pod_tables
 from .nvidia import parse_smi_csv, parse_smi_list, parse_smi_q, parse_smi_table, parse_topo
 from .python import parse_collect_env, parse_model_config, parse_pip
-from .slurm import parse_container_launch, parse_slurm_job
+from .slurm import parse_launchers, parse_slurm_job
 from .util import FACTS, Fact, Sink, split_lines
 
 __all__ = ["Fact", "facts_from_dump", "facts_from_events"]
@@ -100,7 +100,7 @@ def facts_from_dump(kind: str, file: str, text: str, node: str | None) -> list[F
     _run(sink, "inventory", parse_inventory, lines, 0, None)
     _run(sink, "clocks", parse_clocks, lines, 0, None)
     _run(sink, "slurm_job", parse_slurm_job, lines, 0, None)
-    _run(sink, "container_launch", parse_container_launch, lines, 0, None)
+    _run(sink, "launchers", parse_launchers, lines, 0, None)
     for kind_ in MERGED:
         segs_ = [s for s in merged if command_kind(s.command) == kind_]
         if segs_:

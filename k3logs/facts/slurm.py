@@ -33,13 +33,16 @@ def _cell(line: str, span: tuple[int, int]) -> str:
     return best[1] if best[0] > 0 else ""
 
 
-def parse_container_launch(sink: Sink, lines: list[str], base: int) -> None:
-    """A launch the text shows running its command in a container (a batch script's `srun --container-image`, a
-    `docker run`): the `container_launch` fact, where the deployment's processes keep the container's clock zone."""
-    hit = next((i for i, ln in enumerate(lines) if not ln.lstrip().startswith("#")
-                and FACTS["container_launch"].search(ln)), None)
-    if hit is not None:
-        sink.add("container_launch", lines[hit].strip()[:120], base + hit + 1)
+def parse_launchers(sink: Sink, lines: list[str], base: int) -> None:
+    """How a text launches its command: in a container (a batch script's `srun --container-image`, a `docker run`:
+    the `container_launch` fact, where the deployment's processes keep the container's clock zone) or as a Slurm
+    job's steps (`#SBATCH`, `srun`: `slurm_launch`, on the hosts unless in a container)."""
+    for fact, rx, comments in (("container_launch", FACTS["container_launch"], False),
+                               ("slurm_launch", FACTS["slurm_launch"], True)):
+        hit = next((i for i, ln in enumerate(lines) if (comments or not ln.lstrip().startswith("#"))
+                    and rx.search(ln)), None)
+        if hit is not None:
+            sink.add(fact, lines[hit].strip()[:120], base + hit + 1)
 
 
 def parse_slurm_job(sink: Sink, lines: list[str], base: int) -> None:
