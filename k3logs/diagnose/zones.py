@@ -106,20 +106,22 @@ def lived_zones(kernel: pl.DataFrame, own: pl.DataFrame) -> dict[str, int]:
     oom-kill, a segfault of a worker's pid): such a line happened while the deployment ran, and the deployment's own
     lines say so near it (an error, its rank's line). Where a node's zone-less local times put them outside the run,
     the whole-hour shift that puts every one inside, nearest such lines, is the zone. `kernel`: those host clock rows
-    (`node`, `rank`, `ts` read as UTC); `own`: the deployment's own rows (`rank`, `level`, `ts`)."""
+    (`node`, `rank`, `ts` read as UTC); `own`: the deployment's own rows (`node`, `rank`, `level`, `ts`)."""
     own = own.drop_nulls("ts")
     if kernel.is_empty() or own.is_empty():
         return {}
     slack = timedelta(seconds=LIVED_SLACK_S)
-    start, end = own["ts"].min() - slack, own["ts"].max() + slack
     out = {}
     for (node,), g in kernel.drop_nulls("ts").group_by("node"):
+        # (the node's own processes' lines, timed by its clock too: whatever it is off by, not another node's)
+        near = own.filter(pl.col("node") == node) if (own["node"] == node).any() else own
+        start, end = near["ts"].min() - slack, near["ts"].max() + slack
         fits = [h for h in range(-12, 15) if all(start <= t - timedelta(hours=h) <= end for t in g["ts"])]
         if not fits or 0 in fits:
             continue
 
         def apart(h: int) -> float:   # (how far each line, so shifted, is from the nearest line that would tell it)
-            return sum(min((abs((t - timedelta(hours=h) - u).total_seconds()) for u in own.filter(
+            return sum(min((abs((t - timedelta(hours=h) - u).total_seconds()) for u in near.filter(
                 (pl.col("rank") == r) | pl.col("level").is_in(["ERROR", "CRITICAL"]))["ts"]), default=0.0)
                 for t, r in g.select("ts", "rank").iter_rows())
         out[node] = min(fits, key=apart) * 3600

@@ -314,6 +314,19 @@ KNOWN: dict[tuple[str, str], str] = {
     **{("c1577-torchrun-4node-kimi-batch-abort", t): (
         "under journald's wrappers the segfaulting process's rank comes out one lower (26 for 27): the journal's "
         "_PID against the torchrun agent's pids (not yet examined)") for t in ("wrap-journald", "wrap-journald-json")},
+    **{(c, "drop-node"): (
+        "with a node's folder dropped, the node the truth expects among the missing evidence is named only in the "
+        "dropped files or in lines missing.py does not read as a node list (rounds 40 and 41; as DROPPED_NODE_UNREAD)")
+       for c in ("c1607-h200-second-node-cuda-802-after-maintenance", "c1618-xid79-skewed-node-slurm-pp2",
+                 "c1620-healthy-stop-docker-pp2-tail-clock-behind", "c1633-k3-cudagraph-capture-oom-pp2")},
+    **{("c1064-slurm-ray-memcg-oomkill-dmesg-uptime", t): (
+        "a bare Slurm job writes its hosts' zone (EDT); the transform stamps the journal it wraps the job's output in "
+        "with those times read as UTC, four hours from the kernel's clock, so the oom-kill falls after the run's stop "
+        "(the bed's limit: it knows no zone)") for t in ("wrap-journald", "wrap-journald-json")},
+    ("c1628-slurm-k3-dp4tp4-worker-oomkill", "skew-beyond"): SRUN_FILE_SKEW,
+    ("c1628-slurm-k3-dp4tp4-worker-oomkill", "noise-kernel"): (
+        "the noise puts a link flap in the oom-kill's own second on the same node: within a second a port down is a "
+        "candidate cause there, as in c1416 (the bed's limit)"),
     ("c1540-pp2-ray-head-node-bundle-only", "wrap-journald-json"): (
         "at some seeds of journald's JSON the ActorDiedError's indented message lines are still not folded into its "
         "message (they are at others, and under docker's JSON: not yet examined)"),
