@@ -98,30 +98,32 @@ def wrapped_zones(ev: pl.DataFrame) -> dict[str, int]:
     return out
 
 
-LIVED_SLACK_S = 60   # a kernel line about a process and the run's first or last line of the deployment's own
+# a kernel line about a process may come minutes from its node's first or last line (a hung process logs nothing
+# more): half an hour, less than any zone is apart, is no zone's difference
+LIVED_SLACK_S = 1800
 
 
 def lived_zones(kernel: pl.DataFrame, own: pl.DataFrame) -> dict[str, int]:
     """node -> its host clock's zone (seconds east of UTC), told by the deployment's processes its kernel names (an
     oom-kill, a segfault of a worker's pid): such a line happened while the deployment ran, and the deployment's own
-    lines say so near it (an error, its rank's line). Where a node's zone-less local times put them outside the run,
-    the whole-hour shift that puts every one inside, nearest such lines, is the zone. `kernel`: those host clock rows
-    (`node`, `rank`, `ts` read as UTC); `own`: the deployment's own rows (`node`, `rank`, `level`, `ts`)."""
+    lines say so near it (an error, its rank's line). Where a node's zone-less local times put them outside the run
+    (more than half an hour from its first or last line), the whole-hour shift that puts every one inside,
+    nearest such lines, is the zone. `kernel`: those host clock rows
+    (`node`, `rank`, `ts` read as UTC); `own`: the deployment's own rows (`rank`, `level`, `ts`)."""
     own = own.drop_nulls("ts")
     if kernel.is_empty() or own.is_empty():
         return {}
     slack = timedelta(seconds=LIVED_SLACK_S)
+    # (the whole deployment's run: a node's own processes may log nothing while its head serves)
+    start, end = own["ts"].min() - slack, own["ts"].max() + slack
     out = {}
     for (node,), g in kernel.drop_nulls("ts").group_by("node"):
-        # (the node's own processes' lines, timed by its clock too: whatever it is off by, not another node's)
-        near = own.filter(pl.col("node") == node) if (own["node"] == node).any() else own
-        start, end = near["ts"].min() - slack, near["ts"].max() + slack
         fits = [h for h in range(-12, 15) if all(start <= t - timedelta(hours=h) <= end for t in g["ts"])]
-        if not fits or 0 in fits:
+        if not fits or 0 in fits:   # (every line within the run as it reads: no zone to find)
             continue
 
         def apart(h: int) -> float:   # (how far each line, so shifted, is from the nearest line that would tell it)
-            return sum(min((abs((t - timedelta(hours=h) - u).total_seconds()) for u in near.filter(
+            return sum(min((abs((t - timedelta(hours=h) - u).total_seconds()) for u in own.filter(
                 (pl.col("rank") == r) | pl.col("level").is_in(["ERROR", "CRITICAL"]))["ts"]), default=0.0)
                 for t, r in g.select("ts", "rank").iter_rows())
         out[node] = min(fits, key=apart) * 3600

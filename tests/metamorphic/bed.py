@@ -318,7 +318,9 @@ KNOWN: dict[tuple[str, str], str] = {
         "with a node's folder dropped, the node the truth expects among the missing evidence is named only in the "
         "dropped files or in lines missing.py does not read as a node list (rounds 40 and 41; as DROPPED_NODE_UNREAD)")
        for c in ("c1607-h200-second-node-cuda-802-after-maintenance", "c1618-xid79-skewed-node-slurm-pp2",
-                 "c1620-healthy-stop-docker-pp2-tail-clock-behind", "c1633-k3-cudagraph-capture-oom-pp2")},
+                 "c1620-healthy-stop-docker-pp2-tail-clock-behind", "c1633-k3-cudagraph-capture-oom-pp2",
+                 "c1645-nginx-replica-logprobs-oom-500s", "c1653-slurm-h100-ibflap-survived-nvswitch-sxid-fatal",
+                 "c1662-ray-logs-oom-kill-runai-load")},
     **{("c1064-slurm-ray-memcg-oomkill-dmesg-uptime", t): (
         "a bare Slurm job writes its hosts' zone (EDT); the transform stamps the journal it wraps the job's output in "
         "with those times read as UTC, four hours from the kernel's clock, so the oom-kill falls after the run's stop "
