@@ -55,10 +55,10 @@ def offset_bounds(timed: pl.DataFrame, ref: str) -> dict[str, tuple[float, float
 
 
 def relay_bounds(timed: pl.DataFrame, ref: str) -> dict[str, tuple[float, float]]:
-    """(lo, hi) as offset_bounds gives them, from relayed errors: the reporting node's clock minus the raising
-    node's is at least what their stamps say, where the error's message was raised on one other node only
-    (raised on several, or on the reporter's own too, the report follows the first of them, which no line says). `timed`: rows with `node`
-    (the clock's), `text` and `ts` (own time, before any offset)."""
+    """(lo, hi) as offset_bounds gives them, from relayed errors: the raising node's clock minus the reporter's is at
+    least the raise's stamp minus the report's, where the error's message was raised on one other node only (raised
+    on several, or on the reporter's own too, the report follows the first of them, which no line says). `timed`:
+    rows with `node` (the clock's), `text` and `ts` (own time, before any offset)."""
     c = pl.col
     rows = timed.drop_nulls(["node", "ts"])
     relay = RX["relayed_error"].pattern

@@ -89,7 +89,8 @@ def wrapped_zones(ev: pl.DataFrame) -> dict[str, int]:
         return {}
     d = ((of_day("wt") - of_day("lt") + DAY_S // 2) % DAY_S - DAY_S // 2).alias("_d")
     zone = ((pl.col("_d") / HALF_HOUR_S).round() * HALF_HOUR_S).cast(pl.Int64).alias("_z")
-    got = both.select("node", d).with_columns(zone).with_columns(((pl.col("_d") - pl.col("_z")).abs() <= 2).alias("_on"))
+    got = both.select("node", d).with_columns(zone)
+    got = got.with_columns(((pl.col("_d") - pl.col("_z")).abs() <= 2).alias("_on"))
     out = {}
     for (node,), g in got.group_by("node"):
         z, n = g.filter(pl.col("_on"))["_z"].value_counts(sort=True).row(0) if g["_on"].any() else (0, 0)
@@ -122,9 +123,12 @@ def lived_zones(kernel: pl.DataFrame, own: pl.DataFrame) -> dict[str, int]:
         if not fits or 0 in fits:   # (every line within the run as it reads: no zone to find)
             continue
 
+        # (the lines that would tell each: the deployment's errors and its rank's own lines)
+        tellers = {r: own.filter((pl.col("rank") == r) | pl.col("level").is_in(["ERROR", "CRITICAL"]))["ts"]
+                   for r in g["rank"].unique().to_list()}
+
         def apart(h: int) -> float:   # (how far each line, so shifted, is from the nearest line that would tell it)
-            return sum(min((abs((t - timedelta(hours=h) - u).total_seconds()) for u in own.filter(
-                (pl.col("rank") == r) | pl.col("level").is_in(["ERROR", "CRITICAL"]))["ts"]), default=0.0)
-                for t, r in g.select("ts", "rank").iter_rows())
+            return sum((tellers[r] - (t - timedelta(hours=h))).abs().min().total_seconds() if len(tellers[r]) else 0.0
+                       for t, r in g.select("ts", "rank").iter_rows())
         out[node] = min(fits, key=apart) * 3600
     return out
