@@ -14,6 +14,14 @@ import zipfile
 from pathlib import Path
 from typing import Iterable, Mapping
 
+# a pytest-xdist worker is one of as many processes as cores: polars' pool gets the cores left to each, as the
+# CLI sizes it (k3logs/cli/main.py; two workers each with a pool of two spent an eighth of the corpus's time in
+# hand-offs). Polars reads it once, when first imported: below (and so the warning filter that names a polars
+# class is added in pytest_configure, not in pyproject.toml: pytest imports what that names before this file).
+if os.environ.get("PYTEST_XDIST_WORKER_COUNT", "").isdigit():
+    os.environ.setdefault("POLARS_MAX_THREADS", str(max(1, len(os.sched_getaffinity(0))
+                                                        // int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))))
+
 import polars as pl
 import pytest
 import zstandard
@@ -157,6 +165,8 @@ TESTS_DIR = Path(__file__).resolve().parent
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: takes more than 20 s (still runs by default; deselect with -m 'not slow')")
+    # (a map_elements polars could do vectorised is an error: heavy lifting is vectorised)
+    config.addinivalue_line("filterwarnings", "error::polars.exceptions.PolarsInefficientMapWarning")
     if FIRED_DIR not in os.environ:   # (xdist workers inherit it; setdefault would make a directory for each)
         os.environ[FIRED_DIR] = tempfile.mkdtemp(prefix="k3logs-fired-")
 
