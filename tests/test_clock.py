@@ -374,6 +374,22 @@ def test_a_report_of_another_nodes_error_came_after_it_whatever_the_clocks_say(t
     assert (nb.offset_s, nb.applied) == want
 
 
+@pytest.mark.parametrize("raised_at, want", [("10:05:03", (2.0, True)), ("10:05:02", (2.0, False))])
+def test_a_skew_the_order_of_lines_proves_is_applied_below_the_tolerance(tmp_path, raised_at, want):
+    """node-b's rank assignment reads as its clock 2 s ahead, within the estimate's tolerance; but node-a's engine
+    relayed node-b's worker's error at 10:05:01, which node-b stamped 10:05:03: its clock is ahead, by more than the
+    slack, and the offset is applied. Near miss: stamped 10:05:02, within a second's slack of the relay, it proves
+    nothing, and 2 s stays below the tolerance."""
+    raised = f"(Worker_TP0 pid=200) ERROR 08-11 {raised_at} [gpu_worker.py:1] torch.AcceleratorError: " + ILLEGAL
+    relay = (f"(EngineCore_DP0 pid=50) ERROR 08-11 10:05:01 [core.py:1] RuntimeError: Worker failed with error "
+             f"'{ILLEGAL}\\nSearch for `cudaErrorIllegalAddress'', please check the stack trace above for the "
+             "root cause")
+    a = analyze_files(tmp_path, {"node-a/vllm.log": node_log(0, 0) + relay + "\n",
+                                 "node-b/vllm.log": node_log(1, 2) + raised + "\n"}, keep_all=True)
+    nb = a.clock.nodes["node-b"]
+    assert (nb.offset_s, nb.applied) == want
+
+
 def test_parse_iso_reads_zones_and_treats_naive_times_as_utc():
     assert parse_iso("2026-08-11T10:00:00Z") == datetime(2026, 8, 11, 10, tzinfo=timezone.utc)
     assert parse_iso("2026-08-11 12:00:00+02:00").astimezone(timezone.utc).hour == 10

@@ -1523,6 +1523,24 @@ def test_an_error_that_recurs_in_its_process_minutes_later_was_not_survived(tmp_
     assert d.root is None
 
 
+OVERFLOW = "OverflowError: out of range integral type conversion attempted"
+
+
+@pytest.mark.parametrize("dead_pid, root", [(1, "other"), (2, None)])
+def test_an_unknown_error_its_own_process_then_calls_its_engine_dead_was_not_survived(tmp_path, dead_pid, root):
+    """An API server's output handler dies on an error no signature knows; the server still logs its work, then its
+    own EngineDeadError: it had not survived the error, the root (`other`). Near miss: another process's
+    EngineDeadError says nothing of this one's error, which its process went on from."""
+    busy = api(4, 50, "Avg prompt throughput: 80.0 tokens/s, Avg generation throughput: 310.0 tokens/s, "
+                      "Running: 5 reqs, Waiting: 0 reqs, GPU KV cache usage: 9.0%")
+    dead = DEAD.replace("(APIServer pid=1)", f"(APIServer pid={dead_pid})")
+    lines = START + LOADED + READY + SERVING + [api(4, 10, OVERFLOW, "ERROR"), busy, dead]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": lines})
+    got = d.root.category if d.root is not None and d.root.line == lines.index(api(4, 10, OVERFLOW, "ERROR")) + 1 \
+        else None
+    assert got == root
+
+
 @pytest.mark.parametrize("node, trail", [("10.30.8.7", True),    # an address no host is tied to: any node's
                                          ("gpu-b9", False)])       # near miss: a named node that never stopped
 def test_what_a_node_known_only_by_its_address_logs_after_the_stop_is_the_trail(node, trail):

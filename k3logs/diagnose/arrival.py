@@ -86,6 +86,14 @@ def merged(*all_bounds: dict[str, tuple[float, float]]) -> dict[str, tuple[float
     return out
 
 
+def proven(bound: tuple[float, float] | None) -> bool:
+    """Whether the order of lines shows the clocks apart, however little (beyond SLACK_S): such a skew is applied even
+    below the estimate's tolerance, which is for the noise of an estimate that nothing bounds."""
+    if bound is None or bound[0] - SLACK_S > bound[1] + SLACK_S:
+        return False
+    return bound[0] - SLACK_S > 0 or bound[1] + SLACK_S < 0
+
+
 def bounded(estimate: float, bound: tuple[float, float] | None) -> float:
     """The estimate moved into what the arrival order allows (give or take SLACK_S); an order that contradicts
     itself (lines reordered on the way) bounds nothing."""

@@ -23,7 +23,7 @@ from k3logs.ingest.parse import DATELESS_DAY, PLACEHOLDER_YEAR
 from k3logs.schema import MIXED, at_rows, in_line_order, the_one
 
 from .ages import aged_times, listings
-from .arrival import bounded, order_bounds
+from .arrival import bounded, order_bounds, proven
 from .attribution import RX, line_rx
 from .assign import rank_code
 from .zones import HOST_CLOCK, UTC, known_zone, lived_zones, local_utc, stated_zones, wrapped_zones
@@ -238,7 +238,7 @@ def learn(ev: pl.DataFrame, tz: str = UTC, skew_tolerance: float = 2.0,
             off = bounded((row["_a"] - ref["_a"]).total_seconds(), bounds.get(row["node"]))
             nc = rep.nodes.setdefault(row["node"], NodeClock())
             nc.offset_s, nc.anchors = round(off, 3), row["_n"]
-            nc.applied = abs(off) > skew_tolerance
+            nc.applied = abs(off) > skew_tolerance or proven(bounds.get(row["node"]))
             if nc.applied:
                 m.offsets[row["node"]] = off
     return m, rep

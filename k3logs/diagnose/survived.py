@@ -138,14 +138,18 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
         before its neighbours' times), or fails the same way on its node (within it, or however much later in
         the process that logged it; or, for a signature that `persists`, a state of the node such as a fabric
         manager that did not start or a filesystem gone read-only, anything it explains or its recurrence on its
-        node however much later: a server already running may survive it, the next start does not)."""
+        node however much later: a server already running may survive it, the next start does not), or, for an error no
+        signature knows, its own process reports its engine or a worker gone."""
         i = at[id(f)]
 
         def again(g: Finding, dt: float) -> bool:
             explained = (g.explained_by == i or i in g.explainers) and not nearer_cause(f, g) \
                 and (ready is None or ready.after(g.ts, g.file, g.place) and g.category != "symptom.restart")
             recurs = g.category == f.category and (g.node == f.node or spreads(f) or met_elsewhere(f, g))
-            return (dt <= EXPLAIN_WINDOW_S and (explained or recurs)) or \
+            # (an error no signature knows explains nothing by the catalogue; its own process saying later that its
+            # engine or a worker is gone had not survived it: an API server whose output handler died)
+            died = f.sig is None and g.category in outcome_data().vanished and same_process(f, g)
+            return (dt <= EXPLAIN_WINDOW_S and (explained or recurs or died)) or \
                 (recurs and (same_process(f, g) or persists(f))) or (explained and persists(f) and g.node == f.node)
         return keeps_coming_back(f) or any(
             g is not f and g.set_aside is None and sort_key(f) < sort_key(g)
