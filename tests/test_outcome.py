@@ -2301,6 +2301,23 @@ def test_a_worker_node_killed_while_its_head_hung_and_was_stopped_by_hand_was_st
     assert (d.root.file, d.outcome.state) == ("gpu-a2/kern.log", state)
 
 
+@pytest.mark.parametrize("stamped, root", [("07:05:30", "gpu-a1/kern.log"), ("07:06:10", None)])
+def test_a_kill_stamped_after_its_victims_reported_death_came_before_it(tmp_path, stamped, root):
+    """The executor reports rank 0's worker dead at 07:04:40 and the server shuts down; the kernel's kill of that
+    worker's pid reads 07:05:30, after the shutdown, by a `dmesg -T` clock 50 s ahead: a kill comes before its
+    victim's death, so it is placed at the report, and is the cause, not the shutdown's trail. Near miss: a kill
+    stamped 90 s after the report (more than SAME_FAILURE_S past it) is no kill of that death."""
+    died = "(VllmWorker rank=0 pid=4711) ERROR 11-18 07:04:40 [multiproc_executor.py:1] Worker proc VllmWorker-0 " \
+           "died unexpectedly, shutting down executor."
+    kill = f"Nov 18 {stamped} gpu-a1 kernel: Out of memory: Killed process 4711 (python3) total-vm:412000000kB, " \
+           "anon-rss:398000000kB"
+    down = [api(4, 41, "Shutting down FastAPI HTTP server."), api(4, 41, "Waiting for application shutdown.")]
+    # (the server's own pid is no container's 1: the pids the log prints are the host's, the kernel's)
+    on_host = [x.replace("(APIServer pid=1)", "(APIServer pid=4100)") for x in START + LOADED + READY + SERVING + down]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": on_host[:-2] + [died] + on_host[-2:], "gpu-a1/kern.log": [kill]})
+    assert (d.root.file if d.root is not None and d.root.category == "oom.host" else None) == root
+
+
 @pytest.mark.parametrize("unit, trail", [
     ("vllm.service", False),    # the unit it stopped, started again: what fails then is a new start's failure
     ("nvidia-dcgm.service", True)])   # near miss: another unit starting: the failure is the stop's trail

@@ -26,7 +26,8 @@ from .order import first, seconds, sort_key
 from .outcome import HEALTHY, KERNEL_SLACK_S, Lifecycle
 from .survived import copies_aside, one_pod_named, recoveries, set_aside, unexplain_by_set_aside, workloads, world_nodes
 from .templates import mask_template, same_template
-from .vanished import accounted, names_victim, peer_gone_first, says_why, stuck_rank, vanished_worker
+from .vanished import (accounted, kills_before_deaths, names_victim, peer_gone_first, says_why, stuck_rank,
+                       vanished_worker)
 
 
 def _in_scope(a: Finding, b: Finding, scope: str) -> bool:
@@ -218,6 +219,7 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
     life = Lifecycle(ev, set(ev["file"].unique().to_list()) if app_files is None else app_files, restarts_seen,
                      host_pids=pid_rank, restarting=restarting)
     findings = findings_of(ev, det, cat)
+    kills_before_deaths(findings)
     _explain(findings, cat)
     others = told_by_known(exceptions(ev, benign_eids(det, cat, findings),
                                       [f.eid for f in findings if f.role == "symptom"]), findings)
