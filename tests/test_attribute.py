@@ -507,6 +507,20 @@ def test_oom_killed_worker_takes_its_global_rank_not_its_local_worker_name(tmp_p
     assert (root.category, root.node, root.rank, root.line) == ("oom.host", "node-b", 15, 2)
 
 
+@pytest.mark.parametrize("per_engine, want", [(True, [0, 1, 2, 3]), (False, [0, 1, 2, 3])])
+def test_a_dp_engine_in_its_own_world_takes_its_place_in_the_deployment(tmp_path, per_engine, want):
+    """Data parallel 4 with one GPU per engine: each engine core is 'rank 0 in world size 1' under its own DP rank,
+    so its rank in the deployment is its DP rank (DP rank x world size + rank), and the deployment's world is 4.
+    Near miss: the same four ranks in one world ('rank d in world size 4'): the printed rank is already global."""
+    def line(d: int) -> str:
+        r, w = (0, 1) if per_engine else (d, 4)
+        return (f"(EngineCore_DP{d} pid={300 + d}) INFO 11-03 09:36:26 [parallel_state.py:1325] rank {r} in world "
+                f"size {w} is assigned as DP rank {d}, PP rank 0, TP rank 0, EP rank {d}")
+    a = analyze_files(tmp_path, {"gpu-a1/vllm.log": text_of(*[line(d) for d in range(4)])}, keep_all=True)
+    assert [event_at(a.events, "gpu-a1/vllm.log", d + 1)["rank"] for d in range(4)] == want
+    assert a.attribution.world_size == 4
+
+
 def test_hca_kernel_line_takes_the_rank_of_the_gpu_on_its_rail(tmp_path):
     topo = ("\tGPU0\tGPU1\tNIC0\tNIC1\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\n"
             "GPU0\t X \tNV18\tPIX\tSYS\t0-55\t0\t\tN/A\n"
@@ -1598,6 +1612,27 @@ def test_ray_s_local_node_ip_in_a_node_s_file_names_that_node_s_address(tmp_path
     c = analyze_files(tmp_path / "c", {"gpu-h200-p11/vllm.log": text_of(RELAYED),
                                        "gpu-h200-p14/ray-start.log": text_of(coloured)})
     assert c.attribution.ip_node == {"10.52.4.24": "gpu-h200-p14"}
+
+
+@pytest.mark.parametrize("second, want", [(None, {"10.52.4.11": "gpu-h200-p11"}), ("10.52.4.24", {})])
+def test_a_node_s_file_that_prints_two_local_node_ips_names_neither(tmp_path, second, want):
+    """A file of one node (its folder's) whose lines print two Ray node addresses under no label holds two hosts'
+    output (`srun -w HOST` steps appended to one file): the file's node is one of them at most, so neither is
+    named by the file. Near miss: one address, the file's node's."""
+    lines = ["Local node IP: 10.52.4.11"] + ([f"Local node IP: {second}"] if second else [])
+    a = analyze_files(tmp_path, {"gpu-h200-p11/slurm-4242.out": text_of(*lines)})
+    assert a.attribution.ip_node == want
+
+
+@pytest.mark.parametrize("banner, want", [
+    ("[2026-02-17 13:58:02] job 48213 on gpu-h200-p[11,14], head=gpu-h200-p11 (10.52.4.11)", "gpu-h200-p11"),
+    ("[2026-02-17 13:58:02] NCCL INFO Bootstrap : Using ib0 (10.52.4.11)", None)])   # near miss: an interface
+def test_a_host_written_beside_its_address_in_a_log_line_ties_them(tmp_path, banner, want):
+    """A job's own banner in its output ties a host to its address, as a note does: the log's host (IP) forms
+    ([[host_ip]] `in_logs`) are read on its lines (those the analysis keeps: every line here)."""
+    a = analyze_files(tmp_path, {"slurm-48213.out": text_of(banner, RELAYED.replace("10.52.4.24", "10.52.4.11"))},
+                      keep_all=True)
+    assert a.attribution.ip_node.get("10.52.4.11") == want
 
 
 def test_a_launcher_starting_ray_on_a_host_names_the_local_node_ip_ray_prints_next(tmp_path):

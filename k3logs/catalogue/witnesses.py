@@ -60,6 +60,7 @@ class HostIp:
     samples: tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
     no_match: tuple[str, ...]
     location: SourceLocation
+    in_logs: bool = False   # also read on log lines (a form no log line writes for anything else)
 
 
 @dataclass(frozen=True)
@@ -194,8 +195,8 @@ def load_witnesses(path: Path | None = None) -> Witnesses:
                 problems.add(loc, f"{d['name']}: needs samples")
             yield d, rx, loc
 
-    host_ips = tuple(HostIp(d["name"], rx, samples_of(d), tuple(d.get("no_match", [])), loc)
-                     for d, rx, loc in table("host_ip", {"name", "regex", "samples", "no_match"})
+    host_ips = tuple(HostIp(d["name"], rx, samples_of(d), tuple(d.get("no_match", [])), loc, bool(d.get("in_logs")))
+                     for d, rx, loc in table("host_ip", {"name", "regex", "samples", "no_match", "in_logs"})
                      if not _missing(rx, {"host", "ip"}, loc, d["name"], problems))
     lines = []
     keys = {"name", "kind", "prefilter", "regex", "samples", "no_match", "first_line"}

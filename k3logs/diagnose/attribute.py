@@ -275,7 +275,7 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
                 if a.ip_node.setdefault(ip, node) == node:
                     a.said("ip", ip, f"`ip addr` in {hints.where.get(('file_ip', f, ip), f)} (the dump of {node})")
     learn_tasks(ev, reads, a, names, hints.nodelists)   # (an srun -l task's line is its node's, not its file's)
-    # (a task label that prints two addresses of its own ran on two nodes: steps of one task each, `srun -w HOST`)
+    # (a task label, or a file's lines under none, that prints two addresses ran on two nodes: `srun -w HOST` steps)
     addresses = defaultdict(set)
     for r in reads["own_ip"]:
         addresses[(r.file, step_of(a, r.file, r.line), r.task)].add(r.g["ip"])
@@ -285,7 +285,8 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
             if a.ip_node.setdefault(r.g["ip"], node) == node:
                 a.said("ip", r.g["ip"], f"'Local node IP' on {r.file}:{r.line}, printed by srun task {r.task} "
                                         f"on {node}")
-        elif (node := a.file_node.get(r.file)) and a.ip_node.setdefault(r.g["ip"], node) == node:
+        elif (node := a.file_node.get(r.file) if len(addresses[task]) == 1 else None) \
+                and a.ip_node.setdefault(r.g["ip"], node) == node:
             a.said("ip", r.g["ip"], f"'Local node IP' on {r.file}:{r.line} (a file of {node})")
         elif not node and (start := _launched_on(r, reads, w)) and a.ip_node.setdefault(r.g["ip"], start.g["host"]) \
                 == start.g["host"]:
@@ -297,8 +298,7 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
                 and a.ip_node.setdefault(r.g["ip"], node) == node:
             a.said("ip", r.g["ip"], f"the Ray driver on {r.file}:{r.line} joins the head at {r.g['ip']} and relays no "
                                     f"worker line from it: it runs on the head, {node}")
-    # the deployment's one node whose address nothing gives (of the Slurm job, else of the bundle's node folders),
-    # and the one Ray address no host is tied to: one node
+    # the deployment's one node no address is given for (the Slurm job's, else a node folder's): the Ray address left
     ray_ips = seen_ips | {r.g["ip"] for r in reads["ray_node"] + reads["subject"] if r.g.get("ip")}
     left_ips = sorted(ip for ip in ray_ips if ip not in a.ip_node)
     deployment = set(hints.job_hosts) or set(a.folder_node.values())

@@ -81,6 +81,13 @@ def learn_ranks(ev: pl.DataFrame, a: Attribution, hints: DumpHints) -> None:
             return
         by_life.setdefault((f, epoch), (int(r), why))
 
+    # (each DP engine its own world, 'rank 0 in world size 8' under DP rank 0 and under DP rank 1: a rank's place in
+    # the deployment is its DP rank's worlds before it, and the deployment's world all of them)
+    per_engine = assigned.group_by("r", "w").agg(pl.col("dp").n_unique().alias("n"))["n"].max() or 0
+    if per_engine > 1:
+        assigned = assigned.with_columns((pl.col("dp").cast(pl.Int64) * pl.col("w").cast(pl.Int64)
+                                          + pl.col("r").cast(pl.Int64)).alias("r"))
+        a.world_size = int(assigned["w"].cast(pl.Int64).max()) * assigned["dp"].n_unique()
     for node, pid, f, ln, ep, r, w_, *_ in assigned.select(*cols, "r", "w").iter_rows():
         observe(node, pid, f, ep, r, f"'rank {r} in world size {w_}' on {f}:{ln}")
     for node, f, ln, ep, r, p in fields(ev, "launched", "node", "file", "line", "_epoch").drop_nulls("r").iter_rows():

@@ -22,14 +22,14 @@ from __future__ import annotations
 
 import polars as pl
 
-from k3logs.catalogue.witnesses import expand_nodelist
+from k3logs.catalogue.witnesses import builtin_witnesses, expand_nodelist
 from k3logs.ingest.dumps import Segment, command_kind, is_launch_line, sniff_dump, split_transcript
 
 from .cmdline import parse_env, parse_launch, parse_supervisor_program, parse_systemd_unit
 from .data import FactsData, apply_log_fact, default_facts_data
 from .describe import parse_describe
-from .host import (parse_clocks, parse_host_ips, parse_ibstat, parse_inventory, parse_ip, parse_lsmod, parse_manifest,
-                   parse_misc, parse_prometheus, parse_ps, parse_systemctl_status, parse_uptime)
+from .host import (add_host_ips, parse_clocks, parse_host_ips, parse_ibstat, parse_inventory, parse_ip, parse_lsmod,
+                   parse_manifest, parse_misc, parse_prometheus, parse_ps, parse_systemctl_status, parse_uptime)
 from .k8s import parse_compose, parse_docker_inspect, parse_pod_spec, parse_schedulings
 from .kubectl import parse_container_hosts, parse_pod_tables
 from .nvidia import parse_smi_csv, parse_smi_list, parse_smi_q, parse_smi_table, parse_topo
@@ -188,3 +188,17 @@ def facts_from_events(events: pl.DataFrame, data: FactsData | None = None) -> li
             seen.add(key)
             out.append(f)
     return out
+
+
+def host_ips_in_logs(events: pl.DataFrame) -> list[Fact]:
+    """Hosts written beside their address in log lines (a job's banner 'head=hgx-b17 (10.31.8.17)'), in the
+    [[host_ip]] forms marked `in_logs`: the rows with an address in parentheses next to a name are found in one
+    vectorised step, and only those are read."""
+    forms = [h for h in builtin_witnesses().host_ips if h.in_logs]
+    if not forms or events.is_empty():
+        return []
+    rows = events.filter(pl.col("text").str.contains(FACTS["ipv4_beside_name"].pattern).fill_null(False))
+    sinks: dict[tuple[str, None], Sink] = {}
+    for file, line, text in rows.select("file", "line", "text").iter_rows():   # (before attribution: no node yet)
+        add_host_ips(sinks.setdefault((file, None), Sink(file, None, "log")), text, line, forms)
+    return [f for s in sinks.values() for f in s.facts]

@@ -342,6 +342,20 @@ def iso_reading(ts: str) -> str:
     return ts.replace(" ", "T", 1)
 
 
+def add_host_ips(sink: Sink, ln: str, no: int, forms) -> None:
+    """The host <-> IP ties line `ln` writes in any of `forms` ([[host_ip]]), as `host_ip` facts."""
+    w = builtin_witnesses()
+    for hi in forms:
+        for m in hi.regex.finditer(ln):
+            host, ip = m.group("host"), m.group("ip")
+            if host and ip and not ip.startswith("127.") and w.is_host(host) and w.is_host(host.split(".", 1)[0]):
+                sink.add("host_ip", f"{host.split('.', 1)[0]} {ip}", no)
+                if hi.name == "etc_hosts":  # every name on an /etc/hosts line is that address's
+                    for alias in ln.split("#", 1)[0].split()[2:]:
+                        if w.is_host(alias):
+                            sink.add("host_ip", f"{alias.split('.', 1)[0]} {ip}", no)
+
+
 def parse_host_ips(sink: Sink, lines: list[str], base: int) -> None:
     """Host names written next to their IP (patterns/attribution.toml [[host_ip]]: 'node-b (10.0.0.2)',
     'gpu-b2 = 10.42.0.62', /etc/hosts lines): what ties a Ray `ip=` or a node address to a host. Also what a
@@ -354,15 +368,8 @@ def parse_host_ips(sink: Sink, lines: list[str], base: int) -> None:
     dotted = FACTS["ipv4_inside"]
     for i, ln in enumerate(lines):
         no = base + i + 1
-        for hi in (w.host_ips if dotted.search(ln) else ()):   # (every tie holds an address: most lines hold none)
-            for m in hi.regex.finditer(ln):
-                host, ip = m.group("host"), m.group("ip")
-                if host and ip and not ip.startswith("127.") and w.is_host(host) and w.is_host(host.split(".", 1)[0]):
-                    sink.add("host_ip", f"{host.split('.', 1)[0]} {ip}", no)
-                    if hi.name == "etc_hosts":  # every name on an /etc/hosts line is that address's
-                        for alias in ln.split("#", 1)[0].split()[2:]:
-                            if w.is_host(alias):
-                                sink.add("host_ip", f"{alias.split('.', 1)[0]} {ip}", no)
+        if dotted.search(ln):   # (every tie holds an address: most lines hold none)
+            add_host_ips(sink, ln, no, w.host_ips)
         for lw in file_hosts:
             if lw.first_line and i != first:
                 continue
