@@ -1403,3 +1403,39 @@ def test_an_nvlink5_xid_its_line_calls_nonfatal_is_context(tmp_path, severity, r
     oom = OOM.replace("08-11", "12-09").format(t="16:16:50", g=0)
     a = analyze_files(tmp_path, {"gpu-a1/dmesg.txt": text_of(xid), "gpu-a1/vllm.log": text_of(oom)})
     assert root_of(a).sig == (root or "cuda-out-of-memory")
+
+
+@pytest.mark.parametrize("b_figure, head_fig, node", [("8.31", "41.20", "node-b"),
+                                                      ("41.20", "8.31", "node-a"),    # near miss: the head's own
+                                                      ("8.31", "12.00", "node-a")])   # near miss: both fall short
+def test_an_error_that_quotes_one_other_nodes_kv_cache_figure_is_that_nodes(tmp_path, b_figure, head_fig, node):
+    """The head's engine refuses to start: 'the available KV cache memory (8.31 GiB)' is less than the 19.31 GiB a
+    request needs. Only node-b's workers printed 'Available KV cache memory: 8.31 GiB', and the head's held 41.20
+    (node-b's memory setting differs): the shortfall is node-b's. Near misses: the head's own worker printed the
+    figure; the head's workers fell short too (12.00 GiB): no one node's, the engine's node stands."""
+    def worker(i: int, figure: str) -> str:
+        return f"(Worker_PP0_TP{i} pid={300 + i}) INFO 12-03 14:15:58 [gpu_worker.py:1] Available KV cache memory: " \
+               f"{figure} GiB"
+    refused = ("(EngineCore pid=290) ERROR 12-03 14:16:05 [core.py:1] ValueError: To serve at least one request with "
+               "the model's max seq len (1048576), (19.31 GiB KV cache is needed, which is larger than the available KV "
+               "cache memory (8.31 GiB). Based on the available memory, the estimated maximum model length is 450000.")
+    a = analyze_files(tmp_path, {"node-a/vllm.log": text_of(worker(0, head_fig), worker(1, head_fig), refused),
+                                 "node-b/vllm.log": text_of(worker(0, b_figure), worker(1, b_figure))})
+    assert (a.decision.root.category, a.decision.root.node) == ("oom.kv_cache", node)
+
+
+@pytest.mark.parametrize("complainers, node", [(("node-b", "node-c"), "node-a"), (("node-b",), "node-b")])
+def test_a_peer_at_a_loopback_address_is_the_one_node_that_complains_of_none(tmp_path, complainers, node):
+    """Ranks on node-b and node-c are told to reach a peer at 127.0.1.1: a host whose own name resolves to loopback
+    advertised it, the deployment's one node whose ranks complain of none (node-a). Near miss: one complainer
+    cannot tell which of the others advertised it: its own node stands."""
+    def start(n: int) -> str:
+        return f"(Worker_TP0 pid={200 + n}) INFO 12-02 14:20:21 [gpu_worker.py:98] world_size=3 rank={n} local_rank=0 " \
+               "distributed_init_method=tcp://node-a:29600 backend=nccl"
+    refused = ("[rank{n}]:[E1202 14:20:30.424503399 ProcessGroupGloo.cpp:143] Gloo connectFullMesh failed with "
+               "[/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:152] timed out connecting: SO_ERROR: Connection "
+               "refused, remote=[127.0.1.1]:36012")
+    files = {f"{h}/vllm.log": text_of(start(i), *([refused.format(n=i)] if h in complainers else []))
+             for i, h in enumerate(("node-a", "node-b", "node-c"))}
+    a = analyze_files(tmp_path, files)
+    assert (a.decision.root.category, a.decision.root.node) == ("nccl.bootstrap", node)

@@ -959,3 +959,11 @@ def test_a_last_state_s_reason_takes_the_time_it_finished(finished, span):
                 "      Exit Code:    137\n" + finished + "    Ready:          False\n")
     got = facts("k8s_describe", describe)
     assert values(got, "span_time") == span   # (the Reason's line, 5, to the Finished line, 7)
+
+
+@pytest.mark.parametrize("reference, offset", [("A9FEA97B (169.254.169.123)", "1.2"),
+                                               ("00000000 ()", None)])   # near miss: chrony never synchronised
+def test_chronys_system_time_is_a_measurement_only_once_it_synchronised(reference, offset):
+    text = (f"$ chronyc tracking\nReference ID    : {reference}\nStratum         : 3\n"
+            "System time     : 1.200000000 seconds fast of NTP time\nLast offset     : +0.000000000 seconds\n")
+    assert values(facts("uptime", text), "clock_offset") == ([offset] if offset else [])

@@ -488,6 +488,25 @@ def test_a_firewalls_drop_of_another_deployment_node_s_traffic_is_about_the_depl
     assert (found.set_aside is None) is cause
 
 
+@pytest.mark.parametrize("src, dport, root", [
+    ("10.0.0.2", "29511", "firewall-dropped-deployment-port"),
+    ("10.0.0.9", "9100", "torch-store-unreachable")])   # near miss: a monitoring host's probe dropped that second
+def test_a_firewalls_drop_of_the_rendezvous_port_is_why_the_connect_failed_in_that_second(tmp_path, src, dport, root):
+    """node-b cannot reach the rendezvous store on node-a ('No route to host') in the second node-a's firewall logs
+    rejecting node-b's packet to the store's port: the kernel says why the connect failed, so the drop is the root."""
+    store = "(Worker_TP0 pid=220) WARNING 11-18 07:02:30 [utils.py:1] [c10d] The client socket has failed to " \
+            "connect to [10.0.0.1]:29511 (errno: 113 - No route to host)."
+    init = "(Worker_TP0 pid=220) INFO 11-18 07:02:20 [parallel_state.py:1] world_size=16 rank=8 local_rank=0 " \
+           "distributed_init_method=tcp://10.0.0.1:29511 backend=nccl"
+    drop = (f"2026-11-18T07:02:30+0000 gpu-a1 kernel: filter_IN_public_REJECT: IN=bond0 OUT= MAC=b8:3f:d2:6a:10:c4:b8:"
+            f"3f:d2:6a:22:e0:08:00 SRC={src} DST=10.0.0.1 LEN=60 TOS=0x00 PREC=0x00 TTL=64 ID=1 DF PROTO=TCP "
+            f"SPT=40000 DPT={dport} WINDOW=64240 RES=0x00 SYN URGP=0")
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED, "gpu-a2/vllm.log": [init, store],
+                            "gpu-a1/journalctl-k.txt": [drop],
+                            "hosts": ["10.0.0.1 gpu-a1", "10.0.0.2 gpu-a2", "10.0.0.9 mon-01"]})
+    assert d.root is not None and d.root.sig == root
+
+
 HELPER = [f"2026-11-18T07:01:10+0000 gpu-a1 python[812]: {text}" for text in [
     "Traceback (most recent call last):", '  File "/opt/warmup.py", line 41, in wait_ready',
     "ConnectionRefusedError: [Errno 111] Connection refused"]]
@@ -2031,6 +2050,23 @@ def test_a_cloud_operation_on_a_node_the_deployment_does_not_run_on_is_no_incide
     assert d.healthy == healthy
     if not healthy:
         assert (d.root.category, d.root.node) == ("infra.node_lost", "gpu-a1")
+
+
+@pytest.mark.parametrize("journal_host, root_file", [("gpu-a1", "gpu-a1/journal.txt"),
+                                                      ("gpu-a2", "gcloud-operations.txt")])
+def test_a_nodes_own_line_states_its_loss_before_a_clouds_record_of_the_same_moment(tmp_path, journal_host,
+                                                                                      root_file):
+    """The cloud's operation list and the VM's own journal ('Power key pressed short.', the ACPI soft-off of a
+    preemption) state the node's loss in the same second: the machine's own line is the first witness, whatever the
+    signatures' priorities. Near miss: a power key pressed on another node that second is no statement about this
+    one, and the cloud's record stands."""
+    ops = ["NAME                          TYPE                         TARGET    STATUS  TIMESTAMP",
+           "systemevent-1763449450-64a1c0  compute.instances.preempted  gpu-a1  DONE    2026-11-18T07:04:10.412Z"]
+    journal = [f"Nov 18 07:04:10 {journal_host} systemd-logind[1203]: Power key pressed short."]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING, "gcloud-operations.txt": ops,
+                            "gpu-a2/vllm.log": [worker(1, 0, "Starting to load model m...")],
+                            f"{journal_host}/journal.txt": journal})
+    assert (d.root.category, d.root.file) == ("infra.node_lost", root_file)
 
 
 POD_LOG = "pods/inference_kimi-k3-0_c2f81a07-9d4e-4b6a-8e13-5a7d0c9b2f64/vllm/0.log"

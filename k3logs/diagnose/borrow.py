@@ -1,8 +1,11 @@
 """What the root cause takes from the other witnesses of its fault: the rank of the process it names or of
-the events it explains, the node at the silent end of a link that fails, and the phase that a stack or an
-earlier consequence of the same failure shows."""
+the events it explains, the node at the silent end of a link that fails or whose figure it quotes, and the phase
+that a stack or an earlier consequence of the same failure shows."""
 from __future__ import annotations
 
+import polars as pl
+
+from .attribution import RX
 from .findings import EXPLAIN_WINDOW_S, SAME_FAILURE_S, TIE_SECONDS, Finding, as_int
 from .order import apart, seconds, sort_key
 
@@ -131,17 +134,21 @@ def lagging_phase(root: Finding, findings: list[Finding], attempt_of=lambda f: N
         root.phase = next((p for p in bit if p != "startup"), root.phase)
 
 
-def silent_peer(root: Finding, findings: list[Finding], peer_node: dict[str, str]) -> None:
+def silent_peer(root: Finding, findings: list[Finding], peer_node: dict[str, str],
+                nodes: set[str] | frozenset[str] = frozenset()) -> None:
     """The node that several others cannot reach is the one at fault: when the root names a peer it could not
     reach (a connect that found no route, a send the peer never acknowledged), and such complaints from two or
     more nodes all name peers on one other node that itself complains of none, the fault is that node's (its
     port, its firewall): the complainers are its witnesses. One complainer cannot tell which end failed, nor can
-    both ends complaining of each other: the root's own node stands."""
+    both ends complaining of each other: the root's own node stands. A peer at a loopback address (a host whose
+    own name resolves to 127.0.1.1 advertised it) is on the one node of the deployment's (`nodes`) that complains
+    of none."""
     if root.fields.get("peer") is None:
         return
     complaints = [f for f in findings if f.role == "cause" and f.set_aside is None and f.fields.get("peer")]
-    ends = {peer_node.get(f.fields["peer"]) for f in complaints}
     by = sorted({f.node for f in complaints if f.node})
+    ends = {peer_node.get(f.fields["peer"]) for f in complaints} if not str(root.fields["peer"]).startswith("127.") \
+        else set(nodes) - set(by)
     if len(ends) != 1 or None in ends or len(by) < 2:
         return
     (end,) = ends
@@ -150,3 +157,23 @@ def silent_peer(root: Finding, findings: list[Finding], peer_node: dict[str, str
     root.node, root.rank = end, None
     root.node_from = f"the peer ({root.fields['peer']}) that the connection errors of {', '.join(by)} could not " \
                      f"reach, which reports no such error itself"
+
+
+def figure_node(root: Finding, ev: pl.DataFrame) -> None:
+    """A cause that quotes a figure one node's processes printed is that node's: the head's engine refusing to start
+    because 'the available KV cache memory (8.31 GiB)' is less than a request needs quotes the smallest of its
+    workers' 'Available KV cache memory' figures; when only one other node's workers printed it, and every other
+    node's would have held the request, the shortfall is that node's (its memory setting differs). Where every node
+    falls short, the engine's node stands."""
+    said, needed = root.fields.get("available_gib"), root.fields.get("needed_gib")
+    if said is None or needed is None or "text" not in ev.columns:
+        return
+    printed = ev.select("node", pl.col("text").str.extract(RX["kv_available"].pattern, 1)
+                        .cast(pl.Float64, strict=False).alias("v")).drop_nulls()
+    short = set(printed.filter(pl.col("v") == float(said))["node"].to_list())
+    enough = printed.filter(~pl.col("node").is_in(list(short)))
+    if len(short) == 1 and (node := short.pop()) != root.node and enough.height \
+            and enough["v"].min() >= float(needed):
+        root.node, root.rank = node, None
+        root.node_from = f"the workers that printed the figure it quotes ({said} GiB of KV cache; the other nodes' " \
+                         f"held the {needed} GiB it needs)"

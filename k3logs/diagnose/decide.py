@@ -18,7 +18,7 @@ import polars as pl
 
 from k3logs.catalogue.signatures import Catalogue
 
-from .borrow import borrow_rank, lagging_phase, silent_peer, stack_phase
+from .borrow import borrow_rank, figure_node, lagging_phase, silent_peer, stack_phase
 from .detect import families, named_causes, outcome_data
 from .findings import (EXPLAIN_WINDOW_S, SAME_FAILURE_S, TIE_SECONDS, Decision, Finding, benign_eids, exceptions,
                        findings_of, load_before, told_by_known)
@@ -275,7 +275,8 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
         if (root.file, root.line) in raised_by:   # (its node: the actor's, not the one that printed it)
             root.node = raised_by[(root.file, root.line)][0]
             root.node_from = "the actor that raised it (the pid and ip its RayTaskError names)"
-        silent_peer(root, findings, peer_node or {})
+        silent_peer(root, findings, peer_node or {}, app_nodes)
+        figure_node(root, ev)
         stack_phase(root, findings)
         lagging_phase(root, findings, life.attempt_of, life.progress_after(root, True) is not None,
                       root.file not in life.app_files)

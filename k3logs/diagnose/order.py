@@ -1,10 +1,11 @@
 """Which of several findings came first: by time after clock alignment (a kernel's seconds since boot only against
-its own file), then the more specific statement (the signature's priority, the kernel's, one that names its rank),
-then the triage order."""
+its own file), then a node's own line before a record from outside about it, then the more specific statement (the
+signature's priority, the kernel's, one that names its rank), then the triage order."""
 from __future__ import annotations
 
 from k3logs.catalogue.signatures import Catalogue
 
+from .detect import outcome_data
 from .findings import TIE_SECONDS, Finding
 from .outcome import KERNEL_SLACK_S
 
@@ -62,9 +63,17 @@ def first(cands: list[Finding], cat: Catalogue) -> Finding:
     ranked = {c.raised_on or c.node for c in tied if c.rank is not None}
     own_logs = {(c.node, c.file) for c in tied if c.raised_on is None}
 
+    # (a record from outside about a node, a cloud's operation on an instance, after that node's own line of the same
+    # moment: the machine's own journal is the first witness of what happened to it)
+    about = outcome_data().about_node_fields
+
+    def outside(c: Finding) -> bool:
+        return any(c.fields.get(k) for k in about) and any(
+            o.node == c.node and not any(o.fields.get(k) for k in about) for o in tied if o is not c)
+
     def relayed(c: Finding) -> bool:
         if c.raised_on is not None:
             return any(node == c.raised_on and file != c.file for node, file in own_logs)
         return c.rank is None and bool(ranked - {c.node})
-    return sorted(tied, key=lambda c: (-c.priority, c.source != "kernel", relayed(c), sort_key(c),
+    return sorted(tied, key=lambda c: (outside(c), -c.priority, c.source != "kernel", relayed(c), sort_key(c),
                                        triage.get(c.category, 99)))[0]

@@ -414,6 +414,8 @@ def parse_clocks(sink: Sink, lines: list[str], base: int) -> None:
     said_boot = FACTS["boot_time_said"]
     title = FACTS["process_title_row"]
     readings = []
+    # (chrony that never synchronised, reference 00000000, says 0 s off of a time it never had: no measurement)
+    adrift = {m.group("host") for ln in lines if (m := FACTS["chrony_unsynchronised"].match(ln.strip()))}
     for i, ln in enumerate(lines):
         if "VLLM::" in ln and (m := title.match(ln)):   # (a host's process listing: pid -> the worker it is)
             sink.add("process_title", f"{m.group('pid')} {m.group('title')}", base + i + 1)
@@ -427,7 +429,7 @@ def parse_clocks(sink: Sink, lines: list[str], base: int) -> None:
             sink.add("utc_zone", m.group("zone"), base + i + 1)
             continue
         m = chrony.match(ln.strip())
-        if m:
+        if m and m.group("host") not in adrift:
             sec = float(m.group("sec")) * (1 if m.group("dir") == "fast" else -1)
             sink.add("clock_offset", f"{m.group('host') or ''} {sec}".strip(), base + i + 1)
             continue

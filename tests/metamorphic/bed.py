@@ -320,7 +320,18 @@ KNOWN: dict[tuple[str, str], str] = {
        for c in ("c1607-h200-second-node-cuda-802-after-maintenance", "c1618-xid79-skewed-node-slurm-pp2",
                  "c1620-healthy-stop-docker-pp2-tail-clock-behind", "c1633-k3-cudagraph-capture-oom-pp2",
                  "c1645-nginx-replica-logprobs-oom-500s", "c1653-slurm-h100-ibflap-survived-nvswitch-sxid-fatal",
-                 "c1662-ray-logs-oom-kill-runai-load")},
+                 "c1662-ray-logs-oom-kill-runai-load", "c1666-ray-oom-monitor-worker-serving",
+                 "c1669-ib-retry-exceeded-srun-batch", "c1670-dmabuf524-datadirect-kuberay",
+                 "c1686-nvswitch-sxid-xid74-dp1-docker-systemd", "c1688-detokenizer-overflow-one-apiserver")},
+    **{("c1666-ray-oom-monitor-worker-serving", t): (
+        "rank 15 of the worker Ray's memory monitor killed is joined by the host pid the raylet names; wrapping the "
+        "worker node's log in a container runtime's format makes its pids a container's, not the host pids the "
+        "raylet names (the bed wraps one file of a pid namespace the raylet shares; as c1528)")
+       for t in ("wrap-docker", "wrap-cri", "wrap-podman")},
+    ("c1685-aer-surprise-down-xid79-pp1-slurm", "skew-beyond"): (
+        "the head's clock moved 88 s with date readings added to measure it; a measurement wins over the estimate, and "
+        "the readings the bed adds know nothing of the case's own 2 s skew of the worker node (which the order of "
+        "the head's relay of the worker's error proves), so the head's relay sorts first again (the bed's limit)"),
     **{("c1064-slurm-ray-memcg-oomkill-dmesg-uptime", t): (
         "a bare Slurm job writes its hosts' zone (EDT); the transform stamps the journal it wraps the job's output in "
         "with those times read as UTC, four hours from the kernel's clock, so the oom-kill falls after the run's stop "
