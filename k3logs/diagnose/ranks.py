@@ -81,8 +81,8 @@ def learn_ranks(ev: pl.DataFrame, a: Attribution, hints: DumpHints) -> None:
             return
         by_life.setdefault((f, epoch), (int(r), why))
 
-    # (each DP engine its own world, 'rank 0 in world size 8' under DP rank 0 and under DP rank 1: a rank's place in
-    # the deployment is its DP rank's worlds before it, and the deployment's world all of them)
+    # (each DP engine in a world of its own, 'rank 0 in world size 8' under DP rank 0 and under DP rank 1: a rank's
+    # place in the deployment counts the worlds of the DP ranks before its own; the deployment's world is all of them)
     per_engine = assigned.group_by("r", "w").agg(pl.col("dp").n_unique().alias("n"))["n"].max() or 0
     if per_engine > 1:
         assigned = assigned.with_columns((pl.col("dp").cast(pl.Int64) * pl.col("w").cast(pl.Int64)

@@ -198,7 +198,7 @@ def host_ips_in_logs(events: pl.DataFrame) -> list[Fact]:
     if not forms or events.is_empty():
         return []
     rows = events.filter(pl.col("text").str.contains(FACTS["ipv4_beside_name"].pattern).fill_null(False))
-    sinks: dict[tuple[str, None], Sink] = {}
+    sinks: dict[str, Sink] = {}
     for file, line, text in rows.select("file", "line", "text").iter_rows():   # (before attribution: no node yet)
-        add_host_ips(sinks.setdefault((file, None), Sink(file, None, "log")), text, line, forms)
+        add_host_ips(sinks.setdefault(file, Sink(file, None, "log")), text, line, forms)
     return [f for s in sinks.values() for f in s.facts]
