@@ -322,7 +322,19 @@ KNOWN: dict[tuple[str, str], str] = {
                  "c1645-nginx-replica-logprobs-oom-500s", "c1653-slurm-h100-ibflap-survived-nvswitch-sxid-fatal",
                  "c1662-ray-logs-oom-kill-runai-load", "c1666-ray-oom-monitor-worker-serving",
                  "c1669-ib-retry-exceeded-srun-batch", "c1670-dmabuf524-datadirect-kuberay",
-                 "c1686-nvswitch-sxid-xid74-dp1-docker-systemd", "c1688-detokenizer-overflow-one-apiserver")},
+                 "c1686-nvswitch-sxid-xid74-dp1-docker-systemd", "c1688-detokenizer-overflow-one-apiserver",
+                 "c1679-slurm-ray-scancel-after-eval", "c1694-deepepv2-gin-peermem-missing-lws",
+                 "c1713-docker-gb300-head-hostname-loopback-gloo")},
+    **{("c1668-slurm-ray-worker-memcg-oom-load", t): (
+        "the raylet's 'A worker died or was killed' line has no time of its own, so the latest it can be is the next "
+        "timed line (40 s before the kill the worker's drifting dmesg -T stamps); a wrapper stamps every line, the "
+        "untimed one with its neighbour's time five minutes earlier, and the kill is then too far after the report "
+        "to be placed at it (the bed's limit: a wrapper's stamp on a line the program wrote without one)")
+       for t in ("wrap-kubectl", "wrap-journald", "wrap-journald-json")},
+    ("c1712-systemd-firewalld-blocks-rendezvous-port", "skew-within"): SKEW_TIE,
+    ("c1667-gce-spot-preempt-ray-worker", "skew-beyond"): (
+        "the worker's clock moved 106 s with date readings added: the VM's power-key line and the cloud's record are "
+        "then no longer within a second of each other (not yet examined)"),
     **{("c1666-ray-oom-monitor-worker-serving", t): (
         "rank 15 of the worker Ray's memory monitor killed is joined by the host pid the raylet names; wrapping the "
         "worker node's log in a container runtime's format makes its pids a container's, not the host pids the "
