@@ -220,10 +220,13 @@ def test_importing_any_module_runs_no_polars_query_so_a_process_may_fork_after_i
               "os.waitpid(pid, 0)\n")
     mods = sorted(m for m in GRAPH if not m.endswith("__main__"))
 
+    # (polars' own pool size, not the one conftest gives a test worker: with one thread a query leaves no lock held)
+    env = {k: v for k, v in os.environ.items() if k != "POLARS_MAX_THREADS"}
+
     def forks(warm: str, seconds: float) -> bool:
         # (its own session: on a timeout the hung child it forked goes too, not only the script)
         p = subprocess.Popen([sys.executable, "-c", script.format(warm=warm, mods=mods)], start_new_session=True,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
         try:
             return p.wait(timeout=seconds) == 0
         except subprocess.TimeoutExpired:
