@@ -116,12 +116,12 @@ def stuck_rank(findings: list[Finding]) -> Finding | None:
                    title=f"rank {w.rank} never began the collective its communicator timed out in: it was stuck")
 
 
-def kills_before_deaths(findings: list[Finding]) -> bool:
+def kills_before_deaths(findings: list[Finding]) -> None:
     """The kernel's kill of a deployment's process came before any report of that process's death, whatever the
     kernel's clock says (`dmesg -T` converts the monotonic clock, which drifts from the wall clock: seconds, a minute
     on a host up for months). A kill of a rank stamped after the first report of that rank's death on its node, by
     at most SAME_FAILURE_S past the latest the report can be (an untimed line: its file's next time), is placed at
-    the report, in its phase. Returns whether one was moved (the findings are then in time order again)."""
+    the report, in its phase (and the findings are put in time order again)."""
     killers = outcome_data().process_categories
     deaths = [g for g in findings if g.category in outcome_data().vanished and g.rank is not None and g.ts is not None
               and g.source != "kernel"]
@@ -136,4 +136,3 @@ def kills_before_deaths(findings: list[Finding]) -> bool:
             f.ts, f.ts_until, f.phase, moved = report.ts, report.ts_until, report.phase, True
     if moved:
         findings.sort(key=sort_key)
-    return moved
