@@ -26,6 +26,7 @@ from k3logs.diagnose.attribution import Attribution, hints_from_facts
 from k3logs.diagnose.clock import ClockModel, ClockReport, parse_iso
 from k3logs.diagnose.decide import decide
 from k3logs.diagnose.detect import anchors, detect, folded_anchors
+from k3logs.diagnose.loops import loop_starts
 from k3logs.diagnose.missing import hosts_named, missing_parts
 from k3logs.diagnose.outcome import APP_KINDS, HOST_KINDS
 from k3logs.diagnose.phases import assign_phases
@@ -190,7 +191,8 @@ def run(path: str | Path, settings: Settings | None = None, catalogue: Catalogue
     described = {f.file: f.value for f in facts if f.name == "pod_name" and pods[f.file] == 1}
     decision = quiet_verdict(decide(events, det, cat, app_files, prose, restarts, lt.attribution.ip_node,
                                     task_ranks(lt.attribution), lt.attribution.raised_by, described,
-                                    lt.attribution.pods, restarting, gpu_ranks(lt.attribution)), checks, events, dumps,
+                                    lt.attribution.pods, restarting, gpu_ranks(lt.attribution), loop_starts(facts)),
+                                checks, events, dumps,
                                 cat, bool(app_files))
     decision, unlogged = unlogged_end(decision, facts, cat)
     nnodes = max([int(f.value) for f in facts if f.name == "nnodes" and f.value.isdigit()] or [0]) or None

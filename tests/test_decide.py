@@ -1439,3 +1439,50 @@ def test_a_peer_at_a_loopback_address_is_the_one_node_that_complains_of_none(tmp
              for i, h in enumerate(("node-a", "node-b", "node-c"))}
     a = analyze_files(tmp_path, files)
     assert (a.decision.root.category, a.decision.root.node) == ("nccl.bootstrap", node)
+
+
+# ------------------------------------------------------------------------------------------------------
+# a crash loop repeats its failure (loops.py)
+def _crash_loop(restarts: int) -> dict:
+    """A leader that waits ten minutes for a worker whose container crash-loops on its own arguments since its
+    pod started at 03:12:52, with `restarts` restarts; the worker's log holds its last attempt only."""
+    t = "2026-09-14T{}Z "
+    leader = [t.format("03:35:03.0") + "(APIServer pid=1) INFO 09-14 03:35:03 [__init__.py:241] Automatically "
+              "detected platform cuda.",
+              t.format("03:35:23.0") + "(EngineCore pid=214) INFO 09-14 03:35:23 [core.py:96] Initializing a V1 LLM "
+              "engine (v0.27.2) with config: model='m'",
+              t.format("03:45:37.2") + "(Worker_PP0_TP0_EP0 pid=281) ERROR 09-14 03:45:37 [multiproc_executor.py:790]"
+              " torch.distributed.DistStoreError: Timed out after 601 seconds waiting for clients. 8/16 clients "
+              "joined."]
+    worker = [t.format("03:52:06.0") + "INFO 09-14 03:52:06 [__init__.py:241] Automatically detected platform "
+              "cuda.",
+              t.format("03:52:18.0") + "pydantic_core._pydantic_core.ValidationError: 1 validation error for "
+              "ModelConfig",
+              t.format("03:52:18.0") + "  Value error, User-specified max_model_len (1064960) is greater than the "
+              "derived max_model_len (max_position_embeddings=1048576 or model_max_length=None in model's "
+              "config.json). To allow overriding this maximum, set the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1."]
+    pods = ["NAME          READY   STATUS             RESTARTS   AGE   IP             NODE       NOMINATED NODE   "
+            "READINESS GATES",
+            "k3-0          0/1     Running            0          42m   10.244.14.37   gpu-a14    <none>           "
+            "<none>",
+            f"k3-0-1        0/1     CrashLoopBackOff   {restarts}         42m   10.244.15.52   gpu-a15    <none>"
+            "           <none>"]
+    describe = ["Name:             k3-0-1", "Namespace:        llm", "Node:             gpu-a15/10.40.2.15",
+                "Start Time:       Mon, 14 Sep 2026 03:12:52 +0000", "Status:           Running",
+                "IP:               10.244.15.52", "Containers:", "  vllm-worker:",
+                "    State:          Waiting", "      Reason:       CrashLoopBackOff",
+                f"    Restart Count:  {restarts}"]
+    files = {"logs/k3-0_vllm-leader.log": leader, "logs/k3-0-1_vllm-worker.log": worker,
+             "kubectl-get-pods.txt": pods, "kubectl-describe-pod-k3-0-1.txt": describe}
+    return {name: "\n".join(lines) + "\n" for name, lines in files.items()}
+
+
+def test_a_crash_looping_worker_failed_on_its_own_arguments_from_its_pods_start(tmp_path):
+    d = analyze_files(tmp_path, _crash_loop(11)).decision
+    assert d.root is not None and d.root.category == "config.max_model_len" and d.root.node == "gpu-a15"
+    assert "crash-loops since its pod started" in d.reason
+
+
+def test_near_miss_one_restart_is_no_loop_and_the_printed_time_stands(tmp_path):
+    d = analyze_files(tmp_path, _crash_loop(1)).decision
+    assert d.root is not None and d.root.category == "nccl.bootstrap" and d.root.node == "gpu-a14"

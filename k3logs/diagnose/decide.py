@@ -22,6 +22,7 @@ from .borrow import borrow_rank, figure_node, lagging_phase, silent_peer, stack_
 from .detect import families, named_causes, outcome_data
 from .findings import (EXPLAIN_WINDOW_S, SAME_FAILURE_S, TIE_SECONDS, Decision, Finding, benign_eids, exceptions,
                        findings_of, load_before, told_by_known)
+from .loops import dated_back, first_failures
 from .order import first, seconds, sort_key
 from .outcome import HEALTHY, KERNEL_SLACK_S, Lifecycle
 from .survived import copies_aside, one_pod_named, recoveries, set_aside, unexplain_by_set_aside, workloads, world_nodes
@@ -205,7 +206,8 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
            peer_node: dict[str, str] | None = None, pid_rank: dict[tuple, int] | None = None,
            raised_by: dict[tuple[str, int], tuple] | None = None,
            described: dict[str, str] | None = None, pods: frozenset[str] | set[str] = frozenset(),
-           restarting: bool = False, device_rank: dict[tuple, int] | None = None) -> Decision:
+           restarting: bool = False, device_rank: dict[tuple, int] | None = None,
+           loop_since: dict | None = None) -> Decision:
     """The outcome of the run, and the earliest event that explains it (module docstring, outcome.py).
     `app_files`: the deployment's own logs (default: every file); `prose`: files read as plain text (notes,
     tickets): their untimed plain lines mention errors; `restarts_seen`: restarts the orchestrator's state
@@ -214,12 +216,13 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
     (node, rank) of the actor that raised what a relayed traceback's line shows, by (file, line); `described`:
     the pod a file describes, by file (a describe's event rows name no pod); `pods`: the pods the bundle names;
     `restarting`: the deployment's container was being started again when the bundle was taken; `device_rank`: the
-    rank of each (node, CUDA device)."""
+    rank of each (node, CUDA device); `loop_since`: the start of the pod of each node whose container crash-loops."""
     pid_rank = pid_rank or {}
     life = Lifecycle(ev, set(ev["file"].unique().to_list()) if app_files is None else app_files, restarts_seen,
                      host_pids=pid_rank, restarting=restarting)
     findings = findings_of(ev, det, cat)
     kills_before_deaths(findings)
+    first_failures(findings, loop_since or {}, ev)
     _explain(findings, cat)
     others = told_by_known(exceptions(ev, benign_eids(det, cat, findings),
                                       [f.eid for f in findings if f.role == "symptom"]), findings)
@@ -289,7 +292,7 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
         earliest = first(causes + [f for f in findings if f.role == "cause" and f.set_aside is None], cat) is root
         reason = ("the earliest cause across all ranks and nodes" if earliest else
                   "the cause that the logs name and that explains the rest") + (
-            "; it explains the errors that follow it" if strong else "")
+            "; it explains the errors that follow it" if strong else "") + dated_back(root)
         load = load_before(ev, root) if root.category == "oom.inference" else None
         return Decision(False, root, confidence, reason, findings, load=load, outcome=outcome)
     first_death = first(fatal, cat) if fatal else None

@@ -36,6 +36,8 @@ def parse_describe(sink: Sink, lines: list[str], base: int) -> None:
         sink.add("pod_name", top["Name"][0], top["Name"][1])
         if "IP" in top and FACTS["ipv4"].fullmatch(top["IP"][0]):
             sink.add("pod_ip", f"{top['Name'][0]} {top['IP'][0]}", top["IP"][1])
+        if "Start Time" in top and (started := parse_date(top["Start Time"][0])):
+            sink.add("pod_started", started, top["Start Time"][1])
     if is_node and "Name" in top:
         internal_ip = FACTS["describe_internal_ip"]
         for i, ln in enumerate(lines):

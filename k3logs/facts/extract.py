@@ -12,7 +12,7 @@ launch_command, prefix_caching, all2all_backend, tensor_parallel_size, pipeline_
 data_parallel_size, max_model_len, gpu_memory_utilization, model, ucx_tls, nccl_dmabuf_enable,
 nccl_socket_ifname, nccl_ib_hca, cuda_visible_devices, env:<NAME>, nvidia_peermem_loaded, mlx5_loaded,
 ib_port_state, shm_size, ipc_mode, hostname, node_name, pod_node, ip, boot_time, collected_at, pip_cuda_majors,
-pip_mixed_cuda, model_architecture, exit_code, oom_killed, restart_count, last_state_reason, pod_events;
+pip_mixed_cuda, model_architecture, exit_code, oom_killed, restart_count, pod_started, last_state_reason, pod_events;
 and a few more (expert_parallel, nnodes, served_model_name, kv_transfer, nccl_cuda, nccl_dmabuf_524,
 nccl_bootstrap, slurm_nodelist, gpu_process, process, nics, kernel_version, ofed_version, uptime_seconds, image_id,
 network_mode, container_node, gpu_request, gpu_capacity, gpu_allocatable, cuda_toolkit, metric:<name>,

@@ -5,7 +5,7 @@ import json
 import shlex
 
 from .cmdline import facts_from_command_text, parse_vllm_tokens, tokenize, vllm_arg_facts
-from .util import FACTS, Sink, digest_of, emit_env, find_line, norm_image, parse_size, templated_inspect
+from .util import FACTS, Sink, digest_of, emit_env, find_line, norm_image, parse_date, parse_size, templated_inspect
 
 try:  # PyYAML reads pod specs; without it only JSON specs and the image lines of YAML are read
     import yaml
@@ -350,6 +350,8 @@ def _one_pod(sink: Sink, spec: dict, status: dict, at) -> None:
             if isinstance(mnt, dict) and mnt.get("mountPath") == "/dev/shm" and mnt.get("name") in shm_volumes:
                 size = shm_volumes[mnt["name"]]
                 sink.add("shm_size", parse_size(str(size)) if size else "unlimited", at("sizeLimit", "/dev/shm"))
+    if isinstance(status.get("startTime"), str) and (started := parse_date(status["startTime"])):
+        sink.add("pod_started", started, at("startTime"))
     for cs in _l(status.get("containerStatuses")):
         if not isinstance(cs, dict):
             continue

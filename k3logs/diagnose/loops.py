@@ -1,0 +1,66 @@
+"""A crash loop repeats its failure: a container that its orchestrator has restarted again and again since its pod
+started, and whose log holds only its last attempt (`kubectl logs` shows the current or the previous run), failed
+the same way on every attempt when the failure came before the process spoke to any peer (its arguments, its
+image, its devices: nothing another node does changes them). Its first failure was at the loop's start, not at
+the time the last attempt printed it (how-it-decides.md)."""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import polars as pl
+
+from .findings import SAME_FAILURE_S, Finding
+from .order import sort_key
+
+# phases before a process speaks to a peer: what fails there fails the same way on every start
+ON_ITS_OWN = ("startup", "device_init")
+# restarts that make a loop: one restart may have had another cause (a group restart, an eviction)
+LOOP_RESTARTS = 2
+
+
+def loop_starts(facts: list) -> dict[str, datetime]:
+    """Nodes whose pod restarted its container at least LOOP_RESTARTS times -> the pod's start (in UTC), from
+    the record that states both (a describe, a pod's status)."""
+    restarts = {(f.file, f.node): int(f.value) for f in facts if f.name == "restart_count" and f.value.isdigit()}
+    since: dict[str, datetime] = {}
+    for f in facts:
+        if f.name != "pod_started" or not f.node or restarts.get((f.file, f.node), 0) < LOOP_RESTARTS:
+            continue
+        try:
+            at = datetime.fromisoformat(f.value)
+        except ValueError:
+            continue
+        if at.tzinfo is None:   # (a start with no zone cannot be placed against the logs' UTC)
+            continue
+        at = at.astimezone(timezone.utc)
+        since[f.node] = min(at, since.get(f.node, at))
+    return since
+
+
+def first_failures(findings: list[Finding], since: dict[str, datetime], ev: pl.DataFrame) -> None:
+    """A cause of a node in a crash loop, in a phase before any peer, in a log that begins more than SAME_FAILURE_S
+    after the loop's start (its last attempt only), happened first at the loop's start plus its time into the
+    attempt: it is placed there (and the findings are put in time order again)."""
+    mine = [f for f in findings if f.role == "cause" and f.node in since and f.phase in ON_ITS_OWN
+            and f.ts is not None]
+    if not mine:
+        return
+    begun = dict(ev.filter(pl.col("file").is_in([f.file for f in mine])).group_by("file")
+                 .agg(pl.col("ts").min()).iter_rows())
+    for f in mine:
+        start, loop = begun.get(f.file), since[f.node]
+        if start is None or (start - loop).total_seconds() <= SAME_FAILURE_S \
+                or f.ts < start:
+            continue
+        f.fields["loop_since"], f.fields["printed_at"] = loop.isoformat(), f.ts.isoformat()
+        f.ts, f.ts_until, f.ts_quality = loop + (f.ts - start), None, "inferred"
+    findings.sort(key=sort_key)
+
+
+def dated_back(root: Finding) -> str:
+    """What the reason says of a cause placed at its loop's start."""
+    if "loop_since" not in root.fields:
+        return ""
+    return (f"; its container crash-loops since its pod started ({root.fields['loop_since']}) and its log holds only "
+            f"the last attempt, which printed it at {root.fields['printed_at']}: it failed the same way from the "
+            "first start")
