@@ -378,6 +378,15 @@ def test_a_drivers_name_in_a_journal_of_the_kernels_lines_is_no_hosts_label():
     assert sniff(lines(*(f"gpu-b0{i}: {vllm}" for i in (6, 7)))).wrappers == ("pdsh", "journald")
 
 
+
+def test_a_units_name_in_a_journal_is_no_hosts_label():
+    """A unit's own lines in its journal begin 'k3-dp1.service: ', which looks like a pdsh label (a name with a
+    digit); the journal's host is the line's. Near miss: pdsh's output of the unit's journal, labels outermost."""
+    unit = [f"Nov 18 07:0{i}:40 gpu-a2 systemd[1]: k3-dp1.service: Scheduled restart job, restart counter is at {i}."
+            for i in range(1, 5)]
+    assert sniff(lines(*unit)).wrappers == ("journald",)
+    assert sniff(lines(*(f"gpu-a2: {u}" for u in unit))).wrappers == ("pdsh", "journald")
+
 def test_a_long_log_in_an_applications_format_skips_the_dump_detectors(monkeypatch):
     import k3logs.ingest.sniff as sniff_module
     calls = []

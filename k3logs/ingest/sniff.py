@@ -192,7 +192,10 @@ def sniff(head: bytes, size: int | None = None, formats: Formats | None = None) 
         if not counts:
             break
         name, hits = counts.most_common(1)[0]
-        if name in LABELS and wrappers and _kernels_journal(wrappers[0], lines, pats):
+        # (behind a journal's identifier comes its program's message: 'k3-dp1.service: ', a unit's; a host's label
+        # is outermost, pdsh's of a journal it printed, never inside; and a kernel's journal names drivers there)
+        if name in LABELS and wrappers and (name == "pdsh" and wrappers[0] in JOURNALS
+                                            or _kernels_journal(wrappers[0], lines, pats)):
             break
         sparse = not wrappers and _sparse(name, hits, lines, formats)
         labels = not wrappers and _labels_among_script_lines(name, hits, inner, pats)
