@@ -2509,3 +2509,24 @@ def test_an_untimed_statement_of_a_node_s_loss_is_the_one_it_times_long_after_th
                    "  Normal  NodeNotReady        6m    node-controller        Node gpu-a1 status is now: NodeNotReady")
     d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + STOP, "describe-node.txt": node})
     assert d.healthy is healthy
+
+
+@pytest.mark.parametrize("head_restarts, state", [
+    (False, "never_ready"),    # the head ran once and was stopped: a worker node's unit that loops is that node's
+    (True, "restart_loop")])   # near miss: the head's own unit restarts it too: the deployment loops
+def test_a_headless_node_that_loops_by_itself_makes_no_restart_loop_of_a_run_its_head_ended(tmp_path, head_restarts,
+                                                                                             state):
+    unit = "Nov 18 07:0{m}:{s:02d} {host} systemd[1]: {name}.service: "
+    loop = [line for i in range(4) for line in (
+        unit.format(m=i, s=10, host="gpu-a2", name="k3-dp1") + "Main process exited, code=exited, status=125/n/a",
+        f"Nov 18 07:0{i}:10 gpu-a2 dockerd[812]: nvidia-container-cli: initialization error: nvml error: driver not "
+        "loaded",
+        unit.format(m=i, s=40, host="gpu-a2", name="k3-dp1") + f"Scheduled restart job, restart counter is at {i + 1}.")]
+    head = START + [api(0, 5, "Waiting for 16 ranks to join the rendezvous"), "^C", api(5, 0, "KeyboardInterrupt")] \
+        + STOP
+    files = {"gpu-a1/vllm.log": head, "gpu-a2/journal.txt": loop}
+    if head_restarts:
+        files["gpu-a1/journal.txt"] = [unit.format(m=5, s=30, host="gpu-a1", name="vllm") +
+                                       f"Scheduled restart job, restart counter is at {n}." for n in (1, 2)]
+    d = decision(tmp_path, files)
+    assert d.root is not None and d.outcome.state == state

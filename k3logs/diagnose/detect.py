@@ -179,6 +179,8 @@ class OutcomeData:
     about_node_fields: tuple[str, ...] = ()  # a signature's fields that name the node a line is about
     asked_to_stop: str = "(?!)"  # a shutdown landmark that says the stop came from outside (a signal, a cancel)
     interrupt_echo: str = "(?!)"  # the row a terminal's echo of Ctrl-C becomes: the stop line it begins was asked
+    head_process: str = "(?!)"  # the process name of the deployment's API server (its head node's)
+    head_line: str = "(?!)"  # a line only the API server prints
 
 
 @lru_cache(maxsize=1)
@@ -191,7 +193,7 @@ def outcome_data() -> OutcomeData:
                        d.get("run_args"), frozenset(str(x) for x in d.get("clean_exits", [])),
                        d.get("deployment_run", "(?!)"), frozenset(d.get("orchestrator_only", [])),
                        tuple(d.get("about_node_fields", [])), d.get("asked_to_stop", "(?!)"),
-                       d.get("interrupt_echo", "(?!)"))
+                       d.get("interrupt_echo", "(?!)"), d.get("head_process", "(?!)"), d.get("head_line", "(?!)"))
 
 
 @lru_cache(maxsize=1)

@@ -39,6 +39,8 @@ class Ending:
         below two (one crash and its back-off is a crash, restarted). (An untimed line, a pod's last state, has no
         attempt.) An attempt stopped from outside after a cause that explains such a kill (`killers`: an
         eviction, untimed or before the stop) failed too: the stop was that cause's doing."""
+        if (ended := self.head_ended(restarts)):   # (a headless node's own loop, in a run its head ended)
+            failures, restarts = [f for f in failures if f.node in ended], [r for r in restarts if r.node in ended]
         per_node: dict = {}
         for f in (f for f in failures if f.ts is not None):
             per_node.setdefault(f.node, set()).add(self.attempt_of(f))
@@ -52,6 +54,18 @@ class Ending:
         starts = 2 if going_on else 3   # (else the second may be a retry by hand, or the restarter's last try)
         return any(self._repeated(node, a, starts) for node, a in per_node.items()) or \
             max(counts, default=0) >= 2 or bool(restarts and not counts)
+
+    def head_ended(self, restarts: list = ()) -> set:
+        """The deployment's heads (the nodes of its API server), where each ran one attempt, which stopped, and shows no
+        restart of its own: the run ended as its head did (stopped by hand, its node lost), and a node that runs only
+        workers and that its own unit or container restarts again and again meanwhile loops in a run that had ended
+        or that never began (no head to join). Empty when the run has no such head."""
+        heads = self.heads & {n for n in self._begun}
+        one = {n for n in heads if len({a for _, a in self._begun[n]}) == 1}
+        if not heads or one != heads or any(r.node in heads for r in restarts) \
+                or not all(any(node == n for node, _ in self.stops) for n in heads):
+            return set()
+        return heads
 
     def _repeated(self, node, failed: set, starts: int) -> bool:
         """Two or more `failed` attempts of a node, of `starts` or more attempts, that ran what its first failed

@@ -139,6 +139,11 @@ class Lifecycle(Ending):
         # (node, pid) of the processes vLLM names (its prefix: a worker, an engine core, the API server)
         named = ev.filter(pl.col("proc").is_not_null() & pl.col("pid").is_not_null()) if "proc" in ev.columns else None
         self._named = set() if named is None else set(zip(named["node"].to_list(), named["pid"].to_list()))
+        # the nodes of the deployment's API server (its heads)
+        head = pl.col("text").str.contains(outcome_data().head_line) if "text" in ev.columns else pl.lit(False)
+        if "proc" in ev.columns:
+            head = head | pl.col("proc").str.contains(outcome_data().head_process).fill_null(False)
+        self.heads = set(ev.filter(head & pl.col("node").is_not_null())["node"].unique().to_list())
         # the units and containers whose own lines show none of the deployment's programs (an exporter, a sidecar)
         # (the processes the server's own lines name: a worker's NCCL lines are the deployment's, whoever logged them)
         ours = ev.filter((pl.col("source") == "vllm") & pl.col("pid").is_not_null()).select("node", "pid").unique() \
