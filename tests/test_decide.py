@@ -1486,3 +1486,24 @@ def test_a_crash_looping_worker_failed_on_its_own_arguments_from_its_pods_start(
 def test_near_miss_one_restart_is_no_loop_and_the_printed_time_stands(tmp_path):
     d = analyze_files(tmp_path, _crash_loop(1)).decision
     assert d.root is not None and d.root.category == "nccl.bootstrap" and d.root.node == "gpu-a14"
+
+
+@pytest.mark.parametrize("named, announced", [("04:00:00", True),    # the node went away at the moment announced
+                                              ("05:00:00", False)])  # near miss: another moment: another reboot
+def test_a_reboot_announced_for_the_moment_the_node_went_away_is_the_first_statement_of_its_loss(tmp_path, named,
+                                                                                                 announced):
+    journal = [f"Oct 14 03:06:12 gpu-b23 systemd-logind[1281]: The system will reboot at Wed 2026-10-14 {named} CDT!",
+               "Oct 14 03:10:00 gpu-b23 systemd[1]: Finished sysstat-collect.service - system activity accounting.",
+               'Oct 14 04:00:00 gpu-b23 kubelet[2417]: I1014 04:00:00.031014    2417 nodeshutdown_manager_linux.go:273] '
+               '"Shutdown manager detected new shutdown event" event="shutdown"']
+    peer = ["(EngineCore_DP0 pid=88) ERROR 10-14 09:00:02 [core.py:1] RuntimeError: Connection closed by peer "
+            "[10.60.4.23]:45012",
+            "(APIServer pid=1) ERROR 10-14 09:00:03 [async_llm.py:1] vllm.v1.engine.exceptions.EngineDeadError: "
+            "EngineCore encountered an issue. See stack trace (above) for the root cause."]
+    zone = ["Local time: Wed 2026-10-14 04:10:00 CDT", "Universal time: Wed 2026-10-14 09:10:00 UTC",
+            "Time zone: America/Chicago (CDT, -0500)"]
+    d = analyze_files(tmp_path, {"gpu-b23/journal.txt": "\n".join(journal) + "\n",
+                                 "gpu-b23/timedatectl.txt": "\n".join(zone) + "\n",
+                                 "gpu-b17/vllm.log": "\n".join(peer) + "\n"}).decision
+    assert d.root is not None and d.root.category == "infra.node_lost" and d.root.node == "gpu-b23"
+    assert (d.root.line == 1) is announced

@@ -146,15 +146,21 @@ def _stated_before(root: Finding, findings: list[Finding], cat: Catalogue) -> Fi
     """A fault as first stated: the earliest context line whose signature `states` its category, or for a symptom
     a category whose causes explain it (Ray marking a node dead, or failing its health checks, before an actor dies
     with its node or the collective its ranks were in times out), within the explanation window before it; a
-    cause's only by its own process (a request retried before the error its last retry raises)."""
+    cause's only by its own process (a request retried before the error its last retry raises); a line that names a
+    moment (a reboot announced for then: `at`) states only what happens on its node at that moment, however long
+    before."""
     states = {s.id: s.states for s in cat.signatures if s.states}
     explained = {c: {e for s in cat.signatures if s.role == "cause" and s.category == c for e in s.explains}
                  for c in set(states.values())}
     said = [f for f in findings if f.role == "context" and f.set_aside is None and f.ts and root.ts
-            and f.sig in states and (root.category == states[f.sig] and (f.file, f.pid) == (root.file, root.pid)
+            and f.sig in states and "at_utc" not in f.fields and (root.category == states[f.sig] and (f.file, f.pid) == (root.file, root.pid)
                                      if root.role == "cause"
                                      else root.category in {states[f.sig], *explained[states[f.sig]]})
             and 0 <= (root.ts - f.ts).total_seconds() <= EXPLAIN_WINDOW_S]
+    said += [f for f in findings if f.role == "context" and f.set_aside is None and f.sig in states
+             and states[f.sig] == root.category and root.role == "cause" and f.node == root.node
+             and (at := f.fields.get("at_utc")) is not None and root.ts is not None and f.ts is not None
+             and f.ts <= root.ts and abs((root.ts - at).total_seconds()) <= SAME_FAILURE_S]
     if not said:
         return root
     stated = min(said, key=sort_key)

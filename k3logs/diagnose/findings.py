@@ -118,7 +118,7 @@ def findings_of(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue) -> list[Fin
         return []
     rows = det.join(ev.select("eid", "file", "line", "line_end", "ts", "ts_quality", "node", "rank", "pid", "proc",
                               "phase", "source", "ident", "uptime", "text", "exc_lines", "exc_types", "exc_messages",
-                              "frames", "script", *(c for c in ("seq", "w_task") if c in ev.columns)),
+                              "frames", "script", *(c for c in ("seq", "w_task", "wt") if c in ev.columns)),
                     on="eid", how="left")
     rows = _until(_with_following_stack(rows, ev), ev)
     sigs = {s.id: s for s in cat.signatures}
@@ -127,6 +127,8 @@ def findings_of(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue) -> list[Fin
     for r in rows.iter_rows(named=True):
         sig: Signature = sigs[r["sig"]]
         fields = {k: v for k, v in json.loads(r["fields"] or "{}").items() if v is not None}
+        if "at" in fields and (when := _moment(fields["at"], r["ts"], r.get("wt"))) is not None:
+            fields["at_utc"] = when
         phase = _phase(r["phase"], r["frames"], sig)
         stack_phase = frame_phase(r["frames"]) is not None
         role, category, title = sig.role, sig.category_for_phase(phase), sig.title
@@ -161,6 +163,23 @@ def findings_of(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue) -> list[Fin
             uptime=r["uptime"], fields=fields, script=_script(r), ts_until=r["ts_until"],
             title=title, phase_from_stack=stack_phase, unready=sig.unready or _starting(r["frames"])))
     return out
+
+
+def _moment(at: str, ts: datetime | None, printed: datetime | None) -> datetime | None:
+    """The time of the moment a line names (`at`, as its host prints local time: 'reboot at 2026-10-14 04:00:00
+    CDT'), by the line's own printed time and its time on the common clock: the moment is as far after the line on
+    both. (A printed time with no year takes the moment's.) None beyond a week, or where either time is missing."""
+    try:
+        named = datetime.strptime(at, "%Y-%m-%d %H:%M:%S")
+    except ValueError:
+        return None
+    if ts is None or printed is None:
+        return None
+    try:
+        ahead = named - printed.replace(year=named.year)
+    except ValueError:   # (29 February printed with no year)
+        return None
+    return ts + ahead if abs(ahead.total_seconds()) <= 7 * 86400 else None
 
 
 def _with_following_stack(rows: pl.DataFrame, ev: pl.DataFrame) -> pl.DataFrame:
