@@ -2017,3 +2017,24 @@ def test_a_p2p_kv_engine_s_own_address_is_its_node_s(tmp_path, field, node):
             f"local_rank:3, {field}:10.60.1.23:20002")
     a = analyze_files(tmp_path, {"node-b/vllm.log": text_of(PLATFORM, init), "node-a/vllm.log": text_of(PLATFORM)})
     assert a.attribution.ip_node.get("10.60.1.23") == node
+
+
+@pytest.mark.parametrize("word, node", [("WARN", None),           # a log level where a journal's host would stand
+                                        ("gpu-a2", "gpu-a2")])    # near miss: a host there is the line's node
+def test_a_log_level_after_an_iso_time_is_no_host(tmp_path, word, node):
+    log = f"2026-09-18T14:07:41.671Z {word} lt: req #2785 ended early: finish_reason=abort (stream closed by server)\n"
+    a = analyze_files(tmp_path, {"loadgen.log": log * 3}, keep_all=True)
+    assert event_at(a.events, "loadgen.log", 1)["node"] == node and (word in a.attribution.nodes) == bool(node)
+
+
+@pytest.mark.parametrize("opening, node", [("kimi-k3 (LWS inference/kimi-k3, group 0) -- bundle for the 5xx alert",
+                                            None),   # the served model's name opening a note names no host
+                                           ("gpu-k3-n02 (bare metal) -- bundle for the 5xx alert",
+                                            "gpu-k3-n02")])   # near miss: a host's name does
+def test_the_served_models_name_is_no_host(tmp_path, opening, node):
+    launch = "vllm serve moonshotai/Kimi-K3 --served-model-name kimi-k3 --tensor-parallel-size 8\n"
+    a = analyze_files(tmp_path, {"README.txt": opening + "\n- pods: the group's logs\n", "launch.sh": launch,
+                                 "gpu-b17/vllm.log": "INFO 10-14 09:00:00 [api_server.py:1] vLLM API server version "
+                                                     "0.27.0\n"})
+    assert ("kimi-k3" in a.attribution.nodes) is False
+    assert a.attribution.file_node.get("README.txt") == node

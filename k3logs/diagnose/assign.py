@@ -9,6 +9,7 @@ from collections import defaultdict
 import numpy as np
 import polars as pl
 
+from k3logs.catalogue.witnesses import builtin_witnesses
 from k3logs.schema import MIXED, at_rows, the_one
 
 from .attribution import KERNEL_TASK_LINES, RX, Attribution, elastic_entries, ensure, epochs, line_rx, unprefixed
@@ -53,6 +54,9 @@ def host_columns(ev: pl.DataFrame) -> pl.DataFrame:
     prefix's ip=) is that node's, not the driver's."""
     written = pl.when(pl.col("ip").is_null()).then(pl.col("w_host"))
     named = ev.select(pl.coalesce(pl.col("host"), written)).to_series()
+    # (a word where a wrapper's host stands that no host is named: a log level, 'TIME WARN prog: ...')
+    if bad := [h for h in named.unique().drop_nulls().to_list() if not builtin_witnesses().is_host(h)]:
+        named = ev.select(pl.when(named.is_in(bad)).then(None).otherwise(named)).to_series()
     if (one := the_one(named)) is not MIXED:  # (cut by the same engine, once)
         return ev.with_columns(pl.lit(pl.Series([one], dtype=pl.String).str.replace(SHORT_HOST, "${1}")[0],
                                       pl.String).alias("_h"))

@@ -67,8 +67,8 @@ class Names:
     """Resolves a name a line prints to a node: a pod's or a container's hostname to the node it runs on (or to
     nothing when the bundle does not say), an IP to its host (or itself: the name of last resort)."""
 
-    def __init__(self, a: Attribution, w: Witnesses):
-        self.a, self.w = a, w
+    def __init__(self, a: Attribution, w: Witnesses, not_hosts: Iterable[str] = ()):
+        self.a, self.w, self.not_hosts = a, w, frozenset(not_hosts)   # (the served model's names)
 
     def host(self, name: str | None) -> str | None:
         if not name:
@@ -77,7 +77,7 @@ class Names:
             return self.a.alias_node[name]
         if is_ip(name):
             return self.a.ip_node.get(name, name)
-        return short_host(name)
+        return None if short_host(name).lower() in self.not_hosts else short_host(name)
 
 
 def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[str] = (),
@@ -90,7 +90,7 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
     a = Attribution()
     ev = host_columns(elastic_entries(ensure(events)))
     reads = line_witnesses(ev, w)
-    names = Names(a, w)
+    names = Names(a, w, hints.not_hosts)
 
     # 1. pods and the nodes they run on; the names lines print that are a pod's or a container's, not a node's
     for pod, node in sorted(hints.pod_node.items()):

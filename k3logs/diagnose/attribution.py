@@ -140,6 +140,7 @@ class DumpHints:
     ip_host: dict[str, str] = field(default_factory=dict)            # 'node-b (10.0.0.2)'
     alias_host: dict[str, str] = field(default_factory=dict)         # an inventory row's rack slot, asset tag -> host
     named_hosts: set[str] = field(default_factory=set)               # hosts named anywhere (pod listing, pdsh)
+    not_hosts: set[str] = field(default_factory=set)                 # the served model's names: no host's
     pod_node: dict[str, str] = field(default_factory=dict)           # a pod listing's NAME -> NODE
     nic_gpu: dict[str, dict[str, int]] = field(default_factory=dict)  # a dump's HCA -> the GPU on its switch
     pods: set[str] = field(default_factory=set)                      # pod names the bundle holds (never nodes)
@@ -178,6 +179,8 @@ def hints_from_facts(facts: Iterable) -> DumpHints:
             h.named_hosts.add(short_host(words[0]))
             h.where.setdefault(("named", short_host(words[0])), FACT_WITNESS.get(
                 (f.name, f.source), FACT_WITNESS.get(f.name, "the host named in {where}")).format(where=at))
+        elif f.name in ("served_model_name", "model") and words:   # ('kimi-k3 (LWS ...) -- bundle for ...': no host)
+            h.not_hosts.add(short_host(words[0].rsplit("/", 1)[-1]).lower())
         elif f.name == "gpu_bus_ids":
             h.gpu_buses[f.file] = f.value.split(",")
         elif f.name == "cuda_visible_devices" and all(v.strip().isdigit() for v in f.value.split(",")):
