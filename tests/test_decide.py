@@ -1488,6 +1488,16 @@ def test_near_miss_one_restart_is_no_loop_and_the_printed_time_stands(tmp_path):
     assert d.root is not None and d.root.category == "nccl.bootstrap" and d.root.node == "gpu-a14"
 
 
+def test_near_miss_an_earlier_attempt_in_the_bundle_keeps_its_printed_time(tmp_path):
+    # (the bundle holds an attempt of the worker that began before the one that failed: that is the first start it
+    # shows, and the later attempt's failure is no first one)
+    files = _crash_loop(11)
+    files["logs/k3-0-1_vllm-worker_previous.log"] = files["logs/k3-0-1_vllm-worker.log"].splitlines()[0] \
+        .replace("03:52:06", "03:51:06") + "\n"
+    d = analyze_files(tmp_path, files).decision
+    assert d.root is not None and d.root.category == "nccl.bootstrap"
+
+
 @pytest.mark.parametrize("named, announced", [("04:00:00", True),    # the node went away at the moment announced
                                               ("05:00:00", False)])  # near miss: another moment: another reboot
 def test_a_reboot_announced_for_the_moment_the_node_went_away_is_the_first_statement_of_its_loss(tmp_path, named,

@@ -39,21 +39,29 @@ def loop_starts(facts: list) -> dict[str, datetime]:
 
 def first_failures(findings: list[Finding], since: dict[str, datetime], ev: pl.DataFrame) -> None:
     """A cause of a node in a crash loop, in a phase before any peer, in a log that begins more than SAME_FAILURE_S
-    after the loop's start (its last attempt only), happened first at the loop's start plus its time into the
-    attempt: it is placed there (and the findings are put in time order again)."""
+    after the loop's start and is the node's first start in the bundle (its last attempt only), happened first at
+    the loop's start plus its time into the attempt: it is placed there (and the findings are put in time order
+    again) where that puts it before another node's cause, and passes none of its own node's."""
     mine = [f for f in findings if f.role == "cause" and f.node in since and f.phase in ON_ITS_OWN
             and f.ts is not None]
     if not mine:
         return
+    starts = ev.filter(pl.col("node").is_in(list(since)) & (pl.col("mark") == "startup") & pl.col("ts").is_not_null())
+    first_start = dict(starts.group_by("node").agg(pl.col("ts").min()).iter_rows())
     begun = dict(ev.filter(pl.col("file").is_in([f.file for f in mine])).group_by("file")
                  .agg(pl.col("ts").min()).iter_rows())
+    causes = [g for g in findings if g.role == "cause" and g.ts is not None]
     for f in mine:
         start, loop = begun.get(f.file), since[f.node]
-        if start is None or (start - loop).total_seconds() <= SAME_FAILURE_S \
-                or f.ts < start:
+        if start is None or (start - loop).total_seconds() <= SAME_FAILURE_S or f.ts < start \
+                or first_start.get(f.node, start) < start:   # (an earlier attempt in the bundle: the first)
+            continue
+        at = loop + (f.ts - start)
+        passed = [g for g in causes if at <= g.ts < f.ts and g.file != f.file]
+        if any(g.node == f.node for g in passed) or not any(g.node != f.node for g in passed):
             continue
         f.fields["loop_since"], f.fields["printed_at"] = loop.isoformat(), f.ts.isoformat()
-        f.ts, f.ts_until, f.ts_quality = loop + (f.ts - start), None, "inferred"
+        f.ts, f.ts_until, f.ts_quality = at, None, "inferred"
     findings.sort(key=sort_key)
 
 
