@@ -665,13 +665,16 @@ def test_near_miss_a_kill_on_a_headless_worker_node_lives_in_the_deployment_s_se
     assert next(f for f in d.findings if f.category == "oom.host").set_aside.startswith("survived")
 
 
-@pytest.mark.parametrize("other_after, state", [(LATER, "failing_requests"),            # the other replica serves on
-                                                 (LATER + [DEAD.replace("05:02", "06:30")], "crashed")])  # near miss
+@pytest.mark.parametrize("other_after, back, state", [
+    (LATER, False, "failing_requests"),                        # the other replica serves on
+    (LATER + [DEAD.replace("05:02", "06:30")], False, "crashed"),   # near miss: it fails too
+    (LATER, True, "serving")])   # the failed one is started again and serves to the end: back, whatever served
 def test_one_instance_of_several_failing_while_another_serves_on_fails_part_of_the_requests(tmp_path, other_after,
-                                                                                             state):
+                                                                                             back, state):
     """Two replicas behind a router, each with its own engine: one crashes; the other goes on generating (part of
-    the traffic is still answered), or fails too (the service is gone)."""
-    d = decision(tmp_path, {"rep-a1/vllm.log": START + LOADED + READY + SERVING + [OOM, DEAD],
+    the traffic is still answered), or fails too (the service is gone); or the one that failed serves again."""
+    again = [line.replace("07:0", "07:1") for line in START + LOADED + READY + SERVING] if back else []
+    d = decision(tmp_path, {"rep-a1/vllm.log": START + LOADED + READY + SERVING + [OOM, DEAD] + again,
                             "rep-a2/vllm.log": START + LOADED + READY + SERVING + other_after})
     assert d.root is not None and d.root.node == "rep-a1" and d.outcome.state == state
 

@@ -148,7 +148,9 @@ class Ending:
         (stopped_after)."""
         if failure is not None:
             where = dict(file=failure.file, line=failure.line)
-            if (on := self.served_on_elsewhere(failure, failed)) is not None:
+            # (an instance that failed while serving and serves again to the end is back, whatever served meanwhile)
+            back = self.back_serving(failure) if self.ready_before(failure) and not failure.unready else None
+            if back is None and (on := self.served_on_elsewhere(failure, failed)) is not None:
                 return Outcome("failing_requests", **where, detail="one instance of several failed while another "
                                f"went on serving with nothing failing ({on.file}:{on.line}): part of the requests "
                                "failed")
@@ -166,7 +168,7 @@ class Ending:
                                                killers)) is not None:
                     return Outcome("stopped", stop.file, stop.line, "it was stopped from outside after it failed, "
                                    "before anything ended it (a hung server stopped by hand)")
-                if (back := self.back_serving(failure)) is not None:
+                if back is not None:
                     return Outcome("serving", back.file, back.line, "it was serving and failed, then its node "
                                    "started it again and it serves to the end of the bundle")
                 return Outcome("crashed", **where, detail="it was serving, then failed")
