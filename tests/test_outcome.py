@@ -2533,3 +2533,15 @@ def test_a_headless_node_that_loops_by_itself_makes_no_restart_loop_of_a_run_its
                                        f"Scheduled restart job, restart counter is at {n}." for n in (1, 2)]
     d = decision(tmp_path, files)
     assert d.root is not None and d.outcome.state == state
+
+
+@pytest.mark.parametrize("after, healthy", [(LATER, True),     # the engine went on generating: the retry held
+                                            ([DEAD], False)])  # near miss: the engine died after it
+def test_an_unnamed_thread_of_the_servers_log_went_on_when_its_one_engine_did(tmp_path, after, healthy):
+    """A transfer engine's worker thread (glog's form: its number is no process vLLM names) fails a slice while the
+    server serves; it shows no work of its own, so it went on if the node's one engine did."""
+    slice_failed = "E1118 07:04:30.907118   227 worker_pool.cpp:263] Worker: Process failed for slice (opcode: 1, " \
+                   "local_nic: mlx5_5, peer_nic: 10.60.2.18:15558@mlx5_5, retry_cnt: 0, max_retry_cnt: 8): transport " \
+                   "retry counter exceeded"
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + [slice_failed] + after})
+    assert d.healthy is healthy

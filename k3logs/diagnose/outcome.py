@@ -274,11 +274,14 @@ class Lifecycle(Ending):
         if not w:
             return self.went_on_anywhere(f, device=True)
         engines = self._working.get(f.node, set())
-        if w[0] == "pid" and (f.node, w[1]) in self._named and w[1] not in engines and len(engines) == 1 \
-                and f.ts is not None and self.ready_before(f):
-            # a process vLLM names (a worker, an engine core) that shows no work of its own (its engine's stats are
-            # another process's) failed while its node served: it went on if its node's one engine did, past the
-            # first stats after it (which may count work done before it); of two engines, whose it is is unknown
+        unnamed = f.file in self.server_files and (f.node, self.attempt_of(f), *w) not in self._progress
+        if w[0] == "pid" and ((f.node, w[1]) in self._named or unnamed) and w[1] not in engines \
+                and len(engines) == 1 and f.ts is not None and self.ready_before(f):
+            # a process vLLM names (a worker, an engine core), or one of the server's own log that names itself
+            # nowhere else (a transfer engine's thread in glog's form), that shows no work of its own (its engine's
+            # stats are another process's) failed while its node served: it went on if its node's one engine did,
+            # past the first stats after it (which may count work done before it); of two engines, whose it is is
+            # unknown
             return next((at for at in self._progress.get((f.node, self.attempt_of(f), "pid", *engines), [])
                          if at.ts is not None and (at.ts - f.ts).total_seconds() > STATS_INTERVAL_S), None)
         key = (f.node, self.attempt_of(f)) if node_wide else (f.node, self.attempt_of(f), *w)
