@@ -28,6 +28,17 @@ def borrow_rank(root: Finding, findings: list[Finding], pid_rank: dict[tuple, in
         placed = [f for f in explained if f.phase and f.phase != "shutdown" and f.ts is not None]
         if placed:
             root.phase = sorted(placed, key=sort_key)[0].phase
+    dev = root.fields.get("ifname") or root.fields.get("hca") or root.fields.get("dev")
+    if dev and root.rank is not None and len({f.rank for f in findings if f.sig == root.sig and f.node == root.node
+                                              and f.fields.get("dev") == dev and (dt := apart(root, f)) is not None
+                                              and dt <= TIE_SECONDS}) >= 2:
+        # (an adapter's event every process of its node reports at once is the node's adapter's, not the rank's
+        # that printed it first: it is the rank's whose own transfers on that adapter failed)
+        users = {f.rank for f in findings if f.rank is not None and f.node == root.node and f.sig != root.sig
+                 and dev in (f.fields.get("hca"), f.fields.get("ifname"))
+                 and (dt := seconds(root, f)) is not None and 0 <= dt <= EXPLAIN_WINDOW_S}
+        root.rank = users.pop() if len(users) == 1 else None
+        return
     if root.rank is not None:
         return
     # the same process on the same node (a kernel line names its pid): its own lines say its rank
@@ -47,7 +58,6 @@ def borrow_rank(root: Finding, findings: list[Finding], pid_rank: dict[tuple, in
     if not same_pid and root.category in node_wide:
         return
     # the process that used the device it names (a port of mlx5_5 down; NCCL's error on hca mlx5_5): one rank
-    dev = root.fields.get("ifname") or root.fields.get("hca")
     users = {f.rank for f in findings if dev and not same_pid and f.rank is not None and f.node == root.node
              and dev in (f.fields.get("hca"), f.fields.get("ifname"))
              and (dt := seconds(root, f)) is not None and 0 <= dt <= EXPLAIN_WINDOW_S}
