@@ -2038,3 +2038,14 @@ def test_the_served_models_name_is_no_host(tmp_path, opening, node):
                                                      "0.27.0\n"})
     assert ("kimi-k3" in a.attribution.nodes) is False
     assert a.attribution.file_node.get("README.txt") == node
+
+
+@pytest.mark.parametrize("ip, node", [("10.12.0.37", "10.12.0.37"),   # the address Ray's lines use names the node
+                                      ("10.12.0.38", None)])          # near miss: an address no line uses
+def test_a_folder_named_by_an_address_the_lines_use_with_no_host_name_is_that_node_s(tmp_path, ip, node):
+    relayed = f"(RayWorkerWrapper pid=2219, ip={ip}) INFO 10-20 16:20:11 [worker.py:1] Starting to load model m..."
+    kill = "[Tue Oct 20 16:29:47 2026] Memory cgroup out of memory: Killed process 1873433 (ray::RayWorkerW) " \
+           "total-vm:1kB, anon-rss:1kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:1kB oom_score_adj:0"
+    a = analyze_files(tmp_path, {"10.12.0.35/vllm-serve.log": text_of(PLATFORM, relayed),
+                                 "10.12.0.37/dmesg-T.txt": text_of(kill)})
+    assert event_at(a.events, "10.12.0.37/dmesg-T.txt", 1)["node"] == node

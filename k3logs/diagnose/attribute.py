@@ -194,10 +194,10 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
     seen_ips = set(ev["ip"].drop_nulls().to_list()) | {r.g["ip"] for r in reads["ray_head"]}
     in_play = hosts(a.ip_node[ip] for ip in seen_ips if ip in a.ip_node)  # (not every host /etc/hosts lists)
     # the files that log something or are a node's dumps (not only plain text: launch scripts, notes)
-    logged = set(ev.filter(pl.col("source") != "plain")["file"].unique().to_list()) | set(hints.file_host) | \
-        set(hints.gpu_buses)
+    logged = {*ev.filter(pl.col("source") != "plain")["file"].unique().to_list(), *hints.file_host, *hints.gpu_buses}
+    bare = {ip: ip for ip in seen_ips if ip not in a.ip_node}   # (a Ray node's ip= that names no host: its own name)
     a.folder_node = node_folders(files, file_hosts, known_hosts, w, folder_why, pods | set(a.alias_node),
-                                 in_play=in_play, logged=logged, named_node={**hints.alias_host, **a.ip_node})
+                                 in_play=in_play, logged=logged, named_node={**bare, **hints.alias_host, **a.ip_node})
     if top and not a.folder_node and w.is_node_folder_name(top) and set(file_hosts.values()) <= {top}:
         a.top_node = top
     pods_longest = sorted(a.pod_node, key=len, reverse=True)  # the longest name first: kimi-k3-0-1, then kimi-k3-0

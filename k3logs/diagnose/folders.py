@@ -55,7 +55,8 @@ def node_folders(files: list[str], file_hosts: dict[str, str], known_hosts: set[
             why.update(inner_why)
             return inner
     # (a folder named by a node's address or by another name of it, an inventory's rack slot, is that node's,
-    # though an address reads as a version number)
+    # though an address reads as a version number; so is one named by an address the lines use that names no host,
+    # a Ray node's ip=, the node's own name)
     addressed = {d for d in dirs if (named_node or {}).get(name[d])}
     # (a collector's folder that names one host of the bundle, sosreport-HOST-DATE-ID, logs-HOST: that host's)
     addressed |= {d for d in dirs if w.is_generic_folder(name[d]) and len(_hosts_inside(name[d], known_hosts)) == 1}
