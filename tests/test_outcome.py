@@ -2545,16 +2545,3 @@ def test_an_unnamed_thread_of_the_servers_log_went_on_when_its_one_engine_did(tm
                    "retry counter exceeded"
     d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + [slice_failed] + after})
     assert d.healthy is healthy
-
-
-@pytest.mark.parametrize("error, line", [
-    (NCCL_MISMATCH, 3),   # the logs state the very fault: its line stands, on the node the check finds odd
-    ("(VllmWorker rank=0 pid=4711) RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for "
-     "details)", None)])  # near miss: a fault the check only explains: the odd node's own version line is the cause
-def test_a_logged_version_mismatch_is_its_first_statement_on_the_node_the_check_finds_odd(tmp_path, error, line):
-    using = "(VllmWorker rank=0 pid=4711) INFO 11-18 07:00:{s:02d} [pynccl.py:70] vLLM is using nccl=={v}"
-    files = {f"gpu-a{n}/vllm.log": [using.format(s=n, v=v)] for n, v in ((1, "2.27.7"), (2, "2.27.7"), (3, "2.28.3"))}
-    files["gpu-a1/vllm.log"] += [api(1, 0, "world_size=3 rank=0"), error]
-    d = decision(tmp_path, files)
-    assert d.root is not None and d.root.node == "gpu-a3"
-    assert d.root.line == (line or 1) and d.root.file == ("gpu-a1/vllm.log" if line else "gpu-a3/vllm.log")

@@ -51,14 +51,6 @@ def check_explains(decision: Decision, checks, ev: pl.DataFrame, dumps: dict[str
         cause = _check_root(check, ev, dumps, cat)
         if cause.ts is not None and root.ts is not None and (cause.ts - root.ts).total_seconds() > TIE_SECONDS:
             continue
-        if root.category == check.category and root.check is None:
-            # (the logs state the very fault, a peer's 'Mismatched NCCL version': that line is its first statement,
-            # on the node the check finds odd)
-            if cause.node is not None and cause.node != root.node:
-                root.node, root.rank = cause.node, None
-                root.node_from = f"the environment check {check.id!r}: {cause.file}:{cause.line} is the odd one out"
-            return replace(decision, reason=f"{decision.reason}; the environment check {check.id!r} finds the "
-                           f"odd one out: {check.detail}")
         if root.phase and root.phase != "shutdown":   # (a setting fails where what it causes shows: requests
             cause.phase = root.phase                    # timing out while serving, a communicator never built)
         findings = decision.findings if any(f is root for f in decision.findings) else decision.findings + [root]
