@@ -34,10 +34,14 @@ def borrow_rank(root: Finding, findings: list[Finding], pid_rank: dict[tuple, in
                                               and dt <= TIE_SECONDS}) >= 2:
         # (an adapter's event every process of its node reports at once is the node's adapter's, not the rank's
         # that printed it first: it is the rank's whose own transfers on that adapter failed)
-        users = {f.rank for f in findings if f.rank is not None and f.node == root.node and f.sig != root.sig
-                 and dev in (f.fields.get("hca"), f.fields.get("ifname"))
-                 and (dt := seconds(root, f)) is not None and 0 <= dt <= EXPLAIN_WINDOW_S}
-        root.rank = users.pop() if len(users) == 1 else None
+        after = [f for f in findings if f.rank is not None and f.node == root.node and f.sig != root.sig
+                 and f.category == root.category and (dt := seconds(root, f)) is not None
+                 and 0 <= dt <= EXPLAIN_WINDOW_S]
+        users = {f.rank for f in after if dev in (f.fields.get("hca"), f.fields.get("ifname"))}
+        if len(users) == 1:
+            root.rank = users.pop()
+        elif after and not any(f.fields.get("hca") or f.fields.get("ifname") for f in after):
+            root.rank = min(after, key=sort_key).rank   # (errors that name no adapter: the first to fail)
         return
     if root.rank is not None:
         return
