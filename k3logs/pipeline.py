@@ -191,7 +191,8 @@ def run(path: str | Path, settings: Settings | None = None, catalogue: Catalogue
     described = {f.file: f.value for f in facts if f.name == "pod_name" and pods[f.file] == 1}
     decision = quiet_verdict(decide(events, det, cat, app_files, prose, restarts, lt.attribution.ip_node,
                                     task_ranks(lt.attribution), lt.attribution.raised_by, described,
-                                    lt.attribution.pods, restarting, gpu_ranks(lt.attribution), loop_starts(facts)),
+                                    lt.attribution.pods, restarting, gpu_ranks(lt.attribution, _one_engine(facts)),
+                                    loop_starts(facts)),
                                 checks, events, dumps,
                                 cat, bool(app_files))
     decision, unlogged = unlogged_end(decision, facts, cat)
@@ -205,6 +206,11 @@ def run(path: str | Path, settings: Settings | None = None, catalogue: Catalogue
                  weigh(decision, missing), cat, missing + window_note)
     a.acceptance = acceptance_of(a, _tool_call_evidence(lt.bundle, lt.ingested, settings))
     return a
+
+
+def _one_engine(facts) -> bool:
+    """The deployment runs one engine: no launch shows data parallelism."""
+    return not any(f.name == "data_parallel_size" and f.value.isdigit() and int(f.value) > 1 for f in facts)
 
 
 def acceptance_of(a: Analysis, tool_calls: ToolCallEvidence | None) -> Acceptance:

@@ -1535,3 +1535,15 @@ def test_an_adapter_event_every_process_reports_is_the_rank_s_that_used_the_adap
               "::ffff:192.168.203.27 remoteGids::ffff:192.168.203.33" + hca]
     d = analyze_files(tmp_path, {"gpu-n02/nccl.log": "\n".join(lines) + "\n"}).decision
     assert d.root is not None and d.root.sig == "nccl-ib-async-port-error" and d.root.rank == rank
+
+
+@pytest.mark.parametrize("args, rank", [("{'model': 'm', 'tensor_parallel_size': 4}", 3),   # one engine: GPU 3 is rank 3
+                                        ("{'model': 'm', 'tensor_parallel_size': 4, 'data_parallel_size': 2}",
+                                         None)])   # near miss: two engines on the node: whose GPU 3 is unknown
+def test_with_no_rank_stated_a_one_node_engines_gpu_is_its_rank(tmp_path, args, rank):
+    lines = ["INFO 11-18 07:00:00 [api_server.py:1] vLLM API server version 0.27.2",
+             f"INFO 11-18 07:00:01 [utils.py:253] non-default args: {args}",
+             "ERROR 11-18 07:04:30 [core.py:1] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 7.83 GiB. "
+             "GPU 3 has a total capacity of 79.19 GiB of which 4.37 GiB is free."]
+    d = analyze_files(tmp_path, {"gpu-a1/vllm.log": "\n".join(lines) + "\n"}).decision
+    assert d.root is not None and d.root.category.startswith("oom.") and d.root.rank == rank

@@ -15,6 +15,7 @@ from k3logs.schema import MIXED, at_rows, the_one
 from .attribution import KERNEL_TASK_LINES, RX, Attribution, elastic_entries, ensure, epochs, line_rx, unprefixed
 
 SHORT_HOST = r"^([A-Za-z][\w-]*)\..*$"
+MAX_LOCAL_GPUS = 64   # (a node's GPUs, at most)
 NODE_SRC = ("span", "subject", "host", "ip", "ip_raw", "task", "pod", "file", "named", "single")  # node_src 1..
 RANK_SRC = ("line", "subject", "life", "pid", "file_rank", "bare", "task", "name", "local", "rank0", "kernel_task",
             "kernel_bus", "kernel_local")  # rank_src 1..
@@ -334,9 +335,13 @@ def _device(a: Attribution, node: str | None, bus: str, index: int) -> int | Non
     return seen.index(index) if index in seen else None
 
 
-def gpu_ranks(a: Attribution) -> dict[tuple[str | None, int], int]:
+def gpu_ranks(a: Attribution, one_engine: bool = False) -> dict[tuple[str | None, int], int]:
     """(node, GPU index) -> rank: with the default CUDA_VISIBLE_DEVICES a worker's local rank is its GPU index,
-    and so is its NCCL [dev]."""
+    and so is its NCCL [dev]. Where no line states a rank, in a deployment of one node and one engine
+    (`one_engine`: no data parallelism), the GPU a worker's own error names is its rank: vLLM puts local rank r on
+    its device r."""
+    if one_engine and len(a.nodes) == 1 and not a.pid_rank and not a.local_rank:
+        return {(a.nodes[0], d): d for d in range(MAX_LOCAL_GPUS)}
     by_dev = defaultdict(set)
     for (n, p), g in a.pid_gpu.items():
         if (n, p) in a.pid_rank:
