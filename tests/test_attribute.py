@@ -2049,3 +2049,12 @@ def test_a_folder_named_by_an_address_the_lines_use_with_no_host_name_is_that_no
     a = analyze_files(tmp_path, {"10.12.0.35/vllm-serve.log": text_of(PLATFORM, relayed),
                                  "10.12.0.37/dmesg-T.txt": text_of(kill)})
     assert event_at(a.events, "10.12.0.37/dmesg-T.txt", 1)["node"] == node
+
+
+@pytest.mark.parametrize("value, names", [("...same model and parallel flags as the leader...", set()),   # no name
+                                          ("/models/Kimi-K3/", {"kimi-k3"}),       # a directory: its last part
+                                          ("moonshotai/Kimi-K3", {"kimi-k3"})])
+def test_the_served_models_names_are_read_from_any_model_value(value, names):
+    from k3logs.diagnose.attribution import hints_from_facts
+    from k3logs.facts.util import Fact
+    assert hints_from_facts([Fact("model", value, "launch.sh", 3, None, "log")]).not_hosts == names

@@ -180,7 +180,8 @@ def hints_from_facts(facts: Iterable) -> DumpHints:
             h.where.setdefault(("named", short_host(words[0])), FACT_WITNESS.get(
                 (f.name, f.source), FACT_WITNESS.get(f.name, "the host named in {where}")).format(where=at))
         elif f.name in ("served_model_name", "model") and words:   # ('kimi-k3 (LWS ...) -- bundle for ...': no host)
-            h.not_hosts.add(short_host(words[0].rsplit("/", 1)[-1]).lower())
+            if name := short_host(words[0].rstrip("/").rsplit("/", 1)[-1]):
+                h.not_hosts.add(name.lower())
         elif f.name == "gpu_bus_ids":
             h.gpu_buses[f.file] = f.value.split(",")
         elif f.name == "cuda_visible_devices" and all(v.strip().isdigit() for v in f.value.split(",")):
