@@ -32,7 +32,7 @@ from k3logs.diagnose.outcome import APP_KINDS, HOST_KINDS
 from k3logs.diagnose.phases import assign_phases
 from k3logs.diagnose.quiet import quiet_verdict, unlogged_end, weigh
 from k3logs.facts.checks import run_checks
-from k3logs.facts.extract import Fact, facts_from_dump, facts_from_events, host_ips_in_logs
+from k3logs.facts.extract import Fact, facts_from_dump, facts_from_events, host_ips_in_logs, zones_said_in_logs
 from k3logs.ingest.discover import Bundle, Skip
 from k3logs.ingest.keep import Keep
 from k3logs.ingest.lines import LineStats
@@ -141,7 +141,7 @@ def learn(path: str | Path, settings: Settings, cat: Catalogue, keep_all: bool =
     events = ensure_columns(events)
     events = assign.file_pids(events.with_columns(pl.col("file").replace({f: bundle.display(f) for f in bundle.names})))
 
-    facts = _dump_facts(ing, bundle) + host_ips_in_logs(events)
+    facts = _dump_facts(ing, bundle) + host_ips_in_logs(events) + zones_said_in_logs(events)
     attribution = attribute.learn(events, hints_from_facts(facts),
                                   [bundle.display(f) for f in bundle.names], top=bundle.common_prefix.rstrip("/") or None)
     events = assign.apply(events, attribution)

@@ -600,3 +600,15 @@ def test_near_miss_lines_after_a_printed_time_that_state_no_age_take_no_time_fro
         "  Value error, Total number of attention heads (32) must be divisible by tensor parallel size (3).")},
         keep_all=True)
     assert at(a, "scrollback.txt", 4)[0] is None
+
+
+@pytest.mark.parametrize("header, hour", [("(node clock America/Chicago, CDT = UTC-5)", 16),   # said: local time
+                                          ("(collected after the job ended)", 11)])    # near miss: no zone said
+def test_a_collectors_header_that_says_its_hosts_clock_zone_puts_its_kernel_lines_in_that_zone(tmp_path, header, hour):
+    dmesg = text_of(f"# pdsh -w gpn-b23 'dmesg -T'   {header}",
+                    "[Wed Oct 21 11:41:07 2026] Memory cgroup out of memory: Killed process 51881 (VLLM::Worker_PP) "
+                    "total-vm:1kB, anon-rss:1kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:1kB oom_score_adj:0")
+    a = analyze_files(tmp_path, {"gpn-b23/dmesg-T.txt": dmesg,
+                                 "gpn-b21/vllm.log": text_of("INFO 10-21 16:40:00 [api_server.py:1] vLLM API server "
+                                                             "version 0.27.1")})
+    assert event_at(a.events, "gpn-b23/dmesg-T.txt", 2)["ts"].hour == hour

@@ -190,6 +190,21 @@ def facts_from_events(events: pl.DataFrame, data: FactsData | None = None) -> li
     return out
 
 
+def zones_said_in_logs(events: pl.DataFrame) -> list[Fact]:
+    """The UTC offset a line says its file's clock is in (a collector's header on a host's kernel log: '(node
+    clock America/Chicago, CDT = UTC-5)'), as `utc_offset` of the file (its node is the file's, once attributed)."""
+    if events.is_empty():
+        return []
+    rx = FACTS["clock_zone_said"]
+    rows = events.filter(pl.col("text").str.contains(rx.pattern).fill_null(False))
+    out = []
+    for file, line, text in rows.select("file", "line", "text").iter_rows():
+        if m := rx.search(text):
+            east = (int(m.group("hours")) * 3600 + int(m.group("minutes") or 0) * 60) * (-1 if m["sign"] == "-" else 1)
+            out.append(Fact("utc_offset", str(east), file, line, None, "log"))
+    return out
+
+
 def host_ips_in_logs(events: pl.DataFrame) -> list[Fact]:
     """Hosts written beside their address in log lines (a job's banner 'head=hgx-b17 (10.31.8.17)'), in the
     [[host_ip]] forms marked `in_logs`: the rows with an address in parentheses next to a name are found in one
