@@ -2546,3 +2546,15 @@ def test_an_unnamed_thread_of_the_servers_log_went_on_when_its_one_engine_did(tm
                    "retry counter exceeded"
     d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + [slice_failed] + after})
     assert d.healthy is healthy
+
+
+@pytest.mark.parametrize("before, healthy", [(False, False),   # a node new to the run after the stop: its own start
+                                             (True, True)])    # near miss: a worker of the stopped run: its trail
+def test_a_node_that_took_no_part_before_the_heads_stop_starts_a_run_of_its_own(tmp_path, before, healthy):
+    asked = [api(5, 0, "[shutdown] EngineCore: trigger received signal=SIGTERM")]
+    exec_error = "2026-11-18T07:05:06.301847214Z exec /bin/bash: exec format error"
+    worker = (HEADLESS if before else []) + [exec_error]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + asked + STOP,
+                            "gpu-b2/worker.log": worker})
+    assert d.healthy is healthy
+    assert healthy or (d.root.category, d.root.node, d.root.phase) == ("dep.image_not_found", "gpu-b2", "startup")

@@ -287,6 +287,8 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
         silent_peer(root, findings, peer_node or {}, app_nodes)
         figure_node(root, ev)
         stack_phase(root, findings)
+        if root.phase == "shutdown" and life.joined_after_stop(root) and root.sig in sigs and sigs[root.sig].phase:
+            root.phase = sigs[root.sig].phase[0]   # (a node new to the run after the stop: its own next start)
         lagging_phase(root, findings, life.attempt_of, life.progress_after(root, True) is not None,
                       root.file not in life.app_files)
         if not life.app_log and not root.phase_from_stack:   # (no lifecycle to place it in: a signature's guess)

@@ -175,6 +175,9 @@ class Lifecycle(Ending):
         began = ev.group_by("file").agg(pl.col("ts").min(),
                                         pl.col("ts").filter(pl.col("mark") == "startup").alias("_s"))
         self._app_began = began.filter(pl.col("file").is_in(list(self.app_files)))["ts"].min()
+        # (each node's first line of the deployment's own logs)
+        self._node_began = dict(ev.filter(pl.col("file").is_in(list(self.app_files)) & pl.col("ts").is_not_null())
+                                .group_by("node").agg(pl.col("ts").min()).iter_rows())
         # (the times each file shows a start at: a process started there)
         self._file_starts = dict(zip(began["file"].to_list(), began["_s"].to_list()))
         # each process's responses of 4xx and 5xx, in time order: (at, status)
@@ -234,13 +237,15 @@ class Lifecycle(Ending):
             # a node that serves no instance of its own (a worker node of a multi-node engine: it prints no engine
             # stats, its head does) was stopped while the deployment served, or its head was asked to: so was the
             # other, in the attempt the finding's node was in then (a stop during the start, or in a batch job, is
-            # as likely the failure's consequence: a job step cancelled after a task failed)
+            # as likely the failure's consequence: a job step cancelled after a task failed); not a node that took
+            # no part before it (a new pod of the group started again: what it prints is the next run's)
             serves = (f.node, self.attempt_of(f)) in self._instances
             peers = [s for (node, attempt), s in self.stops.items() if node not in (None, f.node)
                      and ((node, attempt) in self._instances) != serves and (serves or (node, attempt) in self._asked)
                      and s.ts is not None and (s.ts - f.ts).total_seconds() <= TIE_SECONDS   # (two clocks; one
                      and (s.file != f.file or s.before(f.ts, f.file, f.place))               # file: its order)
                      and self._attempt_at(f.node, s.ts) == self.attempt_of(f)
+                     and (took_part := self._node_began.get(f.node)) is not None and took_part <= s.ts
                      and any(r.ts is not None and r.ts < s.ts for r in self.ready.values())]
             stop = min(peers, key=lambda s: s.ts, default=None)
         # a kernel line's clock may run seconds apart (KERNEL_SLACK_S); a stop stamped in whole seconds stands for its
@@ -249,6 +254,13 @@ class Lifecycle(Ending):
         close = apart is not None and (apart <= KERNEL_SLACK_S if f.source == "kernel" else f.role == "cause" and
                                        stop.ts.microsecond == 0 and f.ts.microsecond != 0 and apart < TIE_SECONDS)
         return None if close else stop
+
+    def joined_after_stop(self, f) -> bool:
+        """The finding's node printed none of the deployment's lines before its first stop: a node new to the run
+        (a pod of the group started again), whose lines are its own start's, not the stopped run's."""
+        stops = [s.ts for s in self.stops.values() if s.ts is not None]
+        began = self._node_began.get(f.node)
+        return bool(stops) and f.node is not None and (began is None or began > min(stops))
 
     def progress_after(self, f, node_wide: bool = False) -> At | None:
         """The first sign of work on the finding's process (node_wide: any process of its node) after it, in
