@@ -2515,19 +2515,22 @@ def test_an_untimed_statement_of_a_node_s_loss_is_the_one_it_times_long_after_th
     assert d.healthy is healthy
 
 
-@pytest.mark.parametrize("head_restarts, state", [
-    (False, "never_ready"),    # the head ran once and was stopped: a worker node's unit that loops is that node's
-    (True, "restart_loop")])   # near miss: the head's own unit restarts it too: the deployment loops
+@pytest.mark.parametrize("head_restarts, head_fails, state", [
+    (False, False, "never_ready"),    # the head ran once and was stopped: a worker node's unit that loops is that node's
+    (False, True, "never_ready"),     # the head ran once and failed by itself
+    (True, False, "restart_loop")])   # near miss: the head's own unit restarts it too: the deployment loops
 def test_a_headless_node_that_loops_by_itself_makes_no_restart_loop_of_a_run_its_head_ended(tmp_path, head_restarts,
-                                                                                             state):
+                                                                                             head_fails, state):
     unit = "Nov 18 07:0{m}:{s:02d} {host} systemd[1]: {name}.service: "
     loop = [line for i in range(4) for line in (
         unit.format(m=i, s=10, host="gpu-a2", name="k3-dp1") + "Main process exited, code=exited, status=125/n/a",
         f"Nov 18 07:0{i}:10 gpu-a2 dockerd[812]: nvidia-container-cli: initialization error: nvml error: driver not "
         "loaded",
         unit.format(m=i, s=40, host="gpu-a2", name="k3-dp1") + f"Scheduled restart job, restart counter is at {i + 1}.")]
-    head = START + [api(0, 5, "Waiting for 16 ranks to join the rendezvous"), "^C", api(5, 0, "KeyboardInterrupt")] \
-        + STOP
+    head = START + [api(0, 5, "Waiting for 16 ranks to join the rendezvous")] + (
+        [api(5, 0, "ValueError: Current node has no GPU available. Placement group never became ready.", "ERROR"),
+         api(5, 1, "RuntimeError: Engine core initialization failed. See root cause above.", "ERROR")] if head_fails
+        else ["^C", api(5, 0, "KeyboardInterrupt")] + STOP)
     files = {"gpu-a1/vllm.log": head, "gpu-a2/journal.txt": loop}
     if head_restarts:
         files["gpu-a1/journal.txt"] = [unit.format(m=5, s=30, host="gpu-a1", name="vllm") +

@@ -56,14 +56,12 @@ class Ending:
             max(counts, default=0) >= 2 or bool(restarts and not counts)
 
     def head_ended(self, restarts: list = ()) -> set:
-        """The deployment's heads (the nodes of its API server), where each ran one attempt, which stopped, and shows no
-        restart of its own: the run ended as its head did (stopped by hand, its node lost), and a node that runs only
-        workers and that its own unit or container restarts again and again meanwhile loops in a run that had ended
-        or that never began (no head to join). Empty when the run has no such head."""
-        heads = self.heads & {n for n in self._begun}
-        one = {n for n in heads if len({a for _, a in self._begun[n]}) == 1}
-        if not heads or one != heads or any(r.node in heads for r in restarts) \
-                or not all(any(node == n for node, _ in self.stops) for n in heads):
+        """The deployment's heads (the nodes of its API server), where each server ran once and shows no restart of
+        its own: the run ended as its head did (stopped by hand, its node lost, its own start failed), and a node that
+        runs only workers and that its own unit or container restarts again and again meanwhile loops in a run that
+        had ended or that never began (no head to join). Empty when the run has no such head."""
+        heads = self.heads
+        if not heads or any(self.head_runs.get(n) != 1 for n in heads) or any(r.node in heads for r in restarts):
             return set()
         return heads
 

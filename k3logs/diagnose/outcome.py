@@ -143,7 +143,9 @@ class Lifecycle(Ending):
         head = pl.col("text").str.contains(outcome_data().head_line) if "text" in ev.columns else pl.lit(False)
         if "proc" in ev.columns:
             head = head | pl.col("proc").str.contains(outcome_data().head_process).fill_null(False)
-        self.heads = set(ev.filter(head & pl.col("node").is_not_null())["node"].unique().to_list())
+        runs = ev.filter(head & pl.col("node").is_not_null()).select("node", "attempt").unique()
+        self.heads = set(runs["node"].to_list())
+        self.head_runs = {n: len(g) for (n,), g in runs.group_by("node")}   # (the attempts its API server ran in)
         # the units and containers whose own lines show none of the deployment's programs (an exporter, a sidecar)
         # (the processes the server's own lines name: a worker's NCCL lines are the deployment's, whoever logged them)
         ours = ev.filter((pl.col("source") == "vllm") & pl.col("pid").is_not_null()).select("node", "pid").unique() \
