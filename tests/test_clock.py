@@ -612,3 +612,16 @@ def test_a_collectors_header_that_says_its_hosts_clock_zone_puts_its_kernel_line
                                  "gpn-b21/vllm.log": text_of("INFO 10-21 16:40:00 [api_server.py:1] vLLM API server "
                                                              "version 0.27.1")})
     assert event_at(a.events, "gpn-b23/dmesg-T.txt", 2)["ts"].hour == hour
+
+
+def _assigned(rank: int, t: str, pid: int) -> str:
+    return f"(Worker_PP{rank}_TP0 pid={pid}) INFO 10-21 {t} [parallel_state.py:1] rank {rank} in world size 2 is " \
+           f"assigned as DP rank 0, PP rank {rank}, TP rank 0, EP rank 0"
+
+
+@pytest.mark.parametrize("worker_at, offset", [("09:46:47", 0.0),     # the same meeting, a second apart: no skew
+                                               ("09:48:18", 90.0)])   # near miss: that meeting, 90 s later
+def test_a_nodes_clock_is_compared_over_one_meeting_not_the_median_of_its_starts(tmp_path, worker_at, offset):
+    leader = text_of(_assigned(0, "09:28:34", 251), _assigned(0, "09:46:48", 254))   # two starts of the leader
+    a = analyze_files(tmp_path, {"gpu-w03/vllm.log": leader, "gpu-w05/vllm.log": text_of(_assigned(1, worker_at, 121))})
+    assert a.clock_model.offsets.get("gpu-w05", 0.0) == pytest.approx(offset, abs=1.5)

@@ -24,8 +24,9 @@ from k3logs.schema import MIXED, at_rows, in_line_order, the_one
 
 from .ages import aged_times, listings
 from .arrival import bounded, order_bounds, proven
-from .attribution import RX, line_rx
 from .assign import rank_code
+from .attribution import RX, line_rx
+from .meetings import bursts, offset
 from .zones import HOST_CLOCK, UTC, known_zone, lived_zones, local_utc, stated_zones, wrapped_zones
 
 STATE = "state"  # the source of a row that states a condition since its time (formats.toml: a describe's condition)
@@ -227,15 +228,15 @@ def learn(ev: pl.DataFrame, tz: str = UTC, skew_tolerance: float = 2.0,
             return m, rep
     timed = _times(ev.filter(c("text").str.contains(line_rx("assigned")) & c("node").is_not_null()), m)
     timed = timed.with_columns(_clock_of(timed, m).alias("node"))
-    anchors = timed.filter(c("ts").is_not_null()).group_by("node").agg(
-        c("ts").median().alias("_a"), pl.len().alias("_n")).sort("node")
+    anchors = timed.filter(c("ts").is_not_null()).group_by("node").agg(pl.len().alias("_n")).sort("node")
     if anchors.height >= 2 and _one_world(timed):
         ref = anchors.sort(["_n", "node"], descending=[True, False]).row(0, named=True)
         rep.reference_node = ref["node"]
+        met = bursts(timed)
         bounds = order_bounds(ev, ref["node"], arrival,
                               lambda f: _times(f, m).with_columns(_clock_of(f, m).alias("node")))
         for row in anchors.iter_rows(named=True):
-            off = bounded((row["_a"] - ref["_a"]).total_seconds(), bounds.get(row["node"]))
+            off = bounded(offset(met[row["node"]], met[ref["node"]]), bounds.get(row["node"]))
             nc = rep.nodes.setdefault(row["node"], NodeClock())
             nc.offset_s, nc.anchors = round(off, 3), row["_n"]
             nc.applied = abs(off) > skew_tolerance or proven(bounds.get(row["node"]))
