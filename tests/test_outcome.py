@@ -2561,3 +2561,18 @@ def test_a_node_that_took_no_part_before_the_heads_stop_starts_a_run_of_its_own(
                             "gpu-b2/worker.log": worker})
     assert d.healthy is healthy
     assert healthy or (d.root.category, d.root.node, d.root.phase) == ("dep.image_not_found", "gpu-b2", "startup")
+
+
+@pytest.mark.parametrize("evicted_at, aside", [("07:05:00", False),   # the eviction in the stop's second: its doing
+                                               ("07:05:30", True)])   # near miss: after the stop: its trail
+def test_a_cause_that_stops_containers_is_no_trail_of_the_stop_it_made(tmp_path, evicted_at, aside):
+    def item(t: str, reason: str, message: str) -> str:
+        return (f'- apiVersion: v1\n  firstTimestamp: "2026-11-18T{t}Z"\n  involvedObject:\n    kind: Pod\n'
+                f"    name: vllm-0\n  message: '{message}'\n  reason: {reason}\n  reportingComponent: kubelet\n"
+                "  reportingInstance: gpu-a1\n")
+    events = "apiVersion: v1\nitems:\n" + item("07:05:00", "Killing", "Stopping container vllm") + \
+        item(evicted_at, "Evicted", 'Usage of EmptyDir volume "hf-cache" exceeds the limit "60Gi". ') + \
+        "kind: EventList\n"
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING, "events.yaml": events})
+    evicted = next(f for f in d.findings if f.category == "storage.disk_full")
+    assert bool(evicted.set_aside) is aside

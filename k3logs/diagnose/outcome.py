@@ -247,7 +247,8 @@ class Lifecycle(Ending):
                      and s.ts is not None and (s.ts - f.ts).total_seconds() <= TIE_SECONDS   # (two clocks; one
                      and (s.file != f.file or s.before(f.ts, f.file, f.place))               # file: its order)
                      and self._attempt_at(f.node, s.ts) == self.attempt_of(f)
-                     and (took_part := self._node_began.get(f.node)) is not None and took_part <= s.ts
+                     and (f.node is None or ((took_part := self._node_began.get(f.node)) is not None
+                                             and took_part <= s.ts))
                      and any(r.ts is not None and r.ts < s.ts for r in self.ready.values())]
             stop = min(peers, key=lambda s: s.ts, default=None)
         # a kernel line's clock may run seconds apart (KERNEL_SLACK_S); a stop stamped in whole seconds stands for its

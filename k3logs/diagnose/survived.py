@@ -269,6 +269,10 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
         # unwinds: the engine's stop seconds before its traceback is that failure's, in the same attempt)
         own_teardown = stop is not None and (sig := sigs.get(f.sig)) is not None and sig.unready \
             and stop.ts is not None and f.ts is not None and 0 <= (f.ts - stop.ts).total_seconds() <= SAME_FAILURE_S
+        # (and a cause that stops containers, an eviction, stated in the second of the stop it made: its doing)
+        own_teardown = own_teardown or (stop is not None and sig is not None and "symptom.sigterm" in sig.explains
+                                        and stop.ts is not None and f.ts is not None
+                                        and abs((f.ts - stop.ts).total_seconds()) < TIE_SECONDS)
         if stop is not None and not own_teardown:
             f.set_aside = f"after the stop at {stop.file}:{stop.line} (the shutdown's trail)"
             continue
