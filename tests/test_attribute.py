@@ -2058,3 +2058,15 @@ def test_the_served_models_names_are_read_from_any_model_value(value, names):
     from k3logs.diagnose.attribution import hints_from_facts
     from k3logs.facts.util import Fact
     assert hints_from_facts([Fact("model", value, "launch.sh", 3, None, "log")]).not_hosts == names
+
+
+@pytest.mark.parametrize("pods_folder, node", [(True, None),            # a dump of the cluster: its pods' folders
+                                               (False, "gpu-h100-a11")])   # near miss: a node's own folder
+def test_a_file_in_a_pods_folder_witnesses_its_pods_node_not_its_parent_folders(tmp_path, pods_folder, node):
+    nccl = "gpu-h100-a11:251:251 [0] NCCL INFO Bootstrap : Using eth0:10.233.1.5<0>\n"
+    inner = "k3-0/logs.txt" if pods_folder else "logs.txt"
+    listing = "NAME   READY   STATUS    RESTARTS   AGE   IP           NODE\nk3-0   1/1     Running   0          1h    " \
+              "10.233.1.5   gpu-h100-a11\nk3-0-1 1/1     Running   0          1h    10.233.2.5   gpu-h100-a12\n"
+    a = analyze_files(tmp_path, {f"cluster-info/llm-prod/{inner}": nccl, "cluster-info/llm-prod/notes.txt": "dump\n",
+                                 "pods.txt": listing})
+    assert a.attribution.file_node.get("cluster-info/llm-prod/notes.txt") == node

@@ -65,8 +65,11 @@ def node_folders(files: list[str], file_hosts: dict[str, str], known_hosts: set[
     dirs = [d for d in dirs if (not w.is_generic_folder(name[d]) or d in addressed)
             and not {name[d], name[d].partition("_")[2]} & pods and not RX["pod_log_dir"].search(name[d] + "/")]
     out: dict[str, str] = {}
+    def in_pod(f: str) -> bool:   # (a file in a pod's folder witnesses that pod's node, not its parents')
+        return any({p, p.partition("_")[2]} & pods or RX["pod_log_dir"].search(p + "/") for p in f.split("/")[:-1])
+
     for d in dirs + [d for d in layout if w.is_container_folder(name[d])]:
-        hosts = Counter(h for f, h in file_hosts.items() if _folder_in(f, base) == d)
+        hosts = Counter(h for f, h in file_hosts.items() if _folder_in(f, base) == d and not in_pod(f))
         if len(hosts) == 1:
             out[d] = next(iter(hosts))
             why[d] = (f"node folder {d}/ (its files print the host {out[d]})" if d in dirs else
