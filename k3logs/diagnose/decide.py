@@ -153,9 +153,9 @@ def _stated_before(root: Finding, findings: list[Finding], cat: Catalogue) -> Fi
     explained = {c: {e for s in cat.signatures if s.role == "cause" and s.category == c for e in s.explains}
                  for c in set(states.values())}
     said = [f for f in findings if f.role == "context" and f.set_aside is None and f.ts and root.ts
-            and f.sig in states and "at_utc" not in f.fields and (root.category == states[f.sig] and (f.file, f.pid) == (root.file, root.pid)
-                                     if root.role == "cause"
-                                     else root.category in {states[f.sig], *explained[states[f.sig]]})
+            and f.sig in states and "at_utc" not in f.fields
+            and (root.category == states[f.sig] and (f.file, f.pid) == (root.file, root.pid) if root.role == "cause"
+                 else root.category in {states[f.sig], *explained[states[f.sig]]})
             and 0 <= (root.ts - f.ts).total_seconds() <= EXPLAIN_WINDOW_S]
     said += [f for f in findings if f.role == "context" and f.set_aside is None and f.sig in states
              and states[f.sig] == root.category and root.role == "cause" and f.node == root.node
