@@ -51,6 +51,7 @@ def first_failures(findings: list[Finding], since: dict[str, datetime], ev: pl.D
     begun = dict(ev.filter(pl.col("file").is_in([f.file for f in mine])).group_by("file")
                  .agg(pl.col("ts").min()).iter_rows())
     causes = [g for g in findings if g.role == "cause" and g.ts is not None]
+    moved = False
     for f in mine:
         start, loop = begun.get(f.file), since[f.node]
         if start is None or (start - loop).total_seconds() <= SAME_FAILURE_S or f.ts < start \
@@ -61,8 +62,9 @@ def first_failures(findings: list[Finding], since: dict[str, datetime], ev: pl.D
         if any(g.node == f.node for g in passed) or not any(g.node != f.node for g in passed):
             continue
         f.fields["loop_since"], f.fields["printed_at"] = loop.isoformat(), f.ts.isoformat()
-        f.ts, f.ts_until, f.ts_quality = at, None, "inferred"
-    findings.sort(key=sort_key)
+        f.ts, f.ts_until, f.ts_quality, moved = at, None, "inferred", True
+    if moved:
+        findings.sort(key=sort_key)
 
 
 def dated_back(root: Finding) -> str:

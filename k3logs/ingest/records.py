@@ -15,11 +15,23 @@ WRAPPER = "rfc3339"              # the wrapper that reads the stamp
 
 
 def stamp_yaml_entries(text: str) -> str | None:
-    """`text` with each line of a YAML document stamped with the document's own time, or None when the text is
-    no stream of timed YAML documents (most of its documents have a time)."""
+    """`text` with each line of a YAML document (or of an item of a List's `items:`) stamped with its own time, or
+    None when the text is no stream of timed YAML documents or items (most of them have a time)."""
     lines = text.split("\n")
+    docs = _list_items(lines, lines.index("items:")) if "items:" in lines else _documents(lines)
+    timed = [d for d in docs if d[2]]
+    if not timed or 2 * len(timed) < len(docs):
+        return None
+    for lo, hi, t in timed:
+        for i in range(lo, hi):
+            lines[i] = f"{t} {lines[i]}"
+    return "\n".join(lines)
+
+
+def _documents(lines: list[str]) -> list[tuple[int, int, str | None]]:
+    """(first line, end, time) of each document of a stream of YAML documents ('---' before each)."""
     start, when = INGEST["yaml_document_start"], INGEST["yaml_entry_time"]
-    docs: list[tuple[int, int, str | None]] = []   # (first line, end, time)
+    docs: list[tuple[int, int, str | None]] = []
     first, t = None, None
     for i, ln in enumerate(lines + ["---"]):
         if start.match(ln):
@@ -28,15 +40,7 @@ def stamp_yaml_entries(text: str) -> str | None:
             first, t = i, None
         elif first is not None and t is None and (m := when.match(ln)):
             t = m.group("t_iso")
-    if "items:" in lines:
-        docs = _list_items(lines, lines.index("items:"))
-    timed = [d for d in docs if d[2]]
-    if not timed or 2 * len(timed) < len(docs):
-        return None
-    for lo, hi, t in timed:
-        for i in range(lo, hi):
-            lines[i] = f"{t} {lines[i]}"
-    return "\n".join(lines)
+    return docs
 
 
 def _list_items(lines: list[str], at: int) -> list[tuple[int, int, str | None]]:
