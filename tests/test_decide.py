@@ -1498,6 +1498,47 @@ def test_near_miss_an_earlier_attempt_in_the_bundle_keeps_its_printed_time(tmp_p
     assert d.root is not None and d.root.category == "nccl.bootstrap"
 
 
+def _probe_loop(log_from: str, ready: bool = False) -> dict:
+    """A leader whose startup probe killed its container at 10:16:54 and 10:29:12; the bundle holds only the
+    current container's log (from `log_from`), in which the NCCL bootstrap fails before the server is ready (or,
+    with `ready`, after it served)."""
+    t = "2026-11-12T{}Z "
+    log = [t.format(log_from) + "(APIServer pid=1) INFO 11-12 10:29:25 [api_server.py:1902] vLLM API server "
+           "version 0.28.1",
+           t.format("10:29:34.0") + "(EngineCore pid=211) INFO 11-12 10:29:34 [core.py:93] Initializing a V1 LLM "
+           "engine (v0.28.1) with config: model='m'"]
+    if ready:
+        log.append(t.format("10:29:40.0") + "(APIServer pid=1) INFO 11-12 10:29:40 [launcher.py:37] Application "
+                   "startup complete.")
+    log.append(t.format("10:29:53.0") + "k3-0:296:1256 [3] bootstrap.cc:209 NCCL WARN Message truncated : received "
+               "176 bytes instead of 172")
+    events = ["LAST SEEN   TYPE      REASON    OBJECT      MESSAGE",
+              "2026-11-12T10:16:54Z   Warning   Unhealthy   pod/k3-0   Startup probe failed: connect: connection refused",
+              "2026-11-12T10:16:54Z   Normal    Killing     pod/k3-0   Container vllm failed startup probe, will be "
+              "restarted",
+              "2026-11-12T10:29:12Z   Normal    Killing     pod/k3-0   Container vllm failed startup probe, will be "
+              "restarted"]
+    return {"k3-0/vllm.log": "\n".join(log) + "\n", "events.txt": "\n".join(events) + "\n"}
+
+
+def test_a_probe_kill_of_a_start_the_bundle_has_no_log_of_is_the_next_starts_failure(tmp_path):
+    d = analyze_files(tmp_path, _probe_loop("10:29:25.0")).decision
+    assert d.root is not None and d.root.category == "nccl.version_mismatch"
+    kill = next(f for f in d.findings if f.sig == "orchestrator-probe-kill")
+    assert kill.role == "symptom" and kill.fields["start_failed_on"].endswith(f":{d.root.line}")
+
+
+def test_near_miss_a_probe_kill_of_a_logged_start_stands(tmp_path):
+    # (the log begins before the first kill: the bundle shows that start, and it failed on nothing but the probe)
+    d = analyze_files(tmp_path, _probe_loop("10:10:00.0")).decision
+    assert d.root is not None and d.root.sig == "orchestrator-probe-kill"
+
+
+def test_near_miss_a_next_start_that_was_ready_before_its_failure_leaves_the_kill(tmp_path):
+    d = analyze_files(tmp_path, _probe_loop("10:29:25.0", ready=True)).decision
+    assert d.root is not None and d.root.sig == "orchestrator-probe-kill"
+
+
 @pytest.mark.parametrize("named, announced", [("04:00:00", True),    # the node went away at the moment announced
                                               ("05:00:00", False)])  # near miss: another moment: another reboot
 def test_a_reboot_announced_for_the_moment_the_node_went_away_is_the_first_statement_of_its_loss(tmp_path, named,

@@ -22,7 +22,7 @@ from .borrow import borrow_rank, figure_node, lagging_phase, silent_peer, stack_
 from .detect import families, named_causes, outcome_data
 from .findings import (EXPLAIN_WINDOW_S, SAME_FAILURE_S, TIE_SECONDS, Decision, Finding, benign_eids, exceptions,
                        findings_of, load_before, told_by_known)
-from .loops import dated_back, first_failures
+from .loops import dated_back, first_failures, killed_unlogged
 from .order import first, seconds, sort_key
 from .outcome import HEALTHY, KERNEL_SLACK_S, Lifecycle
 from .survived import copies_aside, one_pod_named, recoveries, set_aside, unexplain_by_set_aside, workloads, world_nodes
@@ -250,6 +250,7 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
     copies_aside(findings, ev)
     peer_gone_first(findings, peer_node or {}, cat)
     unexplain_by_set_aside(findings)
+    killed_unlogged(findings, life, ev)
     # (requests refused before the server is ready are a probe's, not failures)
     answered = [f for f in findings if f.category in outcome_data().request_level and life.ready_before(f)]
     fatal = [f for f in findings if f.set_aside is None and f.category in outcome_data().fatal

@@ -67,6 +67,26 @@ def first_failures(findings: list[Finding], since: dict[str, datetime], ev: pl.D
         findings.sort(key=sort_key)
 
 
+def killed_unlogged(findings: list[Finding], life, ev: pl.DataFrame) -> None:
+    """A start killed from outside (a probe that failed, an orchestrator's kill) whose log the bundle does not hold
+    (every log of the deployment begins after the kill: a dump of the current containers) failed the way the next
+    start does: where the first cause after the kill comes before the deployment was ready, the kill is that
+    cause's symptom, a start that hung on it, not a probe too tight for a slow start."""
+    app = ev.filter(pl.col("file").is_in(list(life.app_files)) & pl.col("ts").is_not_null())
+    if not app.height:
+        return
+    logged_from = app["ts"].min()
+    causes = [f for f in findings if f.role == "cause" and f.set_aside is None and f.explained_by is None
+              and f.ts is not None]
+    for kill in [f for f in causes if f.category == "proc.killed" and f.file not in life.app_files
+                 and f.ts < logged_from]:
+        after = [f for f in causes if f.ts > kill.ts and f.category != "proc.killed"]
+        if not after or (nxt := min(after, key=sort_key)).file not in life.app_files or life.ready_before(nxt):
+            continue
+        # (no `explained_by`: that link runs forward in time, and the kill came first)
+        kill.role, kill.fields["start_failed_on"] = "symptom", f"{nxt.file}:{nxt.line}"
+
+
 def dated_back(root: Finding) -> str:
     """What the reason says of a cause placed at its loop's start."""
     if "loop_since" not in root.fields:
