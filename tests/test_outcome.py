@@ -1888,7 +1888,7 @@ def test_a_node_s_line_before_its_start_once_the_deployment_served_lives_in_the_
     assert next(f for f in d.findings if f.node == "gpu-b1" and f.category == "gpu.xid").phase == phase
 
 
-@pytest.mark.parametrize("dedup, phase", [(" [repeated 7x across cluster]", "kv_cache_init"),   # one line for eight
+@pytest.mark.parametrize("dedup, phase", [(" [repeated 7x across cluster]", "model_load"),   # one line for eight
                                           ("", "distributed_init")])  # near miss: another worker's line alone
 def test_a_landmark_ray_printed_once_for_many_workers_is_each_worker_s_own(tmp_path, dedup, phase):
     """Ray drops the copies of a line its workers all print: the one that shows stands for every worker of its node,
@@ -1990,7 +1990,7 @@ RAYLET_GONE = "(EngineCore_DP0 pid=388) (raylet) A worker died or was killed whi
 @pytest.mark.parametrize("last, phase", [
     (RAYLET_GONE, "cudagraph_capture"),   # the raylet's report about rank 6: the node's phase then
     ("(RayWorkerWrapper pid=3871) ERROR 11-18 07:02:51 [gpu_worker.py:1] RuntimeError: CUDA error: an illegal memory "
-     "access was encountered", "kv_cache_init")])   # near miss: rank 6's own line: the furthest it reached itself
+     "access was encountered", "model_load")])   # near miss: rank 6's own line: the furthest it reached itself
 def test_a_report_of_a_worker_s_death_lives_in_its_writer_s_or_node_s_phase_not_the_dead_worker_s_last_line(
         tmp_path, last, phase):
     """The raylet reports a worker gone while the node captures CUDA graphs (rank 0's bar shows it): the death is
