@@ -151,6 +151,8 @@ def test_user_folder_adds_a_signature(tmp_path):
     ("user_data", "context", "true", True), ("user_data", "cause", "true", False),
     ("user_data", "context", '"yes"', False),
     ("unready", "cause", "true", True), ("unready", "context", "true", False), ("unready", "cause", '"yes"', False),
+    ("lags", "cause", "60", True), ("lags", "context", "60", False), ("lags", "cause", "-5", False),
+    ("lags", "cause", "true", False),
 ])
 def test_a_flag_is_a_boolean_of_the_role_it_belongs_to(tmp_path, key, role, value, ok):
     # user_data: a context signature's (a logged prompt); unready: a cause's (a port never bound)

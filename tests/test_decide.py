@@ -917,6 +917,36 @@ def test_a_connection_error_to_an_unmapped_peer_after_a_node_was_reported_lost_i
     assert root.category == root_category
 
 
+
+def _late_notready(peer: str, said_at: str) -> dict[str, str]:
+    """A head's NCCL send to its peer fails at 09:53:15 (status=12) and the engine dies; the node controller says
+    gpu-b7 (10.0.0.7) is NotReady at `said_at`."""
+    head = text_of(
+        "(APIServer pid=1) INFO 09-14 08:30:00 [api_server.py:1] vLLM API server version 0.27.2",
+        "(APIServer pid=1) INFO 09-14 08:40:00 [launcher.py:37] Application startup complete.",
+        f"[2026-09-14 09:53:15] gpu-a1:311:402 [3] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion from "
+        f"peer {peer}<49255> with status=12 opcode=0 len=0 vendor err 129 (Recv)",
+        "(EngineCore_DP0 pid=211) ERROR 09-14 09:53:17 [core.py:1] EngineCore encountered a fatal error.",
+        "(APIServer pid=1) ERROR 09-14 09:53:17 [async_llm.py:1] vllm.v1.engine.exceptions.EngineDeadError: EngineCore "
+        "encountered an issue. See stack trace (above) for the root cause.")
+    events = text_of(
+        "LAST SEEN              TYPE     REASON         OBJECT             MESSAGE",
+        f"2026-09-14T{said_at}Z   Normal   NodeNotReady   node/gpu-b7        Node gpu-b7 status is now: NodeNotReady")
+    return {"gpu-a1/vllm.log": head, "k8s/events.txt": events, "hosts": "10.0.0.7 gpu-b7\n10.0.0.9 gpu-c9\n"}
+
+
+def test_a_node_said_notready_after_its_peers_failed_talking_to_it_was_lost_first(tmp_path):
+    d = analyze_files(tmp_path, _late_notready("10.0.0.7", "09:53:26")).decision
+    assert (d.root.category, d.root.node, d.root.file) == ("infra.node_lost", "gpu-b7", "k8s/events.txt")
+    assert "stated at" in d.reason
+
+
+@pytest.mark.parametrize("peer, said_at", [("10.0.0.7", "09:55:00"),    # said long after the failures
+                                           ("10.0.0.9", "09:53:26")])   # the failing link's peer is another node
+def test_near_miss_a_late_notready_of_no_peer_of_the_failure_leaves_the_link_the_cause(tmp_path, peer, said_at):
+    d = analyze_files(tmp_path, _late_notready(peer, said_at)).decision
+    assert d.root.category == "nccl.ib_transport"
+
 # ------------------------------------------------------------------------------------------
 # a chained exception states its cause first
 # ------------------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ SEVERITIES = ("critical", "error", "warning", "info")
 SIGNATURE_KEYS = {
     "id", "category", "title", "role", "prefilter", "regex", "sources", "phase", "phase_category",
     "explains", "scope", "table", "priority", "explanation", "remediation", "references", "samples", "veto",
-    "after", "recovery", "user_data", "states", "unready", "persists", "node_wide", "at_frame",
+    "after", "recovery", "user_data", "states", "unready", "persists", "node_wide", "at_frame", "lags",
 }
 VETOES = ("line", "after")
 REQUIRED_KEYS = ("id", "category", "title", "role", "prefilter", "regex", "samples")
@@ -95,6 +95,9 @@ class Signature(Prefiltered):
     # cause: a check made where the function of its stack's frame begins (init_device's free-memory check): that
     # frame's phase, whatever landmark the process printed within the steps the function runs ([frame_reach])
     at_frame: bool = False
+    # a statement of a fault made once a controller has waited out its grace (Kubernetes' NodeNotReady after the
+    # node's heartbeats stop): up to this many seconds after the fault, whose consequences may come first (decide)
+    lags: float = 0.0
     location: SourceLocation = field(default=SourceLocation("<memory>"), compare=False)
 
     @property
@@ -317,6 +320,11 @@ def signature_from_dict(d: dict, location: SourceLocation, text: str = "", end: 
     for key in ("persists", "at_frame"):
         if not isinstance(d.get(key, False), bool) or (d.get(key) and role != "cause"):
             problem(f"signature {sid!r}: {key} is true or false, for cause signatures only", key)
+    lags = d.get("lags", 0)
+    if isinstance(lags, bool) or not isinstance(lags, (int, float)) or not 0 <= lags <= 3600 \
+            or (lags and role != "cause"):
+        problem(f"signature {sid!r}: lags is a number of seconds from 0 to 3600, for cause signatures only", "lags")
+        lags = 0
     table = d.get("table")
     if table is not None and table not in TABLES:
         problem(f"signature {sid!r}: table {table!r} is not one of {TABLES}", "table")
@@ -373,7 +381,7 @@ def signature_from_dict(d: dict, location: SourceLocation, text: str = "", end: 
         after=tuple(_str_list(d.get("after"), "after", plist)), recovery=recovery,
         user_data=d.get("user_data") is True, states=d.get("states"), unready=d.get("unready") is True,
         persists=d.get("persists") is True, node_wide=d.get("node_wide") is True, at_frame=d.get("at_frame") is True,
-        location=location,
+        lags=float(lags), location=location,
     )
     return sig, issues
 

@@ -22,6 +22,7 @@ from .borrow import borrow_rank, figure_node, lagging_phase, silent_peer, stack_
 from .detect import families, named_causes, outcome_data
 from .findings import (EXPLAIN_WINDOW_S, SAME_FAILURE_S, TIE_SECONDS, Decision, Finding, benign_eids, exceptions,
                        findings_of, load_before, told_by_known)
+from .late import said_late, to_first_consequence
 from .loops import dated_back, first_failures, killed_unlogged
 from .order import first, seconds, sort_key
 from .outcome import HEALTHY, KERNEL_SLACK_S, Lifecycle
@@ -229,6 +230,7 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
     findings = findings_of(ev, det, cat)
     kills_before_deaths(findings)
     first_failures(findings, loop_since or {}, ev)
+    to_first_consequence(findings, cat, peer_node or {})
     _explain(findings, cat)
     others = told_by_known(exceptions(ev, benign_eids(det, cat, findings),
                                       [f.eid for f in findings if f.role == "symptom"]), findings)
@@ -301,7 +303,7 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
         earliest = first(causes + [f for f in findings if f.role == "cause" and f.set_aside is None], cat) is root
         reason = ("the earliest cause across all ranks and nodes" if earliest else
                   "the cause that the logs name and that explains the rest") + (
-            "; it explains the errors that follow it" if strong else "") + dated_back(root)
+            "; it explains the errors that follow it" if strong else "") + dated_back(root) + said_late(root)
         load = load_before(ev, root) if root.category == "oom.inference" else None
         return Decision(False, root, confidence, reason, findings, load=load, outcome=outcome)
     first_death = first(fatal, cat) if fatal else None
