@@ -2576,3 +2576,19 @@ def test_a_cause_that_stops_containers_is_no_trail_of_the_stop_it_made(tmp_path,
     d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING, "events.yaml": events})
     evicted = next(f for f in d.findings if f.category == "storage.disk_full")
     assert bool(evicted.set_aside) is aside
+
+
+# a log its collector cut after its first lines ends there, not the run
+CUT = "### collect.sh: output cut to the first 1500 of 61288 lines (head) ###"
+
+
+@pytest.mark.parametrize("footers, want", [
+    ((CUT, CUT), "inconclusive"),                                   # every server log kept its first lines only
+    ((CUT.replace("first", "last").replace("head", "tail"), CUT), "serving"),   # near miss: one kept its end
+    ((CUT, None), "serving"),                                       # near miss: one runs on to the bundle's end
+])
+def test_a_server_whose_every_log_was_cut_after_its_first_lines_ended_no_one_knows_how(tmp_path, footers, want):
+    logs = {f"gpu-a{i}/vllm.log": START + LOADED + READY + SERVING + ([footer] if footer else [])
+            for i, footer in enumerate(footers, 1)}
+    d = decision(tmp_path, logs)
+    assert d.outcome.state == want and d.root is None

@@ -195,6 +195,11 @@ class Ending:
         if stops:
             s = stops[0]
             return Outcome("stopped", s.file, s.line, "it was stopped, with nothing abnormal before")
+        if self.ready and self.server_files and self.server_files <= set(self.cut_at):
+            # (every log of the server ends where a collector cut it: how the run went on is not in the bundle)
+            f = min(self.cut_at)
+            return Outcome("inconclusive", f, self.cut_at[f], "it became ready, but every log of the server was cut "
+                           "short by its collector (the first lines kept): how the run went on is not in the bundle")
         if self.ready:
             r = sorted(self.ready.values(), key=lambda s: (s.ts is None, s.ts or datetime.min, s.file, s.line))[0]
             return Outcome("serving", r.file, r.line, "it became ready and was still serving when the bundle ends")

@@ -110,6 +110,11 @@ class Lifecycle(Ending):
         # the files that hold the server's own lines (vLLM's: a Ray job's driver log of another job has Ray's only)
         self.server_files = set(ev.filter(pl.col("source") == "vllm")["file"].unique().to_list()) \
             if "source" in ev.columns else set(self.app_files)
+        # the server's logs that end in a word that they were cut there (a collector kept the first lines only)
+        ends = ev.filter(pl.col("file").is_in(list(self.server_files))).group_by("file").agg(
+            pl.col("text").sort_by("line").last(), pl.col("line").max()) if "text" in ev.columns else None
+        self.cut_at = {} if ends is None else {
+            f: n for f, t, n in ends.filter(pl.col("text").str.contains(decision_line("log_cut_here"))).iter_rows()}
         # the Kubernetes namespaces of the deployment's pods, where its logs' paths say (/var/log/pods/NS_POD_UID)
         self.app_namespaces = {m.group("ns") for f in self.app_files if (m := RX["pod_log_dir"].search(f))}
         # progress by (node, attempt) and by (node, attempt, the process): in time order
