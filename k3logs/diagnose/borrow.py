@@ -84,6 +84,15 @@ def borrow_rank(root: Finding, findings: list[Finding], pid_rank: dict[tuple, in
                   and (dt := apart(root, f)) is not None and dt <= 2 * TIE_SECONDS]
     if len({f.rank for f in same_fault}) > 1:
         same_fault = []
+    # (a fault of a device one rank uses, its adapter's module overheating, and that rank alone failing the same way
+    # within the minute after it, its transfers on that adapter, naming no other adapter: that rank's)
+    same_fault = same_fault or [f for f in findings if f.rank is not None and f.node == root.node
+                                and f.category == root.category and f.role == "cause"
+                                and (dt := seconds(root, f)) is not None and 0 <= dt <= SAME_FAILURE_S
+                                and not (dev and (named := f.fields.get("hca") or f.fields.get("ifname"))
+                                         and named != dev)]
+    if len({f.rank for f in same_fault}) > 1:
+        same_fault = []
     for group in (linked, same_fault, near):
         if group:
             pick = sorted(group, key=sort_key)[0]
