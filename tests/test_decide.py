@@ -722,6 +722,36 @@ def test_a_port_down_takes_the_rank_of_the_process_whose_error_names_its_adapter
     assert (root_of(a).sig, root_of(a).rank) == ("mlx5-port-down", rank)
 
 
+
+@pytest.mark.parametrize("ranks, rank", [((13,), 13),       # one rank's transfers fail after its adapter's module did
+                                         ((13, 14), None)])  # near miss: two ranks fail alike: no one's
+def test_a_device_fault_naming_no_adapter_takes_the_rank_that_alone_fails_the_same_way_after_it(tmp_path, ranks, rank):
+    module = ("[Tue Mar 10 10:41:51 2026] mlx5_core 0000:c1:00.0: mlx5_port_module_event:1131:(pid 0): Port module "
+              "event[error]: module 0, Cable error, High Temperature")
+    inits = [f"h100-n04:7351{r}:7351{r} [{r - 8}] NCCL INFO comm 0x5581 rank {r} nranks 16 cudaDev {r - 8} nvmlDev "
+             f"{r - 8} busId b9000 commId 0x1 - Init COMPLETE" for r in ranks]
+    fails = [f"[2026-03-10 10:42:0{i}] h100-n04:7351{r}:73675 [{r - 8}] transport/net_ib.cc:2331 NCCL WARN NET/IB: Got "
+             "completion from peer 10.44.12.3<47219> with status=12 opcode=0 len=0 vendor err 129 (Send)"
+             for i, r in enumerate(ranks)]
+    a = analyze_files(tmp_path, {"h100-n04/dmesg.txt": module + "\n", "h100-n04/nccl.log": text_of(*inits, *fails)})
+    assert (root_of(a).sig, root_of(a).rank) == ("mlx5-port-module-cable-error", rank)
+
+
+NVSHMEM_IBGDA = ("2026-12-08T10:41:17+0000 ct06 k3-serve[61822]: /tmp/nvshmem/src/host/transport/transport.cpp:"
+                 "nvshmemi_transport_init:282: init failed for transport: IBGDA")
+NVSHMEM_EXIT = ("2026-12-08T10:41:17+0000 ct06 k3-serve[61822]: /tmp/nvshmem/src/host/init/init.cu:"
+                "nvshmemi_check_state_and_init:1200: nvshmem initialization failed, exiting")
+
+
+@pytest.mark.parametrize("files, first", [
+    ({"ct06/journal.log": [NVSHMEM_IBGDA, NVSHMEM_EXIT]}, ("ct06/journal.log", 1)),   # its first line states it
+    ({"ct06/journal.log": [NVSHMEM_IBGDA], "ct06/journal-2.log": [NVSHMEM_EXIT]},     # near miss: two files: the
+     ("ct06/journal-2.log", 1)),                                                      # more specific statement
+])
+def test_a_failure_stated_over_lines_of_one_process_is_stated_by_its_first(tmp_path, files, first):
+    a = analyze_files(tmp_path, {name: text_of(*lines) for name, lines in files.items()})
+    assert (root_of(a).file, root_of(a).line) == first
+
 # ------------------------------------------------------------------------------------------
 # a guess (a worker gone, nothing says why) yields to a failing check that explains what the logs show
 # ------------------------------------------------------------------------------------------
