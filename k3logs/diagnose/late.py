@@ -25,6 +25,7 @@ def to_first_consequence(findings: list[Finding], cat: Catalogue, peer_node: dic
             continue
         first = min(earlier, key=sort_key)
         g.fields["stated_at"], g.ts, g.ts_until, g.ts_quality = g.ts.isoformat(), first.ts, None, "inferred"
+        g.phase = first.phase or g.phase   # (the phase it happened in, not the wind-down its statement came in)
         moved = True
     if moved:
         findings.sort(key=sort_key)
