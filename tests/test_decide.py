@@ -1648,3 +1648,20 @@ def test_with_no_rank_stated_a_one_node_engines_gpu_is_its_rank(tmp_path, args, 
              "GPU 3 has a total capacity of 79.19 GiB of which 4.37 GiB is free."]
     d = analyze_files(tmp_path, {"gpu-a1/vllm.log": "\n".join(lines) + "\n"}).decision
     assert d.root is not None and d.root.category.startswith("oom.") and d.root.rank == rank
+
+
+SLURM_OOM = ["slurmstepd: error: Detected 1 oom_kill event in StepId=88213.0. Some of the step tasks have been OOM "
+             "Killed.", "srun: error: hgx-a12: task 1: Out Of Memory"]
+
+
+@pytest.mark.parametrize("kernel, root", [
+    (False, ("job.out", 2)),     # Slurm's own count of the step's OOM kills is the first word of them
+    (True, ("hgx-a12/kern.log", 1)),   # near miss: the kernel's kill line on its node came first, with the victim
+])
+def test_slurms_count_of_a_steps_oom_kills_follows_the_kernels_own_line(tmp_path, kernel, root):
+    files = {"job.out": text_of("2026-10-21T14:02:11+00:00 job 88213 on hgx-a11 hgx-a12", *SLURM_OOM)}
+    if kernel:
+        files["hgx-a12/kern.log"] = ("2026-10-21T14:02:10+00:00 hgx-a12 kernel: Memory cgroup out of memory: Killed "
+                                     "process 4242 (python) total-vm:312465608kB, anon-rss:250817440kB\n")
+    r = root_of(analyze_files(tmp_path, files))
+    assert (r.category, (r.file, r.line)) == ("oom.host", root)

@@ -51,7 +51,8 @@ def _explain(findings: list[Finding], cat: Catalogue) -> None:
         sig = sigs.get(b.sig) if b.sig else None
         if sig is not None and sig.after and b.role == "cause":
             before = [a for a in findings if a.category in sig.after and a.node == b.node
-                      and (dt := seconds(a, b)) is not None and 0 <= dt <= EXPLAIN_WINDOW_S]
+                      and (dt := seconds(a, b)) is not None and 0 <= dt <= EXPLAIN_WINDOW_S
+                      and (a.sig != b.sig or sort_key(a) < sort_key(b))]   # (not itself, nor its own next line)
             if before:
                 b.role = "symptom"
                 b.fields = {**b.fields, "after": before[0].text[:200]}
