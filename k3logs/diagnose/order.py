@@ -75,10 +75,5 @@ def first(cands: list[Finding], cat: Catalogue) -> Finding:
         if c.raised_on is not None:
             return any(node == c.raised_on and file != c.file for node, file in own_logs)
         return c.rank is None and bool(ranked - {c.node})
-    def restated(c: Finding) -> bool:
-        """An earlier line of c's process in its file states the same failure (NVSHMEM's transport that failed, then
-        its 'initialization failed, exiting'): the failure's first line states it, however generic the later one."""
-        return c.pid is not None and any(o is not c and o.category == c.category and o.file == c.file
-                                         and o.pid == c.pid and o.place < c.place for o in tied)
-    return sorted(tied, key=lambda c: (outside(c), restated(c), -c.priority, c.source != "kernel", relayed(c),
-                                       sort_key(c), triage.get(c.category, 99)))[0]
+    return sorted(tied, key=lambda c: (outside(c), -c.priority, c.source != "kernel", relayed(c), sort_key(c),
+                                       triage.get(c.category, 99)))[0]
