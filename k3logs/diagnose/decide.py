@@ -29,7 +29,7 @@ from .outcome import HEALTHY, KERNEL_SLACK_S, Lifecycle
 from .survived import copies_aside, one_pod_named, recoveries, set_aside, unexplain_by_set_aside, workloads, world_nodes
 from .templates import mask_template, same_template
 from .vanished import (accounted, kills_before_deaths, names_victim, peer_gone_first, says_why, stuck_rank,
-                       taken_from_under, vanished_worker)
+                       vanished_worker)
 
 
 def _in_scope(a: Finding, b: Finding, scope: str) -> bool:
@@ -252,7 +252,6 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
               {ip: n for ip, n in (peer_node or {}).items() if n in app_nodes})
     copies_aside(findings, ev)
     peer_gone_first(findings, peer_node or {}, cat)
-    taken_from_under(findings, life.stopped_under(), cat)
     unexplain_by_set_aside(findings)
     killed_unlogged(findings, life, ev)
     # (requests refused before the server is ready are a probe's, not failures)

@@ -181,7 +181,6 @@ class OutcomeData:
     interrupt_echo: str = "(?!)"  # the row a terminal's echo of Ctrl-C becomes: the stop line it begins was asked
     head_process: str = "(?!)"  # the process name of the deployment's API server (its head node's)
     head_line: str = "(?!)"  # a line only the API server prints
-    node_taken: str | None = None  # the category of a worker node stopped under a head that served on
 
 
 @lru_cache(maxsize=1)
@@ -194,8 +193,7 @@ def outcome_data() -> OutcomeData:
                        d.get("run_args"), frozenset(str(x) for x in d.get("clean_exits", [])),
                        d.get("deployment_run", "(?!)"), frozenset(d.get("orchestrator_only", [])),
                        tuple(d.get("about_node_fields", [])), d.get("asked_to_stop", "(?!)"),
-                       d.get("interrupt_echo", "(?!)"), d.get("head_process", "(?!)"), d.get("head_line", "(?!)"),
-                       d.get("node_taken"))
+                       d.get("interrupt_echo", "(?!)"), d.get("head_process", "(?!)"), d.get("head_line", "(?!)"))
 
 
 @lru_cache(maxsize=1)

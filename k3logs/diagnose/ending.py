@@ -65,16 +65,6 @@ class Ending:
             return set()
         return heads
 
-    def stopped_under(self) -> list[At]:
-        """The asked stops of nodes that serve no instance of their own (a worker node: its raylet sent SIGTERM)
-        while the deployment served, whose heads (the nodes whose engines served) were none of them asked to stop:
-        the node was taken from a run that went on, not the run stopped."""
-        heads = set(self._instances)
-        return [s for (node, attempt), s in sorted(self.stops.items(), key=lambda kv: str(kv[0]))
-                if node is not None and (node, attempt) in self._asked and (node, attempt) not in heads
-                and s.ts is not None and any(r.ts is not None and r.ts < s.ts for r in self.ready.values())
-                and heads and not any(h in self._asked for h in heads if h[0] != node)]
-
     def _repeated(self, node, failed: set, starts: int) -> bool:
         """Two or more `failed` attempts of a node, of `starts` or more attempts, that ran what its first failed
         attempt ran (or whose arguments the bundle does not show): reruns with other arguments are other runs."""

@@ -255,9 +255,7 @@ class Lifecycle(Ending):
                      and (f.node is None or ((took_part := self._node_began.get(f.node)) is not None
                                              and took_part <= s.ts))
                      and any(r.ts is not None and r.ts < s.ts for r in self.ready.values())]
-            # (a head that was not asked to stop itself: the worker node was taken from under it, stopped_under)
-            stop = min(peers, key=lambda s: s.ts, default=None) \
-                if not serves or (f.node, self.attempt_of(f)) in self._asked else None
+            stop = min(peers, key=lambda s: s.ts, default=None)
         # a kernel line's clock may run seconds apart (KERNEL_SLACK_S); a stop stamped in whole seconds stands for its
         # second, against a cause stamped finer (a kill sudo logs: its symptoms in that second are still the trail)
         apart = (f.ts - stop.ts).total_seconds() if stop and f.file != stop.file and f.ts and stop.ts else None

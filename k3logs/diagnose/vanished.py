@@ -95,22 +95,6 @@ def peer_gone_first(findings: list[Finding], peer_node: dict[str, str], cat: Cat
                           "was gone"
 
 
-def taken_from_under(findings: list[Finding], stops: list, cat: Catalogue) -> None:
-    """A worker node stopped from outside while the deployment served, whose heads were not asked to stop
-    (Lifecycle.stopped_under): the node was taken from a run that went on, and its head's errors follow. The stop's
-    own line, where it is a finding (the raylet's 'received SIGTERM'), is the cause: the node lost to the run
-    (landmarks.toml [outcome] `node_taken`)."""
-    taken = outcome_data().node_taken
-    if not taken or taken not in cat.categories:
-        return
-    for stop in stops:
-        f = next((f for f in findings if (f.file, f.line) == (stop.file, stop.line) and f.set_aside is None), None)
-        if f is not None and f.role != "cause":
-            f.role, f.category, f.title = "cause", taken, cat.categories[taken].title
-            f.phase = "serving"   # (what it was taken from: the stop's own line is in its node's wind-down)
-            f.fields["taken_from_run"] = "stopped from outside while its head served on"
-
-
 def stuck_rank(findings: list[Finding]) -> Finding | None:
     """Every member of a communicator reports its last enqueued collective when the watchdog fires (torch's
     'PG status: last enqueued work: N', 'Last enqueued NCCL work: N'): a member whose count is behind the others'
