@@ -2592,3 +2592,36 @@ def test_a_server_whose_every_log_was_cut_after_its_first_lines_ended_no_one_kno
             for i, footer in enumerate(footers, 1)}
     d = decision(tmp_path, logs)
     assert d.outcome.state == want and d.root is None
+
+
+def _tool_parser_errors(header: bool) -> list[str]:
+    """Three requests whose tool call the parser could not read, each logged with the traceback it caught (with
+    `header`: vLLM's 'Error in extracting tool call from response.' before it), while the server serves on."""
+    out = []
+    for s in (10, 20, 30):
+        block = ["Traceback (most recent call last):",
+                 '  File "/venv/vllm/entrypoints/openai/tool_parsers/kimi_k3_tool_parser.py", line 210, in extract',
+                 "    function_args = json.loads(raw_args)",
+                 "json.decoder.JSONDecodeError: Expecting ',' delimiter: line 1 column 642 (char 641)"]
+        out += [api(4, s, line, level="ERROR").replace("[api_server.py:1]", "[kimi_k3_tool_parser.py:214]")
+                for line in (["Error in extracting tool call from response."] if header else []) + block]
+        out += [api(4, s + 1, '10.0.0.9:5512 - "POST /v1/chat/completions HTTP/1.1" 200 OK')]
+    return out + SERVING
+
+
+@pytest.mark.parametrize("header, healthy", [(True, True),     # the parser caught it and answered: context
+                                             (False, False)])  # near miss: a bare traceback, every time
+def test_a_tool_parsers_caught_error_and_its_traceback_are_no_failure(tmp_path, header, healthy):
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + _tool_parser_errors(header)})
+    assert d.healthy is healthy, (d.outcome, d.root)
+
+
+@pytest.mark.parametrize("unit, healthy", [("fluent-bit", True),   # the unit of the process the kernel killed
+                                           ("vllm-k3", False)])    # near miss: another unit restarted
+def test_a_unit_restarted_after_the_kernel_killed_its_foreign_process_is_that_programs(tmp_path, unit, healthy):
+    journal = ["Nov 18 07:04:40 gpu-a1 kernel: Memory cgroup out of memory: Killed process 5519 (fluent-bit) "
+               "total-vm:4431232kB, anon-rss:2046540kB, file-rss:0kB",
+               f"Nov 18 07:04:45 gpu-a1 systemd[1]: {unit}.service: Scheduled restart job, restart counter is at 1."]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + SERVING,
+                            "gpu-a1/journal.txt": journal})
+    assert d.healthy is healthy, (d.outcome, d.root)

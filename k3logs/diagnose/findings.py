@@ -309,10 +309,11 @@ def exceptions(ev: pl.DataFrame, benign: pl.Series, symptoms: list[int] = ()) ->
 
 
 def told_by_known(others: list[Finding], findings: list[Finding]) -> list[Finding]:
-    """The unknown exceptions that are not a known error's own detail: a logger's record of a known cause prints its
-    message and then, on the next lines, the traceback it caught (`logger.exception`), in one process at one time;
-    that traceback's last line is how the known error surfaced, not an error of its own."""
-    heads = {(f.file, f.span[1], f.pid): f.ts for f in findings if f.role == "cause" and f.sig is not None}
+    """The unknown exceptions that are not a known line's own detail: a logger's record of a known cause, or of an
+    error its code caught and went on from (a context signature: a tool parser's 'Error in extracting tool call'),
+    prints its message and then, on the next lines, the traceback it caught (`logger.exception`), in one process at
+    one time; that traceback's last line is how the known error surfaced, not an error of its own."""
+    heads = {(f.file, f.span[1], f.pid): f.ts for f in findings if f.role in ("cause", "context") and f.sig is not None}
     return [g for g in others if (key := (g.file, g.span[0] - 1, g.pid)) not in heads
             or (t := heads[key]) is None or g.ts is None or abs((g.ts - t).total_seconds()) > TIE_SECONDS]
 

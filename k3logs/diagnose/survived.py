@@ -222,6 +222,11 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
                    and sort_key(back) < sort_key(g) and (dt := seconds(back, g)) is not None and dt <= SAME_FAILURE_S
                    for g in findings)
 
+    # the processes of other programs the kernel's lines name, by node: a unit of that name restarted is theirs
+    killed_foreign: dict = {}
+    for g in findings:
+        if (name := foreign_process(g)) is not None:
+            killed_foreign.setdefault(g.node, set()).add(name)
     # the latest first: whether a later failure counts depends on whether it was survived itself
     for f in sorted(findings, key=sort_key, reverse=True):
         if f.eid < 0:
@@ -258,6 +263,9 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
             continue
         if (unit := f.fields.get("unit")) in life.foreign:
             f.set_aside = f"about unit {unit}, whose own lines are none of the deployment's"
+            continue
+        if unit is not None and unit in killed_foreign.get(f.node, set()):
+            f.set_aside = f"about unit {unit}, whose process the kernel names as none of the deployment's"
             continue
         if (port := f.fields.get("dport")) is not None and str(port) not in life.ports \
                 and (peers or {}).get(f.fields.get("src") or "", f.node) == f.node:
