@@ -416,3 +416,17 @@ def test_a_json_export_s_message_fields_are_its_log_lines():
     events = json.dumps({"items": [{"reason": "NodeNotReady", "message": f"Node gb300-n{i} status is now: NodeNotReady",
                                     "lastTimestamp": "2026-09-22T13:41:20Z"} for i in range(5)]}, indent=2)
     assert sniff(events.encode()).wrappers == ()
+
+
+def test_a_log_groups_export_whose_messages_are_vllm_lines_is_read_through_its_message_fields():
+    # (`aws logs get-log-events`: each event's message is a vLLM line, colour codes escaped in the JSON string)
+    events = ",\n".join(
+        '        {\n            "timestamp": 1795036213874,\n'
+        f'            "message": "\\u001b[0;36m(Worker_TP5 pid=175)\\u001b[0;0m INFO 11-18 21:10:{s:02d} [core.py:1] '
+        f'step {s}\\r",\n            "ingestionTime": 1795036215264\n        }}' for s in range(12))
+    doc = '{\n    "events": [\n' + events + '\n    ]\n}\n'
+    sn = sniff(doc.encode())
+    assert sn.wrappers == ("json_message_field",) and sn.kind == "vllm" and not sn.is_dump
+    # near miss: messages that are no application's log lines stay the document's fields
+    plain = doc.replace("\\u001b[0;36m(Worker_TP5 pid=175)\\u001b[0;0m INFO 11-18 21:10:", "batch done, took ")
+    assert sniff(plain.encode()).wrappers == ()

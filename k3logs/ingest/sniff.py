@@ -210,9 +210,11 @@ def sniff(head: bytes, size: int | None = None, formats: Formats | None = None) 
             "\n".join(inner)))) and not (
             n > SMALL_FILE_LINES and _log_after(inner, _cleaned(inner, pats), pats, sniffing)):
         wrappers, inner, reasons = [], lines, []
-    if len(wrappers) == 1 and _sparse(wrappers[0], SPARSE_MIN, lines, formats):
-        # (a JSON document's message fields are log lines when they carry a log's own time and host; an object's
-        # message with no time of its own, a Kubernetes event's, is the document's field)
+    if len(wrappers) == 1 and _sparse(wrappers[0], SPARSE_MIN, lines, formats) and \
+            _line_formats(inner, _cleaned(inner, pats), pats, sniffing)[1] < LOG_SHARE * len(inner):
+        # (a JSON document's message fields are log lines when they carry a log's own time and host, or are an
+        # application's log lines (a log group's export: vLLM's own lines); an object's message with no time of its
+        # own, a Kubernetes event's, is the document's field)
         wrappers, inner, reasons = [], lines, []
 
     # 3 before 2: the application format of each unwrapped line
