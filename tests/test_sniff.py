@@ -430,3 +430,15 @@ def test_a_log_groups_export_whose_messages_are_vllm_lines_is_read_through_its_m
     # near miss: messages that are no application's log lines stay the document's fields
     plain = doc.replace("\\u001b[0;36m(Worker_TP5 pid=175)\\u001b[0;0m INFO 11-18 21:10:", "batch done, took ")
     assert sniff(plain.encode()).wrappers == ()
+
+
+def test_a_loki_jsonl_export_is_read_through_its_line_with_the_labels_node():
+    # (`logcli query -o jsonl`: newest first, the stream's labels name the node and the pod)
+    rows = [json.dumps({"labels": {"container": "vllm", "node_name": "gpu-b300-r2-07", "pod": "kimi-k3-0"},
+                        "line": f"(APIServer pid=1) INFO 12-03 03:47:{s:02d} [api_server.py:1] step {s}",
+                        "timestamp": f"2026-12-03T03:47:{s:02d}.616565323Z"}) for s in range(20, 0, -1)]
+    sn = sniff(("\n".join(rows) + "\n").encode())
+    assert sn.wrappers == ("loki_jsonl",) and sn.kind == "vllm"
+    # near miss: a JSON line with a "line" key but no stream labels is no Loki entry
+    other = [json.dumps({"line": f"step {s}", "ts": s}) for s in range(20)]
+    assert "loki_jsonl" not in sniff(("\n".join(other) + "\n").encode()).wrappers
