@@ -286,9 +286,13 @@ def _unwrap(line: str, rx: re.Pattern, name: str) -> str:
             obj = json.loads(line)
         except ValueError:
             return line
-        t = obj
-        for part in _json_wrappers()[name].split("."):   # (a dotted key: in the objects inside)
-            t = t.get(part) if isinstance(t, dict) else None
+        t = None
+        for key in _json_wrappers()[name]:   # (its text keys in order: the first the object has)
+            t = obj
+            for part in key.split("."):   # (a dotted key: in the objects inside)
+                t = t.get(part) if isinstance(t, dict) else None
+            if isinstance(t, (str, list)):   # (a key that holds an object, filebeat's `log`, is no text)
+                break
         if isinstance(t, list) and all(isinstance(b, int) and 0 <= b < 256 for b in t):
             t = bytes(t).decode("utf-8", "replace")  # (journald's MESSAGE with control characters: its bytes)
         return t if isinstance(t, str) else ""
@@ -307,9 +311,10 @@ def _json_escaped() -> frozenset[str]:
 
 
 @lru_cache(maxsize=1)
-def _json_wrappers() -> dict[str, str]:
-    """Wrappers read by JSON key: name -> the key of their text."""
-    return {n: dict(f.json_fields)["text"] for n, f in builtin_formats().wrappers.items() if f.json_fields}
+def _json_wrappers() -> dict[str, tuple[str, ...]]:
+    """Wrappers read by JSON key: name -> the keys of their text, in order."""
+    return {n: tuple(k for f_, k in f.json_fields if f_ == "text") for n, f in builtin_formats().wrappers.items()
+            if f.json_fields}
 
 
 def _journal_ident(line: str, pats) -> str | None:
