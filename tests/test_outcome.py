@@ -2625,3 +2625,26 @@ def test_a_unit_restarted_after_the_kernel_killed_its_foreign_process_is_that_pr
     d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + SERVING,
                             "gpu-a1/journal.txt": journal})
     assert d.healthy is healthy, (d.outcome, d.root)
+
+
+def _first_start_error(cause_in_first: bool) -> list[str]:
+    """A start whose engine fails on an error no signature knows, stops, and is started again; the second start
+    waits for workers the first left behind and times out in its rendezvous (a known cause). With `cause_in_first`
+    that timeout comes in the first start, before its stop."""
+    timeout = api(9, 0, "torch.distributed.DistStoreError: Timed out after 601 seconds waiting for clients. 8/16 "
+                        "clients joined.", level="ERROR")
+    first = START + LOADED + [
+        api(3, 0, "EngineCore failed to start.", level="ERROR"),
+        api(3, 0, "Traceback (most recent call last):", level="ERROR"),
+        api(3, 0, '  File "/venv/vllm/v1/structured_output/__init__.py", line 61, in __init__', level="ERROR"),
+        api(3, 0, "KeyError: \"Reasoning parser 'kimi-k3' not found.\"", level="ERROR")]
+    if cause_in_first:
+        first.append(timeout.replace("07:09:", "07:03:"))
+    return first + [api(3, 5, "Shutting down"), api(4, 0, "vLLM API server version 0.27.2"), timeout]
+
+
+@pytest.mark.parametrize("cause_in_first, root", [(False, "other"),             # the first start's own error
+                                                  (True, "nccl.bootstrap")])   # near miss: a cause in that start
+def test_the_first_starts_own_error_is_the_origin_of_later_starts_known_causes(tmp_path, cause_in_first, root):
+    d = decision(tmp_path, {"gpu-a1/vllm.log": _first_start_error(cause_in_first)})
+    assert d.root is not None and d.root.category == root, (d.root, d.outcome)

@@ -184,6 +184,22 @@ def _other(candidates: list[Finding], findings: list[Finding]) -> tuple[Finding 
     return f, template, len(same)
 
 
+def _failed_start_first(others: list[Finding], causes: list[Finding], findings: list[Finding],
+                        life: Lifecycle) -> bool:
+    """An error no signature knows that failed its node's start (the traceback after 'EngineCore failed to start',
+    in the same attempt), whose attempt then stopped before any known cause came: the known causes are later
+    attempts' (a restart that waits for peers the failed start left behind), and the first start's own error is the
+    origin."""
+    error = next((o for o in others if o.set_aside is None and o.ts is not None), None)
+    if error is None or (stop := life.stops.get((error.node, life.attempt_of(error)))) is None or stop.ts is None \
+            or stop.ts < error.ts:
+        return False
+    failed = any(f.category in outcome_data().unready and f.node == error.node and f.set_aside is None
+                 and life.attempt_of(f) == life.attempt_of(error)
+                 and (dt := seconds(f, error)) is not None and 0 <= dt <= SAME_FAILURE_S for f in findings)
+    return failed and all(c.ts is not None and c.ts > stop.ts for c in causes)
+
+
 def _never_ready_after(root: Finding, findings: list[Finding], life: Lifecycle) -> bool:
     """A symptom that says the server never became ready ('EngineCore failed to start') follows the root in its
     node's attempt, or states it in the same second (the header before its traceback): the root came before
@@ -270,6 +286,8 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
             f.raised_on, rank = raised_by[(f.file, f.line)]
             f.rank = f.rank if rank is None else rank
     causes = [f for f in findings if f.role == "cause" and f.explained_by is None and f.set_aside is None]
+    if causes and _failed_start_first(others, causes, findings, life):
+        causes = []   # (the first start's own error, which no signature knows, ended the attempt before any cause)
     if causes and all(f.phase == "shutdown" and (f.pid or f.fields.get("pid")) for f in causes) \
             and (lost := vanished_worker(findings, cat)) and sort_key(lost) < sort_key(first(causes, cat)) \
             and not accounted(lost, findings, cat) and not any(names_victim(f, lost, pid_rank) for f in causes):
