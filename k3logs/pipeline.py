@@ -154,9 +154,11 @@ def learn(path: str | Path, settings: Settings, cat: Catalogue, keep_all: bool =
     refs = [dt for f in facts if f.name == "collected_at" and (dt := parse_iso(f.value))]
     zones = {f.node: int(f.value) for f in facts if f.name == "utc_offset" and f.node}
     named = {f.node: f.value for f in facts if f.name == "utc_zone" and f.node}
+    bmc = {f.node: float(f.value) for f in facts if f.name == "bmc_clock" and f.node}
     clock_model, clock_report = clock.learn(events, settings.tz, settings.skew_tolerance, boots, refs,
                                             _measured_offsets(facts), zones, _on_hosts(ing.files, facts), named,
-                                            frozenset(n for n, f in builtin_formats().wrappers.items() if f.arrival))
+                                            frozenset(n for n, f in builtin_formats().wrappers.items() if f.arrival),
+                                            bmc)
     events = clock.in_file_order(clock.apply(events, clock_model))
     return Learnt(bundle, ing, events, facts, attribution, clock_report, clock_model)
 

@@ -625,3 +625,27 @@ def test_a_nodes_clock_is_compared_over_one_meeting_not_the_median_of_its_starts
     leader = text_of(_assigned(0, "09:28:34", 251), _assigned(0, "09:46:48", 254))   # two starts of the leader
     a = analyze_files(tmp_path, {"gpu-w03/vllm.log": leader, "gpu-w05/vllm.log": text_of(_assigned(1, worker_at, 121))})
     assert a.clock_model.offsets.get("gpu-w05", 0.0) == pytest.approx(offset, abs=1.5)
+
+
+def _power_loss(transcript: bool) -> dict[str, str]:
+    """A head whose NCCL sends to the worker fail at 14:27:34 UTC; the worker's BMC logged its power loss at 14:27:25
+    UTC, in its own clock, which reads 1:02:13 ahead (local time, and fast)."""
+    files = {
+        "gpu-n11/vllm.log": "\n".join([
+            "(APIServer pid=1) INFO 11-25 13:40:00 [launcher.py:37] Application startup complete.",
+            "[2026-11-25 14:27:34] gpu-n11:311:402 [3] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion "
+            "from peer 10.61.3.14<49255> with status=12 opcode=0 len=0 vendor err 129 (Recv)"]) + "\n",
+        "gpu-n14/ipmitool-sel-elist.txt": "   a | 11/25/2026 | 15:29:38 | Power Supply PSU4 Status | Power Supply AC "
+                                          "lost | Asserted\n",
+        "hosts": "10.61.3.14 gpu-n14\n"}
+    if transcript:
+        files["gpu-n14/collect-info.txt"] = "$ date -u\nWed Nov 25 15:12:08 UTC 2026\n$ ipmitool sel time get\n" \
+                                            "11/25/2026 16:14:21\n"
+    return files
+
+
+@pytest.mark.parametrize("transcript, root", [(True, "infra.node_lost"),     # the BMC's clock, read beside UTC
+                                              (False, "nccl.ib_transport")])  # near miss: its SEL read as UTC
+def test_a_bmcs_event_log_is_read_in_the_bmcs_own_clock(tmp_path, transcript, root):
+    a = analyze_files(tmp_path, _power_loss(transcript))
+    assert a.decision.root is not None and a.decision.root.category == root, a.decision.root

@@ -117,6 +117,7 @@ class ClockModel:
     # a file that lists events by their age (kubectl's LAST SEEN) -> (line, the UTC time a `date -u` printed
     # there): the ages of the rows after it count back from that time
     listed: dict[str, tuple[tuple[int, datetime], ...]] = field(default_factory=dict)
+    bmc: dict[str, float] = field(default_factory=dict)  # a node's BMC clock (its SEL): seconds it reads ahead of UTC
     _plan: tuple | None = field(default=None, init=False, repr=False, compare=False)  # (see _own_time_plan)
 
 
@@ -132,17 +133,20 @@ def learn(ev: pl.DataFrame, tz: str = UTC, skew_tolerance: float = 2.0,
           reference_facts: list[datetime] | None = None,
           measured: dict[str, float] | None = None,
           zones: dict[str, int] | None = None, bare: bool = False,
-          named: dict[str, str] | None = None, arrival: frozenset[str] = frozenset()) -> tuple[ClockModel, ClockReport]:
+          named: dict[str, str] | None = None, arrival: frozenset[str] = frozenset(),
+          bmc: dict[str, float] | None = None) -> tuple[ClockModel, ClockReport]:
     """Reference dates for year-less times, boot times, and per-node offsets, from attributed events.
     `zones`: the UTC offset (seconds) of the nodes whose zone the bundle shows (`named`: by its name); `bare`: the
     deployment runs in no container (its processes keep their hosts' zone, when the hosts share one); `arrival`:
-    the wrappers of files written live, whose line order bounds the estimated offsets (arrival.py)."""
+    the wrappers of files written live, whose line order bounds the estimated offsets (arrival.py); `bmc`: how far
+    each node's BMC clock reads ahead of UTC (its SEL's times are read as the zone-less times they are)."""
     zones = {**wrapped_zones(ev), **stated_zones(ev), **(zones or {})}
     one = set(zones.values())
     if len(one) == 1 and len(zones) >= 2:   # (a site's hosts keep one zone: its other hosts' journals are in it)
         zones = {**{n: next(iter(one)) for n in ev["node"].drop_nulls().unique().to_list()}, **zones}
     m, rep = ClockModel(tz=tz, host_zone=zones, zone_name={n: z for n, z in (named or {}).items() if known_zone(z)},
                         bare_zone=one.pop() if bare and len(one) == 1 else None), ClockReport()
+    m.bmc = {n: d - (m.bare_zone or 0 if tz == UTC else 0) for n, d in (bmc or {}).items()}
     c = pl.col
     exact = ev.select("node", _exact(m).alias("_e")).drop_nulls("_e")
     for (node,), g in exact.group_by("node"):
@@ -414,6 +418,10 @@ def apply(ev: pl.DataFrame, m: ClockModel, last_ts: dict[str, datetime] | None =
         off = _clock_of(ev, m).replace_strict(m.offsets, default=None, return_dtype=pl.Float64)
         aligned = pl.when(off.is_not_null() & filled.is_not_null()) \
             .then(filled - pl.duration(microseconds=(off * 1e6).cast(pl.Int64))).otherwise(filled)
+    if m.bmc and "source" in ev.columns:   # (a BMC's own clock: its SEL lines, by the readings of both clocks)
+        ahead = c("node").replace_strict(m.bmc, default=None, return_dtype=pl.Float64)
+        aligned = pl.when((c("source") == "bmc") & ahead.is_not_null()) \
+            .then(aligned - pl.duration(microseconds=(ahead * 1e6).cast(pl.Int64))).otherwise(aligned)
     # (one query; the time before the node's offset is what the next batch of the file carries on with)
     ev = ev.with_columns(aligned.dt.replace_time_zone(UTC).alias("ts"), quality.alias("ts_quality"),
                          filled.alias("_local"))

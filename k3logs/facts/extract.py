@@ -25,6 +25,7 @@ import polars as pl
 from k3logs.catalogue.witnesses import builtin_witnesses, expand_nodelist
 from k3logs.ingest.dumps import Segment, command_kind, is_launch_line, sniff_dump, split_transcript
 
+from .bmc import parse_bmc_clock
 from .cmdline import parse_env, parse_launch, parse_supervisor_program, parse_systemd_unit
 from .data import FactsData, apply_log_fact, default_facts_data
 from .describe import parse_describe
@@ -99,6 +100,7 @@ def facts_from_dump(kind: str, file: str, text: str, node: str | None) -> list[F
     _run(sink, "host_ips", parse_host_ips, lines, 0, None)
     _run(sink, "inventory", parse_inventory, lines, 0, None)
     _run(sink, "clocks", parse_clocks, lines, 0, None)
+    _run(sink, "bmc_clock", parse_bmc_clock, lines, 0, None)
     _run(sink, "slurm_job", parse_slurm_job, lines, 0, None)
     _run(sink, "launchers", parse_launchers, lines, 0, None)
     for kind_ in MERGED:
