@@ -32,6 +32,11 @@ def _json_keys(fields: dict) -> tuple[tuple[str, str], ...]:
                                                                     else [fields[k]]))
 
 
+def json_path(key: str) -> str:
+    """A wrapper's dotted key as a JSON path: a part that is no plain name ('@timestamp') in brackets."""
+    return "$" + "".join(f".{part}" if part.replace("_", "a").isalnum() else f"['{part}']" for part in key.split("."))
+
+
 @dataclass(frozen=True)
 class Format:
     layer: str

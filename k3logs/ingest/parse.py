@@ -16,7 +16,7 @@ from functools import lru_cache
 
 import polars as pl
 
-from k3logs.catalogue.formats import TIME_GROUPS, Format, Formats
+from k3logs.catalogue.formats import TIME_GROUPS, Format, Formats, json_path
 from k3logs.catalogue.regexes import Regexes
 from k3logs.schema import LINE, SUB, TRUNCATED
 
@@ -81,7 +81,7 @@ def _extract(df: pl.DataFrame, fmt: Format) -> pl.DataFrame:
         for name, key in fmt.json_fields:
             keys.setdefault(name, []).append(key)
         ext = df.select(pl.when(hit).then(pl.col("text")).alias("_m"), *[
-            pl.when(hit).then(pl.coalesce(pl.col("text").str.json_path_match(_json_path(k)) for k in ks)).alias(name)
+            pl.when(hit).then(pl.coalesce(pl.col("text").str.json_path_match(json_path(k)) for k in ks)).alias(name)
             for name, ks in keys.items()])
         key = keys.get("text", [None])[0]
         if key is None:
@@ -90,11 +90,6 @@ def _extract(df: pl.DataFrame, fmt: Format) -> pl.DataFrame:
         arrays = df.select(pl.col("text").str.contains(f'"{re.escape(key)}"\\s*:\\s*\\[').fill_null(False)).to_series()
         return ext.with_columns(_byte_array_text(ext["text"], arrays))
     return df.select(pl.col("text").str.extract_groups(_head_regex(fmt))).unnest("text")
-
-
-def _json_path(key: str) -> str:
-    """A dotted key as a JSON path: a part that is no plain name ('@timestamp') in brackets."""
-    return "$" + "".join(f".{part}" if part.replace("_", "a").isalnum() else f"['{part}']" for part in key.split("."))
 
 
 _HEX = {str(i): f"{i:02x}" for i in range(256)}
