@@ -1573,7 +1573,8 @@ def _probe_loop(log_from: str, ready: bool = False) -> dict:
     log.append(t.format("10:29:53.0") + "k3-0:296:1256 [3] bootstrap.cc:209 NCCL WARN Message truncated : received "
                "176 bytes instead of 172")
     events = ["LAST SEEN   TYPE      REASON    OBJECT      MESSAGE",
-              "2026-11-12T10:16:54Z   Warning   Unhealthy   pod/k3-0   Startup probe failed: connect: connection refused",
+              "2026-11-12T10:16:54Z   Warning   Unhealthy   pod/k3-0   Startup probe failed: connect: connection "
+              "refused",
               "2026-11-12T10:16:54Z   Normal    Killing     pod/k3-0   Container vllm failed startup probe, will be "
               "restarted",
               "2026-11-12T10:29:12Z   Normal    Killing     pod/k3-0   Container vllm failed startup probe, will be "

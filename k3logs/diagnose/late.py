@@ -1,6 +1,6 @@
 """A fault stated late: a controller that decides from missed heartbeats (Kubernetes' node controller saying
-NotReady, Ray's GCS marking a node dead) says so once its grace has run out, while the peers of the node it lost
-have already failed talking to it. The fault happened no later than the first of those failures (how-it-decides.md)."""
+NotReady: a signature that `lags`) says so once its grace has run out, while the peers of the node it lost have
+already failed talking to it. The fault happened no later than the first of those failures (how-it-decides.md)."""
 from __future__ import annotations
 
 from k3logs.catalogue.signatures import Catalogue
