@@ -146,7 +146,7 @@ def learn(ev: pl.DataFrame, tz: str = UTC, skew_tolerance: float = 2.0,
         zones = {**{n: next(iter(one)) for n in ev["node"].drop_nulls().unique().to_list()}, **zones}
     m, rep = ClockModel(tz=tz, host_zone=zones, zone_name={n: z for n, z in (named or {}).items() if known_zone(z)},
                         bare_zone=one.pop() if bare and len(one) == 1 else None), ClockReport()
-    m.bmc = {n: d - (m.bare_zone or 0 if tz == UTC else 0) for n, d in (bmc or {}).items()}
+    m.bmc = {n: d - ((m.bare_zone or 0) if tz == UTC else 0) for n, d in (bmc or {}).items()}   # (as read: zone-less)
     c = pl.col
     exact = ev.select("node", _exact(m).alias("_e")).drop_nulls("_e")
     for (node,), g in exact.group_by("node"):
