@@ -1450,6 +1450,22 @@ def test_a_gpu_listing_a_job_printed_in_its_log_gives_the_kernels_uuid_its_index
     assert g["index"] == index
 
 
+@pytest.mark.parametrize("uuid, node, rank", [("GPU-5f2b8e1c-0d3e-7a41-9b6c-2f1e0a9d8c77", "gpu-b", 3),
+                                               ("GPU-0a1b2c3d-0000-1111-2222-333344445555", None, None)])  # unlisted
+def test_a_line_that_names_a_gpu_by_uuid_alone_is_about_the_node_and_rank_of_that_gpu(tmp_path, uuid, node, rank):
+    """The device plugin's Xid names its GPU by UUID only: node-b's `nvidia-smi -q` lists that UUID at 9a:00,
+    where NCCL saw rank 3. Near miss: a UUID no listing holds names neither."""
+    a = analyze_files(tmp_path, {**TWO_COMMS, "node-b/smi-q-i1.txt": SMI_Q, "k8s/nvidia-device-plugin.log": text_of(
+        "I0811 07:52:00.741607       1 health.go:177] XidCriticalError: Xid=79 on Device="
+        f"{uuid}; marking device as unhealthy.")})
+    ev = event_at(a.events, "k8s/nvidia-device-plugin.log", 1)
+    assert (ev["node"], ev["rank"]) == (node, rank)
+    if node:
+        node_from, rank_from = witness(a.attribution, ev)
+        assert node_from.startswith("the GPU it names on line 1, GPU-5f2b8e1c") and "node-b/smi-q-i1.txt" in node_from
+        assert "NCCL busId 9a000" in rank_from
+
+
 def test_an_hcas_pci_address_is_not_a_gpus(tmp_path):
     # no topo -m ties mlx5_1 to a GPU: its address names no GPU and no rank
     a = analyze_files(tmp_path, {**TWO_COMMS, "node-b/dmesg.txt": text_of(

@@ -16,9 +16,10 @@ from .attribution import KERNEL_TASK_LINES, RX, Attribution, elastic_entries, en
 
 SHORT_HOST = r"^([A-Za-z][\w-]*)\..*$"
 MAX_LOCAL_GPUS = 64   # (a node's GPUs, at most)
-NODE_SRC = ("span", "subject", "host", "ip", "ip_raw", "task", "pod", "file", "named", "single")  # node_src 1..
+NODE_SRC = ("span", "subject", "host", "ip", "ip_raw", "task", "pod", "file", "named", "single",
+            "gpu_uuid")  # node_src 1..
 RANK_SRC = ("line", "subject", "life", "pid", "file_rank", "bare", "task", "name", "local", "rank0", "kernel_task",
-            "kernel_bus", "kernel_local")  # rank_src 1..
+            "kernel_bus", "kernel_local", "gpu_uuid")  # rank_src 1..
 
 
 def rank_code(kind: str) -> int:
@@ -160,10 +161,50 @@ def apply_nodes(ev: pl.DataFrame, a: Attribution) -> pl.DataFrame:
         idx = missing.arg_true()
         named = ev["text"].gather(idx).str.extract(rf"(?:^|[\s/=:'\"(])({names})(?:$|[\s,.;:'\")])", 1)
         ev = ev.with_columns(ev["node"].scatter(idx, named), ev["node_src"].scatter(idx, _code_where(named, 9)))
+    # a line with no node that names a GPU by its UUID (a device plugin's, DCGM's) is about the node whose GPU
+    # listing holds that UUID: UUIDs are unique
+    listed = {u: n for u, (n, _) in a.uuid_bus.items() if n is not None}
+    idx = _naming_a_gpu(ev, ev["node"].is_null()) if listed else None
+    if idx is not None and len(idx):
+        named = _uuid_in(ev["text"].gather(idx)).replace_strict(listed, default=None, return_dtype=pl.String)
+        ev = ev.with_columns(ev["node"].scatter(idx, named), ev["node_src"].scatter(idx, _code_where(named, 11)))
     if a.single_node:
         ev = ev.with_columns(pl.when(pl.col("node").is_null()).then(pl.lit(10, pl.Int8)).otherwise(pl.col("node_src"))
                              .alias("node_src"), pl.col("node").fill_null(a.single_node))
     return ev
+
+
+def _naming_a_gpu(ev: pl.DataFrame, where: pl.Series) -> pl.Series:
+    """The rows among `where` whose text names a GPU by UUID."""
+    return (where & ev["text"].str.contains("GPU-", literal=True)).fill_null(False).arg_true()
+
+
+def _uuid_in(text: pl.Series) -> pl.Series:
+    """The GPU UUID each line names, lower case (null where none)."""
+    return text.str.extract(f"({RX['gpu_uuid'].pattern})", 1).str.to_lowercase()
+
+
+def uuid_ranks(a: Attribution) -> dict[str, int]:
+    """GPU UUID -> the rank on that GPU: the rank NCCL saw on its bus, else the one on its index."""
+    local = gpu_ranks(a)
+    out = {}
+    for uuid, (node, bus) in a.uuid_bus.items():
+        index = a.bus_gpu.get((node, bus), a.gpus.get((node, bus), {}).get("index"))
+        rank = a.bus_rank.get((node, bus), local.get((node, index)) if index is not None else None)
+        if node is not None and rank is not None:
+            out[uuid] = rank
+    return out
+
+
+def _gpu_named(ev: pl.DataFrame, a: Attribution) -> pl.DataFrame:
+    """A line with no rank that names a GPU by UUID takes the rank on that GPU."""
+    ranks = uuid_ranks(a) if a.uuid_bus else {}
+    idx = _naming_a_gpu(ev, ev["rank"].is_null()) if ranks else None
+    if idx is None or not len(idx):
+        return ev
+    rank = _uuid_in(ev["text"].gather(idx)).replace_strict(ranks, default=None, return_dtype=pl.Int32)
+    return ev.with_columns(ev["rank"].cast(pl.Int32).scatter(idx, rank),
+                           ev["rank_src"].cast(pl.Int8).scatter(idx, _code_where(rank, rank_code("gpu_uuid"))))
 
 
 def _code_where(values: pl.Series, code: int) -> pl.Series:
@@ -228,7 +269,7 @@ def apply(events: pl.DataFrame, a: Attribution) -> pl.DataFrame:
         ev = ev.with_columns(pl.when(zero).then(pl.lit(rank_code("rank0"), pl.Int8)).otherwise(pl.col("rank_src"))
                              .alias("rank_src"),
                              pl.when(zero).then(pl.lit(0, pl.Int32)).otherwise(pl.col("rank")).alias("rank"))
-    return _kernel(ev, a)
+    return _gpu_named(_kernel(ev, a), a)
 
 
 def _kernel(ev: pl.DataFrame, a: Attribution) -> pl.DataFrame:

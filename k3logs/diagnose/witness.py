@@ -60,6 +60,8 @@ def _node_from(a: Attribution, row: dict) -> str | None:
         return a.why.get(("file", f))
     if kind == "named":
         return f"the node the line names ({node}, line {ln})"
+    if kind == "gpu_uuid":
+        return f"the GPU it names on line {ln}, {_listed(a, _get(row, 'text'))}"
     return a.why.get(("single", node), "the bundle's only node")
 
 
@@ -105,12 +107,26 @@ def _rank_from(a: Attribution, row: dict) -> str | None:
         how = f"host pid {task} is pid {inner} in its container (NSpid); " if inner is not None else \
             (f"thread {task} of pid {proc}; " if proc != task else "")
         return f"the kernel names task {task}: {how}pid {proc} on {node}: {a.why.get(('pid', (node, proc)), '')}"
+    if kind == "gpu_uuid":
+        uuid_node, bus = a.uuid_bus.get(RX["gpu_uuid"].search(text).group(0).lower())
+        index = a.bus_gpu.get((uuid_node, bus), a.gpus.get((uuid_node, bus), {}).get("index"))
+        how = a.why.get(("bus_rank", (uuid_node, bus))) or a.why.get(("local", (uuid_node, index)),
+                                                                       f"GPU {index} is local rank {index}")
+        return f"the GPU it names, {_listed(a, text)}, GPU {index}: {how}"
     bus = kernel_bus(pl.Series([text]))[0]
     if kind == "kernel_bus":
         return f"the GPU at PCI {bus}: {a.why.get(('bus_rank', (node, bus)), '')}"
     gpu = _get(row, "gpu")
     return f"the GPU at PCI {bus} is GPU {gpu} ({a.why.get(('bus_gpu', (node, bus)), 'nvidia-smi')}); " + \
         a.why.get(("local", (node, gpu)), f"GPU {gpu} is local rank {gpu} on {node}")
+
+
+def _listed(a: Attribution, text: str) -> str:
+    """Where the bundle lists the GPU whose UUID `text` names: '<uuid>, at PCI <bus> on <node> (<where>)'."""
+    uuid = RX["gpu_uuid"].search(text).group(0)
+    node, bus = a.uuid_bus[uuid.lower()]
+    where = ", ".join(a.gpus.get((node, bus), {}).get("where", [])[:1])
+    return f"{uuid}, at PCI {bus} on {node}" + (f" ({where})" if where else "")
 
 
 def event_gpu(a: Attribution, row: dict) -> dict | None:
