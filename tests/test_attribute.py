@@ -1704,6 +1704,26 @@ def test_a_ray_driver_in_a_nodes_file_that_relays_nothing_from_the_head_names_th
     assert (a.attribution.ip_node.get("10.52.4.24") == "gpu-h200-p14") == head_tied
 
 
+GCS_DEAD = ('{{"label":"RAY_NODE_REMOVED","message":"The node with node id: 3b9e51c0d7a84f2e and address: {ip} and '
+            'node name: {ip} has been marked dead because the detector has missed too many heartbeats from it."}}')
+
+
+@pytest.mark.parametrize("relayed, tied", [([RELAYED], True),
+                                           # near miss: the deployment's lines come from two addresses no host is
+                                           # tied to: which is the node left is not told
+                                           ([RELAYED, RELAYED.replace("10.52.4.24", "10.52.4.27")], False)])
+def test_the_ray_address_left_is_the_deployments_own_before_a_node_the_gcs_marked_dead(tmp_path, relayed, tied):
+    """The GCS's event log also marks dead a node that had left the cluster before the run (10.52.4.31): the
+    address the deployment's relayed lines come from is the one left for the node folder left."""
+    a = analyze_files(tmp_path, {"gpu-h200-p11/vllm.log": text_of(DRIVER, "(RayWorkerWrapper pid=58611) INFO 11-21 "
+                                                                          "14:03:30 [worker.py:1] rank=0", *relayed),
+                                 "gpu-h200-p11/event_GCS.log": text_of(GCS_DEAD.format(ip="10.52.4.31"),
+                                                                       GCS_DEAD.format(ip="10.52.4.24")),
+                                 "gpu-h200-p14/dmesg.txt": "[  1.0] Linux version 6.8.0\n"})
+    assert (a.attribution.ip_node.get("10.52.4.24") == "gpu-h200-p14") == tied
+    assert "10.52.4.31" not in a.attribution.ip_node
+
+
 def test_near_miss_of_two_node_folders_left_the_one_ray_address_left_is_neither(tmp_path):
     a = analyze_files(tmp_path, {"gpu-h200-p11/vllm.log": text_of(DRIVER, RELAYED),
                                  "gpu-h200-p14/dmesg.txt": "[  1.0] Linux version 6.8.0\n",

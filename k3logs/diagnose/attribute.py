@@ -117,8 +117,7 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
     # 2. ip -> host: NCCL bootstrap lines, notes and /etc/hosts, node and pod IPs, Ray's registrations
     boot = ev.filter(pl.col("_h").is_not_null() & (pl.col("source") == "nccl")).select(
         "_h", pl.coalesce(pl.col("text").str.extract(line_rx("nccl_boot"), 1), pl.col("ip")).alias("_ip"),
-        "file", "line") \
-        .drop_nulls(["_h", "_ip"]).unique(["_h", "_ip"], keep="first").sort("_ip", "_h")
+        "file", "line").drop_nulls(["_h", "_ip"]).unique(["_h", "_ip"], keep="first").sort("_ip", "_h")
     # (a host name several machines print, each with its own bootstrap address in its own files, an image's
     # default 'ubuntu', names none of them: its lines are their files' nodes', told by those addresses)
     shared = set(boot.group_by("_h").agg(pl.col("_ip").n_unique().alias("n"), pl.col("file").n_unique().alias("k"))
@@ -298,9 +297,10 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
                 and a.ip_node.setdefault(r.g["ip"], node) == node:
             a.said("ip", r.g["ip"], f"the Ray driver on {r.file}:{r.line} joins the head at {r.g['ip']} and relays no "
                                     f"worker line from it: it runs on the head, {node}")
-    # the deployment's one node no address is given for (the Slurm job's, else a node folder's): the Ray address left
-    ray_ips = seen_ips | {r.g["ip"] for r in reads["ray_node"] + reads["subject"] if r.g.get("ip")}
-    left_ips = sorted(ip for ip in ray_ips if ip not in a.ip_node)
+    # the deployment's one node no address is given for (the Slurm job's, else a node folder's): the Ray address left,
+    # of the deployment's relayed lines, else of any Ray record (the GCS also marks dead a node that left before)
+    recorded = {r.g["ip"] for r in reads["ray_node"] + reads["subject"] if r.g.get("ip")}
+    left_ips = [ip for ip in sorted(seen_ips) if ip not in a.ip_node] or sorted(recorded - set(a.ip_node))
     deployment = set(hints.job_hosts) or set(a.folder_node.values())
     left_hosts = sorted(h for h in deployment if w.is_host(h) and h not in set(a.ip_node.values()))
     if len(deployment) >= 2 and len(left_ips) == 1 and len(left_hosts) == 1:
