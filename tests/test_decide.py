@@ -571,6 +571,27 @@ def test_a_line_without_a_stack_takes_the_phase_of_its_process_s_traceback_right
     assert (root.category, root.line, root.phase, root.phase_from_stack) == ("nccl.shm", 3, "distributed_init", True)
 
 
+@pytest.mark.parametrize("stack_rank, phase", [(8, "kv_cache_init"),
+                                                # near miss: another rank's stack says nothing of rank 8's wait
+                                                (9, "model_load")])
+def test_a_watchdog_timeout_takes_the_phase_of_the_collective_stack_its_rank_prints_after_it(tmp_path, stack_rank,
+                                                                                              phase):
+    """torch's watchdog names no pid: its line and the stack of the collective it caught are its rank's."""
+    watchdog = "[rank{r}]:[E1124 09:37:47.1199{n} ProcessGroupNCCL.cpp:{loc}] "
+    a = analyze_files(tmp_path, {"vllm.log": text_of(
+        "INFO 11-24 09:27:00 [api_server.py:1] vLLM API server version 0.11.0",
+        "(Worker pid=259) INFO 11-24 09:27:45 [gpu_model_runner.py:3318] Model loading took 71.2 GiB",
+        watchdog.format(r=8, n=66, loc=685) + "[Rank 1] Watchdog caught collective operation timeout: "
+        "WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=8, NumelOut=8, Timeout(ms)=600000) ran for 600059 milliseconds "
+        "before timing out.",
+        watchdog.format(r=stack_rank, n=58, loc=733) + "Stack trace of the failed collective: ",
+        "#0 all_reduce from /torch/distributed/distributed_c10d.py:3041",
+        "#1 profile_run from /vllm/v1/worker/gpu_model_runner.py:4312",
+        "#2 determine_available_memory from /vllm/v1/worker/gpu_worker.py:281")})
+    root = root_of(a)
+    assert (root.category, root.line, root.phase) == ("nccl.timeout", 3, phase)
+
+
 @pytest.mark.parametrize("pid, t", [(424, "10:00:05"),    # another process's traceback
                                     (423, "10:00:40")])   # its own, but half a minute later
 def test_near_miss_another_process_s_or_a_later_traceback_gives_no_phase(tmp_path, pid, t):

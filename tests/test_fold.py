@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import analyze_files, parse_lines, parse_text, row, span, text_of
-from k3logs.ingest.fold import fold_continuations, fold_tracebacks
+from k3logs.ingest.fold import fold_collective_stacks, fold_continuations, fold_tracebacks
 
 
 def folded(lines: list[str], kind: str = "vllm", wrappers: tuple[str, ...] = ()) -> pl.DataFrame:
@@ -426,3 +426,29 @@ def test_a_chained_exception_s_phase_comes_from_every_stack_of_the_chain():
     # near miss: the first exception alone (no chain) says nothing of the phase
     [alone] = tracebacks(folded(DOWNLOAD[:4]))
     assert alone["frames"] == ["urlopen"] and frame_phase(alone["frames"]) is None
+
+
+# torch's watchdog: the stack of the collective it caught timing out, '#N fn from FILE:LINE', innermost first
+WATCHDOG = "[rank8]:[E1124 09:37:47.119958402 ProcessGroupNCCL.cpp:733] Stack trace of the failed collective: "
+CPP_STACK = ["#0 all_reduce from /torch/distributed/distributed_c10d.py:3041",
+             "#1 _dummy_run from /vllm/v1/worker/gpu_model_runner.py:3954",
+             "#2 profile_run from /vllm/v1/worker/gpu_model_runner.py:4312",
+             "#3 determine_available_memory from /vllm/v1/worker/gpu_worker.py:281"]
+
+
+def test_the_stack_of_a_failed_collective_is_its_announcing_lines_frames_outermost_first():
+    df = fold_collective_stacks(parse_lines([WATCHDOG, *CPP_STACK, "INFO 11-24 09:37:48 [core.py:1] after"],
+                                            kind="torch"))
+    head = row(df, 1)
+    assert head["frames"] == ["determine_available_memory", "profile_run", "_dummy_run", "all_reduce"]
+    assert span(head) == (1, 5) and df["line"].to_list() == [1, 6]
+
+
+@pytest.mark.parametrize("lines", [
+    ["INFO 11-24 09:37:47 [core.py:1] nothing announced", *CPP_STACK],       # no announcement before them
+    [WATCHDOG, "INFO 11-24 09:37:47 [core.py:1] a line between", *CPP_STACK],   # not right after it
+    [WATCHDOG, "#7 0x00007f3a2c7fe640 in ncclGroupEnd () from /usr/lib/libnccl.so.2"]])   # gdb's frame: no stack
+def test_near_miss_frame_like_lines_not_right_after_the_announcement_are_no_stack(lines):
+    df = fold_collective_stacks(parse_lines(lines, kind="torch"))
+    assert df.height == len(lines)
+    assert "frames" not in df.columns or df["frames"].null_count() == df.height

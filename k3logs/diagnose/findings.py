@@ -185,17 +185,23 @@ def _moment(at: str, ts: datetime | None, printed: datetime | None) -> datetime 
 def _with_following_stack(rows: pl.DataFrame, ev: pl.DataFrame) -> pl.DataFrame:
     """A line with no stack of its own (NCCL's WARN, a CUDA error printed before the raise) takes the stack of
     the traceback its own process prints right after it (same node and pid, within TIE_SECONDS, further down
-    the same file): that exception is this failure raised, and its frames say what the process was doing."""
-    bare = rows.filter(pl.col("frames").is_null() & pl.col("pid").is_not_null() & pl.col("ts").is_not_null())
-    stacks = ev.filter(pl.col("frames").is_not_null() & pl.col("pid").is_not_null() & pl.col("ts").is_not_null())
+    the same file): that exception is this failure raised, and its frames say what the process was doing. A line
+    that names no pid is its rank's (torch's watchdog, then the stack of the collective it caught)."""
+    who = (pl.coalesce(pl.col("pid").cast(pl.Int64), -1 - pl.col("rank").cast(pl.Int64)).alias("_who"),
+           pl.col("node").fill_null("").alias("_node"))   # (a join matches no null: a bundle of one machine)
+    bare = rows.with_columns(who).filter(pl.col("frames").is_null() & pl.col("_who").is_not_null()
+                                         & pl.col("ts").is_not_null())
+    stacks = ev.with_columns(who).filter(pl.col("frames").is_not_null() & pl.col("_who").is_not_null()
+                                         & pl.col("ts").is_not_null())
     if bare.is_empty() or stacks.is_empty():
         return rows
-    keys = ["file", "node", "pid"]
+    keys = ["file", "_node", "_who"]
     got = bare.select("eid", *keys, "ts", "line").sort("line").join_asof(
         stacks.select(*keys, pl.col("ts").alias("_ts"), pl.col("line").alias("_line"), pl.col("frames").alias("_f"))
         .sort("_line"), left_on="line", right_on="_line", by=keys, strategy="forward", allow_exact_matches=False,
         check_sortedness=False)  # (sorted by line above; `by` hides it)
-    got = got.filter((pl.col("_ts") - pl.col("ts")).dt.total_microseconds().is_between(0, TIE_SECONDS * 1e6))
+    # (further down the file, within a tie of its time either way: threads stamp their lines as they print them)
+    got = got.filter((pl.col("_ts") - pl.col("ts")).dt.total_microseconds().abs() <= TIE_SECONDS * 1e6)
     got = got.select("eid", "_f")
     return rows.join(got, on="eid", how="left").with_columns(pl.coalesce("frames", "_f").alias("frames")).drop("_f")
 

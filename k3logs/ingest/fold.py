@@ -321,6 +321,34 @@ def fold_tracebacks(df: pl.DataFrame) -> pl.DataFrame:
             .filter(pl.Series(keep)))
 
 
+def fold_collective_stacks(df: pl.DataFrame) -> pl.DataFrame:
+    """torch's watchdog prints the stack of the collective it caught timing out after 'Stack trace of the failed
+    collective:', a '#N fn from FILE:LINE' line a frame, innermost first, with no prefix of its own: they are the
+    frames of the line that announces them (outermost first, as a traceback's), and it absorbs them."""
+    if df.is_empty() or not (head := df["text"].str.contains(INGEST["cpp_stack_start"].pattern)).any():
+        return df
+    fn = df["text"].str.extract(INGEST["cpp_stack_frame"].pattern, 1)
+    # a stack is its head and the frame lines right after it, each on the next line of the file
+    nxt = pl.col(LINE) == pl.col(LINE).shift(1) + 1
+    runs = df.select(head.alias("_h"), fn.alias("_fn"), nxt.fill_null(False).alias("_n")).with_columns(
+        (pl.col("_h") | pl.col("_fn").is_null() | ~pl.col("_n")).cum_sum().alias("_run"))
+    first = runs.with_row_index("_i").filter(pl.col("_h")).select("_run", pl.col("_i").alias("_head"))
+    mine = runs.with_row_index("_i").join(first, on="_run").filter(~pl.col("_h") & pl.col("_fn").is_not_null())
+    if mine.is_empty():
+        return df
+    stacks = mine.group_by("_head").agg(pl.col("_fn").reverse().alias("_frames"), pl.col("_i").max().alias("_last"))
+    at = pl.DataFrame({"_i": pl.int_range(df.height, dtype=pl.UInt32, eager=True)}).join(
+        stacks, left_on="_i", right_on="_head", how="left", maintain_order="left")
+    end = df[LINE].gather(at["_last"].fill_null(0)).cast(pl.Int64)
+    line_end = df["_line_end"] if "_line_end" in df.columns else pl.repeat(None, df.height, dtype=pl.Int64, eager=True)
+    keep = np.ones(df.height, dtype=bool)
+    keep[mine["_i"].to_numpy()] = False
+    frames = pl.coalesce("frames", at["_frames"]) if "frames" in df.columns else pl.lit(at["_frames"])
+    out = df.with_columns(frames.alias("frames"), pl.when(at["_last"].is_not_null()).then(end)
+                          .otherwise(line_end.cast(pl.Int64)).alias("_line_end"))
+    return out.filter(pl.Series(keep))
+
+
 def fold_continuations(df: pl.DataFrame) -> pl.DataFrame:
     """Join vLLM records split by NewLineFormatter ('\\r' at the end of all but the last line, same
     prefix on each) and kernel records whose continuation lines are indented with no timestamp."""
@@ -367,9 +395,9 @@ def fold(df: pl.DataFrame) -> pl.DataFrame:
     its lines)."""
     back = _newest_first(df)
     if back.is_empty():
-        return fold_continuations(fold_tracebacks(df))
+        return fold_continuations(fold_collective_stacks(fold_tracebacks(df)))
     flipped = _flip(df, back).sort([LINE, SUB])
-    out = fold_continuations(fold_tracebacks(flipped))
+    out = fold_continuations(fold_collective_stacks(fold_tracebacks(flipped)))
     return _flip(out, back).sort([LINE, SUB])
 
 

@@ -9,11 +9,12 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-TB_HEAD = r"Traceback \(most recent call last\)|Fatal Python error: |^Process [\w.-]+:$|Exception in thread "
+TB_HEAD = (r"Traceback \(most recent call last\)|Fatal Python error: |^Process [\w.-]+:$|Exception in thread "
+           r"|Stack trace of the failed collective:")
 # lines of a traceback (frames, code, markers, chain separators, the exception): kept after a header (indented:
 # also as a JSON string writes a tab, in a container runtime's record: '"log":"\t', '[core.py:710] \t')
 TB_BODY = (r'File "|^\s|\]\s(?:\s|\\t)+\S|:"(?:\s|\\t)|Traceback|During handling|The above exception|Error|Exception'
-           r"|Exit|Interrupt|Fatal|Thread 0x|Current thread|\^\^|~~|^\S*$")
+           r"|Exit|Interrupt|Fatal|Thread 0x|Current thread|\^\^|~~|^\S*$|#\d+ \S+ from \S")
 EARLY_TIME = r"^.{0,80}?\d\d:\d\d:\d\d"  # a time of day near the start of a line
 TB_WINDOW = 400  # lines kept after a traceback header (its frames and exception), and before it: a log platform's
 # export written newest first has its tracebacks upside down
