@@ -692,6 +692,18 @@ def test_in_the_same_second_the_kernel_s_statement_of_a_fault_comes_first(tmp_pa
     assert root_of(a).file == root_file
 
 
+@pytest.mark.parametrize("copy_at, root_file", [("13:51:03", "gpu-b/kern.log"),   # the same second: the finer clock
+                                                 ("13:51:01", "ops/dmesg-T.txt")])   # near miss: seconds earlier
+def test_in_the_same_second_a_statement_stamped_to_the_millisecond_comes_before_one_in_whole_seconds(tmp_path, copy_at,
+                                                                                                    root_file):
+    """The operator's `dmesg -T` copy of the kernel's line is stamped in whole seconds: 13:51:03 stands for any
+    moment of that second, and the journal's 13:51:03.412 is the same line, timed."""
+    down = "mlx5_core 0000:9a:00.0 mlx5_5: Port: 1 Link DOWN"
+    a = analyze_files(tmp_path, {"gpu-b/kern.log": f"2026-12-05T13:51:03.412000+00:00 gpu-b kernel: {down}\n",
+                                 "ops/dmesg-T.txt": f"[Sat Dec  5 {copy_at} 2026] {down}\n"})
+    assert root_of(a).file == root_file
+
+
 HEALTH_FATAL = "Oct 28 14:41:05 pd-p05 kernel: mlx5_core 0000:5c:00.0: poll_health:835:(pid 0): Fatal error 1 detected"
 RETRY_EXCEEDED = ("(Worker_TP2 pid=257) ERROR 10-28 14:41:08 [nixl_connector.py:1] UCX error: Transport retry count "
                   "exceeded on mlx5_2:1/RoCE (synd 0x15 vend 0x81 hw_synd 0/0)")

@@ -158,6 +158,18 @@ def test_journald_wrapper_keeps_host_ident_pid_and_yearless_time():
     assert r["text"] == "vLLM API server version 0.10.1"
 
 
+@pytest.mark.parametrize("ident, source", [("kernel", "kernel"),
+                                            ("kubelet", "plain")])   # near miss: another program's line
+def test_a_search_hit_of_a_journal_line_is_its_programs_by_the_journals_identifier(ident, source):
+    """filebeat's journald input keeps the journal's SYSLOG_IDENTIFIER as syslog.identifier: a kernel line the hit
+    holds is the kernel's, however bare its text."""
+    hit = ('{"_index":".ds-filebeat-8.16.1","_id":"Ga","_source":{"@timestamp":"2026-12-05T13:51:03.412Z",'
+           '"message":"mlx5_core 0000:9a:00.0 mlx5_5: Port: 1 Link DOWN","host":{"name":"hx-b200-032"},'
+           f'"syslog":{{"identifier":"{ident}","priority":4}}}}}}')
+    r = row(parse_lines([hit], kind="plain", wrappers=("elastic_hit",)), 1)
+    assert (r["source"], r["ident"], r["w_host"]) == (source, ident, "hx-b200-032")
+
+
 def test_journald_kernel_lines_are_kernel_events():
     df = parse_lines(["Aug 11 07:35:59 gpu-node-07 kernel: NVRM: Xid (PCI:0000:18:00): 79, pid='<unknown>', "
                       "name=<unknown>, GPU has fallen off the bus.",
