@@ -75,10 +75,12 @@ def first(cands: list[Finding], cat: Catalogue) -> Finding:
         if c.raised_on is not None:
             return any(node == c.raised_on and file != c.file for node, file in own_logs)
         return c.rank is None and bool(ranked - {c.node})
-    def coarse(c: Finding) -> bool:   # (stamped in whole seconds: it may be the same moment as a finer stamp of its
-        # second, after it)
+    def coarse(c: Finding) -> bool:   # (a copy of a line stamped in whole seconds: it is the same moment as the line
+        # another witness stamps finer in that second)
         return c.ts is not None and c.ts.microsecond == 0 and any(
-            o.ts is not None and o.category == c.category and 0 < (o.ts - c.ts).total_seconds() < 1 for o in tied)
+            o.ts is not None and o.file != c.file and (o.node, o.text) == (c.node, c.text)
+            and 0 < (o.ts - c.ts).total_seconds() < 1
+            for o in tied)
 
     return sorted(tied, key=lambda c: (outside(c), -c.priority, c.source != "kernel", relayed(c), coarse(c),
                                        sort_key(c), triage.get(c.category, 99)))[0]
