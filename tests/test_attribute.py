@@ -1466,6 +1466,21 @@ def test_a_line_that_names_a_gpu_by_uuid_alone_is_about_the_node_and_rank_of_tha
         assert "NCCL busId 9a000" in rank_from
 
 
+@pytest.mark.parametrize("named, gpu6", [({0: 8, 1: 9, 2: 10, 3: 11, 4: 12, 5: 13, 7: 15}, 14),
+                                         # near misses: the last index unnamed is beyond those named; ranks named
+                                         # with no one offset from their local ranks
+                                         ({0: 8, 1: 9, 2: 10, 3: 11, 4: 12, 5: 13}, None),
+                                         ({0: 8, 1: 9, 5: 3, 7: 15}, None)])
+def test_a_gpu_between_those_a_nodes_workers_name_is_the_local_rank_they_leave_unnamed(named, gpu6):
+    """A worker stuck in its GPU's fault prints nothing: its node's other workers, each the node's first rank plus
+    its local rank, name the rank left between them."""
+    from k3logs.diagnose.assign import gpu_ranks
+    from k3logs.diagnose.attribution import Attribution
+    a = Attribution()
+    a.local_rank = {("gpu-b", lr): r for lr, r in named.items()}
+    assert gpu_ranks(a).get(("gpu-b", 6)) == gpu6
+
+
 def test_an_hcas_pci_address_is_not_a_gpus(tmp_path):
     # no topo -m ties mlx5_1 to a GPU: its address names no GPU and no rank
     a = analyze_files(tmp_path, {**TWO_COMMS, "node-b/dmesg.txt": text_of(

@@ -387,4 +387,16 @@ def gpu_ranks(a: Attribution, one_engine: bool = False) -> dict[tuple[str | None
     for (n, p), g in a.pid_gpu.items():
         if (n, p) in a.pid_rank:
             by_dev[(n, g)].add(a.pid_rank[(n, p)])
-    return {k: next(iter(r)) for k, r in by_dev.items() if len(r) == 1} | a.local_rank
+    return {k: next(iter(r)) for k, r in by_dev.items() if len(r) == 1} | _between(a.local_rank) | a.local_rank
+
+
+def _between(local: dict[tuple[str | None, int], int]) -> dict[tuple[str | None, int], int]:
+    """The local ranks a node's workers leave unnamed between those they name, where every one it names is its
+    node's first rank plus its local rank (a worker stuck in the GPU's fault prints nothing)."""
+    out = {}
+    for node in {n for n, _ in local}:
+        mine = {lr: r for (n, lr), r in local.items() if n == node}
+        if len(mine) >= 2 and len({r - lr for lr, r in mine.items()}) == 1:
+            first = next(r - lr for lr, r in mine.items())
+            out |= {(node, lr): first + lr for lr in range(min(mine), max(mine)) if lr not in mine}
+    return out
