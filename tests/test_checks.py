@@ -443,6 +443,27 @@ def test_nccl_on_one_address_several_nodes_advertise_fails(second, status):
     assert c.status == status and (status == "pass" or "several nodes" in c.detail)
 
 
+@pytest.mark.parametrize("c04_bond, status", [("bond0=10.60.7.4/24", "fail"),
+                                               # near miss: no interface of its own on the others' network (a
+                                               # routed fabric: each node bootstraps on its own subnet)
+                                               ("bond0=10.60.9.4/24", "pass")])
+def test_nccl_on_an_address_off_the_network_the_other_nodes_bootstrap_on_fails(c04_bond, status):
+    """c04's NCCL_SOCKET_IFNAME names its management port: its bootstrap address is on no network c03 has an
+    interface on, though c04 has one on the network c03 bootstraps on (`ip -br addr` of both)."""
+    facts = [F("nccl_bootstrap", "bond0:10.60.7.3", "log", "c03", "c03/journal.txt", 52),
+             F("nccl_bootstrap", "enP5p9s0:172.28.14.22", "log", "c04", "c04/journal.txt", 50),
+             F("ip", "enP5p9s0=172.28.7.3/24", "ip_addr", "c03", "c03/ip.txt", 3),
+             F("ip", "bond0=10.60.7.3/24", "ip_addr", "c03", "c03/ip.txt", 6),
+             F("ip", "enP5p9s0=172.28.14.22/24", "ip_addr", "c04", "c04/ip.txt", 3),
+             F("ip", c04_bond, "ip_addr", "c04", "c04/ip.txt", 6)]
+    c = check(IFACE, facts)
+    assert c.status == status
+    if status == "fail":
+        assert c.evidence == "c04/journal.txt:50" and "off their network" in c.detail and "c04" in c.detail
+    # near miss: without the nodes' addresses nothing says which networks they are on
+    assert check(IFACE, facts[:2]).status == "pass"
+
+
 def test_nccl_interface_near_misses_one_node_on_a_bridge_and_nodes_on_routed_interfaces():
     # a run on one host reaches its own ranks over any interface, its docker bridge too
     one = [F("nccl_bootstrap", "docker0:172.17.0.1", "log", "n1", "a.log", 3),

@@ -430,13 +430,13 @@ def check_interface(F: _Facts, data: FactsData, k3: bool):
     nodes = {f.node for f in facts if f.node}
     if len(nodes) < 2 and (F.int_of("nnodes") or 1) < 2:
         return "unknown", None, "NCCL's interface of one node only: any interface reaches the ranks of one host"
-    local = [facts[i] for i in unreachable([(f.value, f.node or f.file) for f in facts],
-                                           data.versions.host_local_interfaces)]
+    local = [facts[i] for i in unreachable([(f.value, f.node or f.file) for f in facts], data.versions.
+                                           host_local_interfaces, [(f.value, f.node) for f in F.get("ip")])]
     if local:
         ev = min(local, key=lambda f: (f.file, f.line or 0))
         on = ", ".join(sorted({f.node or f.file for f in local}))
-        return "fail", ev, (f"NCCL uses {ev.value}, an interface or address only its host can reach (host-only, "
-                            f"or one several nodes use at once), on {on}{_at(ev)}, in a run across nodes")
+        return "fail", ev, (f"NCCL uses {ev.value}, an interface or address the other nodes cannot reach (host-only, "
+                            f"one several nodes use, off their network), on {on}{_at(ev)}, in a run across nodes")
     used = sorted({f.value.split(":", 1)[0].strip() for f in facts})
     return "pass", facts[0], f"NCCL uses {', '.join(used)} on {len(nodes) or 'several'} nodes"
 
