@@ -75,10 +75,10 @@ def first(cands: list[Finding], cat: Catalogue) -> Finding:
         if c.raised_on is not None:
             return any(node == c.raised_on and file != c.file for node, file in own_logs)
         return c.rank is None and bool(ranked - {c.node})
-    def coarse(c: Finding) -> bool:   # (a copy of a line stamped in whole seconds: it is the same moment as the line
-        # another witness stamps finer in that second)
+    def coarse(c: Finding) -> bool:   # (a copy of a statement stamped in whole seconds, an operator's `dmesg -T`, an
+        # event the kubelet posts: it is the same moment as another witness's finer stamp of it in that second)
         return c.ts is not None and c.ts.microsecond == 0 and any(
-            o.ts is not None and o.file != c.file and (o.node, o.text) == (c.node, c.text)
+            o.ts is not None and o.file != c.file and (o.node, o.sig) == (c.node, c.sig)
             and 0 < (o.ts - c.ts).total_seconds() < 1
             for o in tied)
 
