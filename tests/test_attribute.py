@@ -1010,6 +1010,17 @@ def test_srun_task_labels_take_the_node_the_node_list_and_tasks_per_node_give(tm
     assert "RANK" in rank_from
 
 
+@pytest.mark.parametrize("line, node", [(6, "hgx-b06"),    # task 3's: srun's client wrote it on the batch host
+                                         (1, "hgx-b05")])   # near miss: the batch script's own line, unlabelled
+def test_a_labelled_line_a_journal_holds_is_its_tasks_node_not_the_journals_host(tmp_path, line, node):
+    """The job's output as the batch host's journal (or a log shipper) read it: srun -l forwards every task's
+    output to its client on the batch host, so the host field names where it was written down, and the label
+    names the task that wrote it."""
+    journal = "".join(f"Aug 11 10:00:{i:02d} hgx-b05 slurm-job[4410]: {ln}\n" for i, ln in enumerate(SRUN.splitlines()))
+    a = analyze_files(tmp_path, {"batch-host/journal.txt": journal})
+    assert event_at(a.events, "batch-host/journal.txt", line)["node"] == node
+
+
 @pytest.mark.parametrize("step, node", [("$ srun --jobid=884213 --overlap -w hgx-b[06-07] --ntasks-per-node=1 -l dmesg",
                                          "hgx-b06"),   # a helper step on its own nodes: task 0 is the first of those
                                         ("$ srun --jobid=884213 --overlap --ntasks-per-node=1 -l dmesg",

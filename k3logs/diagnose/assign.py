@@ -53,12 +53,16 @@ def file_pids(ev: pl.DataFrame) -> pl.DataFrame:
 def host_columns(ev: pl.DataFrame) -> pl.DataFrame:
     """`_h`: the host a line names itself (NCCL, torchelastic, journald), cut to its short name. A wrapper's
     host (journald's) is where the line was written: a line Ray relays from a worker on another node (its
-    prefix's ip=) is that node's, not the driver's."""
-    written = pl.when(pl.col("ip").is_null()).then(pl.col("w_host"))
+    prefix's ip=) is that node's, not the driver's; and a line an `srun -l` label carries (`_hw`: the wrapper's
+    host, after the task's node) is its task's, which srun's client wrote down on its own host."""
+    labelled = pl.col("w_task").is_not_null() & pl.col("ip").is_null()
+    written = pl.when(pl.col("ip").is_null() & pl.col("w_task").is_null()).then(pl.col("w_host"))
     named = ev.select(pl.coalesce(pl.col("host"), written)).to_series()
+    ev = ev.with_columns(pl.when(labelled).then(pl.col("w_host")).str.replace(SHORT_HOST, "${1}").alias("_hw"))
     # (a word where a wrapper's host stands that no host is named: a log level, 'TIME WARN prog: ...')
     if bad := [h for h in named.unique().drop_nulls().to_list() if not builtin_witnesses().is_host(h)]:
         named = ev.select(pl.when(named.is_in(bad)).then(None).otherwise(named)).to_series()
+        ev = ev.with_columns(pl.when(pl.col("_hw").is_in(bad)).then(None).otherwise(pl.col("_hw")).alias("_hw"))
     if (one := the_one(named)) is not MIXED:  # (cut by the same engine, once)
         return ev.with_columns(pl.lit(pl.Series([one], dtype=pl.String).str.replace(SHORT_HOST, "${1}")[0],
                                       pl.String).alias("_h"))
@@ -138,10 +142,11 @@ def _by_task(ev: pl.DataFrame, a: Attribution, table: dict[tuple[str, int, int],
         .join(right, on=["file", "_step", "w_task"], how="left", maintain_order="left")["_v"]
 
 
-def _coded(exprs: list[pl.Expr]) -> tuple[pl.Expr, pl.Expr]:
-    """coalesce(exprs) and the 1-based position of the one that gave the value (null: none)."""
+def _coded(exprs: list[pl.Expr], codes: list[int] | None = None) -> tuple[pl.Expr, pl.Expr]:
+    """coalesce(exprs) and the code of the one that gave the value (`codes`, else its 1-based position; null:
+    none)."""
     code = pl.lit(None, pl.Int8)
-    for i, e in reversed(list(enumerate(exprs, 1))):
+    for i, e in reversed(list(zip(codes or range(1, len(exprs) + 1), exprs))):
         code = pl.when(e.is_not_null()).then(pl.lit(i, pl.Int8)).otherwise(code)
     return pl.coalesce(exprs), code
 
@@ -150,9 +155,10 @@ def apply_nodes(ev: pl.DataFrame, a: Attribution) -> pl.DataFrame:
     ev = ensure(ev)
     node, code = _coded([pl.lit(_spans(ev, a.span_node)), pl.lit(_by_file_line(ev, a.subject_node)), _own_host(ev, a),
                          _mapped(ev, "ip", a.ip_node, pl.String), pl.col("ip"),
-                         pl.lit(_by_task(ev, a, a.task_node, pl.String)), _mapped(ev, "w_pod", a.pod_node, pl.String),
-                         _mapped(ev, "file", a.file_node, pl.String)])
-    ev = ev.with_columns(node.alias("node"), code.alias("node_src")).drop("_h")
+                         pl.lit(_by_task(ev, a, a.task_node, pl.String)), pl.col("_hw"),
+                         _mapped(ev, "w_pod", a.pod_node, pl.String), _mapped(ev, "file", a.file_node, pl.String)],
+                        [1, 2, 3, 4, 5, 6, 3, 7, 8])
+    ev = ev.with_columns(node.alias("node"), code.alias("node_src")).drop("_h", "_hw")
     # a line with no node of its own that names one of the bundle's nodes (a Kubernetes event row,
     # 'assigned ... to <node>'); else the bundle's only node
     missing = ev["node"].is_null()
