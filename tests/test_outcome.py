@@ -1466,6 +1466,21 @@ def test_a_new_replica_failing_to_start_while_another_node_serves_on_is_serving(
     assert state(d) == ("never_ready", "oom.load")
 
 
+@pytest.mark.parametrize("other_end, outcome", [([worker(3, 0, "Graph capturing finished in 39 secs, took 5.61 GiB")],
+                                                  "never_ready"),   # its workers ended their start only
+                                                 (READY + SERVING, "serving")])   # near miss: its server serves
+def test_a_node_whose_workers_captured_their_graphs_is_no_server_serving_on_while_another_never_starts(tmp_path,
+                                                                                                        other_end,
+                                                                                                        outcome):
+    """A new replica runs out of memory loading while the other node's workers finish capturing their CUDA graphs;
+    no server of its is ready by that line alone (a pipeline's first stage, waiting for the others), so nothing
+    serves on."""
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + other_end,
+                            "gpu-b2/vllm.log": START + [worker(1, 0, "Starting to load model m...", pid=5150),
+                                                        LOAD_OOM]})
+    assert d.outcome.state == outcome and d.root.node == "gpu-b2"
+
+
 def test_a_hung_engine_answering_errors_until_it_dies_crashed(tmp_path):
     # after the fault the engine hangs: its server logs idle stats and answers 500 for ten minutes, then the
     # engine dies and the server stops: the minutes count from the engine's death (near miss above: 500s for

@@ -181,6 +181,7 @@ class OutcomeData:
     interrupt_echo: str = "(?!)"  # the row a terminal's echo of Ctrl-C becomes: the stop line it begins was asked
     head_process: str = "(?!)"  # the process name of the deployment's API server (its head node's)
     head_line: str = "(?!)"  # a line only the API server prints
+    worker_ready: str = "(?!)"  # a serving landmark a worker prints at the end of its own start (no server's)
 
 
 @lru_cache(maxsize=1)
@@ -193,7 +194,8 @@ def outcome_data() -> OutcomeData:
                        d.get("run_args"), frozenset(str(x) for x in d.get("clean_exits", [])),
                        d.get("deployment_run", "(?!)"), frozenset(d.get("orchestrator_only", [])),
                        tuple(d.get("about_node_fields", [])), d.get("asked_to_stop", "(?!)"),
-                       d.get("interrupt_echo", "(?!)"), d.get("head_process", "(?!)"), d.get("head_line", "(?!)"))
+                       d.get("interrupt_echo", "(?!)"), d.get("head_process", "(?!)"), d.get("head_line", "(?!)"),
+                       d.get("worker_ready", "(?!)"))
 
 
 @lru_cache(maxsize=1)

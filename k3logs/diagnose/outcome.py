@@ -68,6 +68,9 @@ class Lifecycle(Ending):
                              .alias("attempt"))
         marks = ev.filter(pl.col("mark").is_not_null() | pl.col("progress")).select(*cols, "w_task")
         self.ready = first_points(marks.filter(pl.col("mark") == "serving"))
+        # (a server's readiness: by a serving landmark of its own, not only its workers' end of start)
+        self.server_ready = first_points(ev.filter((pl.col("mark") == "serving") & ~pl.col("text").str.contains(
+            outcome_data().worker_ready)).select(*cols, "w_task")) if "text" in ev.columns else self.ready
         # services that share a node (compose): (node, container or unit) with landmarks of its own, and (node,
         # attempt, it) -> its first serving mark
         named = marks.filter(pl.col("mark").is_not_null() & pl.col("ident").is_not_null())
@@ -410,16 +413,17 @@ class Lifecycle(Ending):
         finding's or in a later attempt of its own (a rerun after a fix): the service went on, or is back, while
         the finding's part never joined it."""
         mine = self.attempt_of(f)
-        return next((r for (node, attempt), r in self._serving_at_end()
+        return next((r for (node, attempt), r in self._serving_at_end(self.server_ready)
                      if (f.node is not None and node is not None and node != f.node)
                      or (node == f.node and mine is not None and attempt is not None and attempt > mine)), None)
 
-    def _serving_at_end(self) -> list:
+    def _serving_at_end(self, ready: dict | None = None) -> list:
         """((node, attempt), ready) of each node whose last attempt became ready and was never stopped."""
+        ready = self.ready if ready is None else ready
         last: dict = {}
-        for node, attempt in [*self.ready, *self.stops]:
+        for node, attempt in [*ready, *self.stops]:
             last[node] = max(last.get(node, attempt), attempt, key=lambda a: (a is not None, a or 0))
-        return [(k, r) for k, r in sorted(self.ready.items(), key=lambda kv: str(kv[0]))
+        return [(k, r) for k, r in sorted(ready.items(), key=lambda kv: str(kv[0]))
                 if k[1] == last[k[0]] and k not in self.stops]
 
     def ready_before(self, f) -> bool:
