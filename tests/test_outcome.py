@@ -1481,6 +1481,20 @@ def test_a_node_whose_workers_captured_their_graphs_is_no_server_serving_on_whil
     assert d.outcome.state == outcome and d.root.node == "gpu-b2"
 
 
+@pytest.mark.parametrize("minute, cause", [(12, True),    # in the deployment's next start: its failure
+                                            (7, False)])   # near miss: before it: the first run's trail
+def test_a_headless_node_that_took_part_in_a_stopped_run_is_in_the_deployments_next_start(tmp_path, minute, cause):
+    """The head was asked to stop at 07:05 and started again at 07:10; the worker node, which prints no start of
+    its own, runs out of KV cache memory at 07:12: that is the new start's failure, not the first run's trail."""
+    again = [api(10, 0, "vLLM API server version 0.27.2"), api(10, 1, "non-default args: {'model': 'm'}")]
+    kv = worker(minute, 0, "ValueError: No available memory for the cache blocks. Try increasing "
+                           "`gpu_memory_utilization` when initializing the engine.", pid=5150, level="ERROR")
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING
+                            + [api(4, 59, "Received SIGTERM, shutting down")] + STOP + again,
+                            "gpu-b2/worker.log": [worker(1, 0, "Starting to load model m...", pid=5150), kv]})
+    assert (d.root is not None and d.root.category == "oom.kv_cache") == cause
+
+
 def test_a_hung_engine_answering_errors_until_it_dies_crashed(tmp_path):
     # after the fault the engine hangs: its server logs idle stats and answers 500 for ten minutes, then the
     # engine dies and the server stops: the minutes count from the engine's death (near miss above: 500s for
