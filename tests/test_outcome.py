@@ -362,6 +362,21 @@ def test_near_miss_refusals_with_nothing_generated_after_them_fail_requests(tmp_
     assert d.outcome.state == "failing_requests" and not d.healthy
 
 
+IDLE = [api(4, s, "Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 0.0 tokens/s, Running: 0 reqs, "
+                  "Waiting: 0 reqs, GPU KV cache usage: 0.0%") for s in (50, 59)]
+
+
+@pytest.mark.parametrize("after, healthy", [(BUSY, True),     # the deployment went on generating
+                                            (IDLE, False)])   # near miss: nothing generated after it
+def test_a_refusal_by_a_gateway_on_no_node_the_deployment_generated_after_was_survived(tmp_path, after, healthy):
+    """The gateway's log is in a folder of its own, on none of the deployment's two nodes: its one 503 (a new pod of
+    a rolling update not ready yet) was survived if the deployment's server generated after it."""
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + after,
+                            "gpu-b2/worker.log": [worker(1, 0, "Starting to load model m...", pid=5150)],
+                            "gateway/nginx-access.log": [gateway(10, 503)]})
+    assert d.healthy == healthy
+
+
 def _raised(m: int) -> list[str]:
     """A request's handler raising a known error (a module its option needs is not installed)."""
     return [api(m, 10, text, "ERROR") for text in (

@@ -321,7 +321,10 @@ class Lifecycle(Ending):
 
     def served_after(self, f) -> At | None:
         """The first sign of work after a request's failure: of its process; for a process that does no work of its
-        own (a gateway, a proxy in front of the server), of any process of its node."""
+        own (a gateway, a proxy in front of the server), of any process of its node, or of the deployment's for a
+        gateway the bundle places on no node."""
+        if f.node is None:
+            return self.went_on_anywhere(f)
         w = who(f.source, f.pid, getattr(f, "ident", None), f.file, getattr(f, "task", None))
         own = (f.node, self.attempt_of(f), *w) in self._progress if w else False
         return self.progress_after(f) if own else self.progress_after(f, node_wide=True)
