@@ -682,6 +682,25 @@ def test_near_miss_a_node_marked_dead_after_the_worker_went_does_not_account_for
     assert root.category == "proc.killed"
 
 
+@pytest.mark.parametrize("died_with_it, root", [(True, ("infra.node_lost", "gpu-a11/gcs_server.out", "gpu-b12")),
+                                                 # near miss: no actor died with that node: the restart's wait is
+                                                 # what failed
+                                                 (False, ("infra.unschedulable", "gpu-a11/vllm.log", "gpu-a11"))])
+def test_a_node_ray_marked_dead_that_actors_died_with_is_the_cause_before_a_later_one(tmp_path, died_with_it, root):
+    """Ray marks the worker node dead, the deployment's actors die with it, and the restart waits for GPUs the lost
+    node held: the loss is the cause, stated first by the GCS, not the restart's unschedulable request."""
+    files = _node_lost("16:47:31")
+    waited = ("(EngineCore_DP0 pid=29001) (autoscaler +5m2s) Warning: The following resource request cannot be "
+              "scheduled right now: {'GPU': 1.0}. This is likely due to all cluster resources being claimed by actors.")
+    died = f"(EngineCore_DP0 pid=28210) The actor died because its node has died. Node Id: {NODE_ID}"
+    files["gpu-a11/vllm.log"] += text_of(*([died] if died_with_it else []),
+                                         "(APIServer pid=29000) INFO 11-20 16:50:02 [api_server.py:1] vLLM API "
+                                         "server version 0.11.0", waited.replace("(EngineCore", "2025-11-20 "
+                                         "16:52:40,118\tWARNING (EngineCore"))
+    got = root_of(analyze_files(tmp_path, files))
+    assert (got.category, got.file, got.node) == root
+
+
 @pytest.mark.parametrize("t_app, root_file", [("10:00:07", "node-b/kern.log"),   # the same second: the kernel's
                                               ("10:00:05", "node-a/vllm.log")])  # near miss: the app's is earlier
 def test_in_the_same_second_the_kernel_s_statement_of_a_fault_comes_first(tmp_path, t_app, root_file):

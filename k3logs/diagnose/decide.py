@@ -171,6 +171,21 @@ def _stated_before(root: Finding, findings: list[Finding], cat: Catalogue) -> Fi
     return stated
 
 
+def _confirmed(findings: list[Finding], cat: Catalogue) -> None:
+    """A context line whose signature `states` a fault of a node (Ray failing its health checks, marking it dead) is
+    that fault's cause once a symptom of the same fault about the same node follows it within the explanation window
+    (the deployment's actors died with that node): a cause, not a statement left for the symptom to find."""
+    states = {s.id: s.states for s in cat.signatures if s.states}
+    for f in findings:
+        if f.role != "context" or f.set_aside is not None or f.sig not in states or f.node is None or f.ts is None \
+                or "at_utc" in f.fields:
+            continue
+        if any(g.role == "symptom" and g.category == states[f.sig] and g.node == f.node and g.set_aside is None
+               and (dt := seconds(f, g)) is not None and 0 <= dt <= EXPLAIN_WINDOW_S for g in findings):
+            f.role, f.category = "cause", states[f.sig]
+            f.title = cat.categories[f.category].title
+
+
 def _other(candidates: list[Finding], findings: list[Finding]) -> tuple[Finding | None, str | None, int]:
     """The first exception the service did not survive (not a known symptom's line, if another is left), and
     how many node/ranks repeat its template."""
@@ -270,6 +285,7 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
     peer_gone_first(findings, peer_node or {}, cat)
     unexplain_by_set_aside(findings)
     killed_unlogged(findings, life, ev)
+    _confirmed(findings, cat)
     # (requests refused before the server is ready are a probe's, not failures)
     answered = [f for f in findings if f.category in outcome_data().request_level and life.ready_before(f)]
     fatal = [f for f in findings if f.set_aside is None and f.category in outcome_data().fatal
