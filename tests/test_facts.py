@@ -967,3 +967,12 @@ def test_chronys_system_time_is_a_measurement_only_once_it_synchronised(referenc
     text = (f"$ chronyc tracking\nReference ID    : {reference}\nStratum         : 3\n"
             "System time     : 1.200000000 seconds fast of NTP time\nLast offset     : +0.000000000 seconds\n")
     assert values(facts("uptime", text), "clock_offset") == ([offset] if offset else [])
+
+
+@pytest.mark.parametrize("command, name", [("hostname; hostname -I | tr ' ' '\\n' | head -3", "h200-sx-08"),
+                                           ("hostname -I | tr ' ' '\\n'", None)])   # near miss: its addresses only
+def test_hostname_then_its_addresses_name_the_host_and_its_addresses(command, name):
+    out = ("h200-sx-08\n" if name else "") + "10.40.12.8\n172.17.0.1\n"
+    got = facts("text", f"$ {command}\n{out}$ df -h /\nFilesystem  Size  Used Avail Use% Mounted on\n")
+    assert values(got, "hostname") == ([name] if name else [])
+    assert values(got, "ip") == ["hostname=10.40.12.8", "hostname=172.17.0.1"]

@@ -313,7 +313,9 @@ def parse_misc(sink: Sink, lines: list[str], base: int, command: str | None) -> 
     elif FACTS["ofed_info_command"].search(cmd):
         sink.add("ofed_version", first.rstrip(":"), no)
     elif FACTS["hostname_ip_command"].search(cmd):
-        for ip in FACTS["ipv4"].findall(" ".join(t for _, t in body)):   # the host's own addresses
+        if FACTS["hostname_output"].fullmatch(first) and not FACTS["ipv4"].search(first):   # ('hostname; hostname -I')
+            sink.add("hostname", first, no)
+        for ip in FACTS["ipv4"].findall(" ".join(t for _, t in body)):
             if not ip.startswith("127."):
                 sink.add("ip", f"hostname={ip}", no)
     elif FACTS["hostname_command"].search(cmd) and FACTS["hostname_output"].fullmatch(first):
