@@ -12,7 +12,7 @@ from k3logs.schema import PHASES
 from .assign import rank_code
 from .detect import phase_marks
 from .findings import TIE_SECONDS
-from .outcome import KERNEL_SLACK_S
+from .outcome import APP_KINDS, KERNEL_SLACK_S
 
 SAME_START_S = 5           # start landmarks this close together on a node are one start of the server
 
@@ -44,11 +44,11 @@ def assign_phases(ev: pl.DataFrame, outside: frozenset[str] | set[str] = frozens
     started = pl.col("text").str.extract(decision_line("unit_starting"), 1)
     again = again | (started == stopped.forward_fill().shift(1).over("node")).fill_null(False)
     # a node with no start of its own (a headless worker) that took part in a run the deployment stopped is in its
-    # next start: its lines after a start of the deployment that came after the stop are a new attempt's
+    # next start: its deployment's lines after a start that came after the stop are a new attempt's
     start_ts = pl.when(pl.col("_mark") == "startup").then(pl.col("ts")).forward_fill()
     stop_ts = pl.when(pl.col("_mark") == "shutdown").then(pl.col("ts")).forward_fill()
     joined = (~(pl.col("_mark") == "startup").fill_null(False).any().over("node") & (start_ts > stop_ts)
-              & (pl.col("ts").min().over("node") < stop_ts)).fill_null(False)
+              & (pl.col("ts").min().over("node") < stop_ts) & pl.col("source").is_in(APP_KINDS)).fill_null(False)
     again = again | (joined & ~joined.shift(1).over("node").fill_null(False))
     ev = ev.with_columns(_restart=pl.col("_restart") | _opens_start(ev) | again)
     # a start prints several start landmarks at once (the version, then its arguments): one attempt
