@@ -1053,6 +1053,28 @@ def test_a_cause_matched_on_a_later_exception_of_a_chain_is_stated_by_its_first(
     assert a.decision.root.category == "model.download_failed" and a.decision.root.line == 4
 
 
+JIT = ["Traceback (most recent call last):",
+       '  File "/usr/lib/python3.12/subprocess.py", line 571, in run',
+       "subprocess.CalledProcessError: Command '['ninja', '-v', '-C', '/cache/cached_ops']' returned non-zero exit "
+       "status 1.",                                                                                          # 4
+       "", "The above exception was the direct cause of the following exception:", "",
+       "Traceback (most recent call last):",
+       '  File "/usr/local/lib/python3.12/dist-packages/jit/cpp_ext.py", line 331, in run_ninja',
+       "RuntimeError: JIT build failed. Output:",                                                           # 10
+       "[1/4] /opt/cuda/12.8/bin/nvcc -c fmha_plan.cu -o fmha_plan.cuda.o",
+       "nvcc fatal   : Unsupported gpu architecture 'compute_103a'"]                                        # 12
+
+
+@pytest.mark.parametrize("lines, line", [(JIT, 12),   # the compiler's own word, in the output the exception carries
+                                         # near miss: the later exception's first line states it: the chain's first
+                                         (JIT[:8] + ["RuntimeError: nvcc fatal   : Unsupported gpu architecture "
+                                                     "'compute_103a'"], 4)])
+def test_a_tool_output_a_later_exception_carries_is_the_line_of_the_cause_it_states(tmp_path, lines, line):
+    a = analyze_files(tmp_path, {"gpu-a1/vllm.log": "\n".join(
+        ["INFO 11-18 07:00:00 [api_server.py:1] vLLM API server version 0.11.0"] + lines) + "\n"})
+    assert (a.decision.root.category, a.decision.root.line) == ("compile.failed", line)
+
+
 @pytest.mark.parametrize("version_b, state", [("2.21.5", "never_ready"),     # the start hangs on the odd build
                                               ("2.27.3", "inconclusive")])   # near miss: the same build
 def test_a_start_that_ends_silently_with_a_failing_check_never_became_ready(tmp_path, version_b, state):

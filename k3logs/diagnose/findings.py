@@ -146,8 +146,9 @@ def findings_of(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue) -> list[Fin
         text = r["text"]
         if r["link"] >= 0 and r["exc_lines"]:
             # a chain states its cause first: a cause matched on a later exception (raised from the first, or
-            # while handling it) is the first exception's failure, so the line is the first's (a symptom's is its own)
-            link, part = (r["link"], r["part"]) if r["link"] == 0 or role != "cause" else (0, 0)
+            # while handling it) is the first exception's failure, so the line is the first's (a symptom's is its own;
+            # so is a later line of a message, the output of the tool it ran that the exception carries: a compiler's)
+            link, part = (r["link"], r["part"]) if r["link"] == 0 or role != "cause" or r["part"] > 0 else (0, 0)
             # (a message's later lines follow its first, within the traceback: a record's sub-rows share its line)
             line = min(r["exc_lines"][link] + part, r["line_end"] or r["line"])
             typ, msg = r["exc_types"][link], r["exc_messages"][link]
