@@ -173,15 +173,15 @@ def _stated_before(root: Finding, findings: list[Finding], cat: Catalogue) -> Fi
 
 def _confirmed(findings: list[Finding], cat: Catalogue) -> None:
     """A context line whose signature `states` a fault of a node (Ray failing its health checks, marking it dead) is
-    that fault's cause once a symptom of the same fault about the same node follows it within the explanation window
-    (the deployment's actors died with that node): a cause, not a statement left for the symptom to find."""
+    that fault's cause once a symptom of the same fault about the same node follows it within a minute (the
+    deployment's actors died with that node): a cause, not a statement left for the symptom to find."""
     states = {s.id: s.states for s in cat.signatures if s.states}
     for f in findings:
         if f.role != "context" or f.set_aside is not None or f.sig not in states or f.node is None or f.ts is None \
                 or "at_utc" in f.fields:
             continue
         if any(g.role == "symptom" and g.category == states[f.sig] and g.node == f.node and g.set_aside is None
-               and (dt := seconds(f, g)) is not None and 0 <= dt <= EXPLAIN_WINDOW_S for g in findings):
+               and (dt := seconds(f, g)) is not None and 0 <= dt <= SAME_FAILURE_S for g in findings):
             f.role, f.category = "cause", states[f.sig]
             f.title = cat.categories[f.category].title
 
