@@ -75,6 +75,7 @@ def first(cands: list[Finding], cat: Catalogue) -> Finding:
         if c.raised_on is not None:
             return any(node == c.raised_on and file != c.file for node, file in own_logs)
         return c.rank is None and bool(ranked - {c.node})
+
     def coarse(c: Finding) -> bool:   # (a copy of a statement stamped in whole seconds, an operator's `dmesg -T`, an
         # event the kubelet posts: it is the same moment as another witness's finer stamp of it in that second)
         return c.ts is not None and c.ts.microsecond == 0 and any(
