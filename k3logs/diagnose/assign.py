@@ -13,6 +13,7 @@ from k3logs.catalogue.witnesses import builtin_witnesses
 from k3logs.schema import MIXED, at_rows, the_one
 
 from .attribution import KERNEL_TASK_LINES, RX, Attribution, elastic_entries, ensure, epochs, line_rx, unprefixed
+from .ranks import gpu_identity
 
 SHORT_HOST = r"^([A-Za-z][\w-]*)\..*$"
 MAX_LOCAL_GPUS = 64   # (a node's GPUs, at most)
@@ -195,7 +196,7 @@ def uuid_ranks(a: Attribution) -> dict[str, int]:
     local = gpu_ranks(a)
     out = {}
     for uuid, (node, bus) in a.uuid_bus.items():
-        index = a.bus_gpu.get((node, bus), a.gpus.get((node, bus), {}).get("index"))
+        index = (gpu_identity(a, node, bus=bus) or {}).get("index")
         rank = a.bus_rank.get((node, bus), local.get((node, index)) if index is not None else None)
         if node is not None and rank is not None:
             out[uuid] = rank

@@ -109,7 +109,7 @@ def _rank_from(a: Attribution, row: dict) -> str | None:
         return f"the kernel names task {task}: {how}pid {proc} on {node}: {a.why.get(('pid', (node, proc)), '')}"
     if kind == "gpu_uuid":
         uuid_node, bus = a.uuid_bus.get(RX["gpu_uuid"].search(text).group(0).lower())
-        index = a.bus_gpu.get((uuid_node, bus), a.gpus.get((uuid_node, bus), {}).get("index"))
+        index = (gpu_identity(a, uuid_node, bus=bus) or {}).get("index")
         how = a.why.get(("bus_rank", (uuid_node, bus))) or a.why.get(("local", (uuid_node, index)),
                                                                        f"GPU {index} is local rank {index}")
         return f"the GPU it names, {_listed(a, text)}, GPU {index}: {how}"
