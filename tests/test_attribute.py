@@ -1095,6 +1095,24 @@ def test_near_miss_two_dumps_with_different_node_lists_place_no_task(tmp_path):
     assert not a.attribution.task_node
 
 
+SACCT_TWO_JOBS = "\n".join(f"{a:<14} {b:>10} {c:>16} {d:>14}" for a, b, c, d in [
+    ("JobID", "JobName", "NodeList", "State"), ("-" * 14, "-" * 10, "-" * 16, "-" * 14),
+    ("884107", "serve", "hgx-c[01,04]", "TIMEOUT"), ("884107.0", "bash", "hgx-c[01,04]", "CANCELLED"),
+    ("884213", "serve", "hgx-b[05-06]", "FAILED"), ("884213.0", "bash", "hgx-b[05-06]", "FAILED")]) + "\n"
+
+
+@pytest.mark.parametrize("out_name, node", [("slurm-884213.out", "hgx-b06"),
+                                            ("slurm-884107.out", "hgx-c04"),    # the other job's row
+                                            ("slurm-991100.out", None)])        # near miss: a job the table lacks
+def test_srun_task_labels_take_the_node_list_a_job_table_gives_the_job_the_output_file_names(tmp_path, out_name,
+                                                                                            node):
+    no_list = SRUN.replace("SLURM_JOB_NODELIST=hgx-b[05-06] ", "")
+    a = analyze_files(tmp_path, {out_name: no_list, "sacct.txt": SACCT_TWO_JOBS})
+    assert event_at(a.events, out_name, 6)["node"] == node
+    if node:
+        assert f"job {out_name[6:12]}'s row, sacct.txt" in witness_of(a, out_name, 6)[0]
+
+
 def test_a_task_that_prints_its_host_is_on_that_host(tmp_path):
     a = analyze_files(tmp_path, {"slurm.out": text_of("0: node_rank=0 host=gpu-b200-11", "1: node_rank=1 "
                                                       "host=gpu-b200-12", "1: " + ERROR)})

@@ -786,6 +786,13 @@ def test_sacct_node_lists_are_read_whole_when_the_rows_are_off_the_dashes_by_a_c
     assert got == ["hpc-gpu-n[17-18]", "hpc-gpu-n17"]
 
 
+def test_a_job_table_of_several_jobs_gives_each_job_its_own_row_s_node_list():
+    text = SACCT_ONE.replace("     hpc-gpu-n17", "hpc-gpu-n[17-18]", 1) + \
+        f"{'88413':<12} {'train':>10} {'hpc-gpu-n21':>16} {'RUNNING':>10}\n"
+    got = [f.value for f in facts_from_dump("text", "sacct.txt", text, None) if f.name == "job_nodelist"]
+    assert got == ["88412 hpc-gpu-n[17-18]", "88413 hpc-gpu-n21"]    # (a step's row, 88412.batch, is no job's)
+
+
 @pytest.mark.parametrize("text, lists", [
     ("JobId=4471824 JobName=serve\n   NodeList=hgx-b[05-06]\n   BatchHost=hgx-b05\n   NumNodes=2\n", ["hgx-b[05-06]"]),
     (SACCT_ONE.replace("     hpc-gpu-n17", "hpc-gpu-n[17-18]", 1), ["hpc-gpu-n[17-18]"]),   # the job's own row

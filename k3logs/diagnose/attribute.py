@@ -273,7 +273,7 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
             for ip in ips:
                 if a.ip_node.setdefault(ip, node) == node:
                     a.said("ip", ip, f"`ip addr` in {hints.where.get(('file_ip', f, ip), f)} (the dump of {node})")
-    learn_tasks(ev, reads, a, names, hints.nodelists)   # (an srun -l task's line is its node's, not its file's)
+    learn_tasks(ev, reads, a, names, hints)   # (an srun -l task's line is its node's, not its file's)
     # (a task label, or a file's lines under none, that prints two addresses ran on two nodes: `srun -w HOST` steps)
     addresses = defaultdict(set)
     for r in reads["own_ip"]:

@@ -158,6 +158,7 @@ class DumpHints:
     pid_ns_file: dict[int, str] = field(default_factory=dict)        # host pid -> the file that said so
     proc_titles: dict[str, dict[int, str]] = field(default_factory=dict)  # a dump's host pid -> its vLLM title
     nodelists: dict[str, str] = field(default_factory=dict)          # a Slurm job's node list -> where it is read
+    job_nodelists: dict[str, tuple[str, str]] = field(default_factory=dict)  # job id -> its node list, where read
     job_hosts: set[str] = field(default_factory=set)                 # hosts a job's node lists name (sacct, env)
     where: dict[tuple, str] = field(default_factory=dict)            # (map, key) -> 'how, file:line'
 
@@ -232,6 +233,8 @@ def hints_from_facts(facts: Iterable) -> DumpHints:
         elif f.name == "slurm_nodelist" and words:
             h.nodelists.setdefault(words[0], at)
             h.job_hosts |= set(expand_nodelist(words[0]))
+        elif f.name == "job_nodelist" and len(words) == 2:
+            h.job_nodelists.setdefault(words[0], (words[1], at))
         elif f.name == "job_nodes" and words:
             h.job_hosts |= set(expand_nodelist(words[0]))
         elif f.name == "nic_gpu" and len(words) == 2:

@@ -8,18 +8,19 @@ import polars as pl
 
 from k3logs.catalogue.witnesses import expand_nodelist, expand_tasks
 
-from .attribution import RX, Attribution, Read, line_rx, nth, step_of
+from .attribution import RX, Attribution, DumpHints, Read, line_rx, nth, step_of
 
 if TYPE_CHECKING:
     from .attribute import Names
 
 
 def learn_tasks(ev: pl.DataFrame, reads: dict[str, list[Read]], a: Attribution, names: Names,
-                dumped: dict[str, str]) -> None:
+                hints: DumpHints) -> None:
     """Slurm `srun -l` task labels -> nodes (and ranks when the task is the rank), per file and job step: the
     tasks srun's own errors place on a host, the host a task prints, else the step's tasks per node over the job's
     node list (block distribution, Slurm's default): the file's own, else the one node list the bundle's dumps
-    give (`dumped`: an `env` printed by the batch step)."""
+    give (an `env` printed by the batch step), else the list a job table gives the job the file's name numbers."""
+    dumped = hints.nodelists
     labelled = ev.filter(pl.col("w_task").is_not_null())
     if not labelled.height:
         return
@@ -32,6 +33,9 @@ def learn_tasks(ev: pl.DataFrame, reads: dict[str, list[Read]], a: Attribution, 
         if not nodelist and len(dumped) == 1:
             (text, nl_at), = dumped.items()
             nodelist = expand_nodelist(text)
+        if not nodelist and (job := RX["job_output_id"].search(f)) and job.group("job") in hints.job_nodelists:
+            text, at = hints.job_nodelists[job.group("job")]
+            nodelist, nl_at = expand_nodelist(text), f"job {job.group('job')}'s row, {at}"
         env = " ".join(t for t in ev.filter((pl.col("file") == f) & pl.col("text").str.contains("SLURM_N"))["text"])
         tasks_here = labelled.filter(pl.col("file") == f)
         here_steps = np.searchsorted(np.array(steps, dtype=np.int64), tasks_here["line"].to_numpy(), side="right")

@@ -10,6 +10,15 @@ def job_nodelists(lines: list[str]) -> list[tuple[int, str]]:
     """The node list cells (line index, cell) of a scheduler's job table of one job (`sacct -j`: the job and
     its steps), read in the column the dashes under the header give; [] for a table of several jobs (a queue
     names other users' nodes) or one without its dashes."""
+    rows = job_rows(lines)
+    if len({job for _, job, _ in rows}) != 1:
+        return []
+    return [(i, cell) for i, _, cell in rows]
+
+
+def job_rows(lines: list[str]) -> list[tuple[int, str, str]]:
+    """(line index, job id, node list cell) of each row of a scheduler's job table with its dashes (a step's row,
+    '88214.0', is its job's)."""
     head = next((i for i, ln in enumerate(lines) if FACTS["job_table_header"].search(ln)), None)
     if head is None or head + 1 >= len(lines) or not re.fullmatch(r"[\s-]+", lines[head + 1]):
         return []
@@ -20,9 +29,9 @@ def job_nodelists(lines: list[str]) -> list[tuple[int, str]]:
         if not lines[i].strip():
             break
         rows.append(i)
-    if span is None or len({lines[i].split()[0].split(".")[0].split("_")[0] for i in rows}) != 1:
+    if span is None:
         return []
-    return [(i, cell) for i in rows if (cell := _cell(lines[i], span))]
+    return [(i, lines[i].split()[0].split(".")[0].split("_")[0], cell) for i in rows if (cell := _cell(lines[i], span))]
 
 
 def _cell(line: str, span: tuple[int, int]) -> str:
@@ -58,6 +67,10 @@ def parse_slurm_job(sink: Sink, lines: list[str], base: int) -> None:
         if hit:
             sink.add("node_name", hit[1].group("host"), base + hit[0] + 1)
         return
+    # (a table of several jobs names each job's nodes on its own row: the list of that job only, by its id)
+    for i, job, cell in job_rows(lines):
+        if job.isdigit() and lines[i].split()[0] == job:
+            sink.add("job_nodelist", f"{job} {cell}", base + i + 1)
     cells = job_nodelists(lines)
     for i, cell in cells:
         sink.add("job_nodes", cell, base + i + 1)
