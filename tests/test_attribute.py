@@ -688,6 +688,17 @@ def test_events_a_kubectl_command_selects_for_one_pod_are_of_that_pod_s_node(tmp
     assert a.attribution.file_node.get("events.txt") == node
 
 
+@pytest.mark.parametrize("status, node", [("Completed", "gpu-b03"),   # a finished Job's pod on another node
+                                           ("Running", None)])         # near miss: a second pod at work
+def test_a_finished_job_s_pod_on_another_node_leaves_the_working_pod_s_node_the_bundle_s_only_one(tmp_path, status,
+                                                                                                node):
+    pods = text_of("NAME          READY   STATUS      RESTARTS   AGE   IP            NODE      NOMINATED NODE",
+                   "vllm-0        0/1     Running     2          36m   10.244.17.42  gpu-b03   <none>",
+                   f"probe-29374   0/1     {status:<9}   0          4m    10.244.2.19   infra-02  <none>")
+    a = analyze_files(tmp_path, {"pods.txt": pods, "logs/vllm.log": text_of(PLATFORM, ERROR)})
+    assert event_at(a.events, "logs/vllm.log", 2)["node"] == node
+
+
 def test_a_lone_folder_whose_lines_print_another_host_is_that_host(tmp_path):
     a = analyze_files(tmp_path, {"box-17/vllm.log": text_of("gpu-x07:123:456 [0] NCCL INFO NCCL version 2.21.5",
                                                             PLATFORM)})

@@ -822,6 +822,16 @@ def test_a_pod_table_gives_each_pod_not_ready_its_restart_count(table, counts):
     assert got == counts
 
 
+@pytest.mark.parametrize("status, finished", [("Completed", True), ("Succeeded", True),
+                                               ("Error", False), ("Running", False)])   # near misses: not done
+def test_a_pod_table_s_finished_pod_names_its_node_as_the_pod_s_only_and_frees_its_address(status, finished):
+    table = ("NAME          READY   STATUS      RESTARTS   AGE   IP            NODE\n"
+             f"probe-29374   0/1     {status:<9}   0          4m    10.244.2.19   infra-02\n")
+    got = {f.name: f.value for f in facts_from_dump("text", "pods.txt", "$ kubectl get pods -o wide\n" + table, None)}
+    assert ("pod_finished" in got, "node_name" in got, "pod_ip" in got) == (finished, not finished, not finished)
+    assert got["pod_node"] == "probe-29374 infra-02"
+
+
 def test_a_pod_table_with_an_image_column_gives_each_node_the_image_its_pod_runs():
     table = ("$ kubectl get pods -o custom-columns='NAME:.metadata.name,NODE:.spec.nodeName,IMAGE:.spec.containers[0].image'\n"
              "NAME              NODE        IMAGE\n"

@@ -87,7 +87,7 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
     folder every file of an archive was in (dropped from the names)."""
     w = builtin_witnesses()
     hints = hints or DumpHints()
-    a = Attribution()
+    a = Attribution(finished_pods=hints.finished_pods)
     ev = host_columns(elastic_entries(ensure(events)))
     reads = line_witnesses(ev, w)
     names = Names(a, w, hints.not_hosts)
@@ -184,7 +184,7 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
             file_why[f] = hints.where.get(("file_host", f), f"the hostname in {f}")
     def hosts(ip_hosts: Iterable[str]) -> set[str]:
         return {h for h in [*file_hosts.values(), *ip_hosts, *map(names.host, line_hosts),
-                            *map(names.host, hints.named_hosts), *a.pod_node.values()]
+                            *map(names.host, hints.named_hosts), *a.working_pod_nodes()]
                 if h and not is_ip(h) and w.is_host(h)}
 
     known_hosts = hosts(a.ip_node.values())
@@ -344,7 +344,7 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
     learn_sections(reads, a, names)
 
     nodes_seen = {n for n in a.file_node.values() if n} | known_hosts | set(a.subject_node.values()) | \
-        set(a.task_node.values()) | {n for spans in a.span_node.values() for _, _, n in spans} | set(a.pod_node.values())
+        set(a.task_node.values()) | {n for spans in a.span_node.values() for _, _, n in spans} | a.working_pod_nodes()
     nodes_seen = {n for n in nodes_seen if n and (not is_ip(n) or n in a.subject_node.values())}
     a.single_node = next(iter(nodes_seen)) if len(nodes_seen) == 1 else None
     named = sorted(h for h, n in a.alias_node.items() if n is None and h not in pods)

@@ -102,6 +102,7 @@ class Attribution:
     top_node: str | None = None                       # the one top folder of a bundle of one node
     alias_node: dict[str, str | None] = field(default_factory=dict)  # a pod's / container's hostname -> its node
     pod_node: dict[str, str] = field(default_factory=dict)
+    finished_pods: set[str] = field(default_factory=set)  # pods a listing shows Completed (a finished Job's)
     pods: set[str] = field(default_factory=set)  # the pods the bundle names (listings, events, its logs' paths)
     span_node: dict[str, list[tuple[int, int, str]]] = field(default_factory=dict)  # file -> [(first, last, node)]
     span_time: dict[str, list[tuple[int, int, datetime]]] = field(default_factory=dict)  # -> [(first, last, UTC)]
@@ -129,6 +130,12 @@ class Attribution:
         """Remember the first witness of an entry of map `kind`."""
         self.why.setdefault((kind, key), text)
 
+    def working_pod_nodes(self) -> set[str]:
+        """The nodes of the pods that were at work: a finished Job's pod (a probe, a download done hours ago) on
+        another node ran nothing of what the bundle's unnamed logs hold, unless no pod was at work."""
+        working = {n for p, n in self.pod_node.items() if p not in self.finished_pods}
+        return working or set(self.pod_node.values())
+
 
 @dataclass
 class DumpHints:
@@ -142,6 +149,7 @@ class DumpHints:
     named_hosts: set[str] = field(default_factory=set)               # hosts named anywhere (pod listing, pdsh)
     not_hosts: set[str] = field(default_factory=set)                 # the served model's names: no host's
     pod_node: dict[str, str] = field(default_factory=dict)           # a pod listing's NAME -> NODE
+    finished_pods: set[str] = field(default_factory=set)             # ... the pods it shows Completed
     nic_gpu: dict[str, dict[str, int]] = field(default_factory=dict)  # a dump's HCA -> the GPU on its switch
     pods: set[str] = field(default_factory=set)                      # pod names the bundle holds (never nodes)
     pod_ip: dict[str, str] = field(default_factory=dict)             # a pod's IP -> the pod
@@ -199,6 +207,8 @@ def hints_from_facts(facts: Iterable) -> DumpHints:
             h.pod_node.setdefault(words[0], words[1])
             h.where.setdefault(("pod", words[0]), f"docker inspect of container {words[0]}: its Config.Hostname "
                                                   f"under --network host, {at}")
+        elif f.name == "pod_finished" and words:
+            h.finished_pods.add(words[0])
         elif f.name == "pod_name" and words:
             h.pods.add(words[0])
         elif f.name == "pod_ip" and len(words) == 2:

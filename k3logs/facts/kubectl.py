@@ -10,6 +10,7 @@ from .util import FACTS, Sink
 
 POD_NAME_COLS, NODE_COLS, IP_COLS = ("NAME", "POD", "POD_NAME", "POD-NAME"), ("NODE", "NODENAME", "NODE_NAME"), \
     ("IP", "POD-IP", "POD_IP", "PODIP")
+FINISHED_POD = ("Completed", "Succeeded")   # a pod's STATUS once its containers all exited 0: its work is done
 
 
 def parse_pod_tables(sink: Sink, lines: list[str], base: int) -> None:
@@ -42,10 +43,15 @@ def parse_pod_tables(sink: Sink, lines: list[str], base: int) -> None:
                 break
             cell = lambda c: _cell(row, cols, c)  # noqa: E731
             i += 1
+            finished = cell("STATUS") in FINISHED_POD
             if node_col and pod_col:
                 pod, node = cell(pod_col), cell(node_col)
                 if node and node not in ("<none>",) and host_word.match(node):
-                    sink.add("node_name", node, no)
+                    # (a finished Job's pod names its node as the pod's, not as one of the deployment's)
+                    if pod and finished:
+                        sink.add("pod_finished", pod, no)
+                    else:
+                        sink.add("node_name", node, no)
                     if pod:
                         sink.add("pod_node", f"{pod} {node}", no)
                     if image_col and (image := cell(image_col)):   # the image each pod runs, on its node
@@ -53,7 +59,7 @@ def parse_pod_tables(sink: Sink, lines: list[str], base: int) -> None:
                         if (release := FACTS["vllm_image_release"].search(image)):
                             sink.add("vllm_version", release.group("version"), no, node=node, source="pod_table")
                 ip = cell(ip_col) if ip_col else None
-                if pod and ip and ipv4.fullmatch(ip):
+                if pod and ip and ipv4.fullmatch(ip) and not finished:   # (a finished pod's address is free again)
                     sink.add("pod_ip", f"{pod} {ip}", no)
             # a pod not ready is the incident's (a ready one beside it, a monitoring agent, restarted days ago)
             ready = (cell("READY") or "0/1").lower().split("/")  # (custom columns: true / false)
