@@ -1348,6 +1348,16 @@ def test_a_pdsh_line_is_the_node_that_printed_it_not_the_bastion_that_ran_pdsh(t
     assert nodes == ["gpu-n03", "gpu-n04", "gpu-n03"]
 
 
+@pytest.mark.parametrize("label, node", [("gpu-n03: ", None),   # pdsh's label: the host that printed the line only
+                                         ("Nov 19 13:58:07 gpu-n03 vllm[4121]: ", "gpu-n03")])  # near miss: a journal
+def test_a_file_of_pdsh_labelled_lines_is_no_one_host_s_and_its_unlabelled_lines_are_its_runner_s(tmp_path, label,
+                                                                                                 node):
+    out = text_of(*(label + t for t in (PLATFORM, PLATFORM, PLATFORM)), ERROR)
+    a = analyze_files(tmp_path, {"collected.txt": out, "gpu-n04/vllm.log": text_of(PLATFORM)})
+    assert event_at(a.events, "collected.txt", 1)["node"] == "gpu-n03"
+    assert event_at(a.events, "collected.txt", 4)["node"] == node
+
+
 def test_near_miss_a_bundle_naming_a_second_host_gives_no_node_by_default(tmp_path):
     a = analyze_files(tmp_path, {**ONE_HOST, "env.txt": "# collected on gpu-a40-08\nNCCL_DEBUG=WARN\n"})
     assert event_at(a.events, "vllm-serve.log", 2)["node"] is None

@@ -152,11 +152,11 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
                 and r.g.get("ip") and a.ip_node.setdefault(r.g["ip"], name) == name:
             a.said("ip", r.g["ip"], f"Ray's node address on {r.file}:{r.line} ({name} at {r.g['ip']})")
 
-    # 3. the host each file's own lines name (lines relayed from other nodes by Ray carry ip=), resolved
-    own = ev.filter(pl.col("_h").is_not_null() & pl.col("ip").is_null()).group_by("file", "_h") \
-        .agg(pl.len(), pl.col("line").min().alias("first"), pl.col("source").first(), pl.col("wrapper").first())
-    file_hosts: dict[str, str] = {}
-    file_why: dict[str, str] = {}
+    # 3. the host each file's own lines name (Ray's relayed lines carry ip=; pdsh labels each merged host's), resolved
+    own = ev.filter(pl.col("_h").is_not_null() & pl.col("ip").is_null() & pl.col("wrapper").ne_missing("pdsh")) \
+        .group_by("file", "_h").agg(pl.len(), pl.col("line").min().alias("first"), pl.col("source").first(),
+                                    pl.col("wrapper").first())
+    file_hosts, file_why = {}, {}   # file -> its host, and the witness
     for f in sorted(own["file"].unique().to_list()):
         rows = own.filter(pl.col("file") == f).with_columns(
             pl.col("_h").map_elements(names.host, return_dtype=pl.String).alias("_n")).drop_nulls("_n")
