@@ -267,6 +267,9 @@ def test_progress_and_joined_lines_read_their_samples(section, column):
     # a structured-output backend built when a request arrives: serving; a dataclass's __post_init__ says nothing
     (["process_input_sockets", "preprocess_add_request", "grammar_init", "__init__", "__post_init__"], "serving"),
     (["from_engine_args", "create_engine_config", "__post_init__"], "startup"),    # near miss: the config's check
+    # a parser looked up by the name the arguments give, late in the engine's start: the arguments' check
+    (["run_engine_core", "__init__", "__init__", "get_reasoning_parser"], "startup"),
+    (["run_engine_core", "__init__", "__init__", "get_parser"], None),             # near miss: no lookup by name
     (["main", "helper"], None),
     ([], None),
     (None, None),
