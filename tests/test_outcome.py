@@ -1918,6 +1918,20 @@ def test_a_start_once_the_deployment_already_served_lives_a_lifecycle_of_its_own
     assert _worker_oom_phase(tmp_path, [api(*start, "vLLM API server version 0.27.2"), OOM]) == phase
 
 
+@pytest.mark.parametrize("untimed", [{}, {"gpu-b1/container.env": "NCCL_DEBUG=WARN\nNCCL_SOCKET_IFNAME=eth0\n"}])
+@pytest.mark.parametrize("restart, phase", [(True, "startup"),    # the node stopped and started again
+                                            (False, "shutdown")])  # near miss: no start of its own after the stop
+def test_a_node_s_new_start_after_its_stop_lives_its_own_lifecycle_whatever_untimed_lines_the_bundle_holds(
+        tmp_path, untimed, restart, phase):
+    """A headless node the deployment stopped and that started again has not served in its new start; an untimed
+    line elsewhere (a dump's) does not carry the node's earlier serving over into it."""
+    again = [api(4, 10, "Automatically detected platform cuda.")] if restart else []
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + LATER, **untimed,
+                            "gpu-b1/vllm.log": [worker(1, 0, "Starting to load model m..."),
+                                                worker(4, 0, "Shutting down"), *again, OOM.replace("4711", "5120")]})
+    assert next(f for f in d.findings if f.node == "gpu-b1" and f.category.startswith("oom")).phase == phase
+
+
 @pytest.mark.parametrize("start, phase", [((5, 0), "serving"),    # the node's log begins after the fault
                                           ((4, 10), "startup")])  # near miss: its start came before the fault
 def test_a_node_s_line_before_its_start_once_the_deployment_served_lives_in_the_deployment_s_serving(tmp_path,

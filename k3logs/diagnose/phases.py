@@ -177,7 +177,9 @@ def _deployment_late(ev: pl.DataFrame, late: int) -> pl.DataFrame:
         return pl.Series([None] * ev.height, dtype=pl.Int64).scatter(got["_i"], values.cast(pl.Int64))
     other = pl.DataFrame({"_f": ev["file"], "_o": at_rows(got["_far"]), "_s": at_rows(got["_srv"])})
     # an untimed row follows the rows before it in its file (a file with no time at all follows none)
-    if ev["ts"].null_count():
-        other = other.select(pl.col("_o", "_s").forward_fill().over("_f"))
+    if ev["ts"].null_count():   # (a timed row left none on purpose, a new start's own lifecycle, stays none)
+        untimed = pl.lit(ev["ts"].is_null())
+        other = other.select(pl.when(untimed).then(pl.col(c).forward_fill().over("_f")).otherwise(pl.col(c)).alias(c)
+                             for c in ("_o", "_s"))
     return ev.select(pl.max_horizontal(same_node, pl.lit(other["_o"]).fill_null(-1)).alias("_dep"),
                      pl.lit(other["_s"]).fill_null(0).alias("_served"))
