@@ -1740,3 +1740,55 @@ def test_slurms_count_of_a_steps_oom_kills_follows_the_kernels_own_line(tmp_path
                                      "process 4242 (python) total-vm:312465608kB, anon-rss:250817440kB\n")
     r = root_of(analyze_files(tmp_path, files))
     assert (r.category, (r.file, r.line)) == ("oom.host", root)
+
+
+# ------------------------------------------------------------------------------------------
+# an earlier run
+# ------------------------------------------------------------------------------------------
+def two_runs(second: str, failure: str) -> str:
+    return text_of("(APIServer pid=1) INFO 08-11 10:00:00 [api_server.py:1] vLLM API server version 0.11.0",
+                   "(Worker_TP0 pid=305) INFO 08-11 10:01:00 [gpu_model_runner.py:1] Starting to load model m...",
+                   "(Worker_TP0 pid=305) " + OOM.format(t="10:02:00", g=0),
+                   f"(APIServer pid=1) INFO {second} [api_server.py:1] vLLM API server version 0.11.0",
+                   f"(APIServer pid=1) ERROR {second} [api_server.py:9] {failure}")
+
+
+ENOSPC = "OSError: [Errno 28] No space left on device: '/root/.cache/huggingface/hub/models--m/blobs/0a1b'"
+
+
+@pytest.mark.parametrize("second, failure, root_line", [
+    ("08-12 09:00:00", ENOSPC, 5),                      # started again the next day, failed otherwise: that run's
+    ("08-11 10:05:00", ENOSPC, 3),                      # near miss: restarted within minutes (a crash loop)
+    ("08-12 09:00:00", OOM.format(t="09:00:00", g=0).split("] ", 1)[1], 3),   # near miss: it fails the same way
+])
+def test_a_failed_run_the_deployment_was_started_again_after_is_not_the_cause_of_a_later_run_s_other_failure(
+        tmp_path, second, failure, root_line):
+    a = analyze_files(tmp_path, {"gpu-a01/vllm.log": two_runs(second, failure)})
+    root = root_of(a)
+    assert root.line == root_line
+    if root_line == 5:
+        assert "an earlier run's failure" in finding(a, "cuda-out-of-memory").set_aside
+
+
+# ------------------------------------------------------------------------------------------
+# a fault at the start that its own process went past bit where it first needed what failed
+# ------------------------------------------------------------------------------------------
+DEEP_EP = ["(Worker_TP0 pid=77) INFO 11-24 02:14:32 [__init__.py:231] Automatically detected platform cuda.",
+           "(Worker_TP0 pid=77) WARNING 11-24 02:14:33 [import_utils.py:408] Module deep_ep was found but failed to "
+           "import",
+           "(Worker_TP0 pid=77) WARNING 11-24 02:14:33 [import_utils.py:408] ImportError: /venv/deep_ep_cpp.cpython-312-"
+           "x86_64-linux-gnu.so: undefined symbol: _ZN3c106detail14torchCheckFailEPKcS2_jRKSs"]
+WENT_ON = "(Worker_TP0 pid=77) INFO 11-24 02:14:36 [parallel_state.py:1] rank 0 in world size 2 is assigned as DP rank " \
+          "0, PP rank 0, TP rank 0, EP rank 0"
+KERNELS = "(Worker_TP{n} pid={pid}) ERROR 11-24 02:14:41 [multiproc_executor.py:772] AssertionError: DeepEP kernels not " \
+          "found. Please install DeepEP kernels."
+
+
+@pytest.mark.parametrize("after, phase", [
+    ([WENT_ON, KERNELS.format(n=0, pid=77)], "distributed_init"),   # its process joined the group, then missed it
+    ([KERNELS.format(n=0, pid=77)], "startup"),                     # near miss: its process went on to nothing
+])
+def test_a_fault_at_the_start_its_process_went_past_takes_the_phase_where_it_bit(tmp_path, after, phase):
+    a = analyze_files(tmp_path, {"gpu-a1/vllm.log": text_of(*DEEP_EP, *after)})
+    root = root_of(a)
+    assert (root.sig, root.line, root.phase) == ("undefined-symbol", 3, phase)

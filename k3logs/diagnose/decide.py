@@ -25,6 +25,7 @@ from .findings import (EXPLAIN_WINDOW_S, SAME_FAILURE_S, TIE_SECONDS, Decision, 
 from .late import said_late, to_first_consequence
 from .loops import dated_back, first_failures, killed_unlogged
 from .order import first, seconds, sort_key
+from .runs import earlier_runs
 from .outcome import HEALTHY, KERNEL_SLACK_S, Lifecycle
 from .survived import copies_aside, one_pod_named, recoveries, set_aside, unexplain_by_set_aside, workloads, world_nodes
 from .templates import mask_template, same_template
@@ -286,6 +287,7 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
     unexplain_by_set_aside(findings)
     killed_unlogged(findings, life, ev)
     _confirmed(findings, cat)
+    earlier_runs(findings, life, sigs, ev)
     # (requests refused before the server is ready are a probe's, not failures)
     answered = [f for f in findings if f.category in outcome_data().request_level and life.ready_before(f)]
     fatal = [f for f in findings if f.set_aside is None and f.category in outcome_data().fatal
@@ -328,7 +330,7 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
         if root.phase == "shutdown" and life.joined_after_stop(root) and root.sig in sigs and sigs[root.sig].phase:
             root.phase = sigs[root.sig].phase[0]   # (a node new to the run after the stop: its own next start)
         lagging_phase(root, findings, life.attempt_of, life.progress_after(root, True) is not None,
-                      root.file not in life.app_files)
+                      root.file not in life.app_files, life.progress_after(root) is not None)
         if not life.app_log and not root.phase_from_stack:   # (no lifecycle to place it in: a signature's guess)
             root.phase = None
         strong = any(f.explained_by == root_at for f in findings)

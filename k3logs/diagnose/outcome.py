@@ -254,7 +254,7 @@ class Lifecycle(Ending):
                      and ((node, attempt) in self._instances) != serves and (serves or (node, attempt) in self._asked)
                      and s.ts is not None and (s.ts - f.ts).total_seconds() <= TIE_SECONDS   # (two clocks; one
                      and (s.file != f.file or s.before(f.ts, f.file, f.place))               # file: its order)
-                     and self._attempt_at(f.node, s.ts) == self.attempt_of(f)
+                     and self.attempt_at(f.node, s.ts) == self.attempt_of(f)
                      and (f.node is None or ((took_part := self._node_began.get(f.node)) is not None
                                              and took_part <= s.ts))
                      and any(r.ts is not None and r.ts < s.ts for r in self.ready.values())]
@@ -282,11 +282,11 @@ class Lifecycle(Ending):
         w = who(f.source, f.pid, getattr(f, "ident", None), f.file, getattr(f, "task", None))
         # a node that serves by itself (its engine's stats are its own: one instance of several, a prefill beside a
         # decode; a headless worker prints none, the head prints them) goes on only by its own work
-        serves_itself = not w and f.ts is not None and (f.node, self._attempt_at(f.node, f.ts)) in self._instances
+        serves_itself = not w and f.ts is not None and (f.node, self.attempt_at(f.node, f.ts)) in self._instances
         if not w and f.rank is not None and f.ts is not None:
             # a kernel line about one GPU: its rank's process went on, or the deployment served after it (a
             # worker logs nothing while the engine serves); other ranks loading on says nothing of that GPU
-            attempt = self._attempt_at(f.node, f.ts)
+            attempt = self.attempt_at(f.node, f.ts)
             own = [at for at in self._progress.get((f.node, attempt, "rank", f.rank), [])
                    if at.ts is not None and at.ts > f.ts and self._proves_survival(at, f.ts)]
             return min(own, key=lambda at: at.ts) if own else \
@@ -340,7 +340,7 @@ class Lifecycle(Ending):
             outcome_data().process_categories and (self._app_began is None or f.ts < self._app_began)
         later = [at for key, ats in self._progress.items() for at in ats
                  if len(key) == 2 and f.ts is not None and at.ts is not None and at.ts > f.ts
-                 and key[1] == self._attempt_at(key[0], f.ts) and (not device or self._proves_survival(at, f.ts))
+                 and key[1] == self.attempt_at(key[0], f.ts) and (not device or self._proves_survival(at, f.ts))
                  and (not early or key[0] == f.node and (at.file, at.line) in self._gpus_worked)]
         return min(later, key=lambda at: at.ts) if later else None
 
@@ -398,7 +398,7 @@ class Lifecycle(Ending):
         return next((at for at in self._joined[1].get((f.node, self.attempt_of(f)), [])
                      if at.after(f.ts, f.file, f.place)), None)
 
-    def _attempt_at(self, node, ts: datetime):
+    def attempt_at(self, node, ts: datetime):
         """The attempt the node was in at time ts (its first, before it logged anything)."""
         begun = self._begun.get(node, [])
         return next((a for t, a in reversed(begun) if t <= ts), begun[0][1] if begun else None)
