@@ -123,15 +123,16 @@ def stack_phase(root: Finding, findings: list[Finding]) -> None:
 
 
 def lagging_phase(root: Finding, findings: list[Finding], attempt_of=lambda f: None,
-                  outlived: bool = False, host_logged: bool = False) -> None:
+                  outlived: bool = False, host_logged: bool = False, went_on: bool = False) -> None:
     """A fault stated after errors it explains (a node controller marks a node NotReady 40 s after its last
     heartbeat, while its peers have already failed) happened no later than the first of them: the phase is that
     one's (not the shutdown its consequences began). A fault its own run outlived (`outlived`: it went on working
     after it), whose first failure is in a later start of its node (a driver upgraded under a running server: the
     next start cannot use the GPU), has that failure's phase too; so does a fault logged outside the deployment's
     own logs (`host_logged`) while its node's start had not got anywhere, a minute or more before it shows (a
-    fabric manager that failed at boot: the server's start fails at device init). The fault: the root and its
-    other statements (same category, same node)."""
+    fabric manager that failed at boot: the server's start fails at device init), and so does a fault at the start
+    that its own process went past (`went_on`: an extension that failed to import, logged as a warning, is missed
+    where the process first needs it). The fault: the root and its other statements (same category, same node)."""
     fault = {i for i, f in enumerate(findings) if f is root or (f.role == "cause" and f.category == root.category
                                                                 and f.node == root.node)}
     explained = [f for f in findings if f.explained_by in fault and f.phase]
@@ -147,12 +148,13 @@ def lagging_phase(root: Finding, findings: list[Finding], attempt_of=lambda f: N
     mine, theirs = attempt_of(root), attempt_of(later[0]) if later else None
     if outlived and mine is not None and theirs is not None and theirs > mine:
         root.phase = later[0].phase
-    elif root.phase == "startup" and host_logged:
+    elif root.phase == "startup" and (host_logged or went_on):
         # a fault logged before its node's start got anywhere bit where it, or what it explains, next shows past
         # the start (a warning at import, then the error in device init)
         shown = sorted((f for i, f in enumerate(findings) if (i in fault or f.explained_by in fault) and f.phase
                         and f.node == root.node and f.set_aside is None
-                        and (dt := seconds(root, f)) is not None and dt > SAME_FAILURE_S), key=sort_key)
+                        and (dt := seconds(root, f)) is not None and dt > (0 if went_on else SAME_FAILURE_S)),
+                       key=sort_key)
         bit = [f.phase for f in shown if (dt := seconds(shown[0], f)) is not None and dt <= SAME_FAILURE_S]
         root.phase = next((p for p in bit if p != "startup"), root.phase)
 
