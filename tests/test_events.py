@@ -403,6 +403,23 @@ def test_an_untimed_hit_keeps_the_row_that_times_it_a_few_rows_back_whatever_the
     assert warn["ts"] is not None and warn["ts"].strftime("%H:%M:%S") == "10:00:04"
 
 
+@pytest.mark.parametrize("details, timed", [(30, True),     # a copy tool's summary between the banner and the error
+                                             (100, False)])   # near miss: beyond the rows searched back
+def test_an_untimed_hit_is_timed_by_a_banner_tens_of_untimed_rows_back(tmp_path, details, timed):
+    lines = ["[2026-11-19T08:11:05+00:00] stage-in: /lustre/models/m/ -> /local/models/m/",
+             *(f"  Number of files: {i}" for i in range(details)),
+             "rsync: [receiver] write failed on \"/local/models/m/model-00047-of-00064.safetensors\": No space left "
+             "on device (28)"]
+    root = make_bundle(tmp_path, {"node-a/stage-in.log": text_of(*lines)})
+    whole = kept_lines(root, 1 << 20)
+    assert (1 in whole) == timed                         # the banner is kept only to time the error
+    for batch_bytes in (700, 1100, 1500):
+        assert kept_lines(root, batch_bytes) == whole, batch_bytes
+    a = analyze_files(tmp_path / "a", {"node-a/stage-in.log": text_of(*lines)})
+    err = a.events.filter(pl.col("text").str.contains("write failed")).row(0, named=True)
+    assert (err["ts"] is not None and err["ts"].strftime("%H:%M:%S") == "08:11:05") == timed
+
+
 def _docker(text: str, us: int) -> str:
     return json.dumps({"log": text + "\n", "stream": "stdout", "time": f"2026-03-14T01:47:19.{us:06d}Z"})
 

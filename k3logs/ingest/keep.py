@@ -18,7 +18,8 @@ TB_BODY = (r'File "|^\s|\]\s(?:\s|\\t)+\S|:"(?:\s|\\t)|Traceback|During handling
 EARLY_TIME = r"^.{0,80}?\d\d:\d\d:\d\d"  # a time of day near the start of a line
 TB_WINDOW = 400  # lines kept after a traceback header (its frames and exception), and before it: a log platform's
 # export written newest first has its tracebacks upside down
-LOOKBACK = 8  # rows searched back from a kept row with no time for the row that times it
+LOOKBACK = 64  # rows searched back from a kept row with no time for the row that times it (a copy tool's summary
+# of tens of untimed lines may stand between a job's timed banner and the error it reports)
 # below this many lines the anchors are searched by Aho-Corasick: the one regex's lazy DFA pays about 20 ms of
 # warm-up in every query, which is most of a small batch's cost (on 8 MB batches the regex is faster)
 FEW_LINES = 20_000
