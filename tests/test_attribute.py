@@ -1076,6 +1076,17 @@ def test_srun_errors_place_tasks_on_hosts_and_without_a_node_list_tasks_have_no_
     assert "srun's own line 7" in witness_of(a, "slurm.out", 6)[0]
 
 
+@pytest.mark.parametrize("tasks, rank", [("task 3", 3),          # the one task srun reports, its rank
+                                         ("tasks 2-3", None)])   # near miss: two tasks: no one rank
+def test_slurmstepd_s_oom_kill_before_srun_s_report_of_one_task_is_about_that_task_s_rank(tmp_path, tasks, rank):
+    out = SRUN + ("slurmstepd: error: Detected 1 oom_kill event in StepId=884213.0. Some of the step tasks have been "
+                  f"OOM Killed.\nsrun: error: hgx-b06: {tasks}: Out Of Memory\n")
+    a = analyze_files(tmp_path, {"slurm.out": out})
+    for line in (7, 8):
+        assert (event_at(a.events, "slurm.out", line)["node"], event_at(a.events, "slurm.out", line)["rank"]) == \
+            ("hgx-b06", rank)
+
+
 @pytest.mark.parametrize("between, node", [("", "hgx-b06"),
                                             ("0: WARNING still loading\n", None)])   # near miss: not right before
 def test_slurmstepd_errors_right_before_srun_s_report_of_a_task_are_about_its_host(tmp_path, between, node):
@@ -2171,3 +2182,18 @@ def test_a_file_in_a_pods_folder_witnesses_its_pods_node_not_its_parent_folders(
     a = analyze_files(tmp_path, {f"cluster-info/llm-prod/{inner}": nccl, "cluster-info/llm-prod/notes.txt": "dump\n",
                                  "pods.txt": listing})
     assert a.attribution.file_node.get("cluster-info/llm-prod/notes.txt") == node
+
+
+@pytest.mark.parametrize("adjusted, rank", [(True, 8),     # its rank across the DP engines
+                                            (False, 0)])   # near miss: its engine's own world only
+def test_a_worker_s_rank_adjusted_for_data_parallel_is_its_rank_in_the_deployment(tmp_path, adjusted, rank):
+    w = "(Worker_DP1_TP0_EP8 pid=161) INFO 12-09 06:04:55 [{}] "
+    lines = [w.format("gpu_worker.py:97") + "world_size=8 rank=0 local_rank=0 distributed_init_method=tcp://127.0.0.1:"
+             "46148 backend=nccl"]
+    if adjusted:
+        lines.append(w.format("parallel_state.py:1142") + "Adjusting world_size=16 rank=8 distributed_init_method="
+                                                        "tcp://10.61.4.7:13347 for DP")
+    lines.append("(Worker_DP1_TP0_EP8 pid=161) ERROR 12-09 06:04:58 [core.py:708] RuntimeError: CUDA error: an illegal "
+                 "memory access was encountered")
+    a = analyze_files(tmp_path, {"gpu-b1/vllm.log": text_of(*lines)})
+    assert event_at(a.events, "gpu-b1/vllm.log", len(lines))["rank"] == rank

@@ -141,7 +141,8 @@ STEPD_RUN = 8   # slurmstepd lines that lead up to srun's report of the task the
 def learn_stepd_errors(ev: pl.DataFrame, reads: dict[str, list[Read]], a: Attribution, names: Names) -> None:
     """The unlabelled `slurmstepd: error:` lines right before srun's 'error: HOST: task N: Exited' are that
     host's step daemon reporting why the task could not run (a container that would not start, a plugin that
-    failed): they are about HOST."""
+    failed, an OOM kill in the step): they are about HOST, and, with srun's report, about the rank of the one task
+    it names where that task is a rank."""
     reports = [(r, node) for r in reads["task_hosts"]
                if (node := names.host(r.g["host"])) and names.w.is_host(node)]
     if not reports:
@@ -151,9 +152,16 @@ def learn_stepd_errors(ev: pl.DataFrame, reads: dict[str, list[Read]], a: Attrib
                      & pl.col("text").str.starts_with("slurmstepd"))
     errors = {(f, n) for f, n, t in rows.select("file", "line", "text").iter_rows() if RX["stepd_error"].match(t)}
     for r, node in reports:
-        line = r.line - 1
-        while (r.file, line) in errors and line >= r.line - STEPD_RUN:
-            a.subject_node.setdefault((r.file, line), node)
-            a.said("subject", (r.file, line), f"slurmstepd's error before srun's report of the task on {r.g['host']} "
-                                              f"(line {r.line})")
+        tasks = expand_tasks(r.g["tasks"])
+        task = (r.file, step_of(a, r.file, r.line), tasks[0])
+        rank = a.task_rank.get(task) if len(tasks) == 1 else None
+        line = r.line
+        while line == r.line or ((r.file, line) in errors and line >= r.line - STEPD_RUN):
+            if line < r.line:
+                a.subject_node.setdefault((r.file, line), node)
+                a.said("subject", (r.file, line), f"slurmstepd's error before srun's report of the task on "
+                                                  f"{r.g['host']} (line {r.line})")
+            if rank is not None and a.subject_rank.setdefault((r.file, line), rank) == rank:
+                a.said("subject_rank", (r.file, line), f"srun's report of task {tasks[0]} (line {r.line}), rank {rank} "
+                                                       f"({a.why.get(('task_rank', task), '')})")
             line -= 1
