@@ -43,7 +43,8 @@ def learn_ranks(ev: pl.DataFrame, a: Attribution, hints: DumpHints) -> None:
     cols = ["node", "pid", "file", "line", "_epoch"]
     assigned = fields(ranks, "assigned", *cols).drop_nulls(["r"])
     world_lines = fields(ranks, "world_line", *cols).drop_nulls(["r"])
-    worlds = [int(w) for w in assigned["w"].to_list() + world_lines["w"].to_list()]
+    dp_worlds = fields(ranks, "dp_world", *cols).drop_nulls(["r"])
+    worlds = [int(w) for w in assigned["w"].to_list() + world_lines["w"].to_list() + dp_worlds["w"].to_list()]
     init = fields(ranks, "nccl_init", *cols).drop_nulls(["r"])
     comm = fields(ranks, "nccl_comm", *cols).drop_nulls(["r"])
     nccl_worlds = [int(w) for w in init["w"].to_list() + comm["w"].to_list()]
@@ -90,6 +91,8 @@ def learn_ranks(ev: pl.DataFrame, a: Attribution, hints: DumpHints) -> None:
         a.world_size = int(assigned["w"].cast(pl.Int64).max()) * assigned["dp"].n_unique()
     for node, pid, f, ln, ep, r, w_, *_ in assigned.select(*cols, "r", "w").iter_rows():
         observe(node, pid, f, ep, r, f"'rank {r} in world size {w_}' on {f}:{ln}")
+    for node, pid, f, ln, ep, r, w_ in dp_worlds.select(*cols, "r", "w").iter_rows():
+        observe(node, pid, f, ep, r, f"'Adjusting world_size={w_} rank={r} ... for DP' on {f}:{ln}")
     for node, f, ln, ep, r, p in fields(ev, "launched", "node", "file", "line", "_epoch").drop_nulls("r").iter_rows():
         observe(node, int(p), f, ep, r, f"the launcher's 'rank {r} pid {p}' on {f}:{ln}", weak=True)
     for node, pid, f, ln, ep, w_, r, loc in world_lines.select(*cols, "w", "r", "l").iter_rows():
