@@ -493,3 +493,23 @@ def test_a_check_whose_fault_shows_before_ready_explains_no_failure_of_a_deploym
                        "ts_quality": ["none"], "node": ["gpu-a"], "rank": [None], "pid": [None], "phase": ["startup"]})
     got = check_explains(Decision(False, root, "low", "", [root]), [wrong], ev, {}, load_catalogue())
     assert (got.root.category == "config.all2all_backend") == explained
+
+
+NETWORK = "nccl_network_across_nodes"
+
+
+@pytest.mark.parametrize("worker, status, evidence", [
+    (["Socket", "Socket"], "fail", "b/vllm.log:46"),   # the node that found no RDMA device fell back to sockets
+    (["IB"], "pass", "a/vllm.log:54"),                   # near miss: every node on RDMA
+])
+def test_a_node_whose_nccl_fell_back_to_sockets_while_its_peers_use_rdma_is_the_odd_one_out(worker, status, evidence):
+    facts = [F("nccl_network", "IB", "log", "node-a", "a/vllm.log", 54)]
+    facts += [F("nccl_network", net, "log", "node-b", "b/vllm.log", 46 + 5 * i) for i, net in enumerate(worker)]
+    c = check(NETWORK, facts)
+    assert (c.status, c.evidence) == (status, evidence)
+    if status == "fail":
+        assert c.category == "nccl.ib_transport" and "node-b" in c.detail and "other" in c.explains
+
+
+def test_near_miss_one_node_s_network_says_nothing_across_nodes():
+    assert check(NETWORK, [F("nccl_network", "Socket", "log", "node-b", "b/vllm.log", 46)]).status == "unknown"

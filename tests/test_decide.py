@@ -1792,3 +1792,26 @@ def test_a_fault_at_the_start_its_process_went_past_takes_the_phase_where_it_bit
     a = analyze_files(tmp_path, {"gpu-a1/vllm.log": text_of(*DEEP_EP, *after)})
     root = root_of(a)
     assert (root.sig, root.line, root.phase) == ("undefined-symbol", 3, phase)
+
+
+# ------------------------------------------------------------------------------------------
+# a failing check explains a crash loop's earlier attempt on the node whose later start restates it
+# ------------------------------------------------------------------------------------------
+def _net(t: str, host: str, net: str, pid: int) -> list[str]:
+    return [f"(Worker_TP0 pid={pid}) INFO 12-09 {t} [__init__.py:231] Automatically detected platform cuda.",
+            f"{host}:{pid}:{pid + 30} [0] NCCL INFO Using network {net}",
+            f"(Worker_TP0 pid={pid}) INFO 12-09 {t} [gpu_worker.py:97] Loading model weights"]
+
+
+INTERNAL = "(Worker_TP0 pid=179) ERROR 12-09 06:03:55 [multiproc_executor.py:684] RuntimeError: NCCL error: internal " \
+           "error - please report this issue to the NCCL developers"
+
+
+@pytest.mark.parametrize("later_on, category", [("gpu-b", "nccl.ib_transport"),   # its node's next start restates it
+                                                ("gpu-c", "other")])              # near miss: another node's start
+def test_a_failing_check_explains_an_earlier_attempt_on_the_node_whose_next_start_restates_the_state(
+        tmp_path, later_on, category):
+    files = {"gpu-a/vllm.log": text_of(*_net("06:04:50", "gpu-a", "IB", 204)),
+             "gpu-b/previous.log": text_of(INTERNAL),
+             f"{later_on}/vllm.log": text_of(*_net("06:04:57", later_on, "Socket", 161))}
+    assert root_of(analyze_files(tmp_path, files)).category == category

@@ -36,7 +36,8 @@ def check_explains(decision: Decision, checks, ev: pl.DataFrame, dumps: dict[str
     """A failing environment check is a cause like a log line: when its failure explains the root the logs name
     (facts.toml [[check]] `explains`: nodes that run different NCCL builds explain the NCCL errors their healthy
     peers report), the check's evidence (the odd node out) is the cause, and the logged root one of its
-    symptoms. A root that comes before the evidence (both timed) is not explained."""
+    symptoms. A root that comes before the evidence (both timed) is not explained, unless the evidence is its node's
+    state restated at a later start (a crash loop's last attempt prints the setting its first one failed on)."""
     root = decision.root
     if root is None:
         return decision
@@ -49,7 +50,8 @@ def check_explains(decision: Decision, checks, ev: pl.DataFrame, dumps: dict[str
                and c.category in cat.categories and not (c.before_ready and root.phase == "serving")]
     for check in sorted(failing, key=lambda c: (cat.categories[c.category].triage, c.id)):
         cause = _check_root(check, ev, dumps, cat)
-        if cause.ts is not None and root.ts is not None and (cause.ts - root.ts).total_seconds() > TIE_SECONDS:
+        if cause.ts is not None and root.ts is not None and (cause.ts - root.ts).total_seconds() > TIE_SECONDS \
+                and not _restated(cause, root, ev):
             continue
         if root.phase and root.phase != "shutdown":   # (a setting fails where what it causes shows: requests
             cause.phase = root.phase                    # timing out while serving, a communicator never built)
@@ -60,6 +62,15 @@ def check_explains(decision: Decision, checks, ev: pl.DataFrame, dumps: dict[str
                         f"{root.category} error the logs show ({root.file}:{root.line}): {check.detail}", findings,
                         outcome=decision.outcome)
     return decision
+
+
+def _restated(cause: Finding, root: Finding, ev: pl.DataFrame) -> bool:
+    """The evidence comes after a start of the root's node that followed the root: the state the failed attempt (the
+    root's) ran in too, printed again by the next."""
+    if cause.node is None or cause.node != root.node or cause.ts is None or root.ts is None:
+        return False
+    return not ev.filter((pl.col("node") == root.node) & (pl.col("mark") == "startup")
+                         & pl.col("ts").is_between(root.ts, cause.ts, closed="right")).is_empty()
 
 
 def quiet_verdict(decision: Decision, checks, ev: pl.DataFrame, dumps: dict[str, str],

@@ -15,7 +15,8 @@ from k3logs.errors import CatalogueError
 
 from .builds import BUILDS, build_of, differing, witness_of
 from .data import CheckDef, FactsData, default_facts_data
-from .reach import unreachable
+from .fabric import check_interface, check_network
+from .factset import FactSet, at_where
 from .util import RAN_RANK, Fact, cuda_major, norm_image, version_less
 
 __all__ = ["Check", "run_checks", "is_k3_deployment"]
@@ -34,32 +35,6 @@ class Check:
     before_ready: bool = False   # its fault shows before the server is ready (facts.toml [[check]] `before_ready`)
 
 
-class _Facts:
-    def __init__(self, facts: list[Fact]):
-        self.by: dict[str, list[Fact]] = defaultdict(list)
-        for f in facts:
-            self.by[f.name].append(f)
-        self.all = facts
-
-    def get(self, name: str) -> list[Fact]:
-        return self.by.get(name, [])
-
-    def ran(self, name: str) -> list[Fact]:
-        """Facts of `name`, the command that really ran first."""
-        return sorted(self.get(name), key=lambda f: (RAN_RANK.get(f.source, 9), f.file, f.line or 0))
-
-    def first(self, name: str) -> Fact | None:
-        r = self.ran(name)
-        return r[0] if r else None
-
-    def int_of(self, name: str) -> int | None:
-        f = self.first(name)
-        try:
-            return int(float(f.value)) if f else None
-        except ValueError:
-            return None
-
-
 def is_k3_deployment(facts: list[Fact], data: FactsData | None = None) -> bool:
     """True when a model name, served name or architecture holds every K3 word ('kimi', 'k3')."""
     words = [w.lower() for w in (data or default_facts_data()).versions.k3_model_words]
@@ -73,7 +48,7 @@ def is_k3_deployment(facts: list[Fact], data: FactsData | None = None) -> bool:
 
 def run_checks(facts: list[Fact], is_k3: bool | None = None, data: FactsData | None = None) -> list[Check]:
     data = data or default_facts_data()
-    F = _Facts(facts)
+    F = FactSet(facts)
     k3 = is_k3_deployment(facts, data) if is_k3 is None else is_k3
     out = []
     for cid, fn in CHECKS.items():
@@ -95,14 +70,10 @@ def _mk(defn: CheckDef, status: str, fact: Fact | None, detail: str) -> Check:
                  defn.explains if failed else (), fact.node if fact else None, defn.before_ready)
 
 
-def _at(f: Fact | None) -> str:
-    return f" ({f.where}{', node ' + f.node if f and f.node else ''})" if f else ""
-
-
 # ------------------------------------------------------------------------------------------
 # the chain: driver, image, runtime
 # ------------------------------------------------------------------------------------------
-def _runtime_major(F: _Facts, data: FactsData) -> tuple[int | None, Fact | None, str]:
+def _runtime_major(F: FactSet, data: FactsData) -> tuple[int | None, Fact | None, str]:
     """The most demanding CUDA major the container's runtime shows, with its evidence."""
     best: tuple[int | None, Fact | None, str] = (None, None, "")
     cands = [(f, "torch.version.cuda " + f.value) for f in F.get("cuda_runtime")]
@@ -118,7 +89,7 @@ def _runtime_major(F: _Facts, data: FactsData) -> tuple[int | None, Fact | None,
     return best
 
 
-def check_driver(F: _Facts, data: FactsData, k3: bool):
+def check_driver(F: FactSet, data: FactsData, k3: bool):
     major, rf, why = _runtime_major(F, data)
     drivers = F.get("driver_branch")
     if not drivers and not F.get("driver_cuda"):
@@ -139,8 +110,8 @@ def check_driver(F: _Facts, data: FactsData, k3: bool):
         ver = next((f.value for f in F.get("driver_version") if f.file == b.file and f.node == b.node), None)
         shown = (f"driver {ver or 'r' + b.value}" if b.name == "driver_branch"
                  else f"a driver that supports CUDA {b.value} at most")
-        return "fail", b, (f"host {shown}{_at(b)} is older than r{need}, which CUDA {major} needs; the container is "
-                           f"CUDA {major}: {why}{_at(rf)}. nvidia-smi's 'CUDA Version' is the driver's maximum, "
+        return "fail", b, (f"host {shown}{at_where(b)} is older than r{need}, which CUDA {major} needs; the container is "
+                           f"CUDA {major}: {why}{at_where(rf)}. nvidia-smi's 'CUDA Version' is the driver's maximum, "
                            "not the runtime")
     if drivers:
         shown = "driver r" + ", r".join(sorted({f.value for f in drivers})) + f" meets r{need}"
@@ -149,7 +120,7 @@ def check_driver(F: _Facts, data: FactsData, k3: bool):
     return "pass", (drivers or F.get("driver_cuda"))[0], f"{shown} for CUDA {major} ({why})"
 
 
-def check_image(F: _Facts, data: FactsData, k3: bool):
+def check_image(F: FactSet, data: FactsData, k3: bool):
     imgs = F.ran("image")
     if not imgs:
         return "unknown", None, "no image tag in the bundle (docker inspect, pod spec, kubectl describe, launch command)"
@@ -158,12 +129,12 @@ def check_image(F: _Facts, data: FactsData, k3: bool):
     want = norm_image(data.versions.k3_image)
     wrong = [f for f in top if norm_image(f.value) != want]
     if wrong:
-        return "fail", wrong[0], (f"K3 runs in {wrong[0].value}{_at(wrong[0])}, "
+        return "fail", wrong[0], (f"K3 runs in {wrong[0].value}{at_where(wrong[0])}, "
                                   f"not the dedicated image {data.versions.k3_image}")
     return "pass", top[0], f"image {top[0].value}"
 
 
-def check_vllm(F: _Facts, data: FactsData, k3: bool):
+def check_vllm(F: FactSet, data: FactsData, k3: bool):
     f = F.first("vllm_version")
     if not f:
         return "unknown", None, "no vLLM version in the bundle (API server start line, collect_env, pip freeze)"
@@ -171,44 +142,44 @@ def check_vllm(F: _Facts, data: FactsData, k3: bool):
     if less is None:
         return "unknown", f, f"cannot compare vLLM version {f.value!r}"
     if less:
-        return "fail", f, f"vLLM {f.value}{_at(f)} is older than {data.versions.k3_min_vllm}, the first with K3 support"
+        return "fail", f, f"vLLM {f.value}{at_where(f)} is older than {data.versions.k3_min_vllm}, the first with K3 support"
     return "pass", f, f"vLLM {f.value} >= {data.versions.k3_min_vllm}"
 
 
-def check_torch(F: _Facts, data: FactsData, k3: bool):
+def check_torch(F: FactSet, data: FactsData, k3: bool):
     builds = F.ran("torch_cuda_build") or [f for f in F.ran("cuda_runtime") if f.source in ("collect_env", "log")]
     if k3:
         v = data.versions
         want, why = v.k3_cuda_major, f"the K3 recipe ({v.k3_image}, {v.k3_torch_cuda_build})"
     else:
         env = F.first("env:CUDA_VERSION")
-        want, why = (cuda_major(env.value), f"the image's CUDA_VERSION {env.value}{_at(env)}") if env else (None, "")
+        want, why = (cuda_major(env.value), f"the image's CUDA_VERSION {env.value}{at_where(env)}") if env else (None, "")
     if not builds:
         return "unknown", None, "torch's CUDA build is unknown (collect_env, pip freeze, torch.__version__)"
     if want is None:
         return "unknown", builds[0], f"torch {builds[0].value}; no container CUDA version to compare it with"
     bad = [f for f in builds if cuda_major(f.value) != want]
     if bad:
-        return "fail", bad[0], (f"torch is a {bad[0].value} build{_at(bad[0])} but {why} is CUDA {want}: a wheel from "
+        return "fail", bad[0], (f"torch is a {bad[0].value} build{at_where(bad[0])} but {why} is CUDA {want}: a wheel from "
                                 "another CUDA index in the image")
     return "pass", builds[0], f"torch {builds[0].value} matches CUDA {want} ({why})"
 
 
-def check_pip_mix(F: _Facts, data: FactsData, k3: bool):
+def check_pip_mix(F: FactSet, data: FactsData, k3: bool):
     mixed = F.get("pip_mixed_cuda")
     if not mixed:
         return "unknown", None, "no pip freeze / collect_env package list in the bundle"
     bad = [f for f in mixed if f.value == "true"]
     majors = sorted({m for f in F.get("pip_cuda_majors") for m in f.value.split(",")})
     if bad:
-        return "fail", bad[0], f"CUDA {' and '.join(majors)} packages installed together{_at(bad[0])}"
+        return "fail", bad[0], f"CUDA {' and '.join(majors)} packages installed together{at_where(bad[0])}"
     return "pass", mixed[0], f"all CUDA packages are CUDA {', '.join(majors)}"
 
 
 # ------------------------------------------------------------------------------------------
 # hardware and launch flags
 # ------------------------------------------------------------------------------------------
-def _gpus_per_node(F: _Facts) -> dict[str | None, tuple[int, Fact]]:
+def _gpus_per_node(F: FactSet) -> dict[str | None, tuple[int, Fact]]:
     per: dict[str | None, tuple[int, Fact]] = {}
     for f in F.get("gpu_count") + F.get("gpu_request"):
         try:
@@ -220,7 +191,7 @@ def _gpus_per_node(F: _Facts) -> dict[str | None, tuple[int, Fact]]:
     return per
 
 
-def check_gpus(F: _Facts, data: FactsData, k3: bool):
+def check_gpus(F: FactSet, data: FactsData, k3: bool):
     v = data.versions
     per = _gpus_per_node(F)
     tp = F.int_of("tensor_parallel_size")
@@ -232,10 +203,10 @@ def check_gpus(F: _Facts, data: FactsData, k3: bool):
     ev = next(iter(per.values()))[1] if per else F.first("tensor_parallel_size")
     if used is not None and used < v.k3_min_gpus:
         f = F.first("tensor_parallel_size")
-        return "fail", f, (f"K3 runs on {used} GPUs (tensor x pipeline x data parallel){_at(f)}; "
+        return "fail", f, (f"K3 runs on {used} GPUs (tensor x pipeline x data parallel){at_where(f)}; "
                            f"the recipe needs {v.k3_min_gpus}")
     if used is None and total < v.k3_min_gpus:
-        return "fail", ev, f"{total} GPU(s) seen{_at(ev)}; the K3 recipe needs at least {v.k3_min_gpus} GB300-class GPUs"
+        return "fail", ev, f"{total} GPU(s) seen{at_where(ev)}; the K3 recipe needs at least {v.k3_min_gpus} GB300-class GPUs"
     n = used if used is not None else total
     cls = model and any(c.lower() in model.value.lower() for c in v.k3_gpu_class)
     note = "" if cls or not model else f"; {model.value} is not GB300-class: other generations may need more GPUs"
@@ -245,7 +216,7 @@ def check_gpus(F: _Facts, data: FactsData, k3: bool):
     return "pass", ev, f"{n} GPUs{how}{' (' + model.value + ')' if model else ''} >= {v.k3_min_gpus}{note}"
 
 
-def check_prefix(F: _Facts, data: FactsData, k3: bool):
+def check_prefix(F: FactSet, data: FactsData, k3: bool):
     groups: dict[int, list[Fact]] = defaultdict(list)
     for f in F.get("prefix_caching") + F.get("launch_command"):
         groups[RAN_RANK.get(f.source, 9)].append(f)
@@ -254,14 +225,14 @@ def check_prefix(F: _Facts, data: FactsData, k3: bool):
         if pcs:
             off = sorted((f for f in pcs if f.value != "true"), key=lambda f: (f.file, f.line or 0))  # (first first)
             if off:
-                return "fail", off[0], f"prefix caching is off in what ran{_at(off[0])}"
-            return "pass", pcs[0], f"prefix caching on in what ran{_at(pcs[0])}"
+                return "fail", off[0], f"prefix caching is off in what ran{at_where(off[0])}"
+            return "pass", pcs[0], f"prefix caching on in what ran{at_where(pcs[0])}"
         lc = groups[rank][0]
-        return "fail", lc, f"the launch command{_at(lc)} has no --enable-prefix-caching (not on by default for K3)"
+        return "fail", lc, f"the launch command{at_where(lc)} has no --enable-prefix-caching (not on by default for K3)"
     return "unknown", None, "no launch command and no vLLM start-up args in the bundle"
 
 
-def check_all2all(F: _Facts, data: FactsData, k3: bool):
+def check_all2all(F: FactSet, data: FactsData, k3: bool):
     b = F.first("all2all_backend")
     if not b:
         return "unknown", None, "no --all2all-backend / VLLM_ALL2ALL_BACKEND in the command that ran"
@@ -283,7 +254,7 @@ def check_all2all(F: _Facts, data: FactsData, k3: bool):
         fits = "fits in" if span == "intra" else "spans more than"
         where = f"the expert-parallel group ({ep} GPUs = TP x DP) {fits} one node of {gpn} GPUs"
         if span == "inter" and mnnvl:
-            where += f", inside one multi-node NVLink domain (MNNVL{_at(mnnvl[0])})"
+            where += f", inside one multi-node NVLink domain (MNNVL{at_where(mnnvl[0])})"
         # (across nodes: NVLink where NCCL shows one multi-node NVLink domain, RDMA where the bundle shows it; neither
         # shown, the fabric between the nodes is not known)
         expected = ("nvlink" if mnnvl else "rdma" if rdma else None) if span == "inter" else (
@@ -305,7 +276,7 @@ def check_all2all(F: _Facts, data: FactsData, k3: bool):
     if b.value == want:
         return "pass", b, f"--all2all-backend {b.value} fits {expected}: {where}"
     if b.value in data.all2all_backend.values():
-        return "fail", b, (f"--all2all-backend {b.value}{_at(b)} but {where}, so the all-to-all crosses {expected}: "
+        return "fail", b, (f"--all2all-backend {b.value}{at_where(b)} but {where}, so the all-to-all crosses {expected}: "
                            f"use {want}")
     recipe = ", ".join(f"{k}: {v}" for k, v in data.all2all_backend.items())
     return "unknown", b, f"--all2all-backend {b.value} is neither of the recipe's ({recipe})"
@@ -314,7 +285,7 @@ def check_all2all(F: _Facts, data: FactsData, k3: bool):
 # ------------------------------------------------------------------------------------------
 # communication and shared memory
 # ------------------------------------------------------------------------------------------
-def check_ucx(F: _Facts, data: FactsData, k3: bool):
+def check_ucx(F: FactSet, data: FactsData, k3: bool):
     rdma = [f for f in F.get("interconnect") if f.value == "rdma"]
     if not rdma:
         return "unknown", None, "no RDMA interconnect seen (ibstat, topo NIC legend, NCCL_IB_HCA, NCCL NET/IB)"
@@ -323,12 +294,12 @@ def check_ucx(F: _Facts, data: FactsData, k3: bool):
     if ucx:
         have = {t.strip() for t in ucx[0].value.split(",")}
         if set(want.split(",")) <= have:
-            return "pass", ucx[0], f"UCX_TLS={ucx[0].value} with RDMA{_at(rdma[0])}"
-        return "fail", ucx[0], f"UCX_TLS={ucx[0].value}{_at(ucx[0])} on an RDMA deployment; the recipe sets {want}"
+            return "pass", ucx[0], f"UCX_TLS={ucx[0].value} with RDMA{at_where(rdma[0])}"
+        return "fail", ucx[0], f"UCX_TLS={ucx[0].value}{at_where(ucx[0])} on an RDMA deployment; the recipe sets {want}"
     kv = F.first("kv_transfer")
     env = [f for f in F.all if f.name.startswith("env:")]
     if kv and env:
-        return "fail", kv, (f"KV-cache transfer ({kv.value}){_at(kv)} on RDMA, and UCX_TLS is not set in the "
+        return "fail", kv, (f"KV-cache transfer ({kv.value}){at_where(kv)} on RDMA, and UCX_TLS is not set in the "
                             "environment dumps")
     if not kv:
         return "unknown", rdma[0], ("RDMA seen; UCX_TLS matters for KV-cache transfer (--kv-transfer-config), "
@@ -336,7 +307,7 @@ def check_ucx(F: _Facts, data: FactsData, k3: bool):
     return "unknown", kv, "KV-cache transfer configured on RDMA; no environment dump shows whether UCX_TLS is set"
 
 
-def check_dmabuf(F: _Facts, data: FactsData, k3: bool):
+def check_dmabuf(F: FactSet, data: FactsData, k3: bool):
     trig = [f for f in F.get("nccl_dmabuf_enable") if f.value.strip() == "0"] + F.get("nccl_dmabuf_524")
     if not trig:
         return "unknown", None, "NCCL_DMABUF_ENABLE=0 is neither set nor called for (no mlx5 dmabuf errno 524)"
@@ -346,19 +317,19 @@ def check_dmabuf(F: _Facts, data: FactsData, k3: bool):
     for f in F.get("nvidia_peermem_loaded"):
         lsm[f.node].append(f)
     if not lsm:
-        return "unknown", t, (f"{why}{_at(t)}, but no lsmod shows whether nvidia_peermem is loaded: "
+        return "unknown", t, (f"{why}{at_where(t)}, but no lsmod shows whether nvidia_peermem is loaded: "
                               "load it on every node first")
     missing = {n: fs for n, fs in lsm.items() if not any(f.value == "true" for f in fs)}
     if missing:
         f = next(iter(missing.values()))[0]
         nodes = ", ".join(str(n) if n else "(unnamed node)" for n in missing)
-        return "fail", f, (f"{why}; nvidia_peermem is not loaded on {nodes}{_at(f)}: load nvidia_peermem first, "
+        return "fail", f, (f"{why}; nvidia_peermem is not loaded on {nodes}{at_where(f)}: load nvidia_peermem first, "
                            "NCCL_DMABUF_ENABLE=0 falls back to it")
     nodes = ", ".join(sorted(str(n) for n in lsm if n)) or "the node with lsmod"
     return "pass", next(iter(lsm.values()))[0], f"{why}; nvidia_peermem is loaded on {nodes}"
 
 
-def check_shm(F: _Facts, data: FactsData, k3: bool):
+def check_shm(F: FactSet, data: FactsData, k3: bool):
     limit = data.versions.docker_default_shm_bytes
     files: dict[str, dict[str, Fact]] = defaultdict(dict)
     for f in F.get("shm_size") + F.get("ipc_mode"):
@@ -367,23 +338,23 @@ def check_shm(F: _Facts, data: FactsData, k3: bool):
     for _, got in ordered:
         ipc, shm = got.get("ipc_mode"), got.get("shm_size")
         if ipc and ipc.value == "host":
-            return "pass", ipc, f"IPC namespace is the host's{_at(ipc)}: /dev/shm is the host's"
+            return "pass", ipc, f"IPC namespace is the host's{at_where(ipc)}: /dev/shm is the host's"
         if shm and shm.value.isdigit():
             size = int(shm.value)
             if size <= limit:
-                return "fail", shm, (f"/dev/shm is {size // 2**20} MiB{_at(shm)} and the IPC mode is "
+                return "fail", shm, (f"/dev/shm is {size // 2**20} MiB{at_where(shm)} and the IPC mode is "
                                      f"{ipc.value if ipc else 'not host'}: too small for NCCL")
             return "pass", shm, f"/dev/shm is {size / 2**30:g} GiB"
         if shm:
             return "pass", shm, f"/dev/shm is {shm.value}"
     for lc in F.get("launch_command"):
         if lc.source == "launch_cmd" and " run " in f" {lc.value} " and lc.value.split()[0].endswith(("docker", "podman")):
-            return "fail", lc, (f"docker run without --shm-size or --ipc=host{_at(lc)}: the container gets the "
+            return "fail", lc, (f"docker run without --shm-size or --ipc=host{at_where(lc)}: the container gets the "
                                 "default 64 MiB /dev/shm")
     return "unknown", None, "no docker ShmSize / --shm-size / --ipc or pod /dev/shm volume in the bundle"
 
 
-def check_versions_across_nodes(F: _Facts, data: FactsData, k3: bool):
+def check_versions_across_nodes(F: FactSet, data: FactsData, k3: bool):
     seen: list[str] = []
     apart: list[str] = []
     shown: Fact | None = None
@@ -413,7 +384,7 @@ def check_versions_across_nodes(F: _Facts, data: FactsData, k3: bool):
                  for b in builds}
         others = "; ".join(f"{label} {b} ({where[b]})" for b in builds if b != ref)
         return "fail", ev, (f"the ranks of one deployment run different {label} builds: {others} against {label} "
-                            f"{ref} ({where[ref]}); the odd one out is {label} {build_of(name, ev.value)}{_at(ev)}")
+                            f"{ref} ({where[ref]}); the odd one out is {label} {build_of(name, ev.value)}{at_where(ev)}")
     if apart:
         return "unknown", None, ("different builds appear, but not on two nodes (or ranks of one log) at once: "
                                  + "; ".join(apart) + " (a node's restarts, or logs whose node is unknown)")
@@ -423,28 +394,11 @@ def check_versions_across_nodes(F: _Facts, data: FactsData, k3: bool):
                              "'vLLM is using nccl', pip freeze / collect_env per node)")
 
 
-def check_interface(F: _Facts, data: FactsData, k3: bool):
-    facts = F.get("nccl_bootstrap")
-    if not facts:
-        return "unknown", None, "no NCCL 'Bootstrap: Using IFACE:ADDR' line (NCCL_DEBUG=INFO)"
-    nodes = {f.node for f in facts if f.node}
-    if len(nodes) < 2 and (F.int_of("nnodes") or 1) < 2:
-        return "unknown", None, "NCCL's interface of one node only: any interface reaches the ranks of one host"
-    local = [facts[i] for i in unreachable([(f.value, f.node or f.file) for f in facts], data.versions.
-                                           host_local_interfaces, [(f.value, f.node) for f in F.get("ip")])]
-    if local:
-        ev = min(local, key=lambda f: (f.file, f.line or 0))
-        on = ", ".join(sorted({f.node or f.file for f in local}))
-        return "fail", ev, (f"NCCL uses {ev.value}, an interface or address the other nodes cannot reach (host-only, "
-                            f"one several nodes use, off their network), on {on}{_at(ev)}, in a run across nodes")
-    used = sorted({f.value.split(":", 1)[0].strip() for f in facts})
-    return "pass", facts[0], f"NCCL uses {', '.join(used)} on {len(nodes) or 'several'} nodes"
-
-
 CHECKS = {
     "driver_branch_vs_cuda": check_driver, "image_is_k3": check_image, "vllm_version_min": check_vllm,
     "torch_cuda_build": check_torch, "pip_mixed_cuda": check_pip_mix, "gpu_model_count": check_gpus,
     "prefix_caching_flag": check_prefix, "all2all_backend_vs_interconnect": check_all2all,
     "ucx_tls_with_rdma": check_ucx, "nccl_dmabuf_advice": check_dmabuf, "shm_size": check_shm,
     "nccl_interface_across_nodes": check_interface, "runtime_versions_across_nodes": check_versions_across_nodes,
+    "nccl_network_across_nodes": check_network,
 }
