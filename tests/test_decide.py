@@ -1798,7 +1798,7 @@ def test_a_fault_at_the_start_its_process_went_past_takes_the_phase_where_it_bit
 # a failing check explains a crash loop's earlier attempt on the node whose later start restates it
 # ------------------------------------------------------------------------------------------
 def _net(t: str, host: str, net: str, pid: int) -> list[str]:
-    return [f"(Worker_TP0 pid={pid}) INFO 12-09 {t} [__init__.py:231] Automatically detected platform cuda.",
+    return [f"(APIServer pid={pid}) INFO 12-09 {t} [api_server.py:1] vLLM API server version 0.27.1",
             f"{host}:{pid}:{pid + 30} [0] NCCL INFO Using network {net}",
             f"(Worker_TP0 pid={pid}) INFO 12-09 {t} [gpu_worker.py:97] Loading model weights"]
 

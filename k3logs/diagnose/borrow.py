@@ -151,9 +151,10 @@ def lagging_phase(root: Finding, findings: list[Finding], attempt_of=lambda f: N
     elif root.phase == "startup" and (host_logged or went_on):
         # a fault logged before its node's start got anywhere bit where it, or what it explains, next shows past
         # the start (a warning at import, then the error in device init)
-        shown = sorted((f for i, f in enumerate(findings) if (i in fault or f.explained_by in fault) and f.phase
-                        and f.node == root.node and f.set_aside is None
-                        and (dt := seconds(root, f)) is not None and dt > (0 if went_on else SAME_FAILURE_S)),
+        # (what a fault its process went past explains, not its other processes' statements of it at their import)
+        shown = sorted((f for i, f in enumerate(findings) if ((i in fault and host_logged) or f.explained_by in fault)
+                        and f.phase and f.node == root.node and f.set_aside is None
+                        and (dt := seconds(root, f)) is not None and dt > (SAME_FAILURE_S if host_logged else 0)),
                        key=sort_key)
         bit = [f.phase for f in shown if (dt := seconds(shown[0], f)) is not None and dt <= SAME_FAILURE_S]
         root.phase = next((p for p in bit if p != "startup"), root.phase)

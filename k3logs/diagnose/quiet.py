@@ -65,12 +65,15 @@ def check_explains(decision: Decision, checks, ev: pl.DataFrame, dumps: dict[str
 
 
 def _restated(cause: Finding, root: Finding, ev: pl.DataFrame) -> bool:
-    """The evidence comes after a start of the root's node that followed the root: the state the failed attempt (the
-    root's) ran in too, printed again by the next."""
-    if cause.node is None or cause.node != root.node or cause.ts is None or root.ts is None:
+    """The evidence is a later attempt's than the root, on the root's node: the state the failed attempt (the root's)
+    ran in too, printed again by the next start."""
+    if cause.node is None or cause.node != root.node:
         return False
-    return not ev.filter((pl.col("node") == root.node) & (pl.col("mark") == "startup")
-                         & pl.col("ts").is_between(root.ts, cause.ts, closed="right")).is_empty()
+    at = ev.filter(pl.struct("file", "line").is_in([{"file": cause.file, "line": cause.line},
+                                                    {"file": root.file, "line": root.line}]))
+    attempt = {(f, ln): a for f, ln, a in at.select("file", "line", "attempt").iter_rows()}
+    mine, theirs = attempt.get((cause.file, cause.line)), attempt.get((root.file, root.line))
+    return mine is not None and theirs is not None and mine > theirs
 
 
 def quiet_verdict(decision: Decision, checks, ev: pl.DataFrame, dumps: dict[str, str],
