@@ -30,7 +30,7 @@ from k3logs.diagnose.loops import loop_starts
 from k3logs.diagnose.missing import hosts_named, missing_parts
 from k3logs.diagnose.outcome import APP_KINDS, HOST_KINDS
 from k3logs.diagnose.phases import assign_phases
-from k3logs.diagnose.quiet import quiet_verdict, unlogged_end, weigh
+from k3logs.diagnose.quiet import log_ends_early, quiet_verdict, unlogged_end, weigh
 from k3logs.facts.checks import run_checks
 from k3logs.facts.extract import Fact, facts_from_dump, facts_from_events, host_ips_in_logs, zones_said_in_logs
 from k3logs.ingest.discover import Bundle, Skip
@@ -198,6 +198,8 @@ def run(path: str | Path, settings: Settings | None = None, catalogue: Catalogue
                                 checks, events, dumps,
                                 cat, bool(app_files))
     decision, unlogged = unlogged_end(decision, facts, cat)
+    decision, cut = log_ends_early(decision, events, app_files)
+    unlogged += cut
     nnodes = max([int(f.value) for f in facts if f.name == "nnodes" and f.value.isdigit()] or [0]) or None
     missing = missing_parts(events, lt.ingested.files, lt.bundle.display, lt.attribution.file_node,
                             [t for _, kind, t in lt.ingested.dumps if kind in LAUNCH_TEXTS],

@@ -2706,3 +2706,18 @@ def _first_start_error(cause_in_first: bool) -> list[str]:
 def test_the_first_starts_own_error_is_the_origin_of_later_starts_known_causes(tmp_path, cause_in_first, root):
     d = decision(tmp_path, {"gpu-a1/vllm.log": _first_start_error(cause_in_first)})
     assert d.root is not None and d.root.category == root, (d.root, d.outcome)
+
+
+@pytest.mark.parametrize("stop_at, outcome", [("10:05:00", "inconclusive"),   # hours after its log's last line
+                                              ("07:06:00", "serving")])       # near miss: within its log's span
+def test_a_run_whose_logs_end_hours_before_its_unit_is_stopped_is_inconclusive(tmp_path, stop_at, outcome):
+    """A rotated log collected without the live one: the unit's journal shows the deployment stopped hours after
+    the last line the bundle holds of it; what it did meanwhile, and why, is not in the bundle."""
+    journal = [f"Nov 18 {stop_at} gpu-a1 systemd[1]: Stopping vllm-k3.service - Kimi K3 vLLM server...",
+               f"Nov 18 {stop_at} gpu-a1 systemd[1]: vllm-k3.service: Deactivated successfully."]
+    root = make_bundle(tmp_path, {"gpu-a1/vllm.log": "\n".join(START + LOADED + READY + SERVING + LATER) + "\n",
+                                  "gpu-a1/journal.txt": "\n".join(journal) + "\n"})
+    a = run(root)
+    assert a.decision.outcome.state == outcome
+    if outcome == "inconclusive":
+        assert any("up to its unit's stop (gpu-a1/journal.txt:1)" in m for m in a.missing)

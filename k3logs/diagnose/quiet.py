@@ -9,9 +9,13 @@ import polars as pl
 
 from k3logs.catalogue.signatures import Catalogue
 
+from k3logs.catalogue.landmarks import decision_line
+
 from .detect import outcome_data
 from .findings import TIE_SECONDS, Decision, Finding
 from .outcome import Outcome
+
+LOG_GAP_S = 1800   # the deployment's logs end this long before its unit's stop: they were cut, not its last words
 
 
 def _check_root(check, ev: pl.DataFrame, dumps: dict[str, str], cat: Catalogue) -> Finding:
@@ -114,7 +118,7 @@ def unlogged_end(d: Decision, facts, cat: Catalogue) -> tuple[Decision, list[str
                 any(c not in data.orchestrator_only for c in seen):
             return d, []
         f = d.root
-        return _unexplained(d, f, f"all the bundle shows is an orchestrator restarting a failed container "
+        return _unexplained(d, f.file, f.line, f"all the bundle shows is an orchestrator restarting a failed container "
                             f"({f.file}:{f.line}): no log of the run that failed shows why",
                             f"the log of the run that failed before the restart ({f.file}:{f.line}), up to its end")
     ended = [f for f in facts if f.name == "run_ended" and f.value.split(" ", 1)[0] not in data.clean_exits
@@ -123,15 +127,41 @@ def unlogged_end(d: Decision, facts, cat: Catalogue) -> tuple[Decision, list[str
         return d, []
     f = min(ended, key=lambda f: (f.file, f.line or 0))
     how = f"exit code {f.value.split(' ', 1)[0]}"
-    return _unexplained(d, f, f"a run ended abnormally ({how}, {f.file}:{f.line}) and no log the bundle holds shows "
-                        "why: its log is missing or was cut before the end",
+    return _unexplained(d, f.file, f.line, f"a run ended abnormally ({how}, {f.file}:{f.line}) and no log the bundle "
+                        "holds shows why: its log is missing or was cut before the end",
                         f"the log of the run that ended with {how} ({f.file}:{f.line}), up to its end")
 
 
-def _unexplained(d: Decision, seen, detail: str, missing: str) -> tuple[Decision, list[str]]:
-    """The incident whose log is missing: inconclusive where `seen` (a finding or a fact) shows the end."""
+def log_ends_early(d: Decision, ev: pl.DataFrame, app_files: set[str] | frozenset[str]) -> tuple[Decision, list[str]]:
+    """A run the logs show healthy whose own logs end long before its systemd unit is stopped (a journal's 'Stopping
+    UNIT - ... vLLM ...' more than LOG_GAP_S after the deployment's last line): what it did meanwhile, and why it
+    was stopped, is not in the bundle (a rotated log collected without the live one). Inconclusive, the span named
+    as missing."""
+    if not d.healthy or not app_files:
+        return d, []
+    app = ev.filter(pl.col("file").is_in(sorted(app_files)) & pl.col("ts").is_not_null())
+    if app.is_empty():
+        return d, []
+    last = app["ts"].max()
+    stops = ev.filter(~pl.col("file").is_in(sorted(app_files)) & pl.col("ts").is_not_null()
+                      & (pl.col("ts") > last + pl.duration(seconds=LOG_GAP_S))
+                      & pl.col("text").str.contains(decision_line("unit_stopping"))
+                      & pl.col("text").str.contains(outcome_data().deployment_run)).sort("ts")
+    if stops.is_empty():
+        return d, []
+    at, ts = f"{stops['file'][0]}:{stops['line'][0]}", stops["ts"][0]
+    end = app.filter(pl.col("ts") == last).row(0, named=True)   # (where its logs end: the outcome's place)
+    return _unexplained(d, end["file"], end["line"],
+                        f"the deployment's logs end at {last:%Y-%m-%d %H:%M:%S} and its unit was stopped "
+                        f"{(ts - last).total_seconds() / 3600:.1f} h later ({at}): what it did meanwhile is not in "
+                        "the bundle", f"the deployment's log from {last:%Y-%m-%d %H:%M:%S} up to its unit's stop "
+                        f"({at})")
+
+
+def _unexplained(d: Decision, file: str, line: int | None, detail: str, missing: str) -> tuple[Decision, list[str]]:
+    """The incident whose log is missing: inconclusive where file:line (a finding's, a fact's) shows the end."""
     return (replace(d, healthy=False, confidence="low", reason=detail, unexplained=True,
-                    outcome=Outcome("inconclusive", seen.file, seen.line, detail)), [missing])
+                    outcome=Outcome("inconclusive", file, line, detail)), [missing])
 
 
 def weigh(d: Decision, missing: list[str]) -> Decision:

@@ -350,10 +350,16 @@ def _hardware_gpu(a: Analysis, root: Finding, row: dict | None) -> dict | None:
 def _last_phase(a: Analysis) -> str | None:
     """The phase the run was in when the bundle was taken: serving if it still served (an old pod's stop in a
     rolling update is not the run's), else the last phase by time."""
-    if a.decision.outcome.state == "serving":
+    o = a.decision.outcome
+    if o.state == "serving":
         return "serving"
     if "phase" not in a.events.columns:
         return None
+    # (an end no log shows: the phase where the logs it has stop)
+    at = a.events.filter((pl.col("file") == o.file) & (pl.col("line") == o.line) & pl.col("phase").is_not_null()) \
+        if a.decision.unexplained and o.file else a.events.clear()
+    if at.height:
+        return at["phase"][0]
     ph = a.events.filter(pl.col("phase").is_not_null())
     if "ts" in ph.columns:
         ph = ph.sort("ts", nulls_last=False, maintain_order=True)
