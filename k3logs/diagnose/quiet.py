@@ -7,9 +7,8 @@ from dataclasses import replace
 
 import polars as pl
 
-from k3logs.catalogue.signatures import Catalogue
-
 from k3logs.catalogue.landmarks import decision_line
+from k3logs.catalogue.signatures import Catalogue
 
 from .detect import outcome_data
 from .findings import TIE_SECONDS, Decision, Finding

@@ -16,7 +16,7 @@ from k3logs.errors import CatalogueError
 from .builds import BUILDS, build_of, differing, witness_of
 from .data import CheckDef, FactsData, default_facts_data
 from .fabric import check_interface, check_network
-from .factset import FactSet, at_where
+from .factset import FactSet, at_where as _at   # (where a fact was read, in a check's detail)
 from .util import RAN_RANK, Fact, cuda_major, norm_image, version_less
 
 __all__ = ["Check", "run_checks", "is_k3_deployment"]
@@ -110,8 +110,8 @@ def check_driver(F: FactSet, data: FactsData, k3: bool):
         ver = next((f.value for f in F.get("driver_version") if f.file == b.file and f.node == b.node), None)
         shown = (f"driver {ver or 'r' + b.value}" if b.name == "driver_branch"
                  else f"a driver that supports CUDA {b.value} at most")
-        return "fail", b, (f"host {shown}{at_where(b)} is older than r{need}, which CUDA {major} needs; the container is "
-                           f"CUDA {major}: {why}{at_where(rf)}. nvidia-smi's 'CUDA Version' is the driver's maximum, "
+        return "fail", b, (f"host {shown}{_at(b)} is older than r{need}, which CUDA {major} needs; the container is "
+                           f"CUDA {major}: {why}{_at(rf)}. nvidia-smi's 'CUDA Version' is the driver's maximum, "
                            "not the runtime")
     if drivers:
         shown = "driver r" + ", r".join(sorted({f.value for f in drivers})) + f" meets r{need}"
@@ -129,7 +129,7 @@ def check_image(F: FactSet, data: FactsData, k3: bool):
     want = norm_image(data.versions.k3_image)
     wrong = [f for f in top if norm_image(f.value) != want]
     if wrong:
-        return "fail", wrong[0], (f"K3 runs in {wrong[0].value}{at_where(wrong[0])}, "
+        return "fail", wrong[0], (f"K3 runs in {wrong[0].value}{_at(wrong[0])}, "
                                   f"not the dedicated image {data.versions.k3_image}")
     return "pass", top[0], f"image {top[0].value}"
 
@@ -142,7 +142,7 @@ def check_vllm(F: FactSet, data: FactsData, k3: bool):
     if less is None:
         return "unknown", f, f"cannot compare vLLM version {f.value!r}"
     if less:
-        return "fail", f, f"vLLM {f.value}{at_where(f)} is older than {data.versions.k3_min_vllm}, the first with K3 support"
+        return "fail", f, f"vLLM {f.value}{_at(f)} is older than {data.versions.k3_min_vllm}, the first with K3 support"
     return "pass", f, f"vLLM {f.value} >= {data.versions.k3_min_vllm}"
 
 
@@ -153,14 +153,14 @@ def check_torch(F: FactSet, data: FactsData, k3: bool):
         want, why = v.k3_cuda_major, f"the K3 recipe ({v.k3_image}, {v.k3_torch_cuda_build})"
     else:
         env = F.first("env:CUDA_VERSION")
-        want, why = (cuda_major(env.value), f"the image's CUDA_VERSION {env.value}{at_where(env)}") if env else (None, "")
+        want, why = (cuda_major(env.value), f"the image's CUDA_VERSION {env.value}{_at(env)}") if env else (None, "")
     if not builds:
         return "unknown", None, "torch's CUDA build is unknown (collect_env, pip freeze, torch.__version__)"
     if want is None:
         return "unknown", builds[0], f"torch {builds[0].value}; no container CUDA version to compare it with"
     bad = [f for f in builds if cuda_major(f.value) != want]
     if bad:
-        return "fail", bad[0], (f"torch is a {bad[0].value} build{at_where(bad[0])} but {why} is CUDA {want}: a wheel from "
+        return "fail", bad[0], (f"torch is a {bad[0].value} build{_at(bad[0])} but {why} is CUDA {want}: a wheel from "
                                 "another CUDA index in the image")
     return "pass", builds[0], f"torch {builds[0].value} matches CUDA {want} ({why})"
 
@@ -172,7 +172,7 @@ def check_pip_mix(F: FactSet, data: FactsData, k3: bool):
     bad = [f for f in mixed if f.value == "true"]
     majors = sorted({m for f in F.get("pip_cuda_majors") for m in f.value.split(",")})
     if bad:
-        return "fail", bad[0], f"CUDA {' and '.join(majors)} packages installed together{at_where(bad[0])}"
+        return "fail", bad[0], f"CUDA {' and '.join(majors)} packages installed together{_at(bad[0])}"
     return "pass", mixed[0], f"all CUDA packages are CUDA {', '.join(majors)}"
 
 
@@ -203,10 +203,10 @@ def check_gpus(F: FactSet, data: FactsData, k3: bool):
     ev = next(iter(per.values()))[1] if per else F.first("tensor_parallel_size")
     if used is not None and used < v.k3_min_gpus:
         f = F.first("tensor_parallel_size")
-        return "fail", f, (f"K3 runs on {used} GPUs (tensor x pipeline x data parallel){at_where(f)}; "
+        return "fail", f, (f"K3 runs on {used} GPUs (tensor x pipeline x data parallel){_at(f)}; "
                            f"the recipe needs {v.k3_min_gpus}")
     if used is None and total < v.k3_min_gpus:
-        return "fail", ev, f"{total} GPU(s) seen{at_where(ev)}; the K3 recipe needs at least {v.k3_min_gpus} GB300-class GPUs"
+        return "fail", ev, f"{total} GPU(s) seen{_at(ev)}; the K3 recipe needs at least {v.k3_min_gpus} GB300-class GPUs"
     n = used if used is not None else total
     cls = model and any(c.lower() in model.value.lower() for c in v.k3_gpu_class)
     note = "" if cls or not model else f"; {model.value} is not GB300-class: other generations may need more GPUs"
@@ -225,10 +225,10 @@ def check_prefix(F: FactSet, data: FactsData, k3: bool):
         if pcs:
             off = sorted((f for f in pcs if f.value != "true"), key=lambda f: (f.file, f.line or 0))  # (first first)
             if off:
-                return "fail", off[0], f"prefix caching is off in what ran{at_where(off[0])}"
-            return "pass", pcs[0], f"prefix caching on in what ran{at_where(pcs[0])}"
+                return "fail", off[0], f"prefix caching is off in what ran{_at(off[0])}"
+            return "pass", pcs[0], f"prefix caching on in what ran{_at(pcs[0])}"
         lc = groups[rank][0]
-        return "fail", lc, f"the launch command{at_where(lc)} has no --enable-prefix-caching (not on by default for K3)"
+        return "fail", lc, f"the launch command{_at(lc)} has no --enable-prefix-caching (not on by default for K3)"
     return "unknown", None, "no launch command and no vLLM start-up args in the bundle"
 
 
@@ -254,7 +254,7 @@ def check_all2all(F: FactSet, data: FactsData, k3: bool):
         fits = "fits in" if span == "intra" else "spans more than"
         where = f"the expert-parallel group ({ep} GPUs = TP x DP) {fits} one node of {gpn} GPUs"
         if span == "inter" and mnnvl:
-            where += f", inside one multi-node NVLink domain (MNNVL{at_where(mnnvl[0])})"
+            where += f", inside one multi-node NVLink domain (MNNVL{_at(mnnvl[0])})"
         # (across nodes: NVLink where NCCL shows one multi-node NVLink domain, RDMA where the bundle shows it; neither
         # shown, the fabric between the nodes is not known)
         expected = ("nvlink" if mnnvl else "rdma" if rdma else None) if span == "inter" else (
@@ -276,7 +276,7 @@ def check_all2all(F: FactSet, data: FactsData, k3: bool):
     if b.value == want:
         return "pass", b, f"--all2all-backend {b.value} fits {expected}: {where}"
     if b.value in data.all2all_backend.values():
-        return "fail", b, (f"--all2all-backend {b.value}{at_where(b)} but {where}, so the all-to-all crosses {expected}: "
+        return "fail", b, (f"--all2all-backend {b.value}{_at(b)} but {where}, so the all-to-all crosses {expected}: "
                            f"use {want}")
     recipe = ", ".join(f"{k}: {v}" for k, v in data.all2all_backend.items())
     return "unknown", b, f"--all2all-backend {b.value} is neither of the recipe's ({recipe})"
@@ -294,12 +294,12 @@ def check_ucx(F: FactSet, data: FactsData, k3: bool):
     if ucx:
         have = {t.strip() for t in ucx[0].value.split(",")}
         if set(want.split(",")) <= have:
-            return "pass", ucx[0], f"UCX_TLS={ucx[0].value} with RDMA{at_where(rdma[0])}"
-        return "fail", ucx[0], f"UCX_TLS={ucx[0].value}{at_where(ucx[0])} on an RDMA deployment; the recipe sets {want}"
+            return "pass", ucx[0], f"UCX_TLS={ucx[0].value} with RDMA{_at(rdma[0])}"
+        return "fail", ucx[0], f"UCX_TLS={ucx[0].value}{_at(ucx[0])} on an RDMA deployment; the recipe sets {want}"
     kv = F.first("kv_transfer")
     env = [f for f in F.all if f.name.startswith("env:")]
     if kv and env:
-        return "fail", kv, (f"KV-cache transfer ({kv.value}){at_where(kv)} on RDMA, and UCX_TLS is not set in the "
+        return "fail", kv, (f"KV-cache transfer ({kv.value}){_at(kv)} on RDMA, and UCX_TLS is not set in the "
                             "environment dumps")
     if not kv:
         return "unknown", rdma[0], ("RDMA seen; UCX_TLS matters for KV-cache transfer (--kv-transfer-config), "
@@ -317,13 +317,13 @@ def check_dmabuf(F: FactSet, data: FactsData, k3: bool):
     for f in F.get("nvidia_peermem_loaded"):
         lsm[f.node].append(f)
     if not lsm:
-        return "unknown", t, (f"{why}{at_where(t)}, but no lsmod shows whether nvidia_peermem is loaded: "
+        return "unknown", t, (f"{why}{_at(t)}, but no lsmod shows whether nvidia_peermem is loaded: "
                               "load it on every node first")
     missing = {n: fs for n, fs in lsm.items() if not any(f.value == "true" for f in fs)}
     if missing:
         f = next(iter(missing.values()))[0]
         nodes = ", ".join(str(n) if n else "(unnamed node)" for n in missing)
-        return "fail", f, (f"{why}; nvidia_peermem is not loaded on {nodes}{at_where(f)}: load nvidia_peermem first, "
+        return "fail", f, (f"{why}; nvidia_peermem is not loaded on {nodes}{_at(f)}: load nvidia_peermem first, "
                            "NCCL_DMABUF_ENABLE=0 falls back to it")
     nodes = ", ".join(sorted(str(n) for n in lsm if n)) or "the node with lsmod"
     return "pass", next(iter(lsm.values()))[0], f"{why}; nvidia_peermem is loaded on {nodes}"
@@ -338,18 +338,18 @@ def check_shm(F: FactSet, data: FactsData, k3: bool):
     for _, got in ordered:
         ipc, shm = got.get("ipc_mode"), got.get("shm_size")
         if ipc and ipc.value == "host":
-            return "pass", ipc, f"IPC namespace is the host's{at_where(ipc)}: /dev/shm is the host's"
+            return "pass", ipc, f"IPC namespace is the host's{_at(ipc)}: /dev/shm is the host's"
         if shm and shm.value.isdigit():
             size = int(shm.value)
             if size <= limit:
-                return "fail", shm, (f"/dev/shm is {size // 2**20} MiB{at_where(shm)} and the IPC mode is "
+                return "fail", shm, (f"/dev/shm is {size // 2**20} MiB{_at(shm)} and the IPC mode is "
                                      f"{ipc.value if ipc else 'not host'}: too small for NCCL")
             return "pass", shm, f"/dev/shm is {size / 2**30:g} GiB"
         if shm:
             return "pass", shm, f"/dev/shm is {shm.value}"
     for lc in F.get("launch_command"):
         if lc.source == "launch_cmd" and " run " in f" {lc.value} " and lc.value.split()[0].endswith(("docker", "podman")):
-            return "fail", lc, (f"docker run without --shm-size or --ipc=host{at_where(lc)}: the container gets the "
+            return "fail", lc, (f"docker run without --shm-size or --ipc=host{_at(lc)}: the container gets the "
                                 "default 64 MiB /dev/shm")
     return "unknown", None, "no docker ShmSize / --shm-size / --ipc or pod /dev/shm volume in the bundle"
 
@@ -384,7 +384,7 @@ def check_versions_across_nodes(F: FactSet, data: FactsData, k3: bool):
                  for b in builds}
         others = "; ".join(f"{label} {b} ({where[b]})" for b in builds if b != ref)
         return "fail", ev, (f"the ranks of one deployment run different {label} builds: {others} against {label} "
-                            f"{ref} ({where[ref]}); the odd one out is {label} {build_of(name, ev.value)}{at_where(ev)}")
+                            f"{ref} ({where[ref]}); the odd one out is {label} {build_of(name, ev.value)}{_at(ev)}")
     if apart:
         return "unknown", None, ("different builds appear, but not on two nodes (or ranks of one log) at once: "
                                  + "; ".join(apart) + " (a node's restarts, or logs whose node is unknown)")
