@@ -1815,3 +1815,36 @@ def test_a_failing_check_explains_an_earlier_attempt_on_the_node_whose_next_star
              "gpu-b/previous.log": text_of(INTERNAL),
              f"{later_on}/vllm.log": text_of(*_net("06:04:57", later_on, "Socket", 161))}
     assert root_of(analyze_files(tmp_path, files)).category == category
+
+
+# ------------------------------------------------------------------------------------------
+# a wait for resources the deployment got past, stated by it and by Ray's autoscaler, is survived
+# ------------------------------------------------------------------------------------------
+ENGINE = "(EngineCore pid=4302) {level} 09-22 {t} [ray_utils.py:338] "
+WAITED = [ENGINE.format(level="WARNING", t="09:31:20") + "The number of required GPUs exceeds the total number of "
+          "available GPUs in the placement group.",
+          ENGINE.format(level="INFO", t="09:31:50") + "Waiting for creating a placement group of specs for 30 seconds.",
+          "(EngineCore pid=4302) (autoscaler +47s) Warning: The following resource request cannot be scheduled right "
+          "now: {'GPU': 1.0}. This is likely due to all cluster resources being claimed by actors.",
+          ENGINE.format(level="INFO", t="09:45:37") + "GPU KV cache size: 2,981,376 tokens",
+          "(APIServer pid=4187) INFO 09-22 09:46:12 [api_server.py:1] Application startup complete.",
+          "(APIServer pid=4187) INFO 09-22 09:46:25 [loggers.py:259] Engine 000: Avg prompt throughput: 8914.4 tokens/s, "
+          "Avg generation throughput: 1148.4 tokens/s, Running: 48 reqs, Waiting: 0 reqs, GPU KV cache usage: 3.1%"]
+AUTOSCALER = "2026-09-22 {t},102\tWARNING resource_demand_scheduler.py:791 -- The autoscaler could not find a node type " \
+             "to satisfy the request: [{{'GPU': 1.0}}].\n" + "\n".join(
+                 ["======== Autoscaler status: 2026-09-22 09:32:02.086560 ========", "Node status", "-" * 63, "Active:",
+                  " 1 headgroup", "Pending:", " 10.72.15.22: b200, uninitialized", "Recent failures:", " (no failures)",
+                  "Demands:", " {{'GPU': 1.0}} * 16 (PACK): 1+ pending placement groups"])
+
+
+@pytest.mark.parametrize("autoscaler_at, again, healthy", [
+    ("09:31:55", False, True),    # its own restatement and the autoscaler's, before it went on: the same wait
+    ("09:31:55", True, False),    # near miss: the shortage again once it had gone on
+])
+def test_a_wait_for_gpus_the_engine_got_past_is_survived_whoever_restates_it_meanwhile(tmp_path, autoscaler_at, again,
+                                                                                      healthy):
+    later = [ENGINE.format(level="WARNING", t="09:46:40") + "The number of required GPUs exceeds the total number of "
+             "available GPUs in the placement group."] if again else []
+    a = analyze_files(tmp_path, {"gpu-b200-03/vllm-serve.log": text_of(*WAITED, *later),
+                                 "gpu-b200-03/autoscaler.log": AUTOSCALER.format(t=autoscaler_at) + "\n"})
+    assert a.decision.healthy == healthy

@@ -131,7 +131,7 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
         return bool(w) and w == who(g.source, g.pid, g.ident, g.file, g.task) \
             and life.attempt_of(g) == life.attempt_of(f)
 
-    def fails_again(f: Finding, ready=None) -> bool:
+    def fails_again(f: Finding, ready=None, since=None) -> bool:
         """Something later in its scope fails that it explains (within the explanation window; before `ready`,
         the node's readiness after the error of a process that names itself, if given, save the restart that
         brought it up: what fails once it is up is no failure of its start; an unnamed block may stand anywhere
@@ -139,13 +139,16 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
         the process that logged it; or, for a signature that `persists`, a state of the node such as a fabric
         manager that did not start or a filesystem gone read-only, anything it explains or its recurrence on its
         node however much later: a server already running may survive it, the next start does not), or, for an error no
-        signature knows, its own process reports its engine or a worker gone."""
+        signature knows, its own process reports its engine or a worker gone. A recurrence counts from `since`, where
+        its process went on, if given: before that, a statement of the same failure is that failure itself (vLLM's
+        wait for its placement group, and Ray's autoscaler on the same request)."""
         i = at[id(f)]
 
         def again(g: Finding, dt: float) -> bool:
             explained = (g.explained_by == i or i in g.explainers) and not nearer_cause(f, g) \
                 and (ready is None or ready.after(g.ts, g.file, g.place) and g.category != "symptom.restart")
-            recurs = g.category == f.category and (g.node == f.node or spreads(f) or met_elsewhere(f, g))
+            recurs = g.category == f.category and (g.node == f.node or spreads(f) or met_elsewhere(f, g)) \
+                and (since is None or since.before(g.ts, g.file, g.place))
             # (an error no signature knows explains nothing by the catalogue; its own process saying later that its
             # engine or a worker is gone had not survived it: an API server whose output handler died)
             died = f.sig is None and g.category in outcome_data().vanished and same_process(f, g)
@@ -300,7 +303,8 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
             f.set_aside = f"survived: its group formed after it ({met.file}:{met.line})"
         elif (f.role == "cause" or f.category in outcome_data().vanished) \
                 and (went_on := life.progress_after(f, f.category in node_wide or f.sig in node_wide)) is not None \
-                and not fails_again(f) and not ((f.sig is None or f.source == "traceback") and systematic(f)) \
+                and not fails_again(f, since=went_on) \
+                and not ((f.sig is None or f.source == "traceback") and systematic(f)) \
                 and not life.stalled_at(f) and not failed_while_down(f):
             wide = f.source == "kernel" or f.category in node_wide or f.sig in node_wide
             f.set_aside = f"survived: {'its node' if wide else 'its process'} went on working " \
@@ -324,8 +328,15 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
              and (not f.set_aside.startswith("after the stop") or long_after_stop(f))}
     pod_aside = {(f.category, f.fields["pod"]): f.set_aside for f in findings
                  if f.ts is None and f.fields.get("pod") and id(f) in recovered and f.set_aside}
+    survived = [g for g in findings if g.ts is not None and g.set_aside and g.set_aside.startswith("survived")]
     for f in findings:
-        if f.set_aside is None and f.role == "cause" and f.ts is None and (f.node, f.category) in aside:
+        # (another witness's statement of a failure survived, within a minute of it on its node: the same failure)
+        twin = next((g for g in survived if f.set_aside is None and f.role == "cause" and f.ts is not None
+                     and g.node == f.node and g.category == f.category and g.file != f.file
+                     and 0 <= (seconds(g, f) or -1) <= SAME_FAILURE_S), None)
+        if twin is not None:
+            f.set_aside = f"the same failure, stated by another witness ({twin.file}:{twin.line}): {twin.set_aside}"
+        elif f.set_aside is None and f.role == "cause" and f.ts is None and (f.node, f.category) in aside:
             f.set_aside = f"the same failure as where it shows its time: {aside[(f.node, f.category)]}"
         elif f.set_aside is None and f.role == "cause" and f.ts is None \
                 and (key := (f.category, f.fields.get("pod"))) in pod_aside:
