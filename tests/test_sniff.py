@@ -130,6 +130,16 @@ SAMPLES = {
     "vllm_kibana_csv": (lines('"@timestamp","host.name","kubernetes.pod.name","message"', *(
         f'"Aug 4, 2026 @ 13:19:{59 - i:02d}.018","aks-gpuh100-3187-vmss000004","qwen3-32b-vllm-7c4d8f9b6-q8r5m",'
         f'"{ln.replace(chr(34), 2 * chr(34))}"' for i, ln in enumerate(VLLM_PREFIXED))), "vllm", ("kibana_csv",)),
+    # ... or as Kibana's CSV report writes it now: a cell quoted only where it holds a comma or a quote
+    "vllm_kibana_csv_minimal_quotes": (lines("@timestamp,host.name,log.file.path,message", *(
+        f'"Nov 19, 2026 @ 15:45:{59 - i:02d}.489",gb3-r07-t03,/var/log/k3serve/4471923-gb3-r07-t03.log,{ln}'
+        for i, ln in enumerate(VLLM_PREFIXED))), "vllm", ("kibana_csv",)),
+    # a shipper's documents themselves (a search's hits' `_source`), Elastic Common Schema: filebeat's kernel lines
+    "kernel_ecs_document": (lines(*(json.dumps({
+        "@timestamp": f"2026-11-19T14:44:{48 + i:02d}.622Z", "agent": {"type": "filebeat"}, "host": {"name": "gb3-r07-t03"},
+        "log": {"file": {"path": "/var/log/kern.log"}}, "message": m, "process": {"name": "kernel"}}) for i, m in enumerate((
+            "NVRM: Xid (PCI:0009:01:00): 119, pid=48213, name=pt_main_thread, Timeout after 6s of waiting for RPC",
+            "mlx5_core 0000:9a:00.0 mlx5_3: Port: 1 Link DOWN")))), "kernel", ("ecs_document",)),
     # a log router's logfmt records: a time first, the line in msg (its quotes escaped)
     "vllm_logfmt": (lines(*(f'time=2026-09-15T06:40:{i:02d}.411Z level=info host=k3-b300-a07 stream=stdout '
                             f'msg="{ln.replace(chr(34), chr(92) + chr(34))}"' for i, ln in enumerate(VLLM_PREFIXED))),

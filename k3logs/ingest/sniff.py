@@ -18,7 +18,7 @@ from .lines import decode_head
 HEAD_BYTES = 64 * 1024
 HEAD_LINES = 200
 LOG_SHARE = 0.9  # of a long head's lines in an application's log format: a log, never a dump
-WRAPPER_ORDER = ("docker_json", "journald_json", "elastic_hit", "fluentbit_json", "gcp_log_entry", "loki_jsonl",
+WRAPPER_ORDER = ("docker_json", "journald_json", "elastic_hit", "ecs_document", "fluentbit_json", "gcp_log_entry", "loki_jsonl",
                  "json_logger", "cloudwatch_tsv", "cri", "kubectl_prefix", "stern", "loki_logcli", "datadog_csv",
                  "kibana_csv", "json_message_field", "logfmt", "journald_iso", "journald_iso_nohost", "rfc3339",
                  "journald", "compose", "srun_label", "pdsh")
@@ -328,6 +328,14 @@ def _journal_ident(line: str, pats) -> str | None:
                 obj = json.loads(line)
             except ValueError:
                 return None
-            ident = obj.get("SYSLOG_IDENTIFIER") if isinstance(obj, dict) else None
-            return ident if isinstance(ident, str) else None
+            # (the identifier under the wrapper's own key for it: journald's SYSLOG_IDENTIFIER, filebeat's process.name)
+            keys = [k for f_, k in builtin_formats().wrappers[name].json_fields if f_ == "ident"]
+            return next((v for k in keys if isinstance(v := _at_key(obj, k), str)), None)
     return None
+
+
+def _at_key(obj, dotted: str):
+    """The value at a dotted key path of a JSON object ('host.name'), else None."""
+    for part in dotted.split("."):
+        obj = obj.get(part) if isinstance(obj, dict) else None
+    return obj
