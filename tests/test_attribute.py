@@ -179,6 +179,17 @@ def test_the_one_folder_left_is_the_one_host_left(tmp_path):
     assert a.attribution.folder_node == {"node-a": "gpu-r5-07", "node-b": "gpu-r5-08"}
 
 
+@pytest.mark.parametrize("folder, node", [("gpu-r5-n08", "gpu-r5-n08"),   # the folder's full name of the host 'n08'
+                                           ("node-b", "n08")])             # near miss: a folder that names no host
+def test_the_one_folder_left_keeps_its_full_name_of_the_short_name_notes_give_the_one_host_left(tmp_path, folder,
+                                                                                                node):
+    a = analyze_files(tmp_path, {
+        "gpu-r5-n07/vllm.log": text_of("gpu-r5-n07:123:456 [0] NCCL INFO NCCL version 2.21.5+cuda12.4", PLATFORM),
+        f"{folder}/dmesg.txt": XID_9A + "\n",
+        "NOTES.txt": "kimi-k3 on gpu-r5-n07 (head) and its worker; dmesg taken on n08 at 19:40Z.\n"})
+    assert a.attribution.folder_node.get(folder) == node
+
+
 def test_near_miss_a_folder_of_launch_scripts_is_not_the_one_host_left(tmp_path):
     # the other node's folder is gone; what is left besides node-a holds only a launch script and a recipe
     a = analyze_files(tmp_path, {

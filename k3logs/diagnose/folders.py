@@ -89,8 +89,12 @@ def node_folders(files: list[str], file_hosts: dict[str, str], known_hosts: set[
             and (logged is None or any(_folder_in(f, base) == d for f in logged))]
     unplaced = (known_hosts if in_play is None else in_play) - set(out.values())
     if out and len(left) == 1 and len(unplaced) == 1:
-        out[left[0]] = next(iter(unplaced))
-        why[left[0]] = f"node folder {left[0]}/ (the one folder and the one host left: {out[left[0]]})"
+        host, folder = next(iter(unplaced)), name[left[0]]
+        # (the short name notes use, 'n32', of the host a folder names in full, 'b200-n32': the folder's name)
+        full = folder.endswith("-" + host) and w.is_host(folder)
+        out[left[0]] = folder if full else host
+        why[left[0]] = f"node folder {left[0]}/ (the one folder and the one host left: {host}" + \
+            (f", short for the folder's {folder})" if full else ")")
     # the other folders are nodes only when they look like siblings of another node folder (node-a, node-b; a
     # prefill and a decode node beside a gateway's), not like a layout (var-lib-docker, host)
     candidates = [d for d in dirs if d not in out and not w.is_generic_folder(name[d])]
