@@ -1558,11 +1558,15 @@ def test_an_error_that_quotes_one_other_nodes_kv_cache_figure_is_that_nodes(tmp_
     assert (a.decision.root.category, a.decision.root.node) == ("oom.kv_cache", node)
 
 
-@pytest.mark.parametrize("complainers, node", [(("node-b", "node-c"), "node-a"), (("node-b",), "node-b")])
-def test_a_peer_at_a_loopback_address_is_the_one_node_that_complains_of_none(tmp_path, complainers, node):
+@pytest.mark.parametrize("hosts, complainers, node", [
+    (("node-a", "node-b", "node-c"), ("node-b", "node-c"), "node-a"),
+    (("node-a", "node-b"), ("node-b",), "node-a"),              # two nodes: the one that complains of none
+    (("node-a", "node-b", "node-c"), ("node-b",), "node-b")])   # near miss: one of two others
+def test_a_peer_at_a_loopback_address_is_the_one_node_that_complains_of_none(tmp_path, hosts, complainers, node):
     """Ranks on node-b and node-c are told to reach a peer at 127.0.1.1: a host whose own name resolves to loopback
-    advertised it, the deployment's one node whose ranks complain of none (node-a). Near miss: one complainer
-    cannot tell which of the others advertised it: its own node stands."""
+    advertised it, the deployment's one node whose ranks complain of none (node-a); one complainer of two nodes
+    names the other too. Near miss: one complainer cannot tell which of two others advertised it: its own node
+    stands."""
     def start(n: int) -> str:
         return f"(Worker_TP0 pid={200 + n}) INFO 12-02 14:20:21 [gpu_worker.py:98] world_size=3 rank={n} local_rank=0 " \
                "distributed_init_method=tcp://node-a:29600 backend=nccl"
@@ -1570,7 +1574,7 @@ def test_a_peer_at_a_loopback_address_is_the_one_node_that_complains_of_none(tmp
                "[/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:152] timed out connecting: SO_ERROR: Connection "
                "refused, remote=[127.0.1.1]:36012")
     files = {f"{h}/vllm.log": text_of(start(i), *([refused.format(n=i)] if h in complainers else []))
-             for i, h in enumerate(("node-a", "node-b", "node-c"))}
+             for i, h in enumerate(hosts)}
     a = analyze_files(tmp_path, files)
     assert (a.decision.root.category, a.decision.root.node) == ("nccl.bootstrap", node)
 

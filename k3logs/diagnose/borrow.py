@@ -168,14 +168,14 @@ def silent_peer(root: Finding, findings: list[Finding], peer_node: dict[str, str
     port, its firewall): the complainers are its witnesses. One complainer cannot tell which end failed, nor can
     both ends complaining of each other: the root's own node stands. A peer at a loopback address (a host whose
     own name resolves to 127.0.1.1 advertised it) is on the one node of the deployment's (`nodes`) that complains
-    of none."""
+    of none, whoever complains: a node that connects to a loopback address was told it by another."""
     if root.fields.get("peer") is None:
         return
     complaints = [f for f in findings if f.role == "cause" and f.set_aside is None and f.fields.get("peer")]
     by = sorted({f.node for f in complaints if f.node})
-    ends = {peer_node.get(f.fields["peer"]) for f in complaints} if not str(root.fields["peer"]).startswith("127.") \
-        else set(nodes) - set(by)
-    if len(ends) != 1 or None in ends or len(by) < 2:
+    loopback = str(root.fields["peer"]).startswith("127.")
+    ends = set(nodes) - set(by) if loopback else {peer_node.get(f.fields["peer"]) for f in complaints}
+    if len(ends) != 1 or None in ends or len(by) < (1 if loopback else 2):
         return
     (end,) = ends
     if end in by:
