@@ -1852,3 +1852,15 @@ def test_a_wait_for_gpus_the_engine_got_past_is_survived_whoever_restates_it_mea
     a = analyze_files(tmp_path, {"gpu-b200-03/vllm-serve.log": text_of(*WAITED, *later),
                                  "gpu-b200-03/autoscaler.log": AUTOSCALER.format(t=autoscaler_at) + "\n"})
     assert a.decision.healthy == healthy
+
+
+@pytest.mark.parametrize("joined, survived", [(True, True),     # `ray start` got through on its next try
+                                              (False, False)])  # near miss: it never reached the head
+def test_a_ray_node_that_could_not_reach_the_gcs_survived_it_once_its_ray_runtime_started(tmp_path, joined, survived):
+    lines = ["2025-10-21 08:37:46,884\tINFO scripts.py:1047 -- Local node IP: 10.244.8.19",
+             "ConnectionError: Failed to connect to GCS at address 10.244.7.31:6379 within 5 seconds.",
+             "2025-10-21 08:38:12,513\tINFO scripts.py:1047 -- Local node IP: 10.244.8.19"]
+    lines += ["2025-10-21 08:38:13,813\tSUCC scripts.py:1078 -- Ray runtime started."] if joined else []
+    a = analyze_files(tmp_path, {"gpu-b/ray-worker.log": text_of(*lines)})
+    f = finding(a, "ray-node-cannot-reach-gcs")
+    assert (f.set_aside is not None) == survived

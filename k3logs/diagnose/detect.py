@@ -200,10 +200,11 @@ def outcome_data() -> OutcomeData:
 
 @lru_cache(maxsize=1)
 def joined() -> tuple[frozenset[str], tuple[str, ...], str] | None:
-    """(categories, prefilter, regex) of landmarks.toml [joined]: a meeting's failures and the lines that
-    show its group formed."""
+    """(categories and signatures, prefilter, regex) of landmarks.toml [joined]: a meeting's failures and the lines
+    that show its group formed."""
     j = landmark_data().get("joined")
-    return (frozenset(j["categories"]), tuple(j["prefilter"]), j["regex"]) if j else None
+    return (frozenset(j["categories"]) | frozenset(j.get("signatures", [])), tuple(j["prefilter"]), j["regex"]) \
+        if j else None
 
 
 @lru_cache(maxsize=1)

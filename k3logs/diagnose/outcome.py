@@ -393,7 +393,7 @@ class Lifecycle(Ending):
     def joined_after(self, f) -> At | None:
         """The first line after a failure of a meeting (landmarks.toml [joined]) showing that its group formed,
         from any process of its node in the same attempt; None for other categories."""
-        if self._joined is None or f.category not in self._joined[0]:
+        if self._joined is None or not {f.category, f.sig} & self._joined[0]:
             return None
         return next((at for at in self._joined[1].get((f.node, self.attempt_of(f)), [])
                      if at.after(f.ts, f.file, f.place)), None)
