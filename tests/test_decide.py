@@ -1864,3 +1864,13 @@ def test_a_ray_node_that_could_not_reach_the_gcs_survived_it_once_its_ray_runtim
     a = analyze_files(tmp_path, {"gpu-b/ray-worker.log": text_of(*lines)})
     f = finding(a, "ray-node-cannot-reach-gcs")
     assert (f.set_aside is not None) == survived
+
+
+@pytest.mark.parametrize("line, cause", [
+    ("W1022 13:42:55.495129 3391 watcher.go:93] Error while processing event: inotify_add_watch "
+     "/sys/fs/cgroup/kubepods.slice: no space left on device", False),   # the watch limit: no disk is full
+    ("E1022 13:42:55.495129 3391 kubelet.go:93] failed to write /var/lib/kubelet/pods/x/volumes/cache/a1b2: no "
+     "space left on device", True)])                                       # near miss: a write to a full disk
+def test_inotify_s_no_space_left_is_its_watch_limit_not_a_full_disk(tmp_path, line, cause):
+    a = analyze_files(tmp_path, {"gpu-a1/kubelet.log": line + "\n"})
+    assert any(f.category == "storage.disk_full" for f in a.decision.findings) == cause
