@@ -25,7 +25,8 @@ LINE_KINDS = {
 WORKER_GROUPS = {"dp", "pp", "tp", "local", "engine"}
 
 # the [[rank_line]] names k3logs/diagnose/attribution.py reads
-RANK_LINES = ("assigned", "driver_writer", "launched", "world_line", "agent_failed", "elastic_rank", "rank_and_local", "nccl_init", "nccl_comm",
+RANK_LINES = ("assigned", "driver_writer", "launched", "world_line", "dp_world", "agent_failed", "elastic_rank",
+              "rank_and_local", "nccl_init", "nccl_comm",
               "nccl_boot", "tp_size", "pp_size", "pci", "aer_source", "hca_named", "gpu_at", "gpu_serial", "gpu_listed",
               "visible_devices",
               "kernel_task_crash", "kernel_task_killed", "kernel_task_oom", "kernel_task_xid")

@@ -139,16 +139,17 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
         the process that logged it; or, for a signature that `persists`, a state of the node such as a fabric
         manager that did not start or a filesystem gone read-only, anything it explains or its recurrence on its
         node however much later: a server already running may survive it, the next start does not), or, for an error no
-        signature knows, its own process reports its engine or a worker gone. A recurrence counts from `since`, where
-        its process went on, if given: before that, a statement of the same failure is that failure itself (vLLM's
-        wait for its placement group, and Ray's autoscaler on the same request)."""
+        signature knows, its own process reports its engine or a worker gone. A recurrence on its node counts from
+        `since`, where its process went on, if given: before that, a statement of the same failure is that failure
+        itself (vLLM's wait for its placement group, and Ray's autoscaler on the same request)."""
         i = at[id(f)]
 
         def again(g: Finding, dt: float) -> bool:
             explained = (g.explained_by == i or i in g.explainers) and not nearer_cause(f, g) \
                 and (ready is None or ready.after(g.ts, g.file, g.place) and g.category != "symptom.restart")
-            recurs = g.category == f.category and (g.node == f.node or spreads(f) or met_elsewhere(f, g)) \
-                and (since is None or since.before(g.ts, g.file, g.place))
+            recurs = g.category == f.category and (
+                (g.node == f.node and (since is None or since.before(g.ts, g.file, g.place)))
+                or spreads(f) or met_elsewhere(f, g))
             # (an error no signature knows explains nothing by the catalogue; its own process saying later that its
             # engine or a worker is gone had not survived it: an API server whose output handler died)
             died = f.sig is None and g.category in outcome_data().vanished and same_process(f, g)
