@@ -140,8 +140,9 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
         manager that did not start or a filesystem gone read-only, anything it explains or its recurrence on its
         node however much later: a server already running may survive it, the next start does not), or, for an error no
         signature knows, its own process reports its engine or a worker gone. A recurrence on its node counts from
-        `since`, where its process went on, if given: before that, a statement of the same failure is that failure
-        itself (vLLM's wait for its placement group, and Ray's autoscaler on the same request)."""
+        `since`, where its process went on, if given (a process's failure, not a device's: what a device's fault does
+        to its node's processes right after it is its consequence): before that, a statement of the same failure is
+        that failure itself (vLLM's wait for its placement group, and Ray's autoscaler on the same request)."""
         i = at[id(f)]
 
         def again(g: Finding, dt: float) -> bool:
@@ -304,7 +305,7 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
             f.set_aside = f"survived: its group formed after it ({met.file}:{met.line})"
         elif (f.role == "cause" or f.category in outcome_data().vanished) \
                 and (went_on := life.progress_after(f, f.category in node_wide or f.sig in node_wide)) is not None \
-                and not fails_again(f, since=went_on) \
+                and not fails_again(f, since=None if f.source == "kernel" else went_on) \
                 and not ((f.sig is None or f.source == "traceback") and systematic(f)) \
                 and not life.stalled_at(f) and not failed_while_down(f):
             wide = f.source == "kernel" or f.category in node_wide or f.sig in node_wide
