@@ -2721,3 +2721,22 @@ def test_a_run_whose_logs_end_hours_before_its_unit_is_stopped_is_inconclusive(t
     assert a.decision.outcome.state == outcome
     if outcome == "inconclusive":
         assert any("up to its unit's stop (gpu-a1/journal.txt:1)" in m for m in a.missing)
+
+
+# a host journal's kernel lines before the deployment's own first line are the host's, not the deployment's start
+def _host_journal(lines: list[tuple[str, str, str]]) -> list[str]:
+    return [f"2026-11-18T{t}.000000+00:00 gpu-a1 {ident}: {text}" for t, ident, text in lines]
+
+
+@pytest.mark.parametrize("segv_at, want", [("04:41:12", "oom.host"),   # another job's crash hours before the start
+                                           ("07:04:12", "proc.segfault")])   # near miss: a crash while it served
+def test_a_crash_the_kernel_logged_before_the_deployments_first_line_in_a_host_journal_is_not_its(tmp_path, segv_at,
+                                                                                               want):
+    segv = "python3[71220]: segfault at 18 ip 00007f4c1e2a90d4 sp 00007ffd3c9e7a10 error 4 in libcuda.so.1[7f4c+1f2c]"
+    kernel = [("04:06:13", "kernel", "audit: type=1400 apparmor=\"DENIED\" operation=\"open\" profile=\"snap.lxd\""),
+              (segv_at, "kernel", segv)]
+    unit = [(f"07:{line.split(' 11-18 07:')[1][:5]}", "vllm[1]", line) for line in START + LOADED + READY + SERVING]
+    oom = ("07:06:30", "kernel", "Out of memory: Killed process 4711 (python3) total-vm:1583301244kB, anon-rss:2644168"
+                                 "44kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:498212kB oom_score_adj:0")
+    d = decision(tmp_path, {"gpu-a1/journal.txt": _host_journal(sorted(kernel + unit + [oom]))})
+    assert d.root is not None and d.root.category == want

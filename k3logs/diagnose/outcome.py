@@ -184,7 +184,10 @@ class Lifecycle(Ending):
                                                      for f, g in gaps.iter_rows()}
         began = ev.group_by("file").agg(pl.col("ts").min(),
                                         pl.col("ts").filter(pl.col("mark") == "startup").alias("_s"))
-        self._app_began = began.filter(pl.col("file").is_in(list(self.app_files)))["ts"].min()
+        # (the deployment's first line of its own: a host journal's kernel lines before it are the host's)
+        own = pl.col("file").is_in(list(self.app_files)) & (pl.col("source").ne_missing("kernel")
+                                                              if "source" in ev.columns else pl.lit(True))
+        self._app_began = ev.filter(own)["ts"].min()
         # (each node's first line of the deployment's own logs)
         self._node_began = dict(ev.filter(pl.col("file").is_in(list(self.app_files)) & pl.col("ts").is_not_null())
                                 .group_by("node").agg(pl.col("ts").min()).iter_rows())
