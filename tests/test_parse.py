@@ -189,6 +189,26 @@ def test_a_kibana_export_row_takes_its_date_in_the_browsers_zone_and_its_message
         "aks-gpu-vmss000004", 'ValueError: "max_tokens" is 0', dt("2026-08-04 13:19:40.018"), "local")
 
 
+@pytest.mark.parametrize("stamp, want", [("2026-10-08 16:21:01 CEST", dt("2026-10-08 14:21:01")),
+                                         ("2026-01-12 09:00:00 JST", dt("2026-01-12 00:00:00")),
+                                         ("2026-10-08 16:21:01 CST", None)])   # near miss: CST names several zones
+def test_a_scripts_stamp_with_its_zones_abbreviation_is_read_through_the_zones_offset(stamp, want):
+    r = row(parse_lines([f"[{stamp}] starting ray worker on gpu-h200-b14"], kind="log"), 1)
+    assert r["text"] == "starting ray worker on gpu-h200-b14" and r["lt"] == want
+    assert r["lt_kind"] == ("utc" if want else None)
+
+
+def test_a_cloudwatch_insights_export_row_is_its_message_unquoted_on_the_host_its_log_stream_names():
+    df = parse_lines(['"2026-09-15 03:27:35.271","ip-10-3-41-17/kimi-k3","(APIServer pid=1) INFO:     10.3.12.41:4137 '
+                      '- ""POST /v1/chat/completions HTTP/1.1"" 500 Internal Server Error"',
+                      "2026-03-04 14:22:08,762\tWARNING resource_demand_scheduler.py:782 -- no node type, a, b"],
+                     kind="log", wrappers=("cloudwatch_insights_csv",))
+    r = row(df, 1)
+    assert (r["w_host"], r["wt"], r["wt_kind"]) == ("ip-10-3-41-17", dt("2026-09-15 03:27:35.271"), "local")
+    assert r["text"].endswith('"POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error')
+    assert row(df, 2)["w_host"] is None   # near miss: Python logging's ',762' is no CSV row
+
+
 @pytest.mark.parametrize("time_key, when, kind", [("time", "2026-06-18T09:13:12.131+02:00", "utc"),
                                                   ("asctime", "2026-06-18 09:13:12,131", "local")])
 def test_a_json_loggers_record_is_its_message_then_its_exceptions_lines(time_key, when, kind):

@@ -17,7 +17,7 @@ from functools import lru_cache
 import polars as pl
 
 from k3logs.catalogue.formats import TIME_GROUPS, Format, Formats, json_path
-from k3logs.catalogue.regexes import Regexes
+from k3logs.catalogue.regexes import Regexes, builtin_data
 from k3logs.schema import LINE, SUB, TRUNCATED
 
 from .prefixes import SAMPLE_ROWS, peel_prefixes
@@ -114,12 +114,23 @@ def _level(expr: pl.Expr, fmt: Format) -> pl.Expr:
     return expr.replace(mapping) if mapping else expr
 
 
+@lru_cache(maxsize=1)
+def _zone_offsets() -> dict[str, str]:
+    """The UTC offset of each zone abbreviation that names one zone only (patterns/facts.toml [zone_offsets])."""
+    return {"UTC": "+00:00", "GMT": "+00:00", **builtin_data("facts.toml").get("zone_offsets", {})}
+
+
 def _time_exprs(groups: frozenset[str] | set[str]) -> tuple[pl.Expr, pl.Expr, pl.Expr | None]:
     """(naive datetime, kind, uptime) expressions over an extracted group frame."""
     c = pl.col
     if "t_iso" in groups:
+        abbr = c("t_iso").str.extract(INGEST["iso_zone_abbreviation"].pattern, 1)
         iso = (c("t_iso").str.replace(",", ".", literal=True).str.replace(INGEST["iso_zulu"].pattern, "+00:00")
-               .str.replace(INGEST["iso_offset_no_colon"].pattern, "${1}:${2}").str.replace(" ", "T", literal=True))
+               .str.replace(INGEST["iso_offset_no_colon"].pattern, "${1}:${2}"))
+        offset = abbr.replace_strict(_zone_offsets(), default=None)   # (an abbreviation of several zones: no time)
+        iso = pl.when(abbr.is_null()).then(iso).otherwise(
+            pl.concat_str([iso.str.head(-1 - abbr.str.len_chars()), offset]))
+        iso = iso.str.replace(" ", "T", literal=True)
         dt = (iso.str.to_datetime("%Y-%m-%dT%H:%M:%S%.f%:z", time_zone="UTC", time_unit="us", strict=False)
               .dt.replace_time_zone(None))
         if "t_local" in groups:   # (a record read by key: its zoned time, else its local one)
