@@ -190,6 +190,15 @@ def test_the_one_folder_left_keeps_its_full_name_of_the_short_name_notes_give_th
     assert a.attribution.folder_node.get(folder) == node
 
 
+def test_a_short_name_notes_give_a_host_already_placed_is_not_the_one_host_left(tmp_path):
+    # (near miss, a short name no folder names is the one host left: the test of the one folder left, above)
+    a = analyze_files(tmp_path, {
+        "b300-r2-n17/vllm.log": text_of("b300-r2-n17:123:456 [0] NCCL INFO NCCL version 2.21.5+cuda12.4", PLATFORM),
+        "b300-r2-n18/dmesg.txt": XID_9A + "\n",
+        "notes.txt": "Incident: kimi-k3 stopped answering, then the API container on n17 exited\n"})
+    assert a.attribution.folder_node == {"b300-r2-n17": "b300-r2-n17", "b300-r2-n18": "b300-r2-n18"}
+
+
 def test_near_miss_a_folder_of_launch_scripts_is_not_the_one_host_left(tmp_path):
     # the other node's folder is gone; what is left besides node-a holds only a launch script and a recipe
     a = analyze_files(tmp_path, {
@@ -772,6 +781,18 @@ def test_a_pod_hostname_in_nccl_lines_is_the_pods_node_from_its_spec(tmp_path):
     assert event_at(a.events, "worker.log", 2)["node"] == "h100-n12"
     node_from = witness_of(a, "worker.log", 2)[0]
     assert "k3-serve-0-1 is a pod on h100-n12" in node_from and "pod.json" in node_from
+
+
+@pytest.mark.parametrize("uid, node", [("7c1e9a2b-4d3f-4e85-9a6b-0c2d1e3f4a5b", "h100-n12"),
+                                       ("0d2c6e9a-71b3-4f08-a5d2-c8e1b0f9a364", "h100-n25")])   # near miss: another uid
+def test_a_pod_log_folders_uid_takes_the_node_of_that_pods_object_not_of_a_later_pod_of_its_name(tmp_path, uid, node):
+    # the group was recreated after the incident: the listing shows a new pod of the same name on another node
+    listing = ("NAME           READY   STATUS    RESTARTS   AGE   IP            NODE\n"
+               "k3-serve-0-1   1/1     Running   0          8m    10.244.9.3    h100-n25\n")
+    spec = POD_JSON.replace('"namespace": "llm"}', '"namespace": "llm", "uid": "7c1e9a2b-4d3f-4e85-9a6b-0c2d1e3f4a5b"}')
+    log = f"pods/llm_k3-serve-0-1_{uid}/vllm/0.log"
+    a = analyze_files(tmp_path, {log: POD_NCCL, "a-get-pods-wide.txt": listing, "pod.yaml.json": spec})
+    assert event_at(a.events, log, 2)["node"] == node
 
 
 def test_a_pod_name_is_never_a_node_name(tmp_path):

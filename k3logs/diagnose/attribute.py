@@ -17,7 +17,7 @@ patterns/attribution.toml):
   6. a node of the bundle the line names (a Kubernetes event row 'assigned ... to NODE');
   7. the bundle's only node.
 A pod name is never a node name: a pod maps to a node only where the bundle says so (pod listing NODE column, pod
-JSON spec.nodeName, describe Node:, a Scheduled event).
+JSON spec.nodeName, describe Node:, a Scheduled event; first the object of the pod uid its log folder names).
 
 Rank: `[rankN]:` and the like on the line, then one (node, pid) -> rank map built from every file (vLLM 'rank R in
 world size W is assigned as ...', 'world_size=W rank=R local_rank=L', NCCL 'rank R nranks W' lines of world-sized
@@ -104,6 +104,10 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
     for f in [*files, *ev["file"].unique().to_list()]:
         if m := RX["pod_log_dir"].search(f) or RX["container_log"].search(f):
             pods.add(m.group("pod"))
+            # (the object of its folder's pod uid names the node, whatever later pod of that name a listing shows)
+            if (uid := m.groupdict().get("uid")) in a.pod_node and a.pod_node.get(m.group("pod")) != a.pod_node[uid]:
+                a.pod_node[m.group("pod")] = a.pod_node[uid]
+                a.why["pod", m.group("pod")] = f"the object of its log folder's pod uid {uid} ({a.why['pod', uid]})"
     for pod in sorted(pods):
         a.alias_node[pod] = a.pod_node.get(pod)
         a.said("alias", pod, f"{pod} is a pod" + (f" on {a.pod_node[pod]} ({a.why[('pod', pod)]})"
@@ -138,12 +142,8 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
         if a.pod_node.get(pod) and a.ip_node.setdefault(ip, a.pod_node[pod]) == a.pod_node[pod]:
             a.said("ip", ip, f"pod {pod}'s IP in {hints.where.get(('pod_ip', ip))}; {pod} runs on {a.pod_node[pod]} "
                              f"({a.why[('pod', pod)]})")
-    for ip, node in list(a.ip_node.items()):   # an IP a note ties to a pod's hostname: that pod's node
-        if node in a.alias_node:
-            if a.alias_node[node]:
-                a.ip_node[ip] = a.alias_node[node]
-            else:
-                del a.ip_node[ip]
+    # (an IP a note ties to a pod's hostname: that pod's node, if the bundle says which)
+    a.ip_node = {ip: a.alias_node.get(node, node) for ip, node in a.ip_node.items() if a.alias_node.get(node, node)}
     ray_ids: dict[str, str] = {}
     for r in reads["ray_node"] + reads["subject"]:
         if r.g.get("node_id") and r.g.get("ip"):
@@ -180,8 +180,7 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
             file_why[r.file] = f"{how} on {r.file}:{r.line}{of}"
     for f, h in sorted(hints.file_host.items()):
         if (node := names.host(h)) and w.is_host(node) and f not in file_hosts:
-            file_hosts[f] = node
-            file_why[f] = hints.where.get(("file_host", f), f"the hostname in {f}")
+            file_hosts[f], file_why[f] = node, hints.where.get(("file_host", f), f"the hostname in {f}")
     def hosts(ip_hosts: Iterable[str]) -> set[str]:
         return {h for h in [*file_hosts.values(), *ip_hosts, *map(names.host, line_hosts),
                             *map(names.host, hints.named_hosts), *a.working_pod_nodes()]

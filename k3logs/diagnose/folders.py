@@ -87,7 +87,9 @@ def node_folders(files: list[str], file_hosts: dict[str, str], known_hosts: set[
     # (a folder of launch scripts and notes, `logged` none of its files, is no node's)
     left = [d for d in dirs if d not in out and not w.is_generic_folder(name[d])
             and (logged is None or any(_folder_in(f, base) == d for f in logged))]
-    unplaced = (known_hosts if in_play is None else in_play) - set(out.values())
+    # (a short name notes use of a host already placed, 'n17' of 'b300-r2-n17', is that host: not left)
+    unplaced = {h for h in (known_hosts if in_play is None else in_play) - set(out.values())
+                if not any(n.endswith("-" + h) for n in out.values())}
     if out and len(left) == 1 and len(unplaced) == 1:
         host, folder = next(iter(unplaced)), name[left[0]]
         # (the short name notes use, 'n32', of the host a folder names in full, 'b200-n32': the folder's name)

@@ -267,6 +267,9 @@ def _where_pods_run(sink: Sink, lines: list[str], base: int, text: str, docs: li
             sink.add("pod_node", f"{name} {node}", at("nodeName"))
             if isinstance(spec.get("hostname"), str):
                 sink.add("pod_node", f"{spec['hostname']} {node}", at("hostname"))
+            # (its uid: the pod whose log folder holds it, whichever later pod of the same name a listing shows)
+            if isinstance(meta.get("uid"), str) and meta["uid"]:
+                sink.add("pod_node", f"{meta['uid']} {node}", at(meta["uid"]))
             if by_span:
                 sink.add("span_node", f"{base + first + 1} {base + last + 1} {node} the spec.nodeName of pod {name}",
                          at("nodeName"))
