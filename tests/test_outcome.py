@@ -2740,3 +2740,14 @@ def test_a_crash_the_kernel_logged_before_the_deployments_first_line_in_a_host_j
                                  "44kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:498212kB oom_score_adj:0")
     d = decision(tmp_path, {"gpu-a1/journal.txt": _host_journal(sorted(kernel + unit + [oom]))})
     assert d.root is not None and d.root.category == want
+
+
+@pytest.mark.parametrize("second, phase", [(0, "serving"),  # the node's shutdown in the second of the stop it made
+                                           (40, None)])     # near miss: the node went 40 s after its server stopped
+def test_a_fault_that_stopped_its_node_stated_in_its_stop_has_the_phase_before_the_stop(tmp_path, second, phase):
+    kubelet = (f"2026-11-18T07:05:{second:02d}.162811+00:00 gpu-a1 kubelet[2481]: I1118 07:05:{second:02d}.162811    "
+               "2481 nodeshutdown_manager_linux.go:399] \"Shutdown manager detected new shutdown event, "
+               "isNodeShuttingDownNow\" event=\"shutdown\"")
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + STOP,
+                            "gpu-a1/journal.txt": [kubelet]})
+    assert (d.root.category, d.root.phase) == ("infra.node_lost", phase) if phase else d.root is None

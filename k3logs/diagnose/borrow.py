@@ -160,6 +160,16 @@ def lagging_phase(root: Finding, findings: list[Finding], attempt_of=lambda f: N
         root.phase = next((p for p in bit if p != "startup"), root.phase)
 
 
+def stopping_phase(root: Finding, ev: pl.DataFrame, stop_ts) -> None:
+    """A fault that stopped its node (a reboot, an eviction), stated in the stop it made (`stop_ts`: that stop's time,
+    where its signature explains a stop's SIGTERM and it is stated in the second of one on its node), happened in the
+    phase the deployment was in before that stop, not in the shutdown it began."""
+    if root.phase != "shutdown" or stop_ts is None or not {"ts", "phase"} <= set(ev.columns):
+        return
+    before = ev.filter((pl.col("ts") < stop_ts) & pl.col("phase").is_not_null() & (pl.col("phase") != "shutdown"))
+    root.phase = before.sort("ts")["phase"][-1] if before.height else root.phase
+
+
 def silent_peer(root: Finding, findings: list[Finding], peer_node: dict[str, str],
                 nodes: set[str] | frozenset[str] = frozenset()) -> None:
     """The node that several others cannot reach is the one at fault: when the root names a peer it could not

@@ -18,7 +18,7 @@ import polars as pl
 
 from k3logs.catalogue.signatures import Catalogue
 
-from .borrow import borrow_rank, figure_node, lagging_phase, silent_peer, stack_phase
+from .borrow import borrow_rank, figure_node, lagging_phase, silent_peer, stack_phase, stopping_phase
 from .detect import families, named_causes, outcome_data
 from .findings import (EXPLAIN_WINDOW_S, SAME_FAILURE_S, TIE_SECONDS, Decision, Finding, benign_eids, exceptions,
                        findings_of, load_before, told_by_known)
@@ -331,6 +331,11 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
             root.phase = sigs[root.sig].phase[0]   # (a node new to the run after the stop: its own next start)
         lagging_phase(root, findings, life.attempt_of, life.progress_after(root, True) is not None,
                       root.file not in life.app_files, life.progress_after(root) is not None)
+        # (a stop of its node in the second it is stated: its doing, where its signature explains a stop)
+        stop = next((s for (node, _), s in life.stops.items() if node == root.node and (dt := seconds(s, root))
+                     is not None and abs(dt) < TIE_SECONDS), None) if "symptom.sigterm" in getattr(
+            sigs.get(root.sig), "explains", ()) else None
+        stopping_phase(root, ev, stop.ts if stop else None)
         if not life.app_log and not root.phase_from_stack:   # (no lifecycle to place it in: a signature's guess)
             root.phase = None
         strong = any(f.explained_by == root_at for f in findings)
