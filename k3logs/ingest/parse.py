@@ -296,10 +296,22 @@ FEW_ROWS = 4096  # rows left unmatched: the formats that can match one of them a
 
 
 def _can_match(text: pl.Series, formats: tuple[Format, ...]) -> set[str]:
-    """Names of the `formats` that match at least one of `text`'s rows (one query, not one per format:
-    a batch's last few unmatched lines would otherwise pay every format's fixed cost)."""
-    found = text.to_frame().select(pl.col("text").str.contains(_head_regex(f)).any().alias(f.name) for f in formats)
-    return {name for name, hit in found.row(0, named=True).items() if hit}
+    """Names of the `formats` that are the first to match at least one of `text`'s rows: one pass of one regex, their
+    heads in order as its alternatives (a batch's last few unmatched lines would otherwise pay every format's fixed
+    cost; a format whose rows an earlier one takes reads none of them)."""
+    # (a head not anchored at the line's start, a user's, may match anywhere: it is tried)
+    anchored = tuple(f for f in formats if f.regex.startswith("^"))
+    found = text.str.extract_groups(_first_of(anchored)).struct.unnest().select(pl.all().is_not_null().any()) \
+        if anchored else None
+    return {f.name for f in formats if f not in anchored} | \
+        {f.name for f, hit in zip(anchored, found.row(0) if found is not None else ()) if hit}
+
+
+@lru_cache(maxsize=64)
+def _first_of(formats: tuple[Format, ...]) -> str:
+    """One regex whose group _fI holds a row's head when format I is the first of `formats` to match it (heads
+    anchored at the line's start: of alternatives at one place, the first in order wins)."""
+    return "|".join(f"(?P<_f{i}>{INGEST['named_group_open'].sub('(?:', f.regex)})" for i, f in enumerate(formats))
 
 
 def _mostly_unmatched(text: pl.Series, fmt: Format) -> bool:
