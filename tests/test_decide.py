@@ -789,6 +789,22 @@ def test_a_device_fault_naming_no_adapter_takes_the_rank_that_alone_fails_the_sa
     assert (root_of(a).sig, root_of(a).rank) == ("mlx5-port-module-cable-error", rank)
 
 
+@pytest.mark.parametrize("own, rank", [(True, 13),     # the adapter's event every process reports, then one's transfers
+                                       (False, None)])  # near miss: only the event every process reports: no rank's
+def test_an_adapter_event_every_process_reports_at_once_lends_no_rank_to_a_fault_of_that_adapter(tmp_path, own, rank):
+    module = ("[Tue Mar 10 10:41:51 2026] mlx5_core 0000:c1:00.0: mlx5_port_module_event:1131:(pid 0): Port module "
+              "event[error]: module 3, Cable error, High Temperature")
+    inits = [f"h100-n04:7351{r - 8}:7351{r - 8} [{r - 8}] NCCL INFO comm 0x5581 rank {r} nranks 16 cudaDev {r - 8} "
+             f"nvmlDev {r - 8} busId b9000 commId 0x1 - Init COMPLETE" for r in range(8, 16)]
+    events = [f"[2026-03-10 10:41:51] h100-n04:7351{r - 8}:73675 [{r - 8}] transport/net_ib.cc:199 NCCL WARN NET/IB : "
+              "mlx5_3:1 Got async event : port error" for r in range(8, 16)]
+    fails = ["[2026-03-10 10:42:05] h100-n04:73515:73675 [5] transport/net_ib.cc:2331 NCCL WARN NET/IB: Got completion "
+             "from peer 10.44.12.3<47219> with status=12 opcode=0 len=0 vendor err 129 (Send) hca mlx5_3"] if own else []
+    a = analyze_files(tmp_path, {"h100-n04/dmesg.txt": module + "\n",
+                                 "h100-n04/nccl.log": text_of(*inits, *events, *fails)})
+    assert (root_of(a).sig, root_of(a).rank) == ("mlx5-port-module-cable-error", rank)
+
+
 NVSHMEM_IBGDA = ("2026-12-08T10:41:17+0000 ct06 k3-serve[61822]: /tmp/nvshmem/src/host/transport/transport.cpp:"
                  "nvshmemi_transport_init:282: init failed for transport: IBGDA")
 NVSHMEM_EXIT = ("2026-12-08T10:41:17+0000 ct06 k3-serve[61822]: /tmp/nvshmem/src/host/init/init.cu:"

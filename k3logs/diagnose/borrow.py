@@ -76,18 +76,23 @@ def borrow_rank(root: Finding, findings: list[Finding], pid_rank: dict[tuple, in
         if any(f.rank != head.rank and f.sig == head.sig and (dt := seconds(head, f)) is not None
                and 0 <= dt <= TIE_SECONDS for f in linked):
             linked = []
+    def broadcast(f: Finding) -> bool:   # (an adapter's event every process of its node reports at once: no rank's)
+        d = f.fields.get("dev")
+        return d is not None and len({g.rank for g in findings if g.sig == f.sig and g.node == f.node and g.fields.get(
+            "dev") == d and (dt := apart(f, g)) is not None and dt <= TIE_SECONDS}) >= 2
+
     near = [f for f in findings if f.role == "symptom" and f.rank is not None and f.node == root.node
             and (dt := seconds(root, f)) is not None and -TIE_SECONDS <= dt <= 120 and ("rank" in f.fields or "worker" in f.fields)]
     # the same fault seen by one rank in the same instant (the kernel's segfault line and the worker's own
     # 'SIGSEGV received'): the host's pid is not the container's, the time and the kind of failure are
     same_fault = [f for f in findings if f.rank is not None and f.node == root.node and f.category == root.category
-                  and (dt := apart(root, f)) is not None and dt <= 2 * TIE_SECONDS]
+                  and (dt := apart(root, f)) is not None and dt <= 2 * TIE_SECONDS and not broadcast(f)]
     if len({f.rank for f in same_fault}) > 1:
         same_fault = []
     # (a fault of a device one rank uses, its adapter's module overheating, and that rank alone failing the same way
     # within the minute after it, its transfers on that adapter, naming no other adapter: that rank's)
     same_fault = same_fault or [f for f in findings if f.rank is not None and f.node == root.node
-                                and f.category == root.category and f.role == "cause"
+                                and f.category == root.category and f.role == "cause" and not broadcast(f)
                                 and (dt := seconds(root, f)) is not None and 0 <= dt <= SAME_FAILURE_S
                                 and not (dev and (named := f.fields.get("hca") or f.fields.get("ifname"))
                                          and named != dev)]
