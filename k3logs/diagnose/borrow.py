@@ -76,6 +76,7 @@ def borrow_rank(root: Finding, findings: list[Finding], pid_rank: dict[tuple, in
         if any(f.rank != head.rank and f.sig == head.sig and (dt := seconds(head, f)) is not None
                and 0 <= dt <= TIE_SECONDS for f in linked):
             linked = []
+
     def broadcast(f: Finding) -> bool:   # (an adapter's event every process of its node reports at once: no rank's)
         d = f.fields.get("dev")
         return d is not None and len({g.rank for g in findings if g.sig == f.sig and g.node == f.node and g.fields.get(

@@ -21,8 +21,7 @@ LOG_SHARE = 0.9  # of a long head's lines in an application's log format: a log,
 WRAPPER_ORDER = ("docker_json", "journald_json", "elastic_hit", "ecs_document", "fluentbit_json", "gcp_log_entry",
                  "loki_jsonl", "json_logger", "cloudwatch_tsv", "cri", "kubectl_prefix", "stern", "loki_logcli",
                  "datadog_csv", "cloudwatch_insights_csv", "kibana_csv", "json_message_field", "logfmt", "journald_iso",
-                 "journald_iso_nohost",
-                 "rfc3339", "journald", "compose", "srun_label", "pdsh")
+                 "journald_iso_nohost", "rfc3339", "journald", "compose", "srun_label", "pdsh")
 JOURNALS = ("journald", "journald_iso", "journald_iso_nohost")   # a journal's text exports (its identifier per line)
 # a bare label, 'N: ' or 'HOST: ': a dump whose lines start so (`ip -o addr`, `ifconfig`) is that dump, not a log
 LABELS = ("srun_label", "pdsh")
