@@ -2751,3 +2751,15 @@ def test_a_fault_that_stopped_its_node_stated_in_its_stop_has_the_phase_before_t
     d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + STOP,
                             "gpu-a1/journal.txt": [kubelet]})
     assert (d.root.category, d.root.phase) == ("infra.node_lost", phase) if phase else d.root is None
+
+
+@pytest.mark.parametrize("pid, want", [(4711, "proc.killed"),   # an operator's `kill -9` of a worker, in root's history
+                                       (9999, None)])           # near miss: another pid, and the server went on
+def test_a_kill_typed_in_a_shell_history_with_its_times_is_the_cause_of_the_worker_it_killed(tmp_path, pid, want):
+    history = ["#1794985400", "nvidia-smi", "#1794985460", f"kill -9 {pid}"]   # (07:03:20 and 07:04:20 UTC)
+    after = [api(4, 25, "Worker proc VllmWorker-0 died unexpectedly, shutting down executor.", "ERROR"), DEAD] \
+        if want else [api(5, 0, SERVING[0].split("] ", 1)[1])]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + after,
+                            "gpu-a1/root.bash_history": history})
+    assert (d.root.category, d.root.file, d.root.line) == (want, "gpu-a1/root.bash_history", 4) if want \
+        else d.root is None
