@@ -746,6 +746,11 @@ def test_realworld_dumps_never_raise():
     # a loop's `printf '%s ' $n; ssh $n date -u ...`: host, a space, its time (near miss: a note's key so written)
     ("h200-p07 2026-06-16T11:02:05.318Z\nh200-p12 2026-06-16T11:06:19.027Z\n", ["h200-p07", "h200-p12"]),
     ("collected-at 2026-07-08T09:58:44Z\n", []),
+    # a bastion's transcript of `ssh HOST 'hostname; date -u ...'`, one host after the other: each time is its host's
+    ("$ ssh k3-head-a 'hostname; date -u +%FT%T.%3NZ'\nk3-head-a\n2026-12-02T07:41:02.118Z\n"
+     "$ ssh k3-w-spot-1 'hostname; date -u +%FT%T.%3NZ'\nk3-w-spot-1\n2026-12-02T07:42:40.129Z\n",
+     ["k3-head-a", "k3-w-spot-1"]),
+    ("$ date -u +%FT%T.%3NZ\n2026-12-02T07:41:02.118Z\n", []),   # near miss: a time typed on no named host
 ])
 def test_a_date_read_on_hosts_is_a_clock_reading_and_a_note_s_time_key_is_none(text, hosts):
     got = [f.value.split()[0] for f in facts_from_dump("text", "clock.txt", text, None) if f.name == "clock_reading"]

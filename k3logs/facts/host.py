@@ -410,15 +410,18 @@ def parse_inventory(sink: Sink, lines: list[str], base: int) -> None:
 def parse_clocks(sink: Sink, lines: list[str], base: int) -> None:
     """Clock evidence: chrony's 'System time : X seconds fast|slow of NTP time' (a host's error) and the
     same `date` taken on several hosts at once (pdsh / clush 'host: <time>' lines: of two hosts or more, or of
-    one whose name holds a digit; a note's lone 'collected-at: <time>' names a key, not a host)."""
+    one whose name holds a digit; a note's lone 'collected-at: <time>' names a key, not a host; a bare time a
+    command run through `ssh HOST` printed is HOST's)."""
     chrony, date_reading, zone = FACTS["chrony_offset"], FACTS["host_date_reading"], FACTS["timedatectl_zone"]
     boots, ntp, queried = FACTS["list_boots_current"], FACTS["ntp_query_offset"], False
-    said_boot = FACTS["boot_time_said"]
-    title = FACTS["process_title_row"]
-    readings = []
+    said_boot, title = FACTS["boot_time_said"], FACTS["process_title_row"]
+    readings, via = [], None   # (via: the host the command typed last runs on through ssh, whose output follows)
     # (chrony that never synchronised, reference 00000000, says 0 s off of a time it never had: no measurement)
     adrift = {m.group("host") for ln in lines if (m := FACTS["chrony_unsynchronised"].match(ln.strip()))}
     for i, ln in enumerate(lines):
+        if (typed := prompt_of(ln)) is not None:
+            via = m.group("host") if (m := FACTS["ssh_command_host"].match(typed.group("cmd"))) else None
+            continue
         if "VLLM::" in ln and (m := title.match(ln)):   # (a host's process listing: pid -> the worker it is)
             sink.add("process_title", f"{m.group('pid')} {m.group('title')}", base + i + 1)
             continue
@@ -430,20 +433,17 @@ def parse_clocks(sink: Sink, lines: list[str], base: int) -> None:
             sink.add("utc_offset", str(_east_seconds(m.group("off"))), base + i + 1)
             sink.add("utc_zone", m.group("zone"), base + i + 1)
             continue
-        m = chrony.match(ln.strip())
-        if m and m.group("host") not in adrift:
+        if (m := chrony.match(ln.strip())) and m.group("host") not in adrift:
             sec = float(m.group("sec")) * (1 if m.group("dir") == "fast" else -1)
-            sink.add("clock_offset", f"{m.group('host') or ''} {sec}".strip(), base + i + 1)
+            sink.add("clock_offset", f"{m.group('host') or via or ''} {sec}".strip(), base + i + 1)
             continue
-        m = ntp.match(ln.strip())
-        if m and not queried:   # (its first reading: `ntpdate -q` prints the server's line, then its verdict)
+        if (m := ntp.match(ln.strip())) and not queried:   # (its first reading: `ntpdate -q`'s server line, then its verdict)
             queried = True
             sec = -float(m.group("sec") or m.group("sec2"))   # (the server's time minus the host's)
             sink.add("clock_offset", f"{m.group('host') or ''} {sec}".strip(), base + i + 1)
             continue
-        m = date_reading.match(ln.strip())
-        if m:
-            readings.append((m.group("host"), m.group("ts"), base + i + 1))
+        if m := date_reading.match(ln.strip()) or (via and FACTS["bare_date_reading"].match(ln.strip())):
+            readings.append((m.groupdict().get("host") or via, m.group("ts"), base + i + 1))
     several = len({host for host, _, _ in readings}) > 1
     for host, ts, no in readings:
         if several or any(c.isdigit() for c in host):
