@@ -437,7 +437,7 @@ def parse_clocks(sink: Sink, lines: list[str], base: int) -> None:
             sec = float(m.group("sec")) * (1 if m.group("dir") == "fast" else -1)
             sink.add("clock_offset", f"{m.group('host') or via or ''} {sec}".strip(), base + i + 1)
             continue
-        if (m := ntp.match(ln.strip())) and not queried:   # (its first reading: `ntpdate -q`'s server line, then its verdict)
+        if (m := ntp.match(ln.strip())) and not queried:   # (`ntpdate -q`: its server line, then its verdict)
             queried = True
             sec = -float(m.group("sec") or m.group("sec2"))   # (the server's time minus the host's)
             sink.add("clock_offset", f"{m.group('host') or ''} {sec}".strip(), base + i + 1)
