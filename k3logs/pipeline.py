@@ -180,7 +180,7 @@ def run(path: str | Path, settings: Settings | None = None, catalogue: Catalogue
         events = inside
     det = detect(events, cat)
     facts = lt.facts + facts_from_events(
-        events.select("file", "line", "node", "source", pl.col("text").alias("message"))) + _head(events)
+        events.select("file", "line", "node", "source", "ts", pl.col("text").alias("message"))) + _head(events)
     checks = run_checks(facts)
     dumps = {lt.bundle.display(f): text for f, _, text in lt.ingested.dumps}
     # the deployment's own logs: files holding lines of its programs (whatever else they hold: sidecars)

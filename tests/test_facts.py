@@ -651,6 +651,18 @@ def test_facts_from_events():
     assert len([f for f in got if f.name == "nccl_version"]) == 1
 
 
+@pytest.mark.parametrize("timed, file", [(True, "w.previous.log"),   # the earlier run's log, by its lines' times
+                                         (False, "w.log")])           # near miss: no times: the name sorts first
+def test_a_fact_printed_in_two_logs_of_one_node_is_kept_at_its_earliest_line_in_time(timed, file):
+    from datetime import datetime, timezone
+    at = (lambda h: datetime(2026, 11, 9, h, tzinfo=timezone.utc)) if timed else (lambda h: None)
+    ev = pl.DataFrame({"file": ["w.log", "w.previous.log"], "line": [8, 8], "node": ["n6", "n6"],
+                       "message": ["vLLM API server version 0.27.0"] * 2, "ts": [at(14), at(13)]},
+                      schema_overrides={"ts": pl.Datetime("us", "UTC")})
+    (fact,) = [f for f in facts_from_events(ev) if f.name == "vllm_version"]
+    assert fact.file == file
+
+
 def test_facts_from_events_empty_and_minimal_frames():
     assert facts_from_events(pl.DataFrame()) == []
     assert facts_from_events(pl.DataFrame({"message": ["vLLM API server version 0.9.2"]}))[0].value == "0.9.2"

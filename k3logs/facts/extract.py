@@ -158,7 +158,9 @@ def facts_from_events(events: pl.DataFrame, data: FactsData | None = None) -> li
 
     `events` needs string columns `file`, `message`, `node` (optional) and int `line`. Candidate rows are
     picked with one vectorised `str.contains_any` over the prefilter literals of facts.toml's `[[log_fact]]`;
-    only those rows are matched in Python. Each distinct (fact, value, node) is kept once, at its first line.
+    only those rows are matched in Python. Each distinct (fact, value, node) is kept once, at its first line: the
+    earliest by `ts` where the rows have one (a restarted container's log before its earlier run's sorts by name
+    first), else by file and line.
     """
     data = data or default_facts_data()
     if events is None or events.height == 0 or "message" not in events.columns:
@@ -169,10 +171,13 @@ def facts_from_events(events: pl.DataFrame, data: FactsData | None = None) -> li
         (pl.col("line").cast(pl.Int64) if "line" in cols else pl.lit(None, dtype=pl.Int64)).alias("line"),
         (pl.col("node").cast(pl.String) if "node" in cols else pl.lit(None, dtype=pl.String)).alias("node"),
         pl.col("message").cast(pl.String).fill_null("").alias("message"),
-    ).filter(pl.col("message").str.contains_any(data.prefilters)).sort(["file", "line"], nulls_last=True) \
+        (pl.col("ts") if "ts" in cols else pl.lit(None, dtype=pl.Datetime("us", "UTC"))).alias("ts"),
+    ).filter(pl.col("message").str.contains_any(data.prefilters)).sort(["ts", "file", "line"], nulls_last=True) \
         .unique(subset=["node", "message"], keep="first", maintain_order=True)  # 64 ranks print the same banner
     sinks: dict[tuple[str, str | None], Sink] = {}
-    for file, line, node, msg in frame.collect().iter_rows():
+    rows = frame.collect().drop("ts").rows()
+    first = {(file, line): i for i, (file, line, _, _) in enumerate(rows)}
+    for file, line, node, msg in rows:
         for lf in data.log_facts:
             if not any(p in msg for p in lf.prefilter):
                 continue
@@ -181,7 +186,7 @@ def facts_from_events(events: pl.DataFrame, data: FactsData | None = None) -> li
                 sink = sinks.setdefault((file, node), Sink(file, node, "log"))
                 apply_log_fact(lf, m, sink, line)
     facts = [f for s in sinks.values() for f in s.facts]
-    facts.sort(key=lambda f: (f.file, f.line or 0))
+    facts.sort(key=lambda f: first.get((f.file, f.line), len(first)))
     seen: set[tuple] = set()
     out = []
     for f in facts:
