@@ -663,6 +663,16 @@ def test_a_fact_printed_in_two_logs_of_one_node_is_kept_at_its_earliest_line_in_
     assert fact.file == file
 
 
+def test_near_miss_within_one_file_an_untimed_banner_states_a_fact_before_its_timed_lines():
+    from datetime import datetime, timezone
+    ev = pl.DataFrame({"file": ["job.out", "job.out"], "line": [3, 63], "node": ["a18", "a18"],
+                       "message": ["vLLM API server version 0.27.0"] * 2,
+                       "ts": [None, datetime(2026, 12, 4, 11, 2, 31, tzinfo=timezone.utc)]},
+                      schema_overrides={"ts": pl.Datetime("us", "UTC")})
+    (fact,) = [f for f in facts_from_events(ev) if f.name == "vllm_version"]
+    assert fact.line == 3
+
+
 def test_facts_from_events_empty_and_minimal_frames():
     assert facts_from_events(pl.DataFrame()) == []
     assert facts_from_events(pl.DataFrame({"message": ["vLLM API server version 0.9.2"]}))[0].value == "0.9.2"

@@ -158,9 +158,9 @@ def facts_from_events(events: pl.DataFrame, data: FactsData | None = None) -> li
 
     `events` needs string columns `file`, `message`, `node` (optional) and int `line`. Candidate rows are
     picked with one vectorised `str.contains_any` over the prefilter literals of facts.toml's `[[log_fact]]`;
-    only those rows are matched in Python. Each distinct (fact, value, node) is kept once, at its first line: the
-    earliest by `ts` where the rows have one (a restarted container's log before its earlier run's sorts by name
-    first), else by file and line.
+    only those rows are matched in Python. Each distinct (fact, value, node) is kept once, at its first line: of
+    the file whose lines begin first in time where they have times (a restarted container's log sorts by name
+    before its earlier run's), then by file and line (a file's untimed banner before its timed lines).
     """
     data = data or default_facts_data()
     if events is None or events.height == 0 or "message" not in events.columns:
@@ -171,7 +171,7 @@ def facts_from_events(events: pl.DataFrame, data: FactsData | None = None) -> li
         (pl.col("line").cast(pl.Int64) if "line" in cols else pl.lit(None, dtype=pl.Int64)).alias("line"),
         (pl.col("node").cast(pl.String) if "node" in cols else pl.lit(None, dtype=pl.String)).alias("node"),
         pl.col("message").cast(pl.String).fill_null("").alias("message"),
-        (pl.col("ts") if "ts" in cols else pl.lit(None, dtype=pl.Datetime("us", "UTC"))).alias("ts"),
+        (pl.col("ts").min().over("file") if "ts" in cols else pl.lit(None, dtype=pl.Datetime("us", "UTC"))).alias("ts"),
     ).filter(pl.col("message").str.contains_any(data.prefilters)).sort(["ts", "file", "line"], nulls_last=True) \
         .unique(subset=["node", "message"], keep="first", maintain_order=True)  # 64 ranks print the same banner
     sinks: dict[tuple[str, str | None], Sink] = {}
