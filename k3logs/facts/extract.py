@@ -156,9 +156,9 @@ def _dedup(facts: list[Fact]) -> list[Fact]:
 def facts_from_events(events: pl.DataFrame, data: FactsData | None = None) -> list[Fact]:
     """Facts that logs print (vLLM version and args, NCCL version, driver CUDA version, NVRM driver, ...).
 
-    `events` needs string columns `file`, `message`, `node` (optional) and int `line`. Candidate rows are
-    picked with one vectorised `str.contains_any` over the prefilter literals of facts.toml's `[[log_fact]]`;
-    only those rows are matched in Python. Each distinct (fact, value, node) is kept once, at its first line: of
+    `events` needs string columns `file`, `message`, `node` (optional), int `line` and `ts` (optional). Candidate
+    rows are picked with one vectorised `str.contains_any` over the prefilter literals of facts.toml's
+    `[[log_fact]]`; only those rows are matched in Python. Each distinct (fact, value, node) is kept once, at its first line: of
     the file whose lines begin first in time where they have times (a restarted container's log sorts by name
     before its earlier run's), then by file and line (a file's untimed banner before its timed lines).
     """
@@ -171,11 +171,11 @@ def facts_from_events(events: pl.DataFrame, data: FactsData | None = None) -> li
         (pl.col("line").cast(pl.Int64) if "line" in cols else pl.lit(None, dtype=pl.Int64)).alias("line"),
         (pl.col("node").cast(pl.String) if "node" in cols else pl.lit(None, dtype=pl.String)).alias("node"),
         pl.col("message").cast(pl.String).fill_null("").alias("message"),
-        (pl.col("ts").min().over("file") if "ts" in cols else pl.lit(None, dtype=pl.Datetime("us", "UTC"))).alias("ts"),
-    ).filter(pl.col("message").str.contains_any(data.prefilters)).sort(["ts", "file", "line"], nulls_last=True) \
+        (pl.col("ts").min().over("file") if "ts" in cols else pl.lit(None, pl.Datetime("us", "UTC"))).alias("_began"),
+    ).filter(pl.col("message").str.contains_any(data.prefilters)).sort(["_began", "file", "line"], nulls_last=True) \
         .unique(subset=["node", "message"], keep="first", maintain_order=True)  # 64 ranks print the same banner
     sinks: dict[tuple[str, str | None], Sink] = {}
-    rows = frame.collect().drop("ts").rows()
+    rows = frame.collect().drop("_began").rows()
     first = {(file, line): i for i, (file, line, _, _) in enumerate(rows)}
     for file, line, node, msg in rows:
         for lf in data.log_facts:
