@@ -158,9 +158,9 @@ def facts_from_events(events: pl.DataFrame, data: FactsData | None = None) -> li
 
     `events` needs string columns `file`, `message`, `node` (optional), int `line` and `ts` (optional). Candidate
     rows are picked with one vectorised `str.contains_any` over the prefilter literals of facts.toml's
-    `[[log_fact]]`; only those rows are matched in Python. Each distinct (fact, value, node) is kept once, at its first line: of
-    the file whose lines begin first in time where they have times (a restarted container's log sorts by name
-    before its earlier run's), then by file and line (a file's untimed banner before its timed lines).
+    `[[log_fact]]`; only those rows are matched in Python. Each distinct (fact, value, node) is kept once, at its
+    first line: of the file whose lines begin first in time where they have times (a restarted container's log
+    sorts by name before its earlier run's), then by file and line (a file's untimed banner before its timed lines).
     """
     data = data or default_facts_data()
     if events is None or events.height == 0 or "message" not in events.columns:
