@@ -19,7 +19,7 @@ import polars as pl
 
 from k3logs.catalogue.regexes import Regexes
 from k3logs.ingest.fold import written_newest_first
-from k3logs.ingest.parse import DATELESS_DAY, PLACEHOLDER_YEAR
+from k3logs.ingest.times import DATELESS_DAY, PLACEHOLDER_YEAR
 from k3logs.schema import MIXED, at_rows, in_line_order, the_one
 
 from .ages import aged_times, listings

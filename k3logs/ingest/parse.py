@@ -17,17 +17,14 @@ from functools import lru_cache
 import polars as pl
 
 from k3logs.catalogue.formats import TIME_GROUPS, Format, Formats, json_path
-from k3logs.catalogue.regexes import Regexes, builtin_data
+from k3logs.catalogue.regexes import Regexes
 from k3logs.schema import LINE, SUB, TRUNCATED
 
 from .prefixes import SAMPLE_ROWS, peel_prefixes
+from .times import stated_offset, time_exprs
 from .terminal import (MARKED, carriage_returns, coloured_rows, echoed_controls, join_partials, on_rows, split_glued,
                        strip_ansi, syslog_controls)
 
-MONTHS = {"Jan": "01", "Feb": "02", "Mar": "03", "Apr": "04", "May": "05", "Jun": "06", "Jul": "07",
-          "Aug": "08", "Sep": "09", "Oct": "10", "Nov": "11", "Dec": "12"}
-PLACEHOLDER_YEAR = "2000"  # a leap year: year-less times are kept in it until the clock stage fills the year
-DATELESS_DAY = datetime(2000, 1, 1)  # a time of day only is kept on it until the clock stage finds its date
 
 # columns of a parsed row (besides line, sub, truncated)
 STR_COLS = ("text", "wrapper", "stream", "proc", "ip", "w_host", "ident", "source", "level", "loc", "host",
@@ -48,7 +45,7 @@ RANGES: dict[str, tuple] = {
     "uptime": (0.0, 1e10), "wt": (datetime(1970, 1, 1), datetime(2200, 1, 1)),
     "lt": (datetime(1970, 1, 1), datetime(2200, 1, 1)),
 }
-INGEST = Regexes("ingest.toml")  # what a time field looks like where it is read
+INGEST = Regexes("ingest.toml")  # the regexes of a line's reading that are no format's
 
 UNREADABLE = "_unreadable"   # the fields of a row that held a value out of range (comma-separated), or null
 # (as a report names them; the others by their own name)
@@ -114,105 +111,6 @@ def _level(expr: pl.Expr, fmt: Format) -> pl.Expr:
     return expr.replace(mapping) if mapping else expr
 
 
-@lru_cache(maxsize=1)
-def _zone_offsets() -> dict[str, str]:
-    """The UTC offset of each zone abbreviation that names one zone only (patterns/facts.toml [zone_offsets])."""
-    return {"UTC": "+00:00", "GMT": "+00:00", **builtin_data("facts.toml").get("zone_offsets", {})}
-
-
-def _time_exprs(groups: frozenset[str] | set[str]) -> tuple[pl.Expr, pl.Expr, pl.Expr | None]:
-    """(naive datetime, kind, uptime) expressions over an extracted group frame."""
-    c = pl.col
-    if "t_iso" in groups:
-        abbr = c("t_iso").str.extract(INGEST["iso_zone_abbreviation"].pattern, 1)
-        iso = (c("t_iso").str.replace(",", ".", literal=True).str.replace(INGEST["iso_zulu"].pattern, "+00:00")
-               .str.replace(INGEST["iso_offset_no_colon"].pattern, "${1}:${2}"))
-        offset = abbr.replace_strict(_zone_offsets(), default=None)   # (an abbreviation of several zones: no time)
-        iso = pl.when(abbr.is_null()).then(iso).otherwise(
-            pl.concat_str([iso.str.head(-1 - abbr.str.len_chars()), offset]))
-        iso = iso.str.replace(" ", "T", literal=True)
-        dt = (iso.str.to_datetime("%Y-%m-%dT%H:%M:%S%.f%:z", time_zone="UTC", time_unit="us", strict=False)
-              .dt.replace_time_zone(None))
-        if "t_local" in groups:   # (a record read by key: its zoned time, else its local one)
-            local, _, _ = _time_exprs(set(groups) - {"t_iso"})
-            return pl.coalesce(dt, local), pl.when(dt.is_not_null()).then(pl.lit("utc")).when(
-                local.is_not_null()).then(pl.lit("local")), None
-        return dt, pl.when(dt.is_not_null()).then(pl.lit("utc")), None
-    if "t_local" in groups:
-        dt = (c("t_local").str.replace(",", ".", literal=True).str.replace("T", " ", literal=True)
-              .str.replace_all("/", "-", literal=True)  # nvidia-smi's timestamp: '2026/07/09 10:00:00.394'
-              .str.to_datetime("%Y-%m-%d %H:%M:%S%.f", time_unit="us", strict=False))
-        return dt, pl.when(dt.is_not_null()).then(pl.lit("local")), None
-    if "t_tod" in groups:  # a time of day only (a logger's '%H:%M:%S' datefmt)
-        dt = pl.concat_str([pl.lit(DATELESS_DAY.strftime("%Y-%m-%d ")), c("t_tod").str.replace(",", ".", literal=True)]
-                           ).str.to_datetime("%Y-%m-%d %H:%M:%S%.f", time_unit="us", strict=False)
-        return dt, pl.when(dt.is_not_null()).then(pl.lit("dateless")), None
-    if "t_md" in groups:
-        dt = pl.concat_str([pl.lit(PLACEHOLDER_YEAR + "-"), c("t_md"), pl.lit(" "), c("t_hms")]).str.to_datetime(
-            "%Y-%m-%d %H:%M:%S", time_unit="us", strict=False)
-        return dt, pl.when(dt.is_not_null()).then(pl.lit("yearless")), None
-    if "t_glog" in groups:
-        md = c("t_glog").str.extract(INGEST["glog_month_day"].pattern, 1).str.zfill(4)
-        hms = c("t_glog").str.extract(INGEST["glog_time"].pattern, 1)
-        dt = pl.concat_str([pl.lit(PLACEHOLDER_YEAR + "-"), md.str.slice(0, 2), pl.lit("-"), md.str.slice(2, 2),
-                            pl.lit(" "), hms]).str.to_datetime("%Y-%m-%d %H:%M:%S%.f", time_unit="us", strict=False)
-        return dt, pl.when(dt.is_not_null()).then(pl.lit("yearless")), None
-    for name, kind in (("t_ctime", "local"), ("t_date", "utc")):
-        if name in groups:  # 'Mon Aug 11 07:35:59 2026' (dmesg -T); `date`'s 'Wed Apr  8 09:14:02 UTC 2026'
-            parts = c(name).str.replace_all(INGEST["time_spaces"].pattern, " ").str.split(" ")
-            dt = pl.concat_str([parts.list.get(-1, null_on_oob=True), pl.lit("-"),
-                                parts.list.get(1, null_on_oob=True).replace(MONTHS), pl.lit("-"),
-                                parts.list.get(2, null_on_oob=True).str.zfill(2), pl.lit(" "),
-                                parts.list.get(3, null_on_oob=True)]).str.to_datetime(
-                "%Y-%m-%d %H:%M:%S", time_unit="us", strict=False)
-            return dt, pl.when(dt.is_not_null()).then(pl.lit(kind)), None
-    if "t_mdy" in groups:  # 'Sep 12 2024 03:41:17' (Fabric Manager)
-        dt = c("t_mdy").str.to_datetime("%b %d %Y %H:%M:%S", time_unit="us", strict=False)
-        return dt, pl.when(dt.is_not_null()).then(pl.lit("local")), None
-    if "t_rfc2822" in groups:  # 'Thu, 27 Aug 2026 14:02:52 +0000' (kubectl describe's times)
-        dt = (c("t_rfc2822").str.to_datetime("%a, %d %b %Y %H:%M:%S %z", time_zone="UTC", time_unit="us", strict=False)
-              .dt.replace_time_zone(None))
-        return dt, pl.when(dt.is_not_null()).then(pl.lit("utc")), None
-    if "t_clf" in groups:  # the Common Log Format's '19/Aug/2025:10:12:35 +0000' (nginx, Apache access logs)
-        dt = (c("t_clf").str.to_datetime("%d/%b/%Y:%H:%M:%S%.f %z", time_zone="UTC", time_unit="us", strict=False)
-              .dt.replace_time_zone(None))
-        return dt, pl.when(dt.is_not_null()).then(pl.lit("utc")), None
-    if "t_sel" in groups:  # ipmitool sel's 'MM/DD/YYYY | HH:MM:SS' (the BMC's clock)
-        dt = c("t_sel").str.to_datetime("%m/%d/%Y | %H:%M:%S", time_unit="us", strict=False)
-        return dt, pl.when(dt.is_not_null()).then(pl.lit("local")), None
-    if "t_kibana" in groups:  # Kibana's 'Aug 4, 2026 @ 13:19:40.018' (the browser's zone)
-        dt = c("t_kibana").str.to_datetime("%b %d, %Y @ %H:%M:%S%.f", time_unit="us", strict=False)
-        return dt, pl.when(dt.is_not_null()).then(pl.lit("local")), None
-    if "t_syslog" in groups:
-        parts = c("t_syslog").str.replace_all(INGEST["time_spaces"].pattern, " ").str.split(" ")
-        dt = pl.concat_str([pl.lit(PLACEHOLDER_YEAR + "-"), parts.list.get(0, null_on_oob=True).replace(MONTHS),
-                            pl.lit("-"), parts.list.get(1, null_on_oob=True).str.zfill(2), pl.lit(" "),
-                            parts.list.get(2, null_on_oob=True)]).str.to_datetime(
-            "%Y-%m-%d %H:%M:%S%.f", time_unit="us", strict=False)
-        return dt, pl.when(dt.is_not_null()).then(pl.lit("yearless")), None
-    if "t_epoch_us" in groups or "t_epoch_s" in groups or "t_epoch_ms" in groups:
-        # since the epoch (UTC): journald's __REALTIME_TIMESTAMP in microseconds, UCX's '[1791368269.118202]' in
-        # seconds, CloudWatch's in milliseconds
-        us = c("t_epoch_us").cast(pl.Int64, strict=False) if "t_epoch_us" in groups else \
-            c("t_epoch_ms").cast(pl.Int64, strict=False) * 1000 if "t_epoch_ms" in groups else \
-            (c("t_epoch_s").cast(pl.Float64, strict=False) * 1_000_000).round().cast(pl.Int64)
-        dt = pl.when(us.is_between(0, 7_258_118_400_000_000)).then(us).cast(pl.Datetime("us"))
-        return dt, pl.when(dt.is_not_null()).then(pl.lit("utc")), None
-    if "t_uptime" in groups:
-        up = c("t_uptime").cast(pl.Float64, strict=False)
-        return pl.lit(None, pl.Datetime("us")), pl.when(up.is_not_null()).then(pl.lit("boot")), up
-    return pl.lit(None, pl.Datetime("us")), pl.lit(None, pl.String), None
-
-
-def _stated_offset(groups: frozenset[str] | set[str]) -> pl.Expr | None:
-    """The UTC offset (seconds east) an ISO time states ('+0200', '-05:00'; a 'Z' states none of a host's zone)."""
-    if "t_iso" not in groups:
-        return None
-    parts = pl.col("t_iso").str.extract_groups(INGEST["iso_stated_offset"].pattern)   # (one pass: hours, minutes)
-    hours, minutes = (parts.struct.field(k).cast(pl.Int32, strict=False) for k in ("1", "2"))
-    return hours * 3600 + hours.sign() * minutes * 60
-
-
 def _json_unescape(e: pl.Expr) -> pl.Expr:
     """Undo the JSON string escapes Docker writes (\\u sequences other than the usual few are left as is)."""
     hold = "\ue000"
@@ -246,8 +144,8 @@ def _apply_wrapper(df: pl.DataFrame, fmt: Format) -> pl.DataFrame:
         text = pl.select(pl.when(quoted).then(pl.lit(text).str.slice(1, pl.lit(text).str.len_chars() - 2)
                                               .str.replace_all('""', '"', literal=True))
                          .otherwise(pl.lit(text))).to_series()
-    dt, kind, _ = _time_exprs(g)
-    off = _stated_offset(g)
+    dt, kind, _ = time_exprs(g)
+    off = stated_offset(g)
     times = ext.with_columns(dt.alias("wt"), kind.alias("wt_kind"), *([] if off is None else [off.alias("tz_off")]))
     new = {
         "text": text.fill_null(""),
@@ -385,12 +283,12 @@ def _read_line_format(ext: pl.DataFrame, hit: pl.Series, pid_before: pl.Series, 
 def _line_format_reads(fmt: Format, g: frozenset[str]) -> tuple[pl.Expr, ...]:
     """`_read_line_format`'s expressions for a format whose groups `g` hold something: built once (building
     them costs as much as running them on a batch)."""
-    dt, kind_e, up = _time_exprs(g)
+    dt, kind_e, up = time_exprs(g)
     c = pl.col
     message = c("msg") if "msg" in g else c("_text").str.strip_prefix(c("_m"))
     read = [message.alias("text"), pl.lit(fmt.source, pl.String).alias("source"), dt.alias("lt"),
             kind_e.alias("lt_kind"), (up if up is not None else pl.lit(None, pl.Float64)).alias("uptime")]
-    if (off := _stated_offset(g)) is not None:
+    if (off := stated_offset(g)) is not None:
         read.append(off.alias("tz_off"))
     if "level" in g:
         read.append(_level(c("level"), fmt).alias("level"))
