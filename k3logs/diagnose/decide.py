@@ -332,8 +332,8 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
         lagging_phase(root, findings, life.attempt_of, life.progress_after(root, True) is not None,
                       root.file not in life.app_files, life.progress_after(root) is not None)
         # (a stop of its node in the second it is stated: its doing, where its signature explains a stop)
-        stops = "symptom.sigterm" in sigs[root.sig].explains if root.sig in sigs else False
-        made = [s for (node, _), s in life.stops.items() if stops and node == root.node
+        stopper = "symptom.sigterm" in sigs[root.sig].explains if root.sig in sigs else False
+        made = [s for (node, _), s in life.stops.items() if stopper and node == root.node
                 and (dt := seconds(s, root)) is not None and abs(dt) < TIE_SECONDS]
         stopping_phase(root, ev, made[0].ts if made else None)
         if not life.app_log and not root.phase_from_stack:   # (no lifecycle to place it in: a signature's guess)
