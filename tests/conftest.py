@@ -169,12 +169,19 @@ def pytest_configure(config):
     config.addinivalue_line("filterwarnings", "error::polars.exceptions.PolarsInefficientMapWarning")
     if FIRED_DIR not in os.environ:   # (xdist workers inherit it; setdefault would make a directory for each)
         os.environ[FIRED_DIR] = tempfile.mkdtemp(prefix="k3logs-fired-")
+    # the suite starts k3logs in new processes (scan's workers, Ray's, the CLI's) hundreds of times: they share one
+    # bytecode cache, as an installed tool has one (the test install skips compiling what it installs, and with
+    # PYTHONDONTWRITEBYTECODE set every process compiled the modules it imports again, most of a second each)
+    if PYCACHE not in os.environ:
+        os.environ[PYCACHE] = os.environ["PYTHONPYCACHEPREFIX"] = tempfile.mkdtemp(prefix="k3logs-pycache-")
+        os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 
 # every cause signature fires on some corpus case (tools/coverage.py). Each case's verdict test records what
 # fired on it and the run checks the union once every case has been seen: a test over the whole corpus had to
 # analyse every case again on one worker, minutes of the suite's ten.
 FIRED_DIR = "K3LOGS_TEST_FIRED_DIR"
+PYCACHE = "K3LOGS_TEST_PYCACHE"
 
 
 def record_fired(case: str, signatures: Iterable[str]) -> None:
@@ -184,6 +191,8 @@ def record_fired(case: str, signatures: Iterable[str]) -> None:
 def pytest_sessionfinish(session, exitstatus):
     if hasattr(session.config, "workerinput") or FIRED_DIR not in os.environ:
         return   # (a worker: the controller checks)
+    if PYCACHE in os.environ:
+        shutil.rmtree(os.environ[PYCACHE], ignore_errors=True)
     records = Path(os.environ.pop(FIRED_DIR))
     fired = {s for f in records.glob("*.txt") for s in f.read_text().split()}
     seen, cases = len(list(records.glob("*.txt"))), len(list((TESTS_DIR.parent / "corpora").glob("*/truth.json")))
