@@ -1345,19 +1345,42 @@ def test_k3_without_prefix_caching_explains_gateway_timeouts_the_server_never_lo
 
 
 @pytest.mark.parametrize("served_on, root", [(True, None),                 # one supply lost, the node went on
-                                             (False, "infra.node_lost")])  # near miss: its log stops, a peer fails
+                                             (False, "infra.node_lost"),   # near miss: its log stops, a peer fails
+                                             ("peer", "infra.node_lost")])  # nor does its peer's load going on
 def test_a_power_loss_the_bmc_logged_is_the_node_lost_unless_the_node_went_on(tmp_path, served_on, root):
     sel = "   9 | 08/11/2026 | 10:05:00 | Power Supply PS1 Status | Power Supply AC lost | Asserted\n"
     before = STATS.format(t="10:04:50", g="350.0", run=2, wait=0, kv="1.7")
     on = [STATS.format(t=t, g="350.0", run=2, wait=0, kv="1.7") for t in ("10:05:10", "10:05:20", "10:05:30")]
-    files = {"gpu-a1/vllm.log": text_of(*HEAD, UP, before, *(on if served_on else [])),
+    files = {"gpu-a1/vllm.log": text_of(*HEAD, UP, before, *(on if served_on is True else [])),
              "gpu-a1/ipmitool-sel-elist.txt": sel}
-    if not served_on:
+    if served_on == "peer":   # (both loading: the node goes dark, its peer loads on and then waits for it)
+        files["gpu-a1/vllm.log"] = text_of(*HEAD, LOAD)
+        files["gpu-b1/vllm.log"] = text_of(*HEAD, LOAD, W + "INFO 08-11 10:06:00 [default_loader.py:1] Loading weights "
+                                           "took 300.12 seconds", *(W + f"WARNING 08-11 10:0{m}:00 [shm_broadcast.py:1] "
+                                           "No available shared memory broadcast block found in 60 seconds."
+                                                                    for m in (7, 8, 9)))
+    elif not served_on:
         files["gpu-b1/vllm.log"] = text_of(*HEAD, UP, before, "(APIServer pid=1) ERROR 08-11 10:05:09 [core.py:1] "
                                           "RuntimeError: NCCL error: remote process exited or there was a network "
                                           "error, NCCL version 2.27.3")
     d = analyze_files(tmp_path, files).decision
     assert (None if d.healthy or d.root is None else d.root.category) == root
+
+
+@pytest.mark.parametrize("first_on, line", [("07/30/2026 | 22:14:00", 2),   # its past: the node ran the deployment after it
+                                            ("08/11/2026 | 10:04:55", 1)])  # near miss: the same loss a moment before
+def test_a_power_loss_the_bmc_logged_before_the_node_ran_the_deployment_is_the_nodes_past(tmp_path, first_on, line):
+    """A BMC's record is about its whole node, not a process of it: the node's loss in the run is not the recurrence of
+    one it ran the deployment after."""
+    sel = (f"   8 | {first_on} | Power Supply PS2 Status | Power Supply AC lost | Asserted\n"
+           "   9 | 08/11/2026 | 10:05:00 | Power Supply PS1 Status | Power Supply AC lost | Asserted\n")
+    before = STATS.format(t="10:04:50", g="350.0", run=2, wait=0, kv="1.7")
+    lost = ("(APIServer pid=1) ERROR 08-11 10:05:09 [core.py:1] RuntimeError: NCCL error: remote process exited or "
+            "there was a network error, NCCL version 2.27.3")
+    root = root_of(analyze_files(tmp_path, {"gpu-a1/vllm.log": text_of(*HEAD, UP, before),
+                                            "gpu-a1/ipmitool-sel-elist.txt": sel,
+                                            "gpu-b1/vllm.log": text_of(*HEAD, UP, before, lost)}))
+    assert (root.category, root.node, root.line) == ("infra.node_lost", "gpu-a1", line)
 
 
 # ------------------------------------------------------------------------------------------

@@ -8,6 +8,10 @@ from datetime import datetime
 import polars as pl
 
 
+# the sources whose lines are about their whole node, never a process of it (formats.toml's `source`)
+NODE_SOURCES = frozenset({"kernel", "bmc"})
+
+
 @dataclass(frozen=True)
 class At:
     ts: datetime | None
@@ -53,8 +57,9 @@ def in_time_order(frame: pl.DataFrame, *cols: str):
 def who(source: str | None, pid: int | None, ident: str | None, file: str, task: int | None = None) -> tuple:
     """The process a line is about, as precisely as the line says: its pid, else the unit or container that
     logged it (journald identifier, compose service), else the task of a job's output that printed it (Slurm's
-    `srun -l` label: one file holds every task's lines), else its log file; a kernel line: its whole node."""
-    if source == "kernel":
+    `srun -l` label: one file holds every task's lines), else its log file; a kernel line, or a BMC's event
+    record: its whole node."""
+    if source in NODE_SOURCES:
         return ()
     if pid is not None:
         return ("pid", pid)

@@ -294,7 +294,8 @@ class Lifecycle(Ending):
                    if at.ts is not None and at.ts > f.ts and self._proves_survival(at, f.ts)]
             return min(own, key=lambda at: at.ts) if own else \
                 self._serving_after(f.ts, f.node if serves_itself else None)
-        if serves_itself:
+        # (so does a node its BMC says lost power: the BMC outlives its host, whose peers load on a while without it)
+        if serves_itself or (not w and f.source != "kernel"):
             return next((at for at in self._progress.get((f.node, self.attempt_of(f)), [])
                          if at.after(f.ts, f.file, f.place) and self._proves_survival(at, f.ts)), None)
         if not w:
