@@ -761,6 +761,33 @@ def test_a_link_that_came_back_and_went_down_again_within_a_minute_is_one_failur
     assert (root_of(a).file, root_of(a).line) == ("pd-p05/kern.log", root_line)
 
 
+@pytest.mark.parametrize("peer, node", [("10.0.7.12", "gpu-b1"),   # the node its peer's errors name: the one it took
+                                        ("10.0.7.13", "gpu-a1")])  # near miss: they name no node of the tie
+def test_one_power_loss_every_node_logged_at_once_is_the_cause_on_the_node_its_peers_lost(tmp_path, peer, node):
+    sel = "   9 | 08/11/2026 | 10:05:00 | Power Supply PS1 Status | Power Supply AC lost | Asserted\n"
+    before = STATS.format(t="10:04:50", g="350.0", run=2, wait=0, kv="1.7")
+    lost = (f"gpu-a1:3310:3391 [5] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion from peer {peer}<52113> "
+            "with status=12 opcode=0 len=0 vendor err 129 (Recv)")
+    root = root_of(analyze_files(tmp_path, {
+        "gpu-a1/vllm.log": text_of(*HEAD, UP, before), "gpu-a1/ipmitool-sel-elist.txt": sel,
+        "gpu-a1/nccl.log": f"[2026-08-11 10:05:31] {lost}\n", "gpu-b1/ipmitool-sel-elist.txt": sel,
+        "gpu-b1/vllm.log": text_of(*HEAD, UP, before), "hosts.txt": "10.0.7.11 gpu-a1\n10.0.7.12 gpu-b1\n"}))
+    assert (root.category, root.node, root.file) == ("infra.node_lost", node, f"{node}/ipmitool-sel-elist.txt")
+
+
+@pytest.mark.parametrize("back, node", [(("gpu-a1",), "gpu-b1"),   # the one whose port alone stayed down
+                                        ((), "gpu-a1")])           # near miss: none came back: the first stands
+def test_one_switch_reboot_every_node_saw_is_the_cause_on_the_node_whose_port_stayed_down(tmp_path, back, node):
+    down = "[Tue Mar 10 10:41:51 2026] mlx5_core 0000:b3:00.0 mlx5_5: Port: 1 Link DOWN"
+    up = "[Tue Mar 10 10:42:40 2026] mlx5_core 0000:b3:00.0 mlx5_5: Port: 1 Link ACTIVE"   # (after the errors)
+    fail = ("[2026-03-10 10:42:25] {n}:73514:73675 [5] transport/net_ib.cc:2331 NCCL WARN NET/IB: Got completion from "
+            "peer 10.44.12.3<47219> with status=12 opcode=0 len=0 vendor err 129 (Send) hca mlx5_5")
+    root = root_of(analyze_files(tmp_path, {f"{n}/dmesg.txt": text_of(down, *([up] if n in back else []))
+                                            for n in ("gpu-a1", "gpu-b1")} | {
+        f"{n}/nccl.log": text_of(fail.format(n=n)) for n in ("gpu-a1", "gpu-b1")}))
+    assert (root.sig, root.node) == ("mlx5-port-down", node)
+
+
 @pytest.mark.parametrize("hca, rank", [("mlx5_5", 13),    # NCCL's error through the port that went down: its rank
                                        ("mlx5_2", None)])  # near miss: another adapter's user
 def test_a_port_down_takes_the_rank_of_the_process_whose_error_names_its_adapter(tmp_path, hca, rank):

@@ -201,6 +201,32 @@ def silent_peer(root: Finding, findings: list[Finding], peer_node: dict[str, str
                      f"reach, which reports no such error itself"
 
 
+def shared_event(root: Finding, findings: list[Finding], peer_node: dict[str, str],
+                 recovered: dict[int, Finding]) -> Finding:
+    """One event that several nodes state at once (a rack's power feed lost, a switch rebooting: the root's signature
+    on each within TIE_SECONDS) is the cause on the node it took down: the one the connection errors that follow it
+    name as their peer (and that names none itself), else the one whose statement alone did not recover. The root
+    moves to that node's own first statement of it; a tie nothing tells apart stands."""
+    tied = [f for f in findings if f.sig is not None and f.sig == root.sig and f.node and f.set_aside is None
+            and (dt := seconds(root, f)) is not None and abs(dt) < TIE_SECONDS]
+    nodes = {f.node for f in tied}
+    if len(nodes) < 2:
+        return root
+    complaints = [f for f in findings if f.role == "cause" and f.set_aside is None and f.fields.get("peer")
+                  and (dt := seconds(root, f)) is not None and 0 <= dt <= EXPLAIN_WINDOW_S]
+    ends = {peer_node.get(f.fields["peer"]) for f in complaints} - {None}
+    down = {f.node for f in tied if id(f) not in recovered}
+    if len(ends) == 1 and ends <= nodes and not ends & {f.node for f in complaints}:
+        node, why = ends.pop(), "the node its peers' connection errors name"
+    elif len(down) == 1 and down != nodes:
+        node, why = down.pop(), "the node where it alone did not recover"
+    else:
+        return root
+    pick = min((f for f in tied if f.node == node), key=sort_key)
+    pick.node_from = f"{why}, of {len(nodes)} that stated the same event at once"
+    return pick
+
+
 def figure_node(root: Finding, ev: pl.DataFrame) -> None:
     """A cause that quotes a figure one node's processes printed is that node's: the head's engine refusing to start
     because 'the available KV cache memory (8.31 GiB)' is less than a request needs quotes the smallest of its

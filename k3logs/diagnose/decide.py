@@ -18,7 +18,7 @@ import polars as pl
 
 from k3logs.catalogue.signatures import Catalogue
 
-from .borrow import borrow_rank, figure_node, lagging_phase, silent_peer, stack_phase, stopping_phase
+from .borrow import borrow_rank, figure_node, lagging_phase, shared_event, silent_peer, stack_phase, stopping_phase
 from .detect import families, named_causes, outcome_data
 from .findings import (EXPLAIN_WINDOW_S, SAME_FAILURE_S, TIE_SECONDS, Decision, Finding, benign_eids, exceptions,
                        findings_of, load_before, told_by_known)
@@ -277,7 +277,8 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
         frozenset(s.id for s in cat.signatures if s.node_wide)
     app_lines = ev.filter(pl.col("file").is_in(list(life.app_files)))
     app_nodes = set(app_lines["node"].drop_nulls().to_list())
-    set_aside(findings + others, life, prose, recoveries(ev, findings, cat), sigs, node_wide,
+    recovered = recoveries(ev, findings, cat)
+    set_aside(findings + others, life, prose, recovered, sigs, node_wide,
               workloads(app_lines, pods), world_nodes(app_lines),
               frozenset(c.id for c in cat.categories.values() if c.collective),
               frozenset(c.id for c in cat.categories.values() if c.quiet),
@@ -315,6 +316,7 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
         causes = []
     if causes:
         root = _specific(_stated_before(_statement(first(causes, cat), findings), findings, cat), findings, cat)
+        root = shared_event(root, findings, peer_node or {}, recovered)
         borrow_rank(root, findings, pid_rank, node_wide, device_rank)
         root.unready = root.unready or _never_ready_after(root, findings, life)
         root_at = findings.index(root)
