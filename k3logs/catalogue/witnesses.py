@@ -19,7 +19,8 @@ LINE_KINDS = {
     "pod_node": {"pod", "node"}, "file_host": {"host"}, "line_host": {"host"}, "subject": set(),
     "ray_node": {"ip"}, "nodelist": {"nodelist"}, "step": {"args"}, "task_hosts": {"host", "tasks"},
     "task_host": {"host"}, "pid_ns": {"host_pid", "pid"}, "ray_head": {"ip"}, "about_pod": {"pod"},
-    "own_ip": {"ip"}, "starts_ray": {"host"}, "remote_raise": {"pid", "ip"}, "container_listed": {"container"},
+    "own_ip": {"ip"}, "starts_ray": {"host"}, "remote_raise": {"pid", "ip"}, "message_node": {"ip"},
+    "container_listed": {"container"},
     "section_host": {"host"}, "section_end": set(),
 }
 WORKER_GROUPS = {"dp", "pp", "tp", "local", "engine"}

@@ -40,15 +40,15 @@ from datetime import timezone
 
 import polars as pl
 
-from k3logs.catalogue.landmarks import decision_line
 from k3logs.catalogue.witnesses import Witnesses, builtin_witnesses
 
 from .assign import apply_nodes, host_columns
-from .attribution import (RX, Attribution, DumpHints, Read, died_actors, elastic_entries, ensure, host_field, is_ip,
+from .attribution import (RX, Attribution, DumpHints, Read, elastic_entries, ensure, host_field, is_ip,
                           line_rx, line_witnesses, short_host, step_of)
 from .clock import parse_iso
 from .fleet import learn_sections
 from .folders import folder_node_of, gpu_host_files, host_named_files, node_files, node_folders
+from .raisers import learn_raisers
 from .ranks import learn_gpus, learn_ranks
 from .slurm import learn_stepd_errors, learn_tasks
 
@@ -365,14 +365,7 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
     ev = apply_nodes(ev, a)
     a.nodes = sorted(ev["node"].drop_nulls().unique().to_list())
     learn_ranks(ev, a, hints)
-    # what a relayed traceback shows was raised by an actor: the node its own relayed lines (pid, ip) are on
-    for key, (ip, pid) in _remote_raises(ev, reads["remote_raise"]).items():
-        own = ev.filter((pl.col("pid") == pid) & (pl.col("ip") == ip) & pl.col("node").is_not_null())["node"]
-        if own.len():
-            a.raised_by[key] = (own[0], a.pid_rank.get((own[0], pid)))
-    for key, (ip, pid) in died_actors(ev).items():   # (the actor an ActorDiedError is about: on its node, its rank)
-        if (node := a.ip_node.get(ip)) and key not in a.raised_by:
-            a.raised_by[key] = (node, a.pid_rank.get((node, pid)))
+    learn_raisers(ev, reads, a)
     for key, (node, pid) in a.subject_pid.items():
         if (node, pid) in a.pid_rank:
             a.subject_rank[key] = a.pid_rank[(node, pid)]
@@ -413,22 +406,6 @@ def _full_names(names: Iterable[str], nodes: set[str], w: Witnesses) -> dict[str
         if name and "." in name and not is_ip(name) and (short := short_host(name)) in nodes and w.is_host(short):
             full[short].add(name.strip().rstrip("."))
     return {short: next(iter(f)) for short, f in full.items() if len(f) == 1}
-
-
-def _remote_raises(ev: pl.DataFrame, reads: list[Read]) -> dict[tuple[str, int], tuple[str, int]]:
-    """(file, line) -> (ip, pid) of the actor that raised what a relayed traceback shows: from its header line to the
-    exception's own line, over the lines the relaying process printed (its pid)."""
-    out: dict[tuple[str, int], tuple[str, int]] = {}
-    for r in reads:
-        head = ev.filter((pl.col("file") == r.file) & (pl.col("line") == r.line))
-        pid = head["pid"][0] if head.height else None
-        rows = ev.filter((pl.col("file") == r.file) & (pl.col("line") >= r.line)
-                         & (pl.col("pid") == pid if pid is not None else pl.col("pid").is_null())).sort("line")
-        ends = rows.filter((pl.col("line") > r.line) & pl.col("text").str.contains(decision_line("exception_line")))
-        last = ends["line"][0] if ends.height else r.line
-        for line in rows.filter(pl.col("line") <= last)["line"].to_list():
-            out[(r.file, line)] = (r.g["ip"], int(r.g["pid"]))
-    return out
 
 
 def _subject(r: Read, a: Attribution, ray_ids: dict[str, str], names: Names) -> tuple[str | None, str]:
