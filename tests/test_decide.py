@@ -1136,6 +1136,16 @@ def _found(i: int, category: str, role: str, ts, node: str, phase: str | None, e
                    explained_by=explained_by)
 
 
+@pytest.mark.parametrize("source, kept", [("kernel", True),      # the adapter's own statement of its failure
+                                          ("traceback", False)])  # near miss: Python's: NCCL's WARN names the call
+def test_the_kernels_statement_of_its_adapters_failure_is_not_replaced_by_the_nccl_warning_after_it(source, kept):
+    from k3logs.diagnose.decide import _statement
+    root = _found(0, "nccl.ib_transport", "cause", 7, "n06", "serving")
+    warn = _found(1, "nccl.ib_transport", "cause", 8, "n06", "serving")
+    root.source, warn.source, root.rank, warn.rank = source, "nccl", 11, 11
+    assert (_statement(root, [root, warn]) is root) == kept
+
+
 def test_a_fault_stated_after_the_errors_it_explains_takes_the_first_ones_phase():
     from k3logs.diagnose.borrow import lagging_phase
     # the node controller's timed NotReady (0) comes 9 s after the peer's NCCL error (2), which the untimed
@@ -1885,6 +1895,19 @@ def test_a_failing_check_explains_an_earlier_attempt_on_the_node_whose_next_star
              "gpu-b/previous.log": text_of(INTERNAL),
              f"{later_on}/vllm.log": text_of(*_net("06:04:57", later_on, "Socket", 161))}
     assert root_of(analyze_files(tmp_path, files)).category == category
+
+
+@pytest.mark.parametrize("named, node", [("10.31.4.32", "gpu-w2"),    # the message below names the raiser's node
+                                         ("10.31.4.99", None)])       # near miss: an address tied to no node
+def test_an_exception_whose_message_names_its_process_node_is_that_nodes(tmp_path, named, node):
+    out = ["[job] 418822 on gpu-h1,gpu-w2", "Traceback (most recent call last):",
+           '  File "/usr/local/lib/python3.12/dist-packages/ray/_private/utils.py", line 1581, in check_version_info',
+           "    raise RuntimeError(error_message)",
+           "RuntimeError: Version mismatch: The cluster was started with:", "    Ray: 2.59.1", "    Python: 3.12.11",
+           f"This process on node {named} was started with:", "    Ray: 2.56.0", "    Python: 3.12.11"]
+    root = root_of(analyze_files(tmp_path, {"slurm-418822.out": text_of(*out),
+                                            "hosts.txt": "10.31.4.31 gpu-h1\n10.31.4.32 gpu-w2\n"}))
+    assert (root.sig, root.line, root.node) == ("ray-version-mismatch", 5, node)
 
 
 # ------------------------------------------------------------------------------------------

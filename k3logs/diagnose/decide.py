@@ -24,6 +24,7 @@ from .findings import (EXPLAIN_WINDOW_S, SAME_FAILURE_S, TIE_SECONDS, Decision, 
                        findings_of, load_before, told_by_known)
 from .late import said_late, to_first_consequence
 from .loops import dated_back, first_failures, killed_unlogged
+from .lifeline import NODE_SOURCES
 from .order import first, seconds, sort_key
 from .runs import earlier_runs
 from .outcome import HEALTHY, KERNEL_SLACK_S, Lifecycle
@@ -118,8 +119,8 @@ def _statement(root: Finding, findings: list[Finding]) -> Finding:
     """The line that states the cause: an NCCL failure surfaces in Python ('... unhandled system error ...
     Last error: <the WARN>'), but the WARN line of the same process names the failing call. NCCL debug
     files often carry no time, so the WARN of the same process and category is preferred when it is not
-    later than the exception."""
-    if root.source == "nccl" or not root.category.startswith("nccl."):
+    later than the exception. (A kernel's statement of its adapter's failure is the device's own: NCCL's WARN follows it.)"""
+    if root.source == "nccl" or root.source in NODE_SOURCES or not root.category.startswith("nccl."):
         return root
     same = [f for f in findings if f.source == "nccl" and f.category == root.category and f.role == "cause"
             and f.node == root.node and ((f.pid is not None and f.pid == root.pid)
