@@ -85,6 +85,17 @@ def test_a_run_its_orchestrator_saw_end_abnormally_is_no_healthy_run_when_no_log
         assert (r.root_cause.category, r.first_causal, r.phase, r.exit_status) == ("other", None, "serving", 3)
 
 
+@pytest.mark.parametrize("stopped, healthy", [("vllm-k3-dp1", True),    # an operator's `docker stop` of it: its end
+                                              ("vllm-k3-dp0", False)])  # near miss: the stop of another container
+def test_a_container_an_operators_docker_stop_named_ended_by_that_stop_whatever_its_code(tmp_path, stopped, healthy):
+    inspect = ('[{"Name": "/vllm-k3-dp1", "Config": {"Image": "vllm/vllm-openai:kimi-k3", "Cmd": ["vllm", "serve"]}, '
+               '"State": {"Status": "exited", "Running": false, "OOMKilled": false, "ExitCode": 137}}]')
+    a = run(make_bundle(tmp_path, {"gpu-a1/vllm.log": "\n".join(START + LOADED + READY + SERVING + STOP) + "\n",
+                                   "gpu-a1/docker-inspect.json": inspect,
+                                   "gpu-a0/terminal.log": f"ops@gpu-a0:~$ ssh gpu-a1 docker stop {stopped}\n"}))
+    assert a.decision.healthy is healthy
+
+
 def unit_status(unit: str, start: str, status: str) -> str:
     return text_of(f"× {unit} - {unit.split('.')[0]}", f"     Loaded: loaded (/etc/systemd/system/{unit}; static)",
                    "     Active: failed (Result: exit-code) since Wed 2026-11-18 06:50:00 UTC; 2h ago",

@@ -105,7 +105,7 @@ def unlogged_end(d: Decision, facts, cat: Catalogue) -> tuple[Decision, list[str
     """A run of the deployment its orchestrator saw end abnormally while no log shows why: the failure happened
     where the bundle holds no log of it. Either the logs show nothing abnormal and a container's last state or a
     unit's main process ended with an exit code no clean end gives (a run ended by OOMKilled or SIGKILL has
-    signatures of its own), or all they show is an orchestrator restarting a failed container, with no cause. The
+    signatures of its own; a container an operator's `docker stop` named ended by it), or all they show is an orchestrator restarting a failed container, with no cause. The
     outcome is inconclusive, an incident (`other`) where the orchestrator says it happened, and what is missing is
     named."""
     data = outcome_data()
@@ -120,8 +120,11 @@ def unlogged_end(d: Decision, facts, cat: Catalogue) -> tuple[Decision, list[str
         return _unexplained(d, f.file, f.line, f"all the bundle shows is an orchestrator restarting a failed container "
                             f"({f.file}:{f.line}): no log of the run that failed shows why",
                             f"the log of the run that failed before the restart ({f.file}:{f.line}), up to its end")
+    # (a container an operator's command stopped ended by that stop, whatever its code: SIGKILL once its grace ran out)
+    stopped = {name for f in facts if f.name == "stop_asked" for name in f.value.split()}
     ended = [f for f in facts if f.name == "run_ended" and f.value.split(" ", 1)[0] not in data.clean_exits
-             and re.search(data.deployment_run, f.value.partition(" ")[2])]
+             and re.search(data.deployment_run, f.value.partition(" ")[2])
+             and (f.value.split() + [""])[1] not in stopped]
     if not ended:
         return d, []
     f = min(ended, key=lambda f: (f.file, f.line or 0))
