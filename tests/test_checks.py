@@ -208,6 +208,12 @@ def test_all2all_backend_vs_interconnect():
     # group on one node, above, where deepep_v2 fails)
     assert check("all2all_backend_vs_interconnect", pp + [F("all2all_backend", "deepep_v2", "log")]).status == "pass"
     assert check("all2all_backend_vs_interconnect", ep).status == "unknown"
+    # no count of GPUs per node, nodes joined by RDMA (a Ray cluster): vLLM's own word that its group is inside a node
+    ray = [F("expert_parallel", "true", "log"), F("tensor_parallel_size", "8", "log"),
+           F("pipeline_parallel_size", "4", "log"), F("interconnect", "rdma", "log")]
+    nvlink = F("all2all_backend", "flashinfer_nvlink_one_sided", "log")
+    assert check("all2all_backend_vs_interconnect", ray + [nvlink, F("ep_span", "intra", "log")]).status == "pass"
+    assert check("all2all_backend_vs_interconnect", ray + [nvlink]).status == "fail"   # (near miss: it says nothing)
     c = check("all2all_backend_vs_interconnect", [F("all2all_backend", "deepep_v2"), F("launch_command", "vllm serve m")])
     assert c.status == "unknown" and "expert" in c.detail
 

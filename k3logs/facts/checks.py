@@ -249,10 +249,12 @@ def check_all2all(F: FactSet, data: FactsData, k3: bool):
     pcie = [f for f in F.get("nvlink") if f.value == "false"]
     rdma = [f for f in F.get("interconnect") if f.value == "rdma"]
     mnnvl = F.get("mnnvl")  # NCCL: the communicator's nodes share one NVLink domain
-    if gpn and ep:
-        span = "intra" if ep <= gpn else "inter"
+    said = F.first("ep_span")   # (vLLM's own word on where its group runs, where nothing gives the GPUs per node)
+    if gpn and ep or said:
+        span = ("intra" if ep <= gpn else "inter") if gpn and ep else said.value
         fits = "fits in" if span == "intra" else "spans more than"
-        where = f"the expert-parallel group ({ep} GPUs = TP x DP) {fits} one node of {gpn} GPUs"
+        where = f"the expert-parallel group ({ep} GPUs = TP x DP) {fits} one node of {gpn} GPUs" if gpn and ep else \
+            f"the expert-parallel group is {span}-node, as vLLM says{_at(said)}"
         if span == "inter" and mnnvl:
             where += f", inside one multi-node NVLink domain (MNNVL{_at(mnnvl[0])})"
         # (across nodes: NVLink where NCCL shows one multi-node NVLink domain, RDMA where the bundle shows it; neither
@@ -260,7 +262,7 @@ def check_all2all(F: FactSet, data: FactsData, k3: bool):
         expected = ("nvlink" if mnnvl else "rdma" if rdma else None) if span == "inter" else (
             "nvlink" if not (pcie and not nv) else None)
         pp = F.int_of("pipeline_parallel_size") or 1
-        if expected == "nvlink" and rdma and not mnnvl and ep * pp > gpn:
+        if expected == "nvlink" and rdma and not mnnvl and (ep * pp > gpn if gpn and ep else pp > 1):
             # (each pipeline stage's group inside a node, the stages on nodes joined by RDMA: the recipe's rule
             # fits the group's fabric, NVLink, and the deployment's, RDMA; neither backend is against it)
             where += f", its {pp} pipeline stages on nodes joined by RDMA"
