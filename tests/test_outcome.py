@@ -2497,12 +2497,16 @@ def test_every_line_of_another_program_s_log_is_that_program_s(tmp_path, server_
 
 
 @pytest.mark.parametrize("restarted, state", [(True, "serving"),     # crashed, started again, serves to the end
-                                              (False, "crashed")])   # near miss: nothing started it again
+                                              (False, "crashed"),    # near miss: nothing started it again
+                                              ("peer died", "crashed")])  # nor does it when another part died after
 def test_a_run_that_crashed_and_was_started_again_and_serves_ends_serving(tmp_path, restarted, state):
     dead = [api(4, 30, "EngineCore encountered a fatal error.", level="ERROR"),
             worker(4, 30, "torch.AcceleratorError: CUDA error: uncorrectable ECC error encountered", level="ERROR")]
     again = [line.replace("07:0", "07:1") for line in START + LOADED + READY + SERVING] if restarted else []
-    d = decision(tmp_path, {"vllm.log": START + LOADED + READY + SERVING + dead + again})
+    files = {"node-a/vllm.log": START + LOADED + READY + SERVING + dead + again}
+    if restarted == "peer died":   # (a decode instance beside it, which crashed once it came back)
+        files["node-b/vllm.log"] = START + LOADED + READY + SERVING + [DEAD.replace("07:05", "07:15")]
+    d = decision(tmp_path, files)
     assert d.root is not None and d.outcome.state == state
 
 

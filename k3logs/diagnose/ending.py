@@ -166,7 +166,9 @@ class Ending:
                                                killers)) is not None:
                     return Outcome("stopped", stop.file, stop.line, "it was stopped from outside after it failed, "
                                    "before anything ended it (a hung server stopped by hand)")
-                if back is not None:
+                # (back, unless another part of the service died after it came back: a decode that crashed on it)
+                if back is not None and not any(d.ts is not None and back.ts is not None and d.ts > back.ts
+                                                and d.node != failure.node for d in deaths):
                     return Outcome("serving", back.file, back.line, "it was serving and failed, then its node "
                                    "started it again and it serves to the end of the bundle")
                 return Outcome("crashed", **where, detail="it was serving, then failed")
