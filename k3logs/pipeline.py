@@ -26,7 +26,7 @@ from k3logs.diagnose.attribution import Attribution, hints_from_facts
 from k3logs.diagnose.clock import ClockModel, ClockReport, parse_iso
 from k3logs.diagnose.decide import decide
 from k3logs.diagnose.detect import anchors, detect, folded_anchors
-from k3logs.diagnose.loops import loop_starts
+from k3logs.diagnose.loops import loop_starts, restarts_seen
 from k3logs.diagnose.missing import hosts_named, missing_parts
 from k3logs.diagnose.outcome import APP_KINDS, HOST_KINDS
 from k3logs.diagnose.phases import assign_phases
@@ -186,7 +186,7 @@ def run(path: str | Path, settings: Settings | None = None, catalogue: Catalogue
     # the deployment's own logs: files holding lines of its programs (whatever else they hold: sidecars)
     app_files = set(events.filter(pl.col("source").is_in(APP_KINDS))["file"].unique().to_list()) - host
     prose = {lt.bundle.display(f.file) for f in lt.ingested.files if f.prose}
-    restarts = max((int(f.value) for f in facts if f.name == "restart_count" and f.value.isdigit()), default=None)
+    restarts = restarts_seen(facts, events.filter(pl.col("file").is_in(list(app_files))), lt.attribution.pods)
     # (a vLLM container that its restart policy is starting again when the bundle was taken)
     restarting = any(f.name == "restarting" and "vllm" in f.value.lower() for f in facts)
     pods = Counter(f.file for f in facts if f.name == "pod_name")

@@ -272,6 +272,19 @@ def test_a_failure_in_every_start_is_a_restart_loop_when_something_restarts_it(t
     assert state(decision(tmp_path, files)) == (want, "oom.load")
 
 
+@pytest.mark.parametrize("crashing, want", [("nvidia-dcgm-exporter-p7w2q", "crashed"),  # another workload's loop
+                                             ("kimi-k3-0", "restart_loop")])          # near miss: its own pod's
+def test_only_restarts_of_the_deployments_own_pods_make_its_failure_a_loop(tmp_path, crashing, want):
+    listing = ("NAME                         READY   STATUS             RESTARTS         AGE   IP            NODE\n"
+               f"{crashing:<28} 0/1     CrashLoopBackOff   23 (2m11s ago)   9d    10.244.23.14  gpu-a1\n")
+    dead = [api(4, 30, "EngineCore encountered a fatal error.", level="ERROR"),
+            worker(4, 30, "torch.AcceleratorError: CUDA error: uncorrectable ECC error encountered", level="ERROR")]
+    files = {"pods/kimi-k3-0/vllm.log": START + LOADED + READY + SERVING + dead, "kubectl-get-pods.txt": listing,
+             "kubectl-get-pods-default.txt": "NAME        READY   STATUS    RESTARTS   AGE   IP           NODE\n"
+                                             "kimi-k3-0   1/1     Running   0          9d    10.244.23.5  gpu-a1\n"}
+    assert decision(tmp_path, files).outcome.state == want
+
+
 @pytest.mark.parametrize("banner, want", [
     (" ▄▄ ▄█ █     █     █ ▀▄▀ █  version 0.15.1", "restart_loop"),   # a newer server's version, in its banner
     ("  █▄█▀ █     █     █     █  model   m", "never_ready"),          # near miss: the banner's model line

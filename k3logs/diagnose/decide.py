@@ -28,7 +28,8 @@ from .lifeline import NODE_SOURCES
 from .order import first, seconds, sort_key
 from .runs import earlier_runs
 from .outcome import HEALTHY, KERNEL_SLACK_S, Lifecycle
-from .survived import copies_aside, one_pod_named, recoveries, set_aside, unexplain_by_set_aside, workloads, world_nodes
+from .survived import (copies_aside, one_pod_named, recoveries, set_aside, unexplain_by_set_aside, workload, workloads,
+                       world_nodes)
 from .templates import mask_template, same_template
 from .vanished import (accounted, kills_before_deaths, names_victim, peer_gone_first, says_why, stuck_rank,
                        vanished_worker)
@@ -279,8 +280,9 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
     app_lines = ev.filter(pl.col("file").is_in(list(life.app_files)))
     app_nodes = set(app_lines["node"].drop_nulls().to_list())
     recovered = recoveries(ev, findings, cat)
+    own_workloads = workloads(app_lines, pods)
     set_aside(findings + others, life, prose, recovered, sigs, node_wide,
-              workloads(app_lines, pods), world_nodes(app_lines),
+              own_workloads, world_nodes(app_lines),
               frozenset(c.id for c in cat.categories.values() if c.collective),
               frozenset(c.id for c in cat.categories.values() if c.quiet),
               {ip: n for ip, n in (peer_node or {}).items() if n in app_nodes})
@@ -299,7 +301,10 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
     failed = fatal + standing
     # (causes that explain a SIGTERM: an eviction, a node's reboot; the stop that follows them is their doing)
     killers = [f for f in standing if f.sig in sigs and "symptom.sigterm" in sigs[f.sig].explains]
-    again = life.failed_again(failed, [f for f in findings if f.category == "symptom.restart"], killers)
+    # (restarts of the deployment's pods: a monitoring agent crash-looping beside them restarts none of it)
+    restarts = [f for f in findings if f.category == "symptom.restart" and not (
+        own_workloads and (pod := f.fields.get("pod")) and workload(pod) not in own_workloads)]
+    again = life.failed_again(failed, restarts, killers)
     raised_by = raised_by or {}
     for f in findings:   # (a cause a relayed traceback shows is the rank's that raised it, once the run is judged)
         if f.role == "cause" and (f.file, f.line) in raised_by:

@@ -11,11 +11,22 @@ import polars as pl
 
 from .findings import SAME_FAILURE_S, Finding
 from .order import sort_key
+from .survived import workload, workloads
 
 # phases before a process speaks to a peer: what fails there fails the same way on every start
 ON_ITS_OWN = ("startup", "device_init")
 # restarts that make a loop: one restart may have had another cause (a group restart, an eviction)
 LOOP_RESTARTS = 2
+
+
+def restarts_seen(facts: list, app_lines: pl.DataFrame, pods: frozenset[str] | set[str]) -> int | None:
+    """The most restarts the orchestrator's state shows of the deployment's containers: a listing row of a pod
+    of another workload than the deployment's own pods (a monitoring agent crash-looping beside it) counts none of
+    them; where the deployment's workloads are not known, every count."""
+    own = workloads(app_lines, pods)
+    pod_at = {(f.file, f.line): f.value.split()[0] for f in facts if f.name == "pod_node" and f.value}
+    return max((int(f.value) for f in facts if f.name == "restart_count" and f.value.isdigit()
+                and not (own and (pod := pod_at.get((f.file, f.line))) and workload(pod) not in own)), default=None)
 
 
 def loop_starts(facts: list) -> dict[str, datetime]:
