@@ -1136,12 +1136,15 @@ def _found(i: int, category: str, role: str, ts, node: str, phase: str | None, e
                    explained_by=explained_by)
 
 
-@pytest.mark.parametrize("source, kept", [("kernel", True),      # the adapter's own statement of its failure
-                                          ("traceback", False)])  # near miss: Python's: NCCL's WARN names the call
-def test_the_kernels_statement_of_its_adapters_failure_is_not_replaced_by_the_nccl_warning_after_it(source, kept):
+@pytest.mark.parametrize("source, warned, kept", [
+    ("kernel", 8, True),       # the adapter's own statement of its failure, the WARN a second later
+    ("kernel", 7, False),      # near miss: the WARN in the same second (which came first is not known)
+    ("traceback", 8, False)])  # near miss: Python's restatement: NCCL's WARN names the call
+def test_the_kernels_statement_of_its_adapters_failure_is_not_replaced_by_the_nccl_warning_after_it(source, warned,
+                                                                                                  kept):
     from k3logs.diagnose.decide import _statement
     root = _found(0, "nccl.ib_transport", "cause", 7, "n06", "serving")
-    warn = _found(1, "nccl.ib_transport", "cause", 8, "n06", "serving")
+    warn = _found(1, "nccl.ib_transport", "cause", warned, "n06", "serving")
     root.source, warn.source, root.rank, warn.rank = source, "nccl", 11, 11
     assert (_statement(root, [root, warn]) is root) == kept
 
