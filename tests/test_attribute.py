@@ -91,6 +91,16 @@ def test_a_collectors_folder_named_after_a_host_of_the_bundle_is_that_nodes(tmp_
     assert event_at(a.events, f"{other}/sos_commands/ipmitool/ipmitool_sel_elist", 1)["node"] == node
 
 
+@pytest.mark.parametrize("unit, node", [("kimi-k3", "inf-b300-11"),   # the unit's folder: the one host's
+                                         ("vllm-qwen", "kimi-k3")])     # near miss: another unit's name
+def test_a_folder_named_after_a_systemd_unit_of_the_bundle_is_no_hosts(tmp_path, unit, node):
+    journal = f"Nov 05 09:02:05 inf-b300-11 systemd[1]: Starting {unit}.service - Kimi K3 (vLLM, podman quadlet)..."
+    a = analyze_files(tmp_path, {f"journal-{unit}.service.txt": text_of(journal),
+                                 "kimi-k3/container.log": text_of("(APIServer pid=2) INFO 11-05 08:02:13 "
+                                                                  "[api_server.py:1] vLLM API server version 0.28.1")})
+    assert event_at(a.events, "kimi-k3/container.log", 1)["node"] == node
+
+
 def test_a_folder_of_one_node_is_not_looked_into(tmp_path):
     a = analyze_files(tmp_path, {"gpu-x07/logs/vllm.log": text_of(
         "gpu-x07:123:456 [0] NCCL INFO NCCL version 2.21.5+cuda12.4", PLATFORM), "gpu-x07/dmesg.txt": text_of(

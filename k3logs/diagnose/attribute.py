@@ -194,7 +194,8 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
     # the files that log something or are a node's dumps (not only plain text: launch scripts, notes)
     logged = {*ev.filter(pl.col("source") != "plain")["file"].unique().to_list(), *hints.file_host, *hints.gpu_buses}
     bare = {ip: ip for ip in seen_ips if ip not in a.ip_node}   # (a Ray node's ip= that names no host: its own name)
-    a.folder_node = node_folders(files, file_hosts, known_hosts, w, folder_why, pods | set(a.alias_node),
+    units = {m.group("unit") for f in files if (m := RX["unit_file"].search(f))}   # (a unit's folder is no host's)
+    a.folder_node = node_folders(files, file_hosts, known_hosts, w, folder_why, pods | set(a.alias_node) | units,
                                  in_play=in_play, logged=logged, named_node={**bare, **hints.alias_host, **a.ip_node})
     if top and not a.folder_node and w.is_node_folder_name(top) and set(file_hosts.values()) <= {top}:
         a.top_node = top
