@@ -2138,6 +2138,30 @@ def test_a_cloud_operation_on_a_node_the_deployment_does_not_run_on_is_no_incide
         assert (d.root.category, d.root.node) == ("infra.node_lost", "gpu-a1")
 
 
+@pytest.mark.parametrize("app_nodes, about", [({"gpu-a1"}, "gpu-b9"),               # every line placed elsewhere
+                                              ({"gpu-a1", "10.52.14.9"}, None)])   # near miss: a node known by its ip
+def test_a_cloud_operation_is_about_another_node_only_where_every_part_of_the_deployment_is_placed(app_nodes, about):
+    from types import SimpleNamespace
+    from k3logs.diagnose.survived import foreign_node
+    f = SimpleNamespace(fields={"preempted": "us-central1-c/instances/gpu-b9"})
+    assert foreign_node(f, SimpleNamespace(app_nodes=app_nodes)) == about
+
+
+@pytest.mark.parametrize("hour, about", [(1, "gpu-b9"),   # hours before the deployment's first line, which then worked
+                                         (7, None)])       # near miss: while it served
+def test_an_instance_lost_before_the_deployments_first_line_is_none_of_its_nodes(hour, about):
+    """Where some part of the deployment is not placed (a worker's pod gone with its node), an instance the cloud
+    preempted before its first line is none of its nodes: it ran on what it got after."""
+    from datetime import datetime, timezone
+    from types import SimpleNamespace
+    from k3logs.diagnose.survived import lost_before
+    began = datetime(2026, 11, 18, 5, 0, tzinfo=timezone.utc)
+    life = SimpleNamespace(began_after=lambda ts: ts < began, went_on_anywhere=lambda f: "vllm.log:9")
+    f = SimpleNamespace(fields={"preempted": "us-central1-c/instances/gpu-b9"},
+                        ts=datetime(2026, 11, 18, hour, 4, tzinfo=timezone.utc))
+    assert lost_before(f, life) == about
+
+
 @pytest.mark.parametrize("journal_host, root_file", [("gpu-a1", "gpu-a1/journal.txt"),
                                                       ("gpu-a2", "gcloud-operations.txt")])
 def test_a_nodes_own_line_states_its_loss_before_a_clouds_record_of_the_same_moment(tmp_path, journal_host,

@@ -111,6 +111,10 @@ class Ending:
                 return on
         return None
 
+    def began_after(self, ts) -> bool:
+        """The deployment's own first line came after `ts`."""
+        return self._app_began is not None and ts < self._app_began
+
     def back_serving(self, f) -> At | None:
         """A later attempt of f's node that became ready after f and serves to the end of the bundle."""
         mine = self.attempt_of(f)

@@ -13,7 +13,7 @@ import polars as pl
 
 from k3logs.catalogue.signatures import Catalogue, Signature
 
-from .attribution import RX, line_rx, short_host
+from .attribution import RX, is_ip, line_rx, short_host
 from .detect import holds_prefilter, outcome_data
 from .findings import EXPLAIN_WINDOW_S, FLAP_EPISODES, SAME_FAILURE_S, TIE_SECONDS, Finding, as_int
 from .order import seconds, sort_key
@@ -256,6 +256,9 @@ def set_aside(findings: list[Finding], life: Lifecycle, prose: frozenset[str] | 
         if (name := foreign_node(f, life)) is not None:
             f.set_aside = f"about {name}, a node the deployment does not run on"
             continue
+        if (name := lost_before(f, life)) is not None:
+            f.set_aside = f"about {name}, lost before the deployment's first line: it ran on the nodes it got after"
+            continue
         if world and f.node is not None and f.node not in world and (on := life.went_on_anywhere(f)) is not None:
             f.set_aside = f"about {f.node}, where none of the deployment's ranks ran (all ran on " \
                           f"{', '.join(sorted(world))}), and the deployment went on working ({on.file}:{on.line})"
@@ -384,11 +387,21 @@ def unexplain_by_set_aside(findings: list[Finding]) -> None:
             f.explained_by = min(alive, key=lambda i: sort_key(findings[i])) if alive else None
 
 
+def lost_before(f: Finding, life: Lifecycle) -> str | None:
+    """The instance a line is about (a cloud's operation on it) when that came before the deployment's first line
+    and the deployment then worked: its nodes were the ones it got after, wherever its lines do not say."""
+    named = next((f.fields[k] for k in outcome_data().about_node_fields if f.fields.get(k)), None)
+    if not named or f.ts is None or not life.began_after(f.ts) or life.went_on_anywhere(f) is None:
+        return None
+    return short_host(str(named).rsplit("/", 1)[-1])
+
+
 def foreign_node(f: Finding, life: Lifecycle) -> str | None:
     """The node a line is about (a cloud's operation on an instance) when the deployment's lines, every one of
-    them placed, show it runs elsewhere."""
+    them placed on a named host (a Ray node known by its address alone may be that instance), show it runs
+    elsewhere."""
     named = next((f.fields[k] for k in outcome_data().about_node_fields if f.fields.get(k)), None)
-    if not named or not life.app_nodes or None in life.app_nodes:
+    if not named or not life.app_nodes or any(n is None or is_ip(n) for n in life.app_nodes):
         return None
     name = short_host(str(named).rsplit("/", 1)[-1])
     return name if name not in life.app_nodes else None
