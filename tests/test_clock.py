@@ -563,15 +563,26 @@ DESCRIBED = ("Events:", "  Type     Reason   Age               From     Message"
              "  Warning  BackOff  2m (x3 over 10m)  kubelet  Back-off restarting failed container")
 
 
-@pytest.mark.parametrize("date, want", [
-    ("Fri Nov 20 10:39:41 UTC 2026", ("2026-11-20T10:30:25", "2026-11-20T09:58:41", "2026-11-20T10:37:41")),
-    ("2026-11-20T10:39:41+00:00", ("2026-11-20T10:30:25", "2026-11-20T09:58:41", "2026-11-20T10:37:41")),
+@pytest.mark.parametrize("date, want", [   # (a recurring event: its first time, '2m (x3 over 10m)': 10m ago)
+    ("Fri Nov 20 10:39:41 UTC 2026", ("2026-11-20T10:30:25", "2026-11-20T09:58:41", "2026-11-20T10:29:41")),
+    ("2026-11-20T10:39:41+00:00", ("2026-11-20T10:30:25", "2026-11-20T09:58:41", "2026-11-20T10:29:41")),
     ("Fri Nov 20 10:39:41 CET 2026", (None, None, None))])   # near miss: a zone not UTC says no instant here
 def test_a_listing_of_event_ages_counts_back_from_the_time_date_printed_before_it(tmp_path, date, want):
     a = analyze_files(tmp_path, {"kubectl.txt": text_of("$ date -u", date, "$ kubectl get events", *EVENTS,
                                                         "$ kubectl describe pod dsv3-0", *DESCRIBED)},
                       keep_all=True)
     assert tuple(at(a, "kubectl.txt", n)[0] for n in (5, 6, 10)) == want
+
+
+@pytest.mark.parametrize("command, want", [
+    ("$ kubectl get events -n x   # 2026-11-20 10:39:41 UTC", "2026-11-20T09:47:41"),   # when the command ran
+    ("$ kubectl get events -n x   # 2026-11-20 10:39:41 CET", None)])   # near miss: a zone not UTC
+def test_a_listing_counts_back_from_the_utc_time_its_command_was_stamped_with_to_a_recurring_events_first(
+        tmp_path, command, want):
+    row = "49m (x11 over 52m)   Warning   FailedScheduling   pod/kimi-k3-0-1   0/42 nodes are available: 36 Insufficient"
+    a = analyze_files(tmp_path, {"kubectl.txt": text_of(command, "LAST SEEN   TYPE   REASON   OBJECT   MESSAGE", row)},
+                      keep_all=True)
+    assert at(a, "kubectl.txt", 3)[0] == want
 
 
 def test_near_miss_ages_listed_before_any_printed_time_have_none(tmp_path):

@@ -10,23 +10,34 @@ from .attribution import RX
 
 
 def age() -> pl.Expr:
-    """A listed event's age in seconds (kubectl get events' LAST SEEN, describe's Age), null on other rows."""
+    """A listed event's age in seconds (kubectl get events' LAST SEEN, describe's Age), null on other rows: of its
+    first occurrence where the row says the event recurred ('49m (x11 over 52m)': first seen 52m ago), the moment
+    a failure it states was first stated."""
     text = pl.col("text")
-    said = pl.coalesce(text.str.extract(RX["event_age"].pattern, 1),
-                       text.str.extract(RX["described_event_age"].pattern, 1))
-    part = said.str.extract_groups(RX["age_parts"].pattern).struct.field
-    seconds = sum(part(str(i)).cast(pl.Int64).fill_null(0) * unit for i, unit in enumerate((86400, 3600, 60, 1), 1))
-    return pl.when(said.is_not_null()).then(seconds)
+
+    def said(group: int) -> pl.Expr:
+        return pl.coalesce(text.str.extract(RX["event_age"].pattern, group),
+                           text.str.extract(RX["described_event_age"].pattern, group))
+
+    def seconds(said: pl.Expr) -> pl.Expr:
+        part = said.str.extract_groups(RX["age_parts"].pattern).struct.field
+        return pl.when(said.is_not_null()).then(
+            sum(part(str(i)).cast(pl.Int64).fill_null(0) * unit for i, unit in enumerate((86400, 3600, 60, 1), 1)))
+    return pl.max_horizontal(seconds(said(1)), seconds(said(2)))
 
 
 def printed() -> pl.Expr:
-    """The UTC time a `date -u` printed, alone on its line (naive UTC), null on other rows."""
+    """The UTC time a `date -u` printed, alone on its line, or a kubectl command's comment gives as when it ran
+    (naive UTC), null on other rows."""
     text = pl.col("text").str.strip_chars()
     part = text.str.extract_groups(RX["date_printed_utc"].pattern).struct.field
     c_locale = pl.concat_str([part("4"), part("1"), part("2"), part("3")], separator=" ")
+    ran = text.str.extract_groups(RX["command_stamped_utc"].pattern).struct.field
     return pl.coalesce(c_locale.str.to_datetime("%Y %b %d %H:%M:%S", time_unit="us", strict=False),
                        text.str.extract(RX["date_printed_iso_utc"].pattern, 1)
-                       .str.to_datetime("%Y-%m-%dT%H:%M:%S", time_unit="us", strict=False))
+                       .str.to_datetime("%Y-%m-%dT%H:%M:%S", time_unit="us", strict=False),
+                       pl.concat_str([ran("1"), ran("2")], separator=" ")
+                       .str.to_datetime("%Y-%m-%d %H:%M:%S", time_unit="us", strict=False))
 
 
 def listings(ev: pl.DataFrame) -> dict[str, tuple[tuple[int, datetime], ...]]:
