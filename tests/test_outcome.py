@@ -274,6 +274,7 @@ def test_a_failure_in_every_start_is_a_restart_loop_when_something_restarts_it(t
 
 @pytest.mark.parametrize("crashing, want", [("nvidia-dcgm-exporter-p7w2q", "crashed"),  # another workload's loop
                                              ("kimi-k3-0", "restart_loop")])          # near miss: its own pod's
+# (while it served: before, a pod of another name may be a part it waits for)
 def test_only_restarts_of_the_deployments_own_pods_make_its_failure_a_loop(tmp_path, crashing, want):
     listing = ("NAME                         READY   STATUS             RESTARTS         AGE   IP            NODE\n"
                f"{crashing:<28} 0/1     CrashLoopBackOff   23 (2m11s ago)   9d    10.244.23.14  gpu-a1\n")

@@ -28,8 +28,8 @@ from .lifeline import NODE_SOURCES
 from .order import first, seconds, sort_key
 from .runs import earlier_runs
 from .outcome import HEALTHY, KERNEL_SLACK_S, Lifecycle
-from .survived import (copies_aside, one_pod_named, recoveries, set_aside, unexplain_by_set_aside, workload, workloads,
-                       world_nodes)
+from .survived import (copies_aside, one_pod_named, recoveries, set_aside, unexplain_by_set_aside, workload,
+                       workloads, world_nodes)
 from .templates import mask_template, same_template
 from .vanished import (accounted, kills_before_deaths, names_victim, peer_gone_first, says_why, stuck_rank,
                        vanished_worker)
@@ -303,9 +303,10 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
     failed = fatal + standing
     # (causes that explain a SIGTERM: an eviction, a node's reboot; the stop that follows them is their doing)
     killers = [f for f in standing if f.sig in sigs and "symptom.sigterm" in sigs[f.sig].explains]
-    # (restarts of the deployment's pods: a monitoring agent crash-looping beside them restarts none of it)
+    # (restarts of the deployment's pods: a monitoring agent crash-looping beside them, while it served, restarts
+    # none of it)
     restarts = [f for f in findings if f.category == "symptom.restart" and not (
-        own_workloads and (pod := f.fields.get("pod")) and workload(pod) not in own_workloads)]
+        life.ready and own_workloads and (pod := f.fields.get("pod")) and workload(pod) not in own_workloads)]
     again = life.failed_again(failed, restarts, killers)
     raised_by = raised_by or {}
     for f in findings:   # (a cause a relayed traceback shows is the rank's that raised it, once the run is judged)
