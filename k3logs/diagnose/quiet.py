@@ -105,9 +105,9 @@ def unlogged_end(d: Decision, facts, cat: Catalogue) -> tuple[Decision, list[str
     """A run of the deployment its orchestrator saw end abnormally while no log shows why: the failure happened
     where the bundle holds no log of it. Either the logs show nothing abnormal and a container's last state or a
     unit's main process ended with an exit code no clean end gives (a run ended by OOMKilled or SIGKILL has
-    signatures of its own; a container an operator's `docker stop` named ended by it), or all they show is an orchestrator restarting a failed container, with no cause. The
-    outcome is inconclusive, an incident (`other`) where the orchestrator says it happened, and what is missing is
-    named."""
+    signatures of its own; a container an operator's `docker stop` named ended by it), or all they show is an
+    orchestrator restarting a failed container, with no cause. The outcome is inconclusive, an incident (`other`)
+    where the orchestrator says it happened, and what is missing is named."""
     data = outcome_data()
     if not d.healthy:
         # (the causes and deaths it shows, by their signatures' own categories: a retried connect is neither)
