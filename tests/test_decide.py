@@ -1149,6 +1149,16 @@ def test_the_kernels_statement_of_its_adapters_failure_is_not_replaced_by_the_nc
     assert (_statement(root, [root, warn]) is root) == kept
 
 
+@pytest.mark.parametrize("quality, phase", [("exact", "shutdown"),        # stated 30 s after what it explains
+                                             ("inferred", "model_load")])  # near miss: counted back from an age
+def test_a_fault_timed_from_a_listed_age_does_not_lag_what_it_explains_within_the_ages_unit(quality, phase):
+    from k3logs.diagnose.borrow import lagging_phase
+    root = _found(0, "storage.disk_full", "cause", 40, "w04", "model_load")
+    root.ts_quality = quality
+    lagging_phase(root, [root, _found(1, "symptom.sigterm", "symptom", 10, "w04", "shutdown", explained_by=0)])
+    assert root.phase == phase
+
+
 def test_a_fault_stated_after_the_errors_it_explains_takes_the_first_ones_phase():
     from k3logs.diagnose.borrow import lagging_phase
     # the node controller's timed NotReady (0) comes 9 s after the peer's NCCL error (2), which the untimed

@@ -10,6 +10,7 @@ from .findings import EXPLAIN_WINDOW_S, SAME_FAILURE_S, TIE_SECONDS, Finding, as
 from .order import apart, seconds, sort_key
 
 LAG_S = 300.0   # how long after its first consequences a fault may be stated (a node's NotReady after its loss)
+AGE_UNIT_S = 60.0   # how far before its counted-back time a listed event's age ('19m') may put it
 
 
 def borrow_rank(root: Finding, findings: list[Finding], pid_rank: dict[tuple, int],
@@ -143,8 +144,10 @@ def lagging_phase(root: Finding, findings: list[Finding], attempt_of=lambda f: N
                                                                 and f.node == root.node)}
     explained = [f for f in findings if f.explained_by in fault and f.phase]
     # (a fault lags what it explains by a heartbeat's timeout or a controller's grace, minutes at most: an error
-    # hours before it, a start's retried connect, is no consequence of it)
-    earlier = [f for f in explained if (dt := seconds(f, root)) is not None and 0 < dt <= LAG_S]
+    # hours before it, a start's retried connect, is no consequence of it; a time counted back from a listed age is
+    # as late as the event can have been, its consequences a minute before it may well be after it)
+    earlier = [f for f in explained if (dt := seconds(f, root)) is not None and 0 < dt <= LAG_S
+               and (root.ts_quality != "inferred" or dt > AGE_UNIT_S)]
     if earlier:
         root.phase = min(earlier, key=sort_key).phase
         return
