@@ -272,6 +272,22 @@ def test_a_failure_in_every_start_is_a_restart_loop_when_something_restarts_it(t
     assert state(decision(tmp_path, files)) == (want, "oom.load")
 
 
+@pytest.mark.parametrize("peers_at, went_on", [("07:01:00", None),    # its peers' start lines in the same second
+                                              ("07:01:30", 4)])     # near miss: the node's work half a minute on
+def test_a_whole_nodes_fault_is_not_survived_by_its_other_processes_lines_in_the_same_second(tmp_path, peers_at,
+                                                                                            went_on):
+    from types import SimpleNamespace
+    from k3logs.diagnose.outcome import Lifecycle
+    error = worker(1, 0, "torch.AcceleratorError: CUDA error: invalid device ordinal", pid=4718, level="ERROR")
+    peers = [f"(Worker_TP{r} pid={4711 + r}) INFO 11-18 {peers_at} [parallel_state.py:1] world_size=8 rank={r} "
+             f"local_rank={r} distributed_init_method=tcp://127.0.0.1:41003 backend=nccl" for r in (3, 4)]
+    a = run(make_bundle(tmp_path, {"gpu-a1/vllm.log": "\n".join(START + [error] + peers) + "\n"}))
+    life = Lifecycle(a.events, {"gpu-a1/vllm.log"})
+    f = next(f for f in a.decision.findings if f.line == 3)
+    at = life.progress_after(f, node_wide=True)
+    assert (at.line if at else None) == went_on
+
+
 @pytest.mark.parametrize("crashing, want", [("nvidia-dcgm-exporter-p7w2q", "crashed"),  # another workload's loop
                                              ("kimi-k3-0", "restart_loop")])          # near miss: its own pod's
 # (while it served: before, a pod of another name may be a part it waits for)

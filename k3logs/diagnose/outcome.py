@@ -213,8 +213,7 @@ class Lifecycle(Ending):
         stuck += [] if stats is None else self._stuck_since(ev, stats, running)
         work = [at.ts for key, ats in progress.items() if len(key) == 2 for at in ats if at.ts is not None]
         # (the deployment's first and last work, and its last stuck stats: what stalled_at compares, made once)
-        self._work_span = (min(work), max(work)) if work else None
-        self._last_stuck = max(stuck, default=None)
+        self._work_span, self._last_stuck = (min(work), max(work)) if work else None, max(stuck, default=None)
         self._joined = None
         if (j := joined()) is not None and "joined" in ev.columns:
             met: dict[tuple, list[At]] = {}
@@ -307,12 +306,13 @@ class Lifecycle(Ending):
             # a process vLLM names (a worker, an engine core), or one of the server's own log that names itself
             # nowhere else (a transfer engine's thread in glog's form), that shows no work of its own (its engine's
             # stats are another process's) failed while its node served: it went on if its node's one engine did,
-            # past the first stats after it (which may count work done before it); of two engines, whose it is is
-            # unknown
+            # past the first stats after it (which may count work done before it); of two engines, whose it is unknown
             return next((at for at in self._progress.get((f.node, self.attempt_of(f), "pid", *engines), [])
                          if at.ts is not None and (at.ts - f.ts).total_seconds() > STATS_INTERVAL_S), None)
         key = (f.node, self.attempt_of(f)) if node_wide else (f.node, self.attempt_of(f), *w)
-        return next((at for at in self._progress.get(key, []) if at.after(f.ts, f.file, f.place)), None)
+        # (a whole node's: its other processes' work in the same second is the same start's, not after the failure)
+        return next((at for at in self._progress.get(key, []) if at.after(f.ts, f.file, f.place) and not (
+            node_wide and at.ts and f.ts and (at.ts - f.ts).total_seconds() < TIE_SECONDS)), None)
 
     def refused_after(self, f) -> At | None:
         """The next error response its process gave after the finding, within TIE_SECONDS (or next in its file, with
