@@ -18,8 +18,9 @@ from .lines import decode_head
 HEAD_BYTES = 64 * 1024
 HEAD_LINES = 200
 LOG_SHARE = 0.9  # of a long head's lines in an application's log format: a log, never a dump
-WRAPPER_ORDER = ("docker_json", "journald_json", "elastic_hit", "ecs_document", "fluentbit_json", "gcp_log_entry",
-                 "loki_jsonl", "json_logger", "cloudwatch_tsv", "cri", "kubectl_prefix", "stern", "loki_logcli",
+WRAPPER_ORDER = ("docker_json", "journald_json", "elastic_hit", "ecs_document", "fluentbit_json", "vector_k8s_json",
+                 "gcp_log_entry", "loki_jsonl", "json_logger", "cloudwatch_tsv", "cri", "kubectl_prefix", "stern",
+                 "loki_logcli",
                  "datadog_csv", "cloudwatch_insights_csv", "kibana_csv", "json_message_field", "logfmt", "journald_iso",
                  "journald_iso_nohost", "rfc3339", "journald", "compose", "srun_label", "pdsh")
 JOURNALS = ("journald", "journald_iso", "journald_iso_nohost")   # a journal's text exports (its identifier per line)
