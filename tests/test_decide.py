@@ -1137,14 +1137,17 @@ def _found(i: int, category: str, role: str, ts, node: str, phase: str | None, e
 
 
 @pytest.mark.parametrize("source, warned, kept", [
-    ("kernel", 8, True),       # the adapter's own statement of its failure, the WARN a second later
-    ("kernel", 7, False),      # near miss: the WARN in the same second (which came first is not known)
-    ("traceback", 8, False)])  # near miss: Python's restatement: NCCL's WARN names the call
+    ("kernel", 8, True),        # the adapter's own statement of its failure, the WARN a second later
+    ("kernel", 7, False),       # near miss: the WARN in the same second (which came first is not known)
+    ("kernel", 7.5, False),     # nor within the second the kernel's time is stamped to (a wrapper's finer time)
+    ("traceback", 8, False)])   # near miss: Python's restatement: NCCL's WARN names the call
 def test_the_kernels_statement_of_its_adapters_failure_is_not_replaced_by_the_nccl_warning_after_it(source, warned,
                                                                                                   kept):
+    from datetime import timedelta
     from k3logs.diagnose.decide import _statement
     root = _found(0, "nccl.ib_transport", "cause", 7, "n06", "serving")
-    warn = _found(1, "nccl.ib_transport", "cause", warned, "n06", "serving")
+    warn = _found(1, "nccl.ib_transport", "cause", int(warned), "n06", "serving")
+    warn.ts += timedelta(seconds=warned - int(warned))
     root.source, warn.source, root.rank, warn.rank = source, "nccl", 11, 11
     assert (_statement(root, [root, warn]) is root) == kept
 

@@ -121,14 +121,18 @@ def _statement(root: Finding, findings: list[Finding]) -> Finding:
     Last error: <the WARN>'), but the WARN line of the same process names the failing call. NCCL debug
     files often carry no time, so the WARN of the same process and category is preferred when it is not
     later than the exception. A kernel's statement of its adapter's failure is the device's own: a WARN stamped a
-    second later follows it; one stamped in the same second (whose order is not known) names the failing call."""
+    second later follows it; one stamped within its second (whose order is not known) names the failing call."""
     if root.source == "nccl" or not root.category.startswith("nccl."):
         return root
-    window = 0.0 if root.source in NODE_SOURCES else TIE_SECONDS
+    kernel = root.source in NODE_SOURCES
+    coarse = root.ts is not None and root.ts.microsecond == 0   # (a kernel time to the second: dmesg -T, syslog)
+
+    def soon(dt: float) -> bool:
+        return (dt < 1.0 if coarse else dt <= 0.0) if kernel else dt <= TIE_SECONDS
     same = [f for f in findings if f.source == "nccl" and f.category == root.category and f.role == "cause"
             and f.node == root.node and ((f.pid is not None and f.pid == root.pid)
                                          or (f.rank is not None and f.rank == root.rank))
-            and (f.ts is None or root.ts is None or (f.ts - root.ts).total_seconds() <= window)]
+            and (f.ts is None or root.ts is None or soon((f.ts - root.ts).total_seconds()))]
     if not same:
         return root
     pick = sorted(same, key=sort_key)[0]
