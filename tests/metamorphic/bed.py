@@ -457,6 +457,27 @@ KNOWN: dict[tuple[str, str], str] = {
     ("c1923-k3-aks-lws-spot-preempt-worker", "noise-retries"): (
         "c10d connect retries inserted into the leader's log before its start put the reclaim notice, an untimed "
         "event row, in distributed init (not yet examined)"),
+    # (a sweep of rounds 55 and 56's cases at 525b01c6, 2026-12-07)
+    ("c1980-mooncake-handshake-firewalld-slurm", "skew-beyond"): (
+        "the decode node's clock set 77 s slow with date readings beside it: the prefill's 500s come first, before the "
+        "firewall's rejects on that node (not yet examined)"),
+    ("c1986-podman-systemd-mtp-fullgraph-triton-capture", "rename-files"): (
+        "with every file renamed, the unit's journal no longer names the unit its folder is named after: the folder "
+        "kimi-k3/ is taken for a host again"),
+    ("c1987-dp2-ctrlc-headless-teardown", "drop-node"): (
+        "with the headless node's folder dropped, the missing evidence does not name gx-08 (not yet examined)"),
+    ("c1991-lws-xid94-ecc-silent-rank-after-containerd-restart", "noise-kernel"): (
+        "an Ethernet link flap inserted before the Xid on the failing node is taken for the cause (not yet examined)"),
+    ("c2008-journald-json-xid62-dp-restart-loop", "drop-node"): (
+        "with one node's journal dropped, the missing evidence names 'kimi-k3' instead of it (not yet examined)"),
+    ("c2014-runai-s3-sts-expired-worker-lws", "noise-retries"): (
+        "c10d connect retries inserted into the worker's log put the group's restart event, an untimed row, first "
+        "(not yet examined)"),
+    ("c2021-prompt-logprobs-oom-lws-gb300", "drop-node"): (
+        "with the kubectl dumps dropped (the folder the sweep takes for node gb300-r07-t03), no node is named as "
+        "missing (not yet examined)"),
+    ("c2023-k3-ray-h200-patch-window", "drop-node"): (
+        "with the head node's folder dropped, the missing evidence does not name hgx-k3-01 (not yet examined)"),
 }
 
 
