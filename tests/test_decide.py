@@ -1261,6 +1261,19 @@ def test_a_kill_of_another_process_the_deployment_served_after_is_survived(tmp_p
     assert (root_of(a).line, root_of(a).rank) == (2, 1)
 
 
+@pytest.mark.parametrize("pid, aside", [(47105, True),   # a host cron job's python, none of the deployment's
+                                        (212, False)])   # near miss: the shell names a worker of the deployment
+def test_a_shell_s_report_of_a_crash_names_its_victim(tmp_path, pid, aside):
+    stats = [STATS.replace("08-11", "11-10").format(t=f"10:05:{s}", g=90.1, run=4, wait=0, kv=12.0) for s in (0, 20)]
+    log = text_of(assigned(0, 2, 211).replace("08-11", "11-10"), assigned(1, 2, 212).replace("08-11", "11-10"),
+                  UP.replace("08-11", "11-10"), *stats)
+    cron = f"/bin/sh: line 1: {pid:>6} Segmentation fault      (core dumped) /usr/bin/python3 /opt/exporter/gpu.py"
+    a = analyze_files(tmp_path, {"gpu-a01/vllm.log": log, "gpu-a01/cron.log": text_of(
+        "2026-11-10T10:05:09Z exporter[47100]: wrote gpu.prom", cron)})
+    crash = next(f for f in a.decision.findings if f.category == "proc.segfault")
+    assert ("none of the deployment's processes" in (crash.set_aside or "")) == aside
+
+
 # ------------------------------------------------------------------------------------------
 # a rank behind its communicator when the watchdogs fire was stuck
 # ------------------------------------------------------------------------------------------
