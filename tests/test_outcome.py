@@ -1973,6 +1973,20 @@ def test_a_node_s_new_start_after_its_stop_lives_its_own_lifecycle_whatever_unti
     assert next(f for f in d.findings if f.node == "gpu-b1" and f.category.startswith("oom")).phase == phase
 
 
+@pytest.mark.parametrize("restart, phase", [(True, "model_load"),  # a new start: its pid 4711 is a new process
+                                            (False, "shutdown")])   # near miss: the same process, after its stop
+def test_a_pid_an_earlier_attempt_used_is_a_new_process_in_the_next(tmp_path, restart, phase):
+    """A container started again numbers its processes anew: a worker with the pid of one the last run stopped has
+    reached only its own landmarks."""
+    again = [api(2, 0, "Automatically detected platform cuda.")] if restart else []
+    oom = worker(3, 30, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.", level="ERROR")
+    d = decision(tmp_path, {"gpu-a1/vllm.log": [api(0, 0, "Automatically detected platform cuda."),
+                                                worker(0, 10, "Starting to load model m..."),
+                                                worker(1, 0, "Shutting down"), *again,
+                                                worker(3, 0, "Starting to load model m..."), oom]})
+    assert next(f for f in d.findings if f.category.startswith("oom")).phase == phase
+
+
 @pytest.mark.parametrize("start, phase", [((5, 0), "serving"),    # the node's log begins after the fault
                                           ((4, 10), "startup")])  # near miss: its start came before the fault
 def test_a_node_s_line_before_its_start_once_the_deployment_served_lives_in_the_deployment_s_serving(tmp_path,

@@ -62,7 +62,8 @@ def assign_phases(ev: pl.DataFrame, outside: frozenset[str] | set[str] = frozens
     is_worker = pl.col("proc").str.contains(decision_line("worker_process")).fill_null(False) | own_rank
     attempt = pl.col("_restart").cast(pl.Int32).cum_sum().over("node").alias("_attempt")
     ev = ev.with_columns(attempt)
-    proc_i = pl.col("_mi").fill_null(-1).cum_max().over(["node", "pid"])
+    # (a pid is one process within one attempt: a container started again numbers its processes anew)
+    proc_i = pl.col("_mi").fill_null(-1).cum_max().over(["node", "_attempt", "pid"])
     node_i = pl.col("_mi").fill_null(-1).cum_max().over(["node", "_attempt"])
     names = {i: p for p, i in order.items()}
     # (a landmark Ray's deduplication printed once for many workers is each of its node's workers' own too)
