@@ -1275,6 +1275,37 @@ def test_a_shell_s_report_of_a_crash_names_its_victim(tmp_path, pid, aside):
 
 
 # ------------------------------------------------------------------------------------------
+# a wait for peers that never came covers the whole wait
+# ------------------------------------------------------------------------------------------
+def _vllm(m: int, s: int, text: str, level: str = "INFO", who: str = "") -> str:
+    return f"{who}{level} 11-21 10:{m:02d}:{s:02d} [x.py:1] {text}"
+
+
+@pytest.mark.parametrize("start, joined, root_node", [
+    (8, False, "gpu-b1"),   # the worker's start began within the wait and never joined: it kept its ranks away
+    (12, False, "gpu-a1"),  # near miss: it started only after the wait had timed out
+    (8, True, "gpu-a1"),    # near miss: it had joined (its distributed init) before it failed
+])
+def test_a_peer_that_started_within_a_timed_out_wait_and_failed_before_joining_is_why_it_timed_out(
+        tmp_path, start, joined, root_node):
+    leader = [_vllm(0, 0, "Automatically detected platform cuda."),
+              _vllm(0, 5, "world_size=8 rank=0 local_rank=0 distributed_init_method=tcp://gpu-a1:29500 backend=nccl",
+                    who="(Worker_TP0 pid=281) "),
+              _vllm(10, 56, "torch.distributed.DistStoreError: Timed out after 601 seconds waiting for clients. 4/8 "
+                            "clients joined.", level="ERROR", who="(Worker_TP0 pid=281) ")]
+    worker = [_vllm(start, 0, "Automatically detected platform cuda."),
+              *([_vllm(start, 5, "world_size=8 rank=4 local_rank=0 distributed_init_method=tcp://gpu-a1:29500 "
+                                 "backend=nccl", who="(Worker_TP0 pid=90) ")] if joined else []),
+              _vllm(start + 3, 3, "Error retrieving file list: (MaxRetryError(\"HTTPSConnectionPool(host='huggingface.co'"
+                                  ", port=443): Max retries exceeded with url: /api/models/org/m/tree/main\"))",
+                    level="ERROR")]
+    a = analyze_files(tmp_path, {"gpu-a1/vllm.log": text_of(*leader), "gpu-b1/vllm.log": text_of(*worker)})
+    assert root_of(a).node == root_node
+    if root_node == "gpu-b1":
+        assert (root_of(a).category, root_of(a).phase) == ("model.download_failed", "startup")
+
+
+# ------------------------------------------------------------------------------------------
 # a rank behind its communicator when the watchdogs fire was stuck
 # ------------------------------------------------------------------------------------------
 def pg_status(rank: int, guid: int, enqueued: int, s: int = 7) -> str:

@@ -33,6 +33,7 @@ from .survived import (copies_aside, one_pod_named, recoveries, set_aside, unexp
 from .templates import mask_template, same_template
 from .vanished import (accounted, kills_before_deaths, names_victim, peer_gone_first, says_why, stuck_rank,
                        vanished_worker)
+from .waits import waited_for
 
 
 def _in_scope(a: Finding, b: Finding, scope: str) -> bool:
@@ -328,7 +329,9 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
         # and so does a kill that names the vanished worker's pid, logged in the same second)
         causes = []
     if causes:
-        root = _specific(_stated_before(_statement(first(causes, cat), findings), findings, cat), findings, cat)
+        picked = _specific(_stated_before(_statement(first(causes, cat), findings), findings, cat), findings, cat)
+        root = waited_for(picked, findings, life, ev, cat)
+        kept_away = root is not picked
         root = shared_event(root, findings, peer_node or {}, recovered)
         borrow_rank(root, findings, pid_rank, node_wide, device_rank)
         root.unready = root.unready or _never_ready_after(root, findings, life)
@@ -360,7 +363,8 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
         earliest = first(causes + [f for f in findings if f.role == "cause" and f.set_aside is None], cat) is root
         reason = ("the earliest cause across all ranks and nodes" if earliest else
                   "the cause that the logs name and that explains the rest") + (
-            "; it explains the errors that follow it" if strong else "") + dated_back(root) + said_late(root)
+            "; it explains the errors that follow it" if strong else "") + (
+            "; it kept away the peers a wait timed out for" if kept_away else "") + dated_back(root) + said_late(root)
         load = load_before(ev, root) if root.category == "oom.inference" else None
         return Decision(False, root, confidence, reason, findings, load=load, outcome=outcome)
     first_death = first(fatal, cat) if fatal else None

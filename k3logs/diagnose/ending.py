@@ -115,6 +115,11 @@ class Ending:
         """The deployment's own first line came after `ts`."""
         return self._app_began is not None and ts < self._app_began
 
+    def started_before(self, f) -> datetime | None:
+        """The time of the last start f's file shows at or before f (its process's start)."""
+        return max((t for t in self._file_starts.get(f.file) or () if t is not None and f.ts is not None
+                    and t <= f.ts), default=None)
+
     def back_serving(self, f) -> At | None:
         """A later attempt of f's node that became ready after f and serves to the end of the bundle."""
         mine = self.attempt_of(f)
