@@ -2210,6 +2210,22 @@ def test_a_nodes_own_line_states_its_loss_before_a_clouds_record_of_the_same_mom
     assert (d.root.category, d.root.file) == ("infra.node_lost", root_file)
 
 
+@pytest.mark.parametrize("journal_host, root_file", [("gpu-a1", "gpu-a1/journal.txt"),
+                                                      ("gpu-a2", "events.txt")])
+def test_a_nodes_own_line_states_its_loss_before_the_node_controller_s_record_of_the_same_second(
+        tmp_path, journal_host, root_file):
+    """The node controller's NodeNotReady, stamped to the second, follows what the node went through in that second:
+    its own journal's power-off is the first witness. Near miss: another node's power key says nothing of this one."""
+    events = ["LAST                   NAMESPACE   TYPE     REASON         OBJECT        MESSAGE",
+              "2026-11-18T07:04:10Z   default     Normal   NodeNotReady   node/gpu-a1   Node gpu-a1 status is now: "
+              "NodeNotReady"]
+    journal = [f"2026-11-18T07:04:10.412000+00:00 {journal_host} systemd-logind[1203]: Power key pressed short."]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING, "events.txt": events,
+                            "gpu-a2/vllm.log": [worker(1, 0, "Starting to load model m...")],
+                            f"{journal_host}/journal.txt": journal})
+    assert (d.root.category, d.root.file) == ("infra.node_lost", root_file)
+
+
 POD_LOG = "pods/inference_kimi-k3-0_c2f81a07-9d4e-4b6a-8e13-5a7d0c9b2f64/vllm/0.log"
 POD_DESCRIBE = ["Name:             kimi-k3-0", "Namespace:        inference", "Node:             gpu-a1/10.0.0.4",
             "Containers:", "  vllm:", "    Image:          vllm/vllm-openai:kimi-k3", "Events:",

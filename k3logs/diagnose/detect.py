@@ -182,6 +182,7 @@ class OutcomeData:
     head_process: str = "(?!)"  # the process name of the deployment's API server (its head node's)
     head_line: str = "(?!)"  # a line only the API server prints
     worker_ready: str = "(?!)"  # a serving landmark a worker prints at the end of its own start (no server's)
+    reported_node_fields: tuple[str, ...] = ()  # a signature's fields that make a line a record from outside about a node
 
 
 @lru_cache(maxsize=1)
@@ -195,7 +196,7 @@ def outcome_data() -> OutcomeData:
                        d.get("deployment_run", "(?!)"), frozenset(d.get("orchestrator_only", [])),
                        tuple(d.get("about_node_fields", [])), d.get("asked_to_stop", "(?!)"),
                        d.get("interrupt_echo", "(?!)"), d.get("head_process", "(?!)"), d.get("head_line", "(?!)"),
-                       d.get("worker_ready", "(?!)"))
+                       d.get("worker_ready", "(?!)"), tuple(d.get("reported_node_fields", [])))
 
 
 @lru_cache(maxsize=1)

@@ -65,7 +65,7 @@ def first(cands: list[Finding], cat: Catalogue) -> Finding:
 
     # (a record from outside about a node, a cloud's operation on an instance, after that node's own line of the same
     # moment: the machine's own journal is the first witness of what happened to it)
-    about = outcome_data().about_node_fields
+    about = outcome_data().reported_node_fields
 
     def outside(c: Finding) -> bool:
         return any(c.fields.get(k) for k in about) and any(
