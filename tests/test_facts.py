@@ -484,6 +484,26 @@ def test_describe_pod_and_node():
     assert one(node, "gpu_capacity") == ("8", 12)
 
 
+DESCRIBE_PVC = """Name:          model-cache-kimi-k3-1
+Namespace:     llm
+StorageClass:  vast-nvme
+Status:        Pending
+Capacity:
+Access Modes:
+Used By:       kimi-k3-1
+Events:
+  Type     Reason              Age                   From                         Message
+  ----     ------              ----                  ----                         -------
+  Warning  ProvisioningFailed  2m11s (x38 over 113m)  persistentvolume-controller  storageclass not found
+"""
+
+
+def test_a_volume_claim_s_describe_names_no_node_though_it_has_a_capacity():
+    assert values(facts("k8s_describe", DESCRIBE_PVC), "node_name") == []
+    # near miss: a node's describe (its Capacity, no storage class) names its node
+    assert one(facts("k8s_describe", S.DESCRIBE_NODE), "node_name")[0] == "gpu-c12"
+
+
 # ------------------------------------------------------------------------------------------
 # host dumps
 # ------------------------------------------------------------------------------------------

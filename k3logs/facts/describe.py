@@ -21,7 +21,8 @@ def parse_describe(sink: Sink, lines: list[str], base: int) -> None:
         m = key_value.match(ln)
         if m and not m.group("indent"):
             top.setdefault(m.group("key"), (m.group("val") or "", base + i + 1))
-    is_node = "Capacity" in top or "Roles" in top or "Taints" in top
+    # (a volume's or its claim's describe has a Capacity too, and a storage class: it is no node's)
+    is_node = ("Capacity" in top or "Roles" in top or "Taints" in top) and "StorageClass" not in top
     if "Name" in top and is_node:
         sink.add("node_name", top["Name"][0], top["Name"][1])
     if "Node" in top and top["Node"][0] not in ("<none>", ""):
