@@ -1221,6 +1221,22 @@ def test_the_node_that_several_others_cannot_reach_is_the_one_at_fault():
     assert root.node == "n1"
 
 
+@pytest.mark.parametrize("reason, node", [("No route to host, exceeded error retry count", "n2"),  # its firewall
+                                          ("Connection refused", "n2"),        # nothing listened on its port
+                                          ("Connection timed out", "n1")])     # near miss: no answer from either end
+def test_one_complainer_names_the_peer_whose_end_refused_its_connect(reason, node):
+    from k3logs.diagnose.borrow import silent_peer
+    root = _complaint(0, "n1", "10.0.0.2")
+    root.fields["reason"] = reason
+    silent_peer(root, [root, _complaint(1, "n1", "10.0.0.2")], {"10.0.0.2": "n2", "10.0.0.1": "n1"})
+    assert root.node == node
+    # near miss: the refused address is on no network of the complainer's (its own routing found no way there)
+    root = _complaint(0, "n1", "10.0.0.2")
+    root.fields["reason"] = reason
+    silent_peer(root, [root, _complaint(1, "n1", "10.0.0.2")], {"10.0.0.2": "n2", "192.168.4.1": "n1"})
+    assert root.node == "n1"
+
+
 @pytest.mark.parametrize("copy_node, want", [("head", 1),    # the copy on another node names no rank
                                               ("w1", 0)])     # near miss: one node's two lines keep their order
 def test_a_failing_process_s_own_line_wins_the_same_second_over_a_copy_relayed_by_another_node(copy_node, want):
