@@ -218,7 +218,7 @@ def pytest_sessionfinish(session, exitstatus):
 # over CORPUS_GROUPS groups by name, which the workers share out (in one or two groups they were the suite's
 # longest path); other tests go to any worker
 CORPUS_MODULES = ("test_corpora", "test_acceptance_corpora", "test_metamorphic", "test_render_corpora")
-CORPUS_GROUPS = 24   # (8 left a worker idle for a minute at the end of the run, at 440 cases)
+CORPUS_GROUPS = 48   # (8 left a worker idle for a minute at the end of the run, at 440 cases; a group is ~30 cases now)
 
 
 @pytest.hookimpl(tryfirst=True)
