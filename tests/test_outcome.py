@@ -2193,37 +2193,29 @@ def test_an_instance_lost_before_the_deployments_first_line_is_none_of_its_nodes
     assert lost_before(f, life) == about
 
 
-@pytest.mark.parametrize("journal_host, root_file", [("gpu-a1", "gpu-a1/journal.txt"),
-                                                      ("gpu-a2", "gcloud-operations.txt")])
-def test_a_nodes_own_line_states_its_loss_before_a_clouds_record_of_the_same_moment(tmp_path, journal_host,
-                                                                                      root_file):
-    """The cloud's operation list and the VM's own journal ('Power key pressed short.', the ACPI soft-off of a
-    preemption) state the node's loss in the same second: the machine's own line is the first witness, whatever the
-    signatures' priorities. Near miss: a power key pressed on another node that second is no statement about this
-    one, and the cloud's record stands."""
-    ops = ["NAME                          TYPE                         TARGET    STATUS  TIMESTAMP",
-           "systemevent-1763449450-64a1c0  compute.instances.preempted  gpu-a1  DONE    2026-11-18T07:04:10.412Z"]
-    journal = [f"Nov 18 07:04:10 {journal_host} systemd-logind[1203]: Power key pressed short."]
-    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING, "gcloud-operations.txt": ops,
-                            "gpu-a2/vllm.log": [worker(1, 0, "Starting to load model m...")],
-                            f"{journal_host}/journal.txt": journal})
-    assert (d.root.category, d.root.file) == ("infra.node_lost", root_file)
+CLOUD_OPS = ("gcloud-operations.txt", [
+    "NAME                          TYPE                         TARGET    STATUS  TIMESTAMP",
+    "systemevent-1763449450-64a1c0  compute.instances.preempted  gpu-a1  DONE    2026-11-18T07:04:10.412Z"])
+NODE_NOT_READY = ("events.txt", [   # (the node controller's record, stamped to the second)
+    "LAST                   NAMESPACE   TYPE     REASON         OBJECT        MESSAGE",
+    "2026-11-18T07:04:10Z   default     Normal   NodeNotReady   node/gpu-a1   Node gpu-a1 status is now: NodeNotReady"])
 
 
-@pytest.mark.parametrize("journal_host, root_file", [("gpu-a1", "gpu-a1/journal.txt"),
-                                                      ("gpu-a2", "events.txt")])
-def test_a_nodes_own_line_states_its_loss_before_the_node_controller_s_record_of_the_same_second(
-        tmp_path, journal_host, root_file):
-    """The node controller's NodeNotReady, stamped to the second, follows what the node went through in that second:
-    its own journal's power-off is the first witness. Near miss: another node's power key says nothing of this one."""
-    events = ["LAST                   NAMESPACE   TYPE     REASON         OBJECT        MESSAGE",
-              "2026-11-18T07:04:10Z   default     Normal   NodeNotReady   node/gpu-a1   Node gpu-a1 status is now: "
-              "NodeNotReady"]
+@pytest.mark.parametrize("record", [CLOUD_OPS, NODE_NOT_READY])
+@pytest.mark.parametrize("journal_host", ["gpu-a1", "gpu-a2"])
+def test_a_nodes_own_line_states_its_loss_before_a_record_from_outside_of_the_same_moment(tmp_path, record,
+                                                                                          journal_host):
+    """The cloud's operation list, or the node controller's NodeNotReady, and the VM's own journal ('Power key pressed
+    short.', the ACPI soft-off of a preemption) state the node's loss in the same second: the machine's own line is
+    the first witness, whatever the signatures' priorities. Near miss: a power key pressed on another node that second
+    is no statement about this one, and the record from outside stands."""
+    name, lines = record
     journal = [f"2026-11-18T07:04:10.412000+00:00 {journal_host} systemd-logind[1203]: Power key pressed short."]
-    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING, "events.txt": events,
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING, name: lines,
                             "gpu-a2/vllm.log": [worker(1, 0, "Starting to load model m...")],
                             f"{journal_host}/journal.txt": journal})
-    assert (d.root.category, d.root.file) == ("infra.node_lost", root_file)
+    want = f"{journal_host}/journal.txt" if journal_host == "gpu-a1" else name
+    assert (d.root.category, d.root.file) == ("infra.node_lost", want)
 
 
 POD_LOG = "pods/inference_kimi-k3-0_c2f81a07-9d4e-4b6a-8e13-5a7d0c9b2f64/vllm/0.log"
