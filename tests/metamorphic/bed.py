@@ -478,6 +478,21 @@ KNOWN: dict[tuple[str, str], str] = {
         "missing (not yet examined)"),
     ("c2023-k3-ray-h200-patch-window", "drop-node"): (
         "with the head node's folder dropped, the missing evidence does not name hgx-k3-01 (not yet examined)"),
+    # (a sweep of rounds 57 and 58's cases at 338ec93d, 2026-12-07: every new failure is a dropped node's name)
+    **{(case, "drop-node"): (f"with {node}'s folder dropped, the missing evidence does not name it: {why}")
+       for case, node, why in (
+           ("c2024-k3-slurm-b200-pp2-job48213", "gpu-b07", "the job's node list is read, and names gpu-b05 instead "
+            "(not yet examined)"),
+           ("c2028-nccl-segfault-rank9-ray-pp2", "hgx-h200-07", "the head, named only in Ray's lines of the worker "
+            "(not yet examined)"),
+           ("c2030-healthy-k3-b300-podman-lb-probe-blip", "lab-b300-07", "the bundle's one node: no log of the "
+            "deployment is left, and nothing else names the host"),
+           ("c2045-gated-repo-401-ray-worker-node", "b200-ray-h01", "the head, named only in the worker's Ray lines "
+            "by its address (not yet examined)"),
+           ("c2054-k3-slurm-deepep-timeout-xid119-gpu5", "hgx-b200-042", "named in the Slurm job's output by its "
+            "task labels only (not yet examined)"),
+           ("c2070-kuberay-worker-pending-pg-timeout", "gpu-b300-07", "the folder the sweep takes for that node is "
+            "k8s/, the cluster's dumps"))},
 }
 
 
