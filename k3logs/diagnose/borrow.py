@@ -190,7 +190,7 @@ def silent_peer(root: Finding, findings: list[Finding], peer_node: dict[str, str
     more nodes all name peers on one other node that itself complains of none, the fault is that node's (its
     port, its firewall): the complainers are its witnesses. One complainer cannot tell which end failed (a
     timeout), unless the peer's end answered the connect with its refusal (no listener, a firewall's reject: 'No
-    route to host') on a network the complainer is on too (one of its own addresses in the same /16; else its
+    route to host') on a network the complainer is on too (one of its own addresses in the same /24; else its
     own routing may have found no way there); nor can both ends complaining of each other: the root's own node
     stands. A peer at a loopback
     address (a host whose own name resolves to 127.0.1.1 advertised it) is on the one node of the deployment's
@@ -201,9 +201,9 @@ def silent_peer(root: Finding, findings: list[Finding], peer_node: dict[str, str
     complaints = [f for f in findings if f.role == "cause" and f.set_aside is None and f.fields.get("peer")]
     by = sorted({f.node for f in complaints if f.node})
     loopback = str(root.fields["peer"]).startswith("127.")
-    own = {ip.rsplit(".", 2)[0] for ip, node in peer_node.items() if node == root.node}
+    own = {ip.rsplit(".", 1)[0] for ip, node in peer_node.items() if node == root.node}
     refused = re.search(decision_line("refused_by_peer"), str(root.fields.get("reason") or "")) is not None \
-        and str(root.fields["peer"]).rsplit(".", 2)[0] in own
+        and str(root.fields["peer"]).rsplit(".", 1)[0] in own
     ends = set(nodes) - set(by) if loopback else {peer_node.get(f.fields["peer"]) for f in complaints}
     if len(ends) != 1 or None in ends or len(by) < (1 if loopback or refused else 2):
         return
