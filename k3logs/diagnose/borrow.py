@@ -192,10 +192,9 @@ def silent_peer(root: Finding, findings: list[Finding], peer_node: dict[str, str
     timeout), unless the peer's end answered the connect with its refusal (no listener, a firewall's reject: 'No
     route to host') on a network the complainer is on too (one of its own addresses in the same /24; else its
     own routing may have found no way there); nor can both ends complaining of each other: the root's own node
-    stands. A peer at a loopback
-    address (a host whose own name resolves to 127.0.1.1 advertised it) is on the one node of the deployment's
-    (`nodes`) that complains of none, whoever complains: a node that connects to a loopback address was told it by
-    another."""
+    stands. A peer at a loopback address (a host whose own name resolves to 127.0.1.1 advertised it) is on the one
+    node of the deployment's (`nodes`) that complains of none, whoever complains: a node that connects to a
+    loopback address was told it by another."""
     if root.fields.get("peer") is None:
         return
     complaints = [f for f in findings if f.role == "cause" and f.set_aside is None and f.fields.get("peer")]

@@ -182,7 +182,7 @@ class OutcomeData:
     head_process: str = "(?!)"  # the process name of the deployment's API server (its head node's)
     head_line: str = "(?!)"  # a line only the API server prints
     worker_ready: str = "(?!)"  # a serving landmark a worker prints at the end of its own start (no server's)
-    reported_node_fields: tuple[str, ...] = ()  # a signature's fields that make a line a record from outside about a node
+    reported_node_fields: tuple[str, ...] = ()  # fields that make a line a record from outside about a node
 
 
 @lru_cache(maxsize=1)

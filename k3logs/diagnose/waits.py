@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 import polars as pl
 
@@ -14,10 +15,14 @@ from k3logs.schema import PHASES
 from .findings import Finding
 from .order import first
 
+if TYPE_CHECKING:
+    from .outcome import Lifecycle
+
 JOINED = [p for p in PHASES[PHASES.index("distributed_init"):] if p != "shutdown"]   # (its landmarks: it had joined)
 
 
-def waited_for(root: Finding, findings: list[Finding], life, ev: pl.DataFrame, cat: Catalogue) -> Finding:
+def waited_for(root: Finding, findings: list[Finding], life: Lifecycle, ev: pl.DataFrame,
+               cat: Catalogue) -> Finding:
     """The failure why the peers a timed-out wait names as missing never joined, else `root`: on another node, in
     a start of its process that began within the wait and had not joined (no landmark of the distributed init or
     after it, in its file, since that start), whenever it is stated."""
