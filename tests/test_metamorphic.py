@@ -56,6 +56,7 @@ EVERY_SHAPE = "\n".join([
     "[2026-11-12 14:02:05] gpu-k3-n02:131:202 [0] NCCL WARN x",
     "*** SIGSEGV received at time=1766143587 on cpu 71 ***",
     "btime 1793135692",
+    "#1796827330",
     "   9 | 08/11/2026 | 07:35:59 | Power Supply PS1 Status | Power Supply AC lost | Asserted",
     'vllm:num_requests_running{engine="0"} 20.0 1795701600000',
     " 10:21:33 up 22 days,  1 user",
@@ -75,6 +76,7 @@ def test_every_time_shape_moves_by_the_offset_and_nothing_else_changes():
             assert t1 - t0 == timedelta(seconds=delta), shape
     assert "time=1769617594 " in moved and " 1799175607000" in moved and " 15:21:40 up " in moved
     assert "btime 1796609699" in moved                    # /proc/stat's boot time, seconds since the epoch
+    assert "\n#1800301337\n" in moved                    # bash's history stamp of the command below it
     assert "[Sun Sep 20 12:36:06 2026]" in moved          # the weekday follows the date
     assert "[ 2207.551903]" in moved                      # seconds since boot do not move
     assert "2026-09-20T12:36:06.123456789Z stdout F" in moved   # fraction and zone kept

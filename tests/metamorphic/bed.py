@@ -47,9 +47,6 @@ DROPPED_NODE_UNREAD = ("evidence_missing names the dropped node only where the b
                        "(a launch command's node list, a job's node list): c999 and c1017 get the count of nodes the "
                        "launch command names (--nnodes), c1013, c1021, c1023 and c1034 name it only in notes, "
                        "kubectl/Slurm tables or lines that went with the node (not yet examined one by one)")
-SRUN_FILE_SKEW = ("the transform skews a node's files, and a Slurm job's `srun -l` output holds the tasks of every node in "
-                  "one file: its lines of the other nodes move with the skewed one, so the added clock readings "
-                  "cannot correct them")
 KNOWN: dict[tuple[str, str], str] = {
     **{(c, "drop-node"): DROPPED_NODE_UNREAD for c in (
         "c999-xid48-dbe-docker-hostnet-pp3", "c1013-dp32-ep-4node-dmabuf524-skewed-node",
@@ -130,8 +127,6 @@ KNOWN: dict[tuple[str, str], str] = {
         "the transform dates the appended shutdown trail from the vLLM lines' own UTC times into a journal whose "
         "wrapper is the host's local time (UTC-6): the stop lands hours before the run (Dec 03 19:11 against a "
         "run from Dec 04 00:14), so the run is read as still serving"),
-    **{(c, "skew-beyond"): SRUN_FILE_SKEW for c in (
-        "c1023-slurm-dp16-ep-xid94-one-engine", "c1034-slurm-k3-b200-xid149-nvlink-capture")},
     ("c1025-llama70b-k8s-rolling-upgrade", "graceful-stop"): (
         "the transform stops the one pod's log it appends a shutdown to, and the case serves from two pods: the other "
         "still serves, so the deployment is serving, not stopped (the bed assumes one server)"),
@@ -300,11 +295,6 @@ KNOWN: dict[tuple[str, str], str] = {
                           "c1588-sosreport-pp2-peer-went-dark", "c1599-k3-slurm-overnight-creep",
                           "c1612-h200-third-node-r570-host", "c1614-l40s-second-node-compose-no-ipc",
                           "c1617-two-node-k3-minor-host-drift")},
-    **{(c, "skew-beyond"): (
-        "a node's clock moved half a minute and corrected from the date readings the bed adds: the head's stop, or "
-        "its relayed copy of a worker's error, and the worker node's own failure land in one corrected second, "
-        "where the uncorrected files' order had told them apart (not yet examined)")
-        for c in ("c1574-slurm-2node-hang-then-scancel", "c1599-k3-slurm-overnight-creep")},
     ("c1606-h200-pp2-link-fault-mid-traffic", "skew-within"): (
         "the head's clock one second ahead (within tolerance, not corrected) puts its relayed CUDA error before the "
         "other node's Xid in the same second (not yet examined)"),
@@ -362,15 +352,10 @@ KNOWN: dict[tuple[str, str], str] = {
         "worker node's log in a container runtime's format makes its pids a container's, not the host pids the "
         "raylet names (the bed wraps one file of a pid namespace the raylet shares; as c1528)")
        for t in ("wrap-docker", "wrap-cri", "wrap-podman")},
-    ("c1685-aer-surprise-down-xid79-pp1-slurm", "skew-beyond"): (
-        "the head's clock moved 88 s with date readings added to measure it; a measurement wins over the estimate, and "
-        "the readings the bed adds know nothing of the case's own 2 s skew of the worker node (which the order of "
-        "the head's relay of the worker's error proves), so the head's relay sorts first again (the bed's limit)"),
     **{("c1064-slurm-ray-memcg-oomkill-dmesg-uptime", t): (
         "a bare Slurm job writes its hosts' zone (EDT); the transform stamps the journal it wraps the job's output in "
         "with those times read as UTC, four hours from the kernel's clock, so the oom-kill falls after the run's stop "
         "(the bed's limit: it knows no zone)") for t in ("wrap-journald", "wrap-journald-json")},
-    ("c1628-slurm-k3-dp4tp4-worker-oomkill", "skew-beyond"): SRUN_FILE_SKEW,
     ("c1628-slurm-k3-dp4tp4-worker-oomkill", "noise-kernel"): (
         "the noise puts a link flap in the oom-kill's own second on the same node: within a second a port down is a "
         "candidate cause there, as in c1416 (the bed's limit)"),
@@ -425,9 +410,6 @@ KNOWN: dict[tuple[str, str], str] = {
         "transcript; shifted by months, the node's power loss no longer comes before its peers' transport errors "
         "(not yet examined: how the shift treats those two readings)")
        for c in ("c1728-slurm-renamed-hosts-node-power-loss", "c1775-worker-power-loss-ray-bmc-sel-localtime")},
-    ("c859-ib-retry-exceeded-serving-slurm", "skew-beyond"): (
-        "a node's clock moved 67 s with date readings added, and its retry-exceeded line no longer comes first (not "
-        "yet examined)"),
     **{("c884-xid31-mmu-fault-moe-illegal-access-ray-cvd-remap", t): (
         "the Xid 31 and the worker's illegal access it explains are cited at the right line only while the pids and "
         "the files' names and order stay as they are (not yet examined: these variants passed in the sweep before "
@@ -442,9 +424,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("c1835-host-oom-kv-offload-shm-slurm", "rename-files"): (
         "srun's output file takes its job's node list from the job table by the job id in its name (slurm-88214.out); "
         "renamed, the name holds no job id, its tasks no node, and the kill's phase is the load's"),
-    ("c1888-gsp-xid119-profiling-slurm", "skew-beyond"): (
-        "a node's clock moved 104 s with date readings added: the Xid in the profile run reads as during the load "
-        "(not yet examined)"),
     ("c993-venv-vllm-c-undefined-symbol-after-torch-upgrade", "wrap-docker"): (
         "inside docker's json-file records the import warning's phase is where what it explains shows (a fault its "
         "process went past) in another phase than the plain log's (not yet examined)"),
@@ -458,9 +437,6 @@ KNOWN: dict[tuple[str, str], str] = {
         "c10d connect retries inserted into the leader's log before its start put the reclaim notice, an untimed "
         "event row, in distributed init (not yet examined)"),
     # (a sweep of rounds 55 and 56's cases at 525b01c6, 2026-12-07)
-    ("c1980-mooncake-handshake-firewalld-slurm", "skew-beyond"): (
-        "the decode node's clock set 77 s slow with date readings beside it: the prefill's 500s come first, before the "
-        "firewall's rejects on that node (not yet examined)"),
     ("c1986-podman-systemd-mtp-fullgraph-triton-capture", "rename-files"): (
         "with every file renamed, the unit's journal no longer names the unit its folder is named after: the folder "
         "kimi-k3/ is taken for a host again"),
@@ -493,6 +469,11 @@ KNOWN: dict[tuple[str, str], str] = {
             "task labels only (not yet examined)"),
            ("c2070-kuberay-worker-pending-pg-timeout", "gpu-b300-07", "the folder the sweep takes for that node is "
             "k8s/, the cluster's dumps"))},
+    # (the full sweep at 851f886d, 2026-12-07)
+    ("c1683-node-power-loss-ray-sts-serving", "rename-files"): (
+        "the node controller's NodeNotReady in the pod's describe and the node's own conditions in the node's describe "
+        "are timed to the same second (by ages and a stamped command): the files' names decide the tie, and the pod's "
+        "copy, which the truth does not cite, sorts first once renamed"),
 }
 
 

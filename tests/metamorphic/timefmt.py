@@ -12,7 +12,7 @@ DAYS = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
 _MON = "|".join(MONTHS)
 _DAY = "|".join(DAYS)
 
-SHAPES = re.compile(rf"""(?=[0-9A-Z"tab_\[])   # (what every shape starts with: a fast refusal elsewhere)
+SHAPES = re.compile(rf"""(?=[0-9A-Z"tab_\[\#])   # (what every shape starts with: a fast refusal elsewhere)
  (?:
   (?P<iso>(?<!\d)(?P<iy>(?:19|20)\d\d)(?P<is1>[-/])(?P<imo>[01]\d)(?P=is1)(?P<id>[0-3]\d)(?P<isep>[T _])
           (?P<ih>[0-2]\d):(?P<imi>[0-5]\d):(?P<is>[0-6]\d))
@@ -24,7 +24,7 @@ SHAPES = re.compile(rf"""(?=[0-9A-Z"tab_\[])   # (what every shape starts with: 
  |(?P<glog>(?<![A-Za-z0-9])(?P<gl>[DIWEFC])(?P<gmd>\d{{3,4}})\ (?P<gt>\d\d:\d\d:\d\d)(?=\.\d))
  |(?P<vllm>(?<![\d-])(?P<vmo>[01]\d)-(?P<vd>[0-3]\d)\ (?P<vt>[0-2]\d:[0-5]\d:[0-6]\d))
  |(?P<sel>(?<![\d/])(?P<lmo>[01]\d)/(?P<ld>[0-3]\d)/(?P<ly>(?:19|20)\d\d)\ \|\ (?P<lt>[0-2]\d:[0-5]\d:[0-6]\d))
- |(?P<epoch>(?P<ek>time=|audit\(|"created":\ ?|__REALTIME_TIMESTAMP":"|btime\ |\[(?=1[5-9]\d{{8}}\.\d+\]))(?P<ev>1[5-9]\d{{8}}(?:\d{{6}}|\d{{3}})?)(?!\d))
+ |(?P<epoch>(?P<ek>time=|audit\(|"created":\ ?|__REALTIME_TIMESTAMP":"|btime\ |\[(?=1[5-9]\d{{8}}\.\d+\])|^\#(?=1[5-9]\d{{8}}[ \t]*$))(?P<ev>1[5-9]\d{{8}}(?:\d{{6}}|\d{{3}})?)(?!\d))
  |(?P<prom>(?<=\d\ )(?P<pv>1[5-9]\d{{11}})(?=[ \t]*$))
  |(?P<upclock>(?<![\d:])(?P<ut>[0-2]\d:[0-5]\d:[0-5]\d)(?=\ up\ ))
  )""", re.X | re.M)

@@ -589,6 +589,10 @@ def shift_clock(prof: Profile, out: Path, seed: int) -> Mapping:
 DATE_READING = re.compile(r"^(?P<host>[A-Za-z][\w.-]*): \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\s*$")
 
 
+# a `date` printed alone in a transcript (ssh HOST 'hostname; date -u ...'): the line cannot say whose clock it read
+BARE_READING = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?$")
+
+
 def _readings(prof: Profile) -> bool:
     for f in prof.files:
         t = prof.text(f)
@@ -597,12 +601,32 @@ def _readings(prof: Profile) -> bool:
     return False
 
 
+DATE_COMMAND = re.compile(r"\bdate(?: -u\b| \+|;|'|$)", re.M)   # (the command that printed them)
+SRUN_TASK = re.compile(r"^\s*(\d+): ")
+
+
+def _unmovable(prof: Profile) -> str | None:
+    """Why one node's lines cannot all move with its clock, if they cannot: bare `date` lines of a transcript (they
+    would measure the node's old offset) or an `srun -l` output holding the tasks of several nodes (its task numbers
+    do not say which node's they are); either way the variant would contradict itself."""
+    for f in prof.files:
+        if not (t := prof.text(f)):
+            continue
+        if sum(bool(BARE_READING.match(ln.strip())) for ln in t.lines) >= 2 and DATE_COMMAND.search(t.text):
+            return f"{f} holds clock readings of a transcript, which would not move with the node"
+        if len({m.group(1) for ln in t.lines if (m := SRUN_TASK.match(ln))}) >= 2:
+            return f"{f} holds the tasks of several nodes (srun -l), which would not move with the node"
+    return None
+
+
 def _skew(prof: Profile, out: Path, seed: int, beyond: bool) -> Mapping:
     rng = random.Random(seed)
     if len(prof.node_dirs) < 2:
         raise NotApplicable("not one folder per node")
     if prof.archives:
         raise NotApplicable("holds archives, whose times would not move")
+    if (why := _unmovable(prof)) is not None:
+        raise NotApplicable(why)
     folder = rng.choice(sorted(prof.node_dirs))
     node = prof.node_dirs[folder]
     delta = rng.choice([-1, 1]) * (rng.randint(8, 120) if beyond else 1)
