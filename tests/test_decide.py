@@ -2039,3 +2039,21 @@ def test_a_ray_node_that_could_not_reach_the_gcs_survived_it_once_its_ray_runtim
 def test_inotify_s_no_space_left_is_its_watch_limit_not_a_full_disk(tmp_path, line, cause):
     a = analyze_files(tmp_path, {"gpu-a1/kubelet.log": line + "\n"})
     assert any(f.category == "storage.disk_full" for f in a.decision.findings) == cause
+
+
+@pytest.mark.parametrize("went_on, root", [(True, "other"), (False, "nccl.bootstrap")])
+def test_a_retried_connect_its_process_went_on_from_in_the_same_second_is_no_cause(tmp_path, went_on, root):
+    # near miss: the retry is the last its process printed before the start failed: it stays the fallback symptom
+    w0, w1 = "(Worker_TP0 pid=173) ", "(Worker_TP1 pid=178) "
+    lines = [w0 + "[W1120 09:44:19.874527131 socket.cpp:755] [c10d] The client socket has failed to connect to "
+                  "[localhost]:29500 (errno: 111 - Connection refused).",
+             w1 + "INFO 11-20 09:44:20 [parallel_state.py:1] rank 1 in world size 2 is assigned as DP rank 0, PP "
+                  "rank 0, TP rank 1, EP rank 1",
+             w1 + "ERROR 11-20 09:44:21 [multiproc_executor.py:597] WorkerProc failed to start.",
+             w1 + "ERROR 11-20 09:44:21 [multiproc_executor.py:597] Traceback (most recent call last):",
+             w1 + "ERROR 11-20 09:44:21 [multiproc_executor.py:597]   File \"/opt/acme/guard.py\", line 41, in __init__",
+             w1 + "ERROR 11-20 09:44:21 [multiproc_executor.py:597] KeyError: 'banned_phrases_file'"]
+    if went_on:
+        lines.insert(1, w0 + "INFO 11-20 09:44:20 [parallel_state.py:1] rank 0 in world size 2 is assigned as DP "
+                             "rank 0, PP rank 0, TP rank 0, EP rank 0")
+    assert root_of(analyze_files(tmp_path, {"vllm.log": "\n".join(lines) + "\n"})).category == root

@@ -394,9 +394,10 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
                         "from outside (an OOM killer, an operator, an orchestrator) on its node",
                         findings + [vanished], outcome=life.outcome(vanished, again, answered, deaths, failed, killers))
     roots = {k for k, c in cat.categories.items() if c.group not in ("symptom", "context")}
-    # (a symptom its node went on from, a retried connect, says nothing of the failure)
+    # (a symptom its node went on from, a retried connect, says nothing of the failure; nor does one its own process
+    # went on from in the same second, which a whole node's work in that second does not prove)
     fallback = [f for f in findings if f.role == "symptom" and f.category in roots and f.set_aside is None
-                and life.progress_after(f, node_wide=True) is None]
+                and life.progress_after(f) is None and life.progress_after(f, node_wide=True) is None]
     if fallback:
         root = _stated_before(first(fallback, cat), findings, cat)
         borrow_rank(root, findings, pid_rank, node_wide, device_rank)
