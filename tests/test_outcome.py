@@ -2854,3 +2854,51 @@ def test_a_kill_typed_in_a_shell_history_with_its_times_is_the_cause_of_the_work
                             "gpu-a1/root.bash_history": history})
     assert (d.root.category, d.root.file, d.root.line) == (want, "gpu-a1/root.bash_history", 4) if want \
         else d.root is None
+
+
+@pytest.mark.parametrize("head_after, want", [
+    ([_stats(m, 0) for m in range(5, 10)], "failing_requests"),   # its head's server runs on to the end
+    ([DEAD], "crashed"),                                             # near miss: the head's engine died of it
+])
+def test_a_headless_nodes_fault_is_judged_by_the_server_it_serves_through(tmp_path, head_after, want):
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + head_after,
+                            "gpu-b2/vllm.log": HEADLESS + [IB_FLUSHED.format(t="04:50")]})
+    assert d.outcome.state == want, (d.outcome, d.root)
+
+
+@pytest.mark.parametrize("seconds_apart, state", [(0, "crashed"),              # the requests in flight as it died
+                                                  (60, "failing_requests")])   # near miss: it answered on, failing
+def test_requests_failed_in_the_second_the_engine_died_are_no_server_answering_on(tmp_path, seconds_apart, state):
+    dead = [OOM, api(4, 31, "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue.", "ERROR")]
+    at = [4 * 60 + 32 + i * seconds_apart // 3 for i in range(4)]   # (from the second after its death)
+    failing = [api(t // 60, t % 60, f'10.0.0.{i}:5000 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server '
+                                    "Error") for i, t in enumerate(at)]
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + dead + failing})
+    assert (d.outcome.state, d.root.category) == (state, "oom.inference")
+
+
+@pytest.mark.parametrize("head_after, want", [
+    ([_stats(m, 0) for m in range(5, 8)] + [api(8, 0, "Shutting down"), api(8, 1, "Application shutdown complete.")],
+     "crashed"),                                                # the head's server was stopped after it
+    ([_stats(m, 0) for m in range(5, 8)], "failing_requests"),   # near miss: it runs on to the end
+])
+def test_a_headless_nodes_fault_ends_where_the_server_it_serves_through_was_stopped(tmp_path, head_after, want):
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + head_after,
+                            "gpu-b2/vllm.log": HEADLESS + [IB_FLUSHED.format(t="04:50")]})
+    assert d.outcome.state == want, (d.outcome, d.root)
+
+
+def _frozen(m: int) -> str:
+    return api(m, 0, "Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 0.0 tokens/s, "
+                     "Running: 4 reqs, Waiting: 0 reqs, GPU KV cache usage: 12.0%")
+
+
+@pytest.mark.parametrize("died, want", [(True, "crashed"),              # its peers aborted: the engine is dead
+                                        (False, "failing_requests")])   # near miss: all alive, the engine stuck
+def test_a_stuck_engines_stats_after_its_workers_died_show_no_server_at_work(tmp_path, died, want):
+    abort = ["[rank8]:[E1118 07:05:30.412207911 ProcessGroupNCCL.cpp:632] [Rank 8] Watchdog caught collective "
+             "operation timeout: WorkNCCL(SeqNum=8812, OpType=SEND, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran "
+             "for 600018 milliseconds before timing out."] if died else []
+    d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + [_frozen(m) for m in range(5, 9)],
+                            "gpu-b2/vllm.log": HEADLESS + [IB_FLUSHED.format(t="04:50")] + abort})
+    assert d.outcome.state == want, (d.outcome, d.root)

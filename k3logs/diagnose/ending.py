@@ -8,12 +8,20 @@ from datetime import datetime
 
 import polars as pl
 
+from k3logs.catalogue.landmarks import decision_line
+
 from .lifeline import At
 
 # a server that still answers requests (failing them) this long after a failure, or until the bundle ends, serves on
 # and fails its requests; one that a liveness probe or its own exit ends sooner crashed (probes give up within a
 # minute or two)
 ANSWERING_S = 300.0
+# requests in flight when an engine dies fail within seconds of it, all at once, however the run ends
+IN_FLIGHT_S = 30.0
+
+
+# an engine's stats that count requests running and generate nothing: it is stuck, not serving
+STALLED = pl.col("text").str.contains(decision_line("engine_stalled")).fill_null(False).alias("stalled")
 
 
 @dataclass
@@ -82,18 +90,26 @@ class Ending:
         serves)."""
         if f.ts is None:
             return False
-        died = [d.ts for d in deaths if d.ts is not None and d.ts >= f.ts and d.node == f.node]
+        # (a node that serves through another's API server, printing no stats of its own: the server's nodes tell)
+        serving = self.heads if f.node is not None and f.node not in self.heads and self.heads and \
+            not any(n == f.node for n, _ in self._instances) else {f.node}
+        died = [d.ts for d in deaths if d.ts is not None and d.ts >= f.ts and (d.node in serving or d.node == f.node)]
         since = min(died, default=f.ts)
         # (its own attempt's stats: a later attempt's are a restart's, back_serving)
-        mine = pl.col("attempt").eq_missing(self.attempt_of(f)) if self.attempt_of(f) is not None else pl.lit(True)
-        rows = self.stats.filter(((pl.col("node") == f.node) if f.node is not None else pl.lit(True))
-                                 & (pl.col("ts") > since) & mine)
-        later = [a.ts for a in answered if a.ts is not None and a.ts > since and a.node == f.node]
-        stopped = self.after_stop(f) is not None or self.stops.get((f.node, self.attempt_of(f)))
+        mine = pl.col("attempt").eq_missing(self.attempt_of(f)) if serving == {f.node} and \
+            self.attempt_of(f) is not None else pl.lit(True)
+        # (after a death, a stuck engine's stats are its API server's, logged over a dead engine)
+        rows = self.stats.filter((pl.col("node").is_in(list(serving)) if f.node is not None else pl.lit(True))
+                                 & (pl.col("ts") > since) & mine & ~(pl.col("stalled") & pl.lit(bool(died))))
+        later = [a.ts for a in answered if a.ts is not None and a.ts > since and a.node in serving]
+        stopped = self.after_stop(f) is not None or self.stops.get((f.node, self.attempt_of(f))) or any(
+            node in serving - {f.node} and s.ts is not None and s.ts > f.ts for (node, _), s in self.stops.items())
         # (its attempt ended: stopped, or the node started again)
         ended = stopped or any(a != self.attempt_of(f) and t > since for t, a in self._begun.get(f.node, []))
         # (its answers' own span: an engine that hung before it died answered nothing meanwhile)
-        answering = len(later) >= 2 and ((max(later) - min(later)).total_seconds() >= ANSWERING_S or not ended)
+        # (and more than the burst of requests in flight that fail in the second their engine dies)
+        span = (max(later) - min(later)).total_seconds() if later else 0.0
+        answering = len(later) >= 2 and (span >= ANSWERING_S or (not ended and span >= IN_FLIGHT_S))
         return (rows.height >= 2 and not stopped) or (answering and self.after_stop(f) is None)
 
     def served_on_elsewhere(self, f, failed: list = ()) -> At | None:
