@@ -649,6 +649,20 @@ def test_near_miss_another_pod_scheduled_after_it_does_not_place_the_waiting_one
     assert root_of(a).category == "infra.unschedulable"
 
 
+@pytest.mark.parametrize("pulled_for, survived", [("k3-head-7kq2n", True),
+                                                  ("k3-head-q9l4t", False)])   # near miss: another pod's pull
+def test_a_pod_whose_image_pull_failed_and_was_then_pulled_survived_the_failure(tmp_path, pulled_for, survived):
+    events = text_of(
+        "LAST SEEN   TYPE      REASON    OBJECT              MESSAGE",
+        "51m         Warning   Failed    pod/k3-head-7kq2n   Error: ErrImagePull",
+        "51m         Normal    BackOff   pod/k3-head-7kq2n   Back-off pulling image \"vllm/vllm-openai:kimi-k3\"",
+        f"49m         Normal    Pulled    pod/{pulled_for}   Successfully pulled image \"vllm/vllm-openai:kimi-k3\" in "
+        "2m0.91s (2m12.443s including waiting)")
+    a = analyze_files(tmp_path, {"kubectl-get-events.txt": events})
+    pulls = [f for f in a.decision.findings if f.sig == "k8s-image-pull-backoff"]
+    assert pulls and all(bool(f.set_aside) is survived for f in pulls)
+
+
 # ------------------------------------------------------------------------------------------
 # a vanished worker whose node's loss was stated before it
 # ------------------------------------------------------------------------------------------

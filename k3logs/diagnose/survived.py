@@ -40,7 +40,8 @@ def recoveries(ev: pl.DataFrame, findings: list[Finding], cat: Catalogue) -> dic
             continue
         rows = rows.select("eid", "node", "ts", "ts_quality", "file", "line", pl.col(place).alias("_place"),
                            "text").with_columns(pl.col("text").str.extract_groups(rec.regex).alias("_g")).unnest("_g")
-        shared = [k for k in rec.fields if k in sig.fields]
+        # (the fields both name: the signature's own, or one its findings were given, such as an event's pod)
+        shared = list(rec.fields)
         for f in mine:
             node = pl.col("node").eq_missing(f.node) if f.node is not None else pl.lit(True)
             for r in rows.filter(node).sort("ts", "_place", nulls_last=True).iter_rows(named=True):
