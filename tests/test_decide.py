@@ -663,6 +663,20 @@ def test_a_pod_whose_image_pull_failed_and_was_then_pulled_survived_the_failure(
     assert pulls and all(bool(f.set_aside) is survived for f in pulls)
 
 
+@pytest.mark.parametrize("claim_age, line", [("9m31s", 4),    # the same moment: the row that names the node
+                                              ("20m", 3)])     # near miss: the claim's row came first
+def test_of_two_like_statements_in_one_moment_the_one_that_names_its_node_is_the_root(tmp_path, claim_age, line):
+    rows = ["NAMESPACE   LAST SEEN   TYPE      REASON            OBJECT                                           MESSAGE",
+            "default     58m         Normal    DisruptionBlocked node/gpu-n01                                     Pod "
+            "has \"karpenter.sh/do-not-disrupt\" annotation (Pod=inference/kimi-k3-0)",
+            f"default     {claim_age:<11} Warning   SpotInterrupted   nodeclaim/gpu-spot-9fz4d                         Spot "
+            "interruption warning was triggered",
+            "default     9m31s       Warning   SpotInterrupted   node/gpu-spot-n07                                Spot "
+            "interruption warning was triggered"]
+    root = root_of(analyze_files(tmp_path, {"kubectl-get-events.txt": text_of(*rows)}))
+    assert (root.category, root.line) == ("infra.node_lost", line)
+
+
 # ------------------------------------------------------------------------------------------
 # a vanished worker whose node's loss was stated before it
 # ------------------------------------------------------------------------------------------

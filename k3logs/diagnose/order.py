@@ -83,5 +83,14 @@ def first(cands: list[Finding], cat: Catalogue) -> Finding:
             and 0 < (o.ts - c.ts).total_seconds() < 1
             for o in tied)
 
+    def twin_names_node(c: Finding) -> bool:   # (of two statements alike in one moment, the one that names its node:
+        # a cluster's event about a node before its twin about the node's cloud claim, which names none; untimed, they
+        # are alike when only one word, the object, differs)
+        return c.node is None and any(
+            o.node is not None and o.sig == c.sig and (
+                abs(d) < TIE_SECONDS if (d := seconds(o, c)) is not None
+                else o.ts is None and c.ts is None and len(set(o.text.split()) ^ set(c.text.split())) <= 2)
+            for o in tied)
+
     return sorted(tied, key=lambda c: (outside(c), -c.priority, c.source != "kernel", relayed(c), coarse(c),
-                                       sort_key(c), triage.get(c.category, 99)))[0]
+                                       twin_names_node(c), sort_key(c), triage.get(c.category, 99)))[0]
