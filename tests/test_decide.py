@@ -2085,3 +2085,24 @@ def test_a_retried_connect_its_process_went_on_from_in_the_same_second_is_no_cau
         lines.insert(1, w0 + "INFO 11-20 09:44:20 [parallel_state.py:1] rank 0 in world size 2 is assigned as DP "
                              "rank 0, PP rank 0, TP rank 0, EP rank 0")
     assert root_of(analyze_files(tmp_path, {"vllm.log": "\n".join(lines) + "\n"})).category == root
+
+
+@pytest.mark.parametrize("util, root", [(0.97, "oom.inference"),   # started with a fix that worked: a run of its own
+                                        (0.85, "oom.kv_cache")])   # near miss: the same arguments again
+def test_a_failed_start_its_node_was_started_again_after_with_other_arguments_is_not_the_later_failure(
+        tmp_path, util, root):
+    def start(t: str, u: float) -> str:
+        return (f"(APIServer pid=1) INFO 12-03 {t} [api_server.py:1] vLLM API server version 0.27.0\n"
+                f"(APIServer pid=1) INFO 12-03 {t} [utils.py:1] non-default args: {{'model_tag': 'm', "
+                f"'gpu_memory_utilization': {u}}}")
+    lines = [start("02:00:00", 0.85),
+             "(EngineCore pid=181) ERROR 12-03 02:01:40 [core.py:911] ValueError: To serve at least one request with the "
+             "model's max seq len (1048576), (38.62 GiB KV cache is needed, which is larger than the available KV cache "
+             "memory (12.10 GiB). Based on the available memory, the estimated maximum model length is 327680. Try "
+             "increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
+             start("02:02:20", util),
+             "(APIServer pid=1) INFO 12-03 02:10:00 [launcher.py:1] Application startup complete.",
+             "(APIServer pid=1) INFO 12-03 02:11:00 [loggers.py:1] Engine 000: Avg prompt throughput: 80.0 tokens/s, "
+             "Avg generation throughput: 210.5 tokens/s, Running: 2 reqs, Waiting: 0 reqs, GPU KV cache usage: 8.0%",
+             "(Worker_TP5 pid=260) " + OOM.format(t="02:20:26", g=5).replace("08-11", "12-03")]
+    assert root_of(analyze_files(tmp_path, {"b300/vllm.log": text_of(*lines)})).category == root

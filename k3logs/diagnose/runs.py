@@ -17,9 +17,10 @@ RUN_GAP_S = 1800
 
 
 def earlier_runs(findings: list[Finding], life, sigs: dict[str, Signature], ev: pl.DataFrame) -> None:
-    """Set aside a cause whose node started again after it when a later run (after a silence of the whole
-    deployment of RUN_GAP_S) failed with a cause of another category that it does not explain, and no later run
-    repeats its category on its node (a crash loop fails the same way each time: its first is the cause)."""
+    """Set aside a cause whose node started again after it when a later run failed with a cause of another category
+    that it does not explain, and no later run repeats its category on its node (a crash loop fails the same way
+    each time: its first is the cause). A later run begins after a silence of the whole deployment of RUN_GAP_S, or
+    where its node, having never become ready, started with other arguments and became ready (a fix that worked)."""
     causes = [f for f in findings if f.role == "cause" and f.set_aside is None and f.ts is not None and f.node]
     if len(causes) < 2:
         return
@@ -28,12 +29,12 @@ def earlier_runs(findings: list[Finding], life, sigs: dict[str, Signature], ev: 
         return
     at = times.to_numpy()
     gaps = np.nonzero(np.diff(at) > np.timedelta64(RUN_GAP_S, "s"))[0]
-    if not len(gaps):
-        return
     resumed = [times[int(i) + 1] for i in gaps]   # the first line of each run after a silence
+    fixed = _fixed_starts(life)
     for f in sorted(causes, key=sort_key):
-        run_after = next((t for t in resumed if t > f.ts), None)
         mine = life.attempt_of(f)
+        refixed = [t for t in fixed.get(f.node, ()) if t > f.ts] if (f.node, mine) not in life.ready else []
+        run_after = min([t for t in resumed if t > f.ts] + refixed, default=None)
         if run_after is None or mine is None or f.set_aside is not None \
                 or (life.attempt_at(f.node, times[-1]) or 0) <= mine:   # (its node never started again)
             continue
@@ -45,3 +46,14 @@ def earlier_runs(findings: list[Finding], life, sigs: dict[str, Signature], ev: 
         if other is not None:
             f.set_aside = (f"an earlier run's failure: the deployment was started again after it and failed otherwise "
                            f"({other.file}:{other.line})")
+
+
+def _fixed_starts(life) -> dict:
+    """node -> when each of its attempts began that ran other arguments than the attempt before it and became ready."""
+    out: dict = {}
+    for node, begun in life._begun.items():
+        for (_, before), (t, attempt) in zip(begun, begun[1:]):
+            was, now = life._args.get((node, before)), life._args.get((node, attempt))
+            if was is not None and now is not None and was != now and (node, attempt) in life.ready:
+                out.setdefault(node, []).append(t)
+    return out
