@@ -2106,3 +2106,20 @@ def test_a_failed_start_its_node_was_started_again_after_with_other_arguments_is
              "Avg generation throughput: 210.5 tokens/s, Running: 2 reqs, Waiting: 0 reqs, GPU KV cache usage: 8.0%",
              "(Worker_TP5 pid=260) " + OOM.format(t="02:20:26", g=5).replace("08-11", "12-03")]
     assert root_of(analyze_files(tmp_path, {"b300/vllm.log": text_of(*lines)})).category == root
+
+
+@pytest.mark.parametrize("announced, phase", [(True, "serving"),    # told the day before, it happened while serving
+                                              (False, "serving")])  # near miss: the reboot's own line, as it happened
+def test_a_reboot_announced_for_a_moment_is_placed_in_the_phase_that_moment_was_in(tmp_path, announced, phase):
+    journal = (["Nov 18 06:27:48 gpu-b systemd-logind[998]: The system will reboot at Thu 2026-11-19 02:00:00 UTC!"]
+               if announced else []) + ["Nov 19 02:00:00 gpu-b systemd-logind[998]: System is rebooting."]
+    api = "(APIServer pid=1) INFO 11-18 {t} [{f}] {m}"
+    log = [api.format(t="14:00:00", f="api_server.py:1", m="vLLM API server version 0.27.0"),
+           api.format(t="14:10:00", f="launcher.py:1", m="Application startup complete."),
+           api.format(t="23:50:00", f="loggers.py:1", m="Engine 000: Avg prompt throughput: 80.0 tokens/s, Avg "
+                      "generation throughput: 210.5 tokens/s, Running: 2 reqs, Waiting: 0 reqs, GPU KV cache usage: "
+                      "8.0%")]
+    a = analyze_files(tmp_path, {"gpu-b/vllm.log": text_of(*log), "gpu-b/journal.txt": text_of(*journal)})
+    root = root_of(a)
+    assert (root.category, root.line, root.phase, a.decision.outcome.state) == ("infra.node_lost", 1, phase,
+                                                                                 "crashed")

@@ -329,15 +329,19 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
         # and so does a kill that names the vanished worker's pid, logged in the same second)
         causes = []
     if causes:
-        picked = _specific(_stated_before(_statement(first(causes, cat), findings), findings, cat), findings, cat)
+        named = _statement(first(causes, cat), findings)
+        picked = _specific(_stated_before(named, findings, cat), findings, cat)
         root = waited_for(picked, findings, life, ev, cat)
         kept_away = root is not picked
         root = shared_event(root, findings, peer_node or {}, recovered)
         borrow_rank(root, findings, pid_rank, node_wide, device_rank)
-        root.unready = root.unready or _never_ready_after(root, findings, life)
+        # (a line that announced the moment of the fault, a reboot scheduled for then: the run came to what that
+        # moment did to it, in the phase it was in by then)
+        when = named if root is not named and "at_utc" in root.fields else root
+        root.unready = root.unready or _never_ready_after(when, findings, life)
         root_at = findings.index(root)
         # (what the root explains failed of it: only other failures keep a hung run from being stopped by hand)
-        outcome = life.outcome(_seen_failing(root, findings, life, cat), again, answered, deaths, failed, killers,
+        outcome = life.outcome(_seen_failing(when, findings, life, cat), again, answered, deaths, failed, killers,
                                [g for g in failed if g.explained_by != root_at and root_at not in g.explainers])
         if (root.file, root.line) in raised_by:   # (its node: the actor's, not the one that printed it)
             root.node = raised_by[(root.file, root.line)][0]
@@ -356,6 +360,8 @@ def decide(ev: pl.DataFrame, det: pl.DataFrame, cat: Catalogue, app_files: froze
         stopping_phase(root, ev, made[0].ts if made else None)
         if not life.app_log and not root.phase_from_stack:   # (no lifecycle to place it in: a signature's guess)
             root.phase = None
+        if when is not root:
+            root.phase = when.phase
         strong = any(f.explained_by == root_at for f in findings)
         timed = root.ts is not None and root.ts_quality in ("exact", "inferred")
         weak = root.category in ("nccl.system_error", "proc.killed", "env.cuda_init_failed", "nccl.timeout")
