@@ -6,6 +6,8 @@ from datetime import datetime
 
 import polars as pl
 
+from k3logs.ingest.times import zone_offsets
+
 from .attribution import RX
 
 
@@ -27,17 +29,27 @@ def age() -> pl.Expr:
 
 
 def printed() -> pl.Expr:
-    """The UTC time a `date -u` printed, alone on its line, or a kubectl command's comment gives as when it ran
-    (naive UTC), null on other rows."""
+    """The UTC time a `date` printed (in a zone the abbreviation names alone), alone on its line, or a kubectl
+    command's comment gives as when it ran (naive UTC), null on other rows."""
     text = pl.col("text").str.strip_chars()
-    part = text.str.extract_groups(RX["date_printed_utc"].pattern).struct.field
-    c_locale = pl.concat_str([part("4"), part("1"), part("2"), part("3")], separator=" ")
+    part = text.str.extract_groups(RX["date_printed"].pattern).struct.field
+    c_locale = pl.concat_str([part("5"), part("1"), part("2"), part("3")], separator=" ")
+    ahead = part("4").replace_strict(_zone_seconds(), default=None, return_dtype=pl.Int64)   # (of UTC)
     ran = text.str.extract_groups(RX["command_stamped_utc"].pattern).struct.field
-    return pl.coalesce(c_locale.str.to_datetime("%Y %b %d %H:%M:%S", time_unit="us", strict=False),
+    return pl.coalesce(c_locale.str.to_datetime("%Y %b %d %H:%M:%S", time_unit="us", strict=False)
+                       - pl.duration(seconds=ahead),
                        text.str.extract(RX["date_printed_iso_utc"].pattern, 1)
                        .str.to_datetime("%Y-%m-%dT%H:%M:%S", time_unit="us", strict=False),
                        pl.concat_str([ran("1"), ran("2")], separator=" ")
                        .str.to_datetime("%Y-%m-%d %H:%M:%S", time_unit="us", strict=False))
+
+
+def _zone_seconds() -> dict[str, int]:
+    """Zone abbreviation -> seconds ahead of UTC (facts.toml [zone_offsets])."""
+    def secs(off: str) -> int:
+        sign, hours, minutes = (-1 if off[0] == "-" else 1), int(off[1:3]), int(off[4:6])
+        return sign * (hours * 3600 + minutes * 60)
+    return {k: secs(v) for k, v in zone_offsets().items()}
 
 
 def listings(ev: pl.DataFrame) -> dict[str, tuple[tuple[int, datetime], ...]]:
