@@ -20,8 +20,10 @@ ANSWERING_S = 300.0
 IN_FLIGHT_S = 30.0
 
 
-# an engine's stats that count requests running and generate nothing: it is stuck, not serving
-STALLED = pl.col("text").str.contains(decision_line("engine_stalled")).fill_null(False).alias("stalled")
+def stalled() -> pl.Expr:
+    """An engine's stats that count requests running and generate nothing: it is stuck, not serving (built when
+    called: a module's import runs no polars)."""
+    return pl.col("text").str.contains(decision_line("engine_stalled")).fill_null(False).alias("stalled")
 
 
 @dataclass

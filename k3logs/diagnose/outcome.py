@@ -25,7 +25,7 @@ from k3logs.schema import PHASES
 
 from .attribution import RX, is_ip
 from .detect import joined, outcome_data, progress_regex
-from .ending import STALLED, Ending, Outcome
+from .ending import Ending, Outcome, stalled
 from .lifeline import At, first_points, in_time_order, points_by_key, who
 
 APP_KINDS = ("vllm", "torch", "ray", "nccl")   # logs of the deployment itself (not the kernel's, not the host's)
@@ -171,7 +171,7 @@ class Lifecycle(Ending):
         # other files: another workload on the hosts
         self.other_programs = set(idents.filter(pl.col("_program") & ~pl.col("_server"))["ident"].to_list()) \
             if "source" in ev.columns and (ev["source"] == "vllm").any() else set()
-        self.stats = ev.filter(pl.col("mark") == "serving").select("node", "attempt", "ts", "file", "line", STALLED)
+        self.stats = ev.filter(pl.col("mark") == "serving").select("node", "attempt", "ts", "file", "line", stalled())
         # (node, attempt) that printed its own engine's periodic stats: an instance that serves by itself
         stats = ev.filter(pl.col("text").str.contains(decision_line("engine_stats"))) if "text" in ev.columns else None
         self._instances = set() if stats is None else set(zip(stats["node"].to_list(), stats["attempt"].to_list()))
