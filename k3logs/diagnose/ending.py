@@ -20,10 +20,11 @@ ANSWERING_S = 300.0
 IN_FLIGHT_S = 30.0
 
 
-def stalled() -> pl.Expr:
+def stalled(has_text: bool = True) -> pl.Expr:
     """An engine's stats that count requests running and generate nothing: it is stuck, not serving (built when
-    called: a module's import runs no polars)."""
-    return pl.col("text").str.contains(decision_line("engine_stalled")).fill_null(False).alias("stalled")
+    called: a module's import runs no polars; false for a table of no text)."""
+    said = pl.col("text").str.contains(decision_line("engine_stalled")).fill_null(False) if has_text else pl.lit(False)
+    return said.alias("stalled")
 
 
 @dataclass

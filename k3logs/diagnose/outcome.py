@@ -167,11 +167,11 @@ class Lifecycle(Ending):
             .alias("_program"))
         self.foreign = set(idents.filter(~pl.col("source"))["ident"].to_list())
         # the programs a host's log names (syslog's ident) whose ranks, none of them a process the server's lines name,
-        # wrote torch's or NCCL's lines and that never wrote a line of the server's, where the server's own logs are
-        # other files: another workload on the hosts
+        # wrote torch's or NCCL's lines and never a line of the server's (its logs other files): another workload
         self.other_programs = set(idents.filter(pl.col("_program") & ~pl.col("_server"))["ident"].to_list()) \
             if "source" in ev.columns and (ev["source"] == "vllm").any() else set()
-        self.stats = ev.filter(pl.col("mark") == "serving").select("node", "attempt", "ts", "file", "line", stalled())
+        self.stats = ev.filter(pl.col("mark") == "serving").select("node", "attempt", "ts", "file", "line",
+                                                                   stalled("text" in ev.columns))
         # (node, attempt) that printed its own engine's periodic stats: an instance that serves by itself
         stats = ev.filter(pl.col("text").str.contains(decision_line("engine_stats"))) if "text" in ev.columns else None
         self._instances = set() if stats is None else set(zip(stats["node"].to_list(), stats["attempt"].to_list()))
