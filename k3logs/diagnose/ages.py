@@ -1,5 +1,5 @@
 """Times of listed events that state only their age (`kubectl get events`' LAST SEEN, describe's Age): the time a
-`date -u` printed before the listing, less the age. (The clock stage's: clock.py.)"""
+`date` printed before the listing, less the age. (The clock stage's: clock.py.)"""
 from __future__ import annotations
 
 from datetime import datetime
@@ -53,8 +53,8 @@ def _zone_seconds() -> dict[str, int]:
 
 
 def listings(ev: pl.DataFrame) -> dict[str, tuple[tuple[int, datetime], ...]]:
-    """Files that list events by their age -> the lines where a `date -u` in them printed the time, and that
-    time: the time the listing after it was taken (a collector's transcript, `date -u; kubectl get events`)."""
+    """Files that list events by their age -> the lines where a `date` in them printed the time, and that time (in
+    UTC): the time the listing after it was taken (a collector's transcript, `date -u; kubectl get events`)."""
     if "text" not in ev.columns:
         return {}
     # (the few rows that can be a listed event first: the age's regexes need not run on every line)

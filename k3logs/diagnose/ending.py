@@ -66,6 +66,17 @@ class Ending:
         return any(self._repeated(node, a, starts) for node, a in per_node.items()) or \
             max(counts, default=0) >= 2 or bool(restarts and not counts)
 
+    def fixed_starts(self) -> dict:
+        """node -> when each of its attempts began that ran other arguments than the attempt before it and became
+        ready: a fix that worked."""
+        out: dict = {}
+        for node, begun in self._begun.items():
+            for (_, before), (t, attempt) in zip(begun, begun[1:]):
+                was, now = self._args.get((node, before)), self._args.get((node, attempt))
+                if was is not None and now is not None and was != now and (node, attempt) in self.ready:
+                    out.setdefault(node, []).append(t)
+        return out
+
     def head_ended(self, restarts: list = ()) -> set:
         """The deployment's heads (the nodes of its API server), where each server ran once and shows no restart of
         its own: the run ended as its head did (stopped by hand, its node lost, its own start failed), and a node that

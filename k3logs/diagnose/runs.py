@@ -30,7 +30,7 @@ def earlier_runs(findings: list[Finding], life, sigs: dict[str, Signature], ev: 
     at = times.to_numpy()
     gaps = np.nonzero(np.diff(at) > np.timedelta64(RUN_GAP_S, "s"))[0]
     resumed = [times[int(i) + 1] for i in gaps]   # the first line of each run after a silence
-    fixed = _fixed_starts(life)
+    fixed = life.fixed_starts()
     for f in sorted(causes, key=sort_key):
         mine = life.attempt_of(f)
         refixed = [t for t in fixed.get(f.node, ()) if t > f.ts] if (f.node, mine) not in life.ready else []
@@ -46,14 +46,3 @@ def earlier_runs(findings: list[Finding], life, sigs: dict[str, Signature], ev: 
         if other is not None:
             f.set_aside = (f"an earlier run's failure: the deployment was started again after it and failed otherwise "
                            f"({other.file}:{other.line})")
-
-
-def _fixed_starts(life) -> dict:
-    """node -> when each of its attempts began that ran other arguments than the attempt before it and became ready."""
-    out: dict = {}
-    for node, begun in life._begun.items():
-        for (_, before), (t, attempt) in zip(begun, begun[1:]):
-            was, now = life._args.get((node, before)), life._args.get((node, attempt))
-            if was is not None and now is not None and was != now and (node, attempt) in life.ready:
-                out.setdefault(node, []).append(t)
-    return out
