@@ -663,6 +663,20 @@ def test_a_pod_whose_image_pull_failed_and_was_then_pulled_survived_the_failure(
     assert pulls and all(bool(f.set_aside) is survived for f in pulls)
 
 
+@pytest.mark.parametrize("ready_node, survived", [("gpu-b", True),    # its node came back: the pod's copy of the loss too
+                                                   ("gpu-c", False)])  # near miss: another node came back
+def test_a_pods_word_of_its_node_lost_is_survived_when_that_node_turned_ready_again(tmp_path, ready_node, survived):
+    pods = text_of("NAME     READY   STATUS    RESTARTS   AGE   IP           NODE",
+                   "k3-0-1   1/1     Running   0          50m   10.40.9.18   gpu-b")
+    events = text_of("LAST SEEN   TYPE      REASON         OBJECT           MESSAGE",
+                     "11m         Warning   NodeNotReady   pod/k3-0-1       Node is not ready",
+                     f"10m         Normal    NodeReady      node/{ready_node}   Node {ready_node} status is now: "
+                     "NodeReady")
+    a = analyze_files(tmp_path, {"kubectl-get-pods.txt": pods, "kubectl-get-events.txt": events})
+    lost = [f for f in a.decision.findings if f.sig == "k8s-node-notready"]
+    assert lost and all(bool(f.set_aside) is survived for f in lost)
+
+
 @pytest.mark.parametrize("claim_age, line", [("9m31s", 4),    # the same moment: the row that names the node
                                               ("20m", 3)])     # near miss: the claim's row came first
 def test_of_two_like_statements_in_one_moment_the_one_that_names_its_node_is_the_root(tmp_path, claim_age, line):

@@ -42,13 +42,15 @@ def recoveries(ev: pl.DataFrame, findings: list[Finding], cat: Catalogue) -> dic
                            "text").with_columns(pl.col("text").str.extract_groups(rec.regex).alias("_g")).unnest("_g")
         # (the fields both name: the signature's own, or one its findings were given, such as an event's pod)
         shared = list(rec.fields)
+        # (a recovery that names only the node it is about, NodeReady: its node's own, whichever line said it was lost)
+        of_node = set(shared) <= set(outcome_data().reported_node_fields)
         for f in mine:
             node = pl.col("node").eq_missing(f.node) if f.node is not None else pl.lit(True)
             for r in rows.filter(node).sort("ts", "_place", nulls_last=True).iter_rows(named=True):
                 same = [k for k in shared if f.fields.get(k) is not None and r[k] is not None]
                 later = r["_place"] > f.place if r["file"] == f.file else \
                     f.ts is not None and r["ts"] is not None and r["ts"] > f.ts
-                if same and later and all(str(f.fields[k]) == r[k] for k in same):
+                if (same or (of_node and f.node is not None)) and later and all(str(f.fields[k]) == r[k] for k in same):
                     out[id(f)] = Finding(eid=r["eid"], sig=None, category="recovery", role="context", priority=0,
                                          span=(r["line"],) * 2, rank=None, pid=None, phase=None,
                                          **{k: r[k] for k in ("file", "line", "ts", "ts_quality", "node", "text")})
