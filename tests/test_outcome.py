@@ -2902,3 +2902,18 @@ def test_a_stuck_engines_stats_after_its_workers_died_show_no_server_at_work(tmp
     d = decision(tmp_path, {"gpu-a1/vllm.log": START + LOADED + READY + SERVING + [_frozen(m) for m in range(5, 9)],
                             "gpu-b2/vllm.log": HEADLESS + [IB_FLUSHED.format(t="04:50")] + abort})
     assert d.outcome.state == want, (d.outcome, d.root)
+
+
+@pytest.mark.parametrize("second, want", [
+    ("port", "serving"),         # a restart that failed otherwise, then a start that serves to the end: back
+    ("oom", "restart_loop"),     # near miss: the failure came again in the restart: a loop, whatever serves last
+])
+def test_restarts_that_end_in_a_start_serving_to_the_end_are_back_unless_the_failure_came_again(tmp_path, second,
+                                                                                               want):
+    def attempt(k: int, lines: list[str]) -> list[str]:
+        return [line.replace("07:0", f"07:{k}") for line in lines]
+    again = [BIND] if second == "port" else LOADED + READY + SERVING + [OOM, DEAD]
+    log = (attempt(0, START + LOADED + READY + SERVING + [OOM, DEAD]) + attempt(1, START + again)
+           + attempt(2, START + LOADED + READY + SERVING + [_stats(5, 0), _stats(6, 0)]))
+    d = decision(tmp_path, {"gpu-a1/vllm.log": log})
+    assert state(d) == (want, "oom.inference"), d.outcome

@@ -191,7 +191,10 @@ class Ending:
                 return Outcome("failing_requests", **where, detail="one instance of several failed while another "
                                f"went on serving with nothing failing ({on.file}:{on.line}): part of the requests "
                                "failed")
-            if again:
+            # (restarts that end in a start that serves to the end are back, unless the failure came again meanwhile)
+            recurs = any(g.category == failure.category and g.node == failure.node
+                         and self.attempt_of(g) not in (None, self.attempt_of(failure)) for g in failed)
+            if again and (back is None or recurs):
                 return Outcome("restart_loop", **where, detail="it was started again and again, and failed each time")
             if not self.app_log and failure.source == "kernel":   # (a device's fault: what the deployment did then,
                 # no log shows; an orchestrator's, a pod never scheduled or an image never pulled, says it never ran)
