@@ -1177,6 +1177,21 @@ def test_srun_task_labels_take_the_node_list_a_job_table_gives_the_job_the_outpu
         assert f"job {out_name[6:12]}'s row, sacct.txt" in witness_of(a, out_name, 6)[0]
 
 
+SACCT_ONE_NODE = SACCT_TWO_JOBS.replace("hgx-b[05-06]", "hgx-b05")
+
+
+@pytest.mark.parametrize("table, out_name, node", [
+    (SACCT_ONE_NODE, "k2-serve-884213.out", "hgx-b05"),   # the job ran on one node: all its output is that node's
+    (SACCT_TWO_JOBS, "k2-serve-884213.out", None),        # near miss: two nodes, and no task labels to tell them
+    (SACCT_ONE_NODE, "k2-serve.out", None)])              # near miss: a name that numbers no job
+def test_a_job_output_is_the_node_its_one_node_job_ran_on(tmp_path, table, out_name, node):
+    log = text_of("INFO 10-14 21:02:30 [api_server.py:1] vLLM API server version 0.27.0",
+                  "(Worker_TP2 pid=513) INFO 10-14 21:03:01 [parallel_state.py:1] rank 2 in world size 8 is "
+                  "assigned as DP rank 0, PP rank 0, TP rank 2, EP rank 2")
+    a = analyze_files(tmp_path, {out_name: log, "sacct.txt": table})
+    assert event_at(a.events, out_name, 2)["node"] == node
+
+
 def test_a_task_that_prints_its_host_is_on_that_host(tmp_path):
     a = analyze_files(tmp_path, {"slurm.out": text_of("0: node_rank=0 host=gpu-b200-11", "1: node_rank=1 "
                                                       "host=gpu-b200-12", "1: " + ERROR)})

@@ -50,7 +50,7 @@ from .fleet import learn_sections
 from .folders import folder_node_of, gpu_host_files, host_named_files, node_files, node_folders
 from .raisers import learn_raisers
 from .ranks import learn_gpus, learn_ranks
-from .slurm import learn_stepd_errors, learn_tasks
+from .slurm import learn_stepd_errors, learn_tasks, one_node_job_files
 
 
 def anchors() -> tuple[str, ...]:
@@ -258,8 +258,9 @@ def learn(events: pl.DataFrame, hints: DumpHints | None = None, files: Iterable[
                 a.file_node[f] = node
                 a.said("file", f, f"the hostname of pod {pod}, on {node} ({a.why[('pod', pod)]})")
     host_files = set(ev.filter(pl.col("source") == "kernel")["file"].unique().to_list()) | set(hints.gpu_buses)
-    for find in (lambda: host_named_files([f for f, n in a.file_node.items() if not n], host_files, w),
-                 lambda: gpu_host_files(a.file_node, host_files, ev)):   # (the second, after the first)
+    for find in (lambda: one_node_job_files([f for f, n in a.file_node.items() if not n], hints),
+                 lambda: host_named_files([f for f, n in a.file_node.items() if not n], host_files, w),
+                 lambda: gpu_host_files(a.file_node, host_files, ev)):   # (each after the ones before)
         for f, (node, why) in find().items():
             a.file_node[f] = node
             a.said("file", f, why)

@@ -165,3 +165,15 @@ def learn_stepd_errors(ev: pl.DataFrame, reads: dict[str, list[Read]], a: Attrib
                 a.said("subject_rank", (r.file, line), f"srun's report of task {tasks[0]} (line {r.line}), rank {rank} "
                                                        f"({a.why.get(('task_rank', task), '')})")
             line -= 1
+
+
+def one_node_job_files(files: list[str], hints: DumpHints) -> dict[str, tuple[str, str]]:
+    """A batch job's output whose name numbers a job that a job table shows ran on one node ('k2-serve-884213.out',
+    `scontrol show job 884213`: NodeList=b200-r2-n14): every line of it was written on that node."""
+    out = {}
+    for f in files:
+        if (job := RX["job_output_id"].search(f)) and (row := hints.job_nodelists.get(job.group("job"))):
+            text, at = row
+            if len(nodes := expand_nodelist(text)) == 1:
+                out[f] = (nodes[0], f"job {job.group('job')}, which its name numbers, ran on {nodes[0]} alone ({at})")
+    return out
