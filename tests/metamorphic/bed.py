@@ -469,6 +469,27 @@ KNOWN: dict[tuple[str, str], str] = {
             "task labels only (not yet examined)"),
            ("c2070-kuberay-worker-pending-pg-timeout", "gpu-b300-07", "the folder the sweep takes for that node is "
             "k8s/, the cluster's dumps"))},
+    # (the full sweep at 8ef31017, and one of round 60's cases, the nodes-lost cases and a sample of Slurm job-table
+    # cases at 0854af0b, 2026-12-08)
+    **{(case, "drop-node"): (f"with {node}'s folder dropped, the missing evidence does not name it (not yet examined)")
+       for case, node in (("c2064-k3-xid119-gsp-hang-requests-time-out", "hgx-b300-117"),
+                          ("c2079-ray-worker-node-auto-reboot-unattended-upgrades", "gpu-k3-b01"),
+                          ("c2100-headless-ib-port-down-hang-operator-stop", "sgp-k3a01"),
+                          ("c2116-k3-ray-2node-planned-stop-noisy", "gb300-r07-n03"),
+                          ("c2119-sosreport-gated401-node-clock-fast", "b300-r07-n2"),
+                          ("c2121-slurm-pdsh-segfault-rank12-serving", "hx-gpu017"))},
+    ("c2114-slurm-k2-sm90a-image-on-b200", "rename-files"): (
+        "the job's output is its one node's by the job id its name numbers; renamed, the name numbers no job"),
+    ("c2080-lws-spot-reclaim-pp-worker", "skew-beyond"): (
+        "the worker node's clock moved 105 s with date readings added: the claim's row and the node's row of the spot "
+        "interruption are no longer told apart as one moment, and the outcome reads failing requests (not yet "
+        "examined)"),
+    ("c2112-healthy-compose-b300-memory-warnings", "shift-clock"): (
+        "shifted by months, the host's OOM kill of another user's python3 (dmesg -T in the host's zone) is taken for "
+        "the deployment's: a false alarm (not yet examined)"),
+    ("c2118-k3-systemd-oomkill-hidden-before-planned-stop", "shift-clock"): (
+        "shifted by months, the kernel journal's OOM kill (local time) no longer precedes the engine's word of the "
+        "worker gone (not yet examined)"),
     # (the full sweep at 851f886d, 2026-12-07)
     ("c1683-node-power-loss-ray-sts-serving", "rename-files"): (
         "the node controller's NodeNotReady in the pod's describe and the node's own conditions in the node's describe "
