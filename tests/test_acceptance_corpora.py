@@ -46,7 +46,8 @@ def test_the_all_green_run_is_go_only_with_passing_tool_calls(tool_calls, want):
 @pytest.mark.parametrize("case", [c for c in CASES if c not in ACCEPTANCE])
 def test_an_ordinary_incident_bundle_says_nothing_about_go_live(case):
     r = report_of(case)
-    if any(f.kind == "prometheus" for f in r.sniffed):  # (an incident's /metrics snapshot: judged, no truth for it)
+    # (an incident's /metrics snapshot, a file of its own or a transcript's `curl .../metrics`: judged, no truth for it)
+    if any(f.kind == "prometheus" for f in r.sniffed) or (r.capacity is not None and r.capacity.series):
         pytest.skip("the bundle holds a /metrics scrape")
     assert r.capacity is None and r.verdict is None, "a bundle without /metrics got acceptance sections"
     assert r.prefix_cache.hit_ratio is None
